@@ -1,0 +1,51 @@
+"""The public entry point: run the stages capture -> collect -> render -> format -> write."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from torch import fx
+
+from .collect import collect
+from .formatting import format_sources
+from .ir import PackageIR
+from .names import is_plain_identifier
+from .render import render
+from .errors import FxExportError
+from .write import check_target, write_package
+
+__version__ = "0.1.0"
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export wrote."""
+
+    folder: Path
+    files: tuple[str, ...]
+    parameter_count: int
+    buffer_count: int
+    warnings: tuple[str, ...]
+
+
+def generate(gm: fx.GraphModule, *, package_name: str, module_name: str = "FxModule", templates: Sequence[Path] = ()) -> tuple[PackageIR, dict[str, str]]:
+    """Collect, render and format without touching the disk: the IR and `{path: source}`."""
+    if not is_plain_identifier(module_name):
+        raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
+    package = collect(gm, module_name=package_name, class_name=module_name)
+    return package, format_sources(render(package, templates))
+
+
+def export(gm: fx.GraphModule, folder: str | Path, *, module_name: str = "FxModule", overwrite: bool = False) -> ExportResult:
+    """Write `gm` as a standalone package at `folder` defining class `module_name`.
+
+    The folder holds `__init__.py`, `module.py`, the weights as safetensors and a manifest.
+    Raises FxExportError with a one-line message for anything the caller can fix.
+    """
+    folder = Path(folder)
+    check_target(folder, overwrite)
+    package, sources = generate(gm, package_name=folder.name, module_name=module_name)
+    files = write_package(folder, sources, package, __version__, overwrite)
+    return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

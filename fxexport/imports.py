@@ -1,0 +1,111 @@
+"""The import table: each import tied to the name it binds, emitted sorted and grouped."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from dataclasses import dataclass
+
+from .errors import FxExportError
+from .names import Namespace, is_plain_identifier
+
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+# Names every generated module may use; reserved up front so nothing from the model takes them.
+FIXED = {
+    "torch": ("torch", None),
+    "nn": ("torch", "nn"),
+    "F": ("torch.nn.functional", None),
+    "math": ("math", None),
+    "operator": ("operator", None),
+    "Path": ("pathlib", "Path"),
+}
+
+
+@dataclass(frozen=True, order=True)
+class Import:
+    module: str
+    attr: str | None
+    alias: str
+
+    @property
+    def code(self) -> str:
+        if self.attr is None:
+            return f"import {self.module}" if self.alias == self.module else f"import {self.module} as {self.alias}"
+        suffix = "" if self.alias == self.attr else f" as {self.alias}"
+        return f"from {self.module} import {self.attr}{suffix}"
+
+    @property
+    def group(self) -> int:
+        top = self.module.split(".")[0]
+        return 0 if top in sys.stdlib_module_names else 1 if top == "torch" else 2
+
+
+def check_dotted(name: str, what: str) -> str:
+    if not _DOTTED.match(name) or not all(is_plain_identifier(p) for p in name.split(".")):
+        raise FxExportError(f"{what} {name!r} is not an importable dotted name")
+    return name
+
+
+class ImportTable:
+    """Allocates import aliases from the module namespace and remembers what each binds."""
+
+    def __init__(self, namespace: Namespace) -> None:
+        self._namespace = namespace
+        self._imports: dict[tuple[str, str | None], Import] = {}
+        self._objects: dict[str, object] = {}
+        for alias in FIXED:
+            namespace.reserve(alias)
+
+    def use(self, alias: str) -> str:
+        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`)."""
+        module, attr = FIXED[alias]
+        self._add(Import(module, attr, alias))
+        return alias
+
+    def module(self, module: str) -> str:
+        """`import a.b.c`, giving the expression `a.b.c`; the top package must be free."""
+        check_dotted(module, "module")
+        top = module.split(".")[0]
+        if top in FIXED and FIXED[top] == (top, None):
+            self.use(top)
+        self._add(Import(module, None, module))
+        return module
+
+    def symbol(self, module: str, attr: str) -> str:
+        """`from module import attr` (aliased when the name is taken); returns the bound name."""
+        check_dotted(module, "module")
+        key = (module, attr)
+        if key not in self._imports:
+            self._add(Import(module, attr, self._namespace.create(attr)))
+        return self._imports[key].alias
+
+    def _add(self, item: Import) -> None:
+        self._imports.setdefault((item.module, item.attr), item)
+
+    def lines(self) -> tuple[str, ...]:
+        ordered = sorted(self._imports.values(), key=lambda i: (i.group, i.attr is not None, i.module, i.attr or ""))
+        lines: list[str] = []
+        for index, item in enumerate(ordered):
+            if index and item.group != ordered[index - 1].group:
+                lines.append("")
+            lines.append(item.code)
+        return tuple(lines)
+
+    def external(self) -> tuple[Import, ...]:
+        """Imports of modules that are neither the standard library nor torch."""
+        return tuple(sorted(i for i in self._imports.values() if i.group == 2))
+
+    def bindings(self) -> dict[str, object]:
+        """What each bound name refers to, for evaluating generated code at export time."""
+        result: dict[str, object] = {}
+        for item in self._imports.values():
+            module = importlib.import_module(item.module)
+            if item.attr is None and item.alias == item.module:
+                result[item.alias.split(".")[0]] = importlib.import_module(item.alias.split(".")[0])
+            elif item.attr is None:
+                result[item.alias] = module
+            else:
+                result[item.alias] = getattr(module, item.attr)
+        return result

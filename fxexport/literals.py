@@ -1,0 +1,86 @@
+"""Python values as code: `repr()` for plain literals, explicit forms for torch and float specials."""
+
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any, Callable
+
+import torch
+from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+from .errors import FxExportError
+from .imports import ImportTable
+from .targets import function_reference
+
+NameOf = Callable[[Any], "str | None"]
+
+
+def _float(value: float, imports: ImportTable) -> str:
+    if math.isnan(value):
+        return f"{imports.use('math')}.nan"
+    if math.isinf(value):
+        return f"{'-' if value < 0 else ''}{imports.use('math')}.inf"
+    return repr(value)
+
+
+def _torch_constant(value: object, imports: ImportTable) -> str:
+    """`torch.float32`, `torch.channels_last`, `torch.strided`: checked to resolve to the value."""
+    text = str(value)
+    attr = text.removeprefix("torch.")
+    if getattr(torch, attr, None) is not value and getattr(torch, attr, None) != value:
+        raise FxExportError(f"cannot write {value!r} as code")
+    return f"{imports.use('torch')}.{attr}"
+
+
+def _slice_part(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
+    return "" if value is None else literal(value, imports, name_of, where)
+
+
+def index_code(index: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
+    """The inside of `x[...]`: `:, 0`, `..., 1:2`, `None`."""
+
+    def one(item: Any) -> str:
+        if isinstance(item, slice):
+            parts = [_slice_part(p, imports, name_of, where) for p in (item.start, item.stop, item.step)]
+            return ":".join(parts[:2]) + (f":{parts[2]}" if item.step is not None else "")
+        if item is Ellipsis:
+            return "..."
+        return literal(item, imports, name_of, where)
+
+    if isinstance(index, tuple) and type(index) is tuple and index:
+        return ", ".join(one(i) for i in index) + ("," if len(index) == 1 else "")
+    return one(index)
+
+
+def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
+    """Code for an fx argument: nodes by name, containers recursively, everything else checked."""
+    name = name_of(value)
+    if name is not None:
+        return name
+    if value is None or isinstance(value, (bool, int, str, bytes, complex)) and not isinstance(value, enum.Enum):
+        return repr(value)
+    if isinstance(value, float):
+        return _float(value, imports)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, slice):
+        parts = (literal(p, imports, name_of, where) for p in (value.start, value.stop, value.step))
+        return f"slice({', '.join(parts)})"
+    if isinstance(value, torch.Size):
+        return f"{imports.use('torch')}.Size({literal(list(value), imports, name_of, where)})"
+    if isinstance(value, tuple) and type(value) is tuple:
+        items = [literal(v, imports, name_of, where) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if type(value) in (list, immutable_list):
+        return f"[{', '.join(literal(v, imports, name_of, where) for v in value)}]"
+    if type(value) in (dict, immutable_dict):
+        items = (f"{literal(k, imports, name_of, where)}: {literal(v, imports, name_of, where)}" for k, v in value.items())
+        return f"{{{', '.join(items)}}}"
+    if isinstance(value, torch.device):
+        return f"{imports.use('torch')}.device({str(value)!r})"
+    if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):
+        return _torch_constant(value, imports)
+    if isinstance(value, type) or callable(value):
+        return function_reference(value, imports, where)
+    raise FxExportError(f"{where}: cannot write a value of type {type(value).__qualname__} as code ({value!r:.60})")

@@ -1,0 +1,76 @@
+"""One namespace for every name fxexport emits, and safe attribute access expressions."""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+import unicodedata
+from typing import Iterable
+
+_ILLEGAL_CHAR = re.compile(r"[^0-9A-Za-z_]")
+_SUFFIX = re.compile(r"^(.*)_(\d+)$")
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def is_plain_identifier(name: str) -> bool:
+    """True when `name` can be written as-is after a dot: ASCII, an identifier, not a keyword.
+
+    Non-ASCII identifiers are refused because Python NFKC-normalises them, so the
+    attribute the code reaches would not be the one that was registered.
+    """
+    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
+
+
+def sanitize(candidate: str) -> str:
+    """Turn any string into a valid ASCII identifier that is not a keyword."""
+    ascii_text = unicodedata.normalize("NFKD", candidate).encode("ascii", "ignore").decode()
+    name = _ILLEGAL_CHAR.sub("_", ascii_text) or "_"
+    if name[0].isdigit():
+        name = f"_{name}"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        name = f"{name}_"
+    return name
+
+
+class Namespace:
+    """Hands out unique identifiers; the same object always gets the same name."""
+
+    def __init__(self, reserved: Iterable[str] = ()) -> None:
+        self._used: set[str] = set(reserved)
+        self._by_object: dict[int, str] = {}
+        self._objects: list[object] = []  # keeps ids stable while the namespace lives
+
+    def is_free(self, name: str) -> bool:
+        return name not in self._used
+
+    def reserve(self, name: str) -> None:
+        self._used.add(name)
+
+    def create(self, candidate: str, obj: object | None = None) -> str:
+        if obj is not None and id(obj) in self._by_object:
+            return self._by_object[id(obj)]
+        name = sanitize(candidate)
+        if name in self._used:
+            match = _SUFFIX.match(name)
+            base, count = (match.group(1), int(match.group(2))) if match else (name, 0)
+            while f"{base}_{count + 1}" in self._used:
+                count += 1
+            name = f"{base}_{count + 1}"
+        self._used.add(name)
+        if obj is not None:
+            self._by_object[id(obj)] = name
+            self._objects.append(obj)
+        return name
+
+    def child(self) -> Namespace:
+        """A namespace that starts with every name this one has used."""
+        return Namespace(self._used)
+
+
+def attribute_access(base: str, path: Iterable[str]) -> str:
+    """`self.layer1.conv` for plain names, `getattr(self.seq, '0')` for anything else."""
+    expr = base
+    for atom in path:
+        expr = f"{expr}.{atom}" if is_plain_identifier(atom) else f"getattr({expr}, {atom!r})"
+    return expr

@@ -1,0 +1,98 @@
+"""Code that names a callable: torch functions through `torch`, others imported by qualified name."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import operator
+from typing import Any, Callable
+
+import torch
+from torch.fx.node import _get_qualified_name
+
+from .errors import FxExportError
+from .imports import ImportTable
+
+
+def _resolve(dotted: str) -> Any:
+    """Import the longest importable prefix of `dotted`, then follow attributes."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attr in parts[split:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def _resolves_to(dotted: str, target: object) -> bool:
+    try:
+        return _resolve(dotted) is target
+    except Exception:
+        return False
+
+
+def _candidates(target: Callable[..., Any]) -> list[str]:
+    names = []
+    try:
+        names.append(_get_qualified_name(target))
+    except Exception:
+        pass
+    module = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", None)
+    if module and qualname:
+        names.append(f"{module}.{qualname}")
+    return names
+
+
+def _torch_reference(dotted: str, imports: ImportTable) -> str:
+    if dotted.startswith("torch.nn.functional."):
+        return f"{imports.use('F')}.{dotted.removeprefix('torch.nn.functional.')}"
+    module = dotted.rsplit(".", 1)[0]
+    while module != "torch" and importlib.util.find_spec(module) is None:
+        module = module.rsplit(".", 1)[0]
+    if module == "torch":
+        imports.use("torch")
+    else:
+        imports.module(module)
+    return dotted
+
+
+def function_reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
+    """The expression that names `target` in generated code; `where` names the node for errors."""
+    if getattr(builtins, getattr(target, "__name__", ""), None) is target:
+        return target.__name__
+    if getattr(operator, getattr(target, "__name__", ""), None) is target:
+        return f"{imports.use('operator')}.{target.__name__}"
+    for dotted in _candidates(target):
+        if "<" in dotted or dotted.startswith("__main__."):
+            continue
+        if not _resolves_to(dotted, target):
+            continue
+        if dotted.split(".")[0] == "torch":
+            return _torch_reference(dotted, imports)
+        if dotted.split(".")[0] == "math":
+            return f"{imports.use('math')}.{dotted.removeprefix('math.')}"
+        module, _, qualname = dotted.rpartition(".")
+        while module and not _resolves_to(f"{module}.{qualname}", target):
+            module, _, head = module.rpartition(".")
+            qualname = f"{head}.{qualname}"
+        first, *rest = qualname.split(".")
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            continue
+        return ".".join([imports.symbol(module, first), *rest])
+    raise FxExportError(
+        f"{where} calls {target!r}, which has no importable qualified name; "
+        "define it at module level (and torch.fx.wrap it), or keep the module that calls it as a leaf"
+    )
+
+
+def is_torch_object(target: object) -> bool:
+    return isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or any(
+        c.split(".")[0] == "torch" for c in _candidates(target)  # type: ignore[arg-type]
+    )

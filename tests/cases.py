@@ -1,0 +1,67 @@
+"""The round-trip case list: one entry per model, each run through every assertion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import fx, nn
+
+from tests import models
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[], nn.Module]
+    args: Callable[[], tuple[Any, ...]]
+    kwargs: Callable[[], dict[str, Any]] = field(default=dict)
+    train: bool = False
+    seed: int | None = None
+
+
+def traced(cls: type[nn.Module], train: bool = False) -> Callable[[], fx.GraphModule]:
+    def build() -> fx.GraphModule:
+        torch.manual_seed(0)
+        module = cls()
+        module.train(train)
+        return fx.symbolic_trace(module)
+
+    return build
+
+
+def sequential() -> fx.GraphModule:
+    torch.manual_seed(0)
+    seq = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Sequential(nn.Tanh(), nn.Linear(8, 2)))
+    return fx.symbolic_trace(seq.eval())
+
+
+def _randn(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),)
+
+
+def _tokens(high: int, *shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: (torch.randint(0, high, shape, generator=torch.Generator().manual_seed(2)),)
+
+
+CASES = [
+    Case("conv_bn", traced(models.ConvBN), _randn(2, 3, 8, 8)),
+    Case("mlp", traced(models.MLP), _randn(3, 16)),
+    Case("sequential", sequential, _randn(2, 4)),
+    Case("nested_deep", traced(models.Deep), _randn(2, 6)),
+    Case("buffers", traced(models.Buffers), _randn(2, 5)),
+    Case("tied_weights", traced(models.Tied), _tokens(11, 2, 5)),
+    Case("wrapped_function", traced(models.Wrapped), lambda: (torch.ones(2, 4), torch.full((2, 4), 0.5))),
+    Case("operators", traced(models.Operators), _randn(2, 3, 4)),
+    Case("kwargs", traced(models.Kwargs), _randn(2, 3), lambda: {"bias": torch.ones(3), "scale": 0.5}),
+    Case("outputs", traced(models.Outputs), _randn(2, 4)),
+    Case("recurrent", traced(models.Recurrent), _randn(2, 3, 5)),
+    Case("attention", traced(models.Attention), _tokens(20, 2, 6)),
+    Case("dropout_train", traced(models.TrainingDropout, train=True), _randn(4, 8), seed=123),
+    Case("convs", traced(models.Convs), lambda: (torch.randn(2, 2, 9), torch.randn(1, 1, 2, 5, 5))),
+    Case("frozen", traced(models.Frozen), _randn(2, 4)),
+    Case("shared_module", traced(models.Shared), _randn(2, 3)),
+    Case("adversarial_names", models.adversarial_names, _randn(2, 3)),
+    Case("nested_graph_module", models.nested_graph_module, _randn(2, 4)),
+]

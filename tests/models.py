@@ -1,0 +1,276 @@
+"""Models for the round-trip tests. Builders return (GraphModule, args, kwargs)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import fx, nn
+
+
+@fx.wrap
+def scaled_sum(x: torch.Tensor, y: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+    """A user function that symbolic_trace must not trace into."""
+    return (x + y) * scale
+
+
+class ConvBN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(8, 8, 3, stride=2, groups=2, padding_mode="reflect", padding=1)
+        self.bn2 = nn.BatchNorm2d(8, momentum=0.2, eps=1e-3)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.flat = nn.Flatten()
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.bn(self.conv(x))))
+        x = torch.relu(self.bn2(self.conv2(x)))
+        return self.fc(self.flat(self.gap(x)))
+
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.act = nn.GELU(approximate="tanh")
+        self.drop = nn.Dropout(0.1)
+        self.norm = nn.LayerNorm(32, eps=1e-6)
+        self.fc2 = nn.Linear(32, 4, bias=False)
+        self.tanh = nn.Tanh()
+        self.softmax = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        return self.softmax(self.tanh(self.fc2(self.norm(self.drop(self.act(self.fc1(x)))))))
+
+
+class Leaf(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.scale = nn.Parameter(torch.full((width,), 0.5))
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+class Middle(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.leaf = Leaf(6)
+        self.other = Leaf(6)
+
+    def forward(self, x):
+        return self.other(self.leaf(x))
+
+
+class Deep(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.outer = nn.Module()
+        self.outer.middle = Middle()
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x):
+        x = self.outer.middle(x)
+        weight = self.outer.middle.leaf.lin.weight  # get_attr of a nested parameter
+        return self.head(x @ weight.t()) + self.outer.middle.other.scale.sum()
+
+
+class Buffers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.linspace(-1, 1, 5))
+        self.register_buffer("scale", torch.arange(1, 6, dtype=torch.float32), persistent=False)
+        self.register_buffer("steps", torch.tensor(3, dtype=torch.int64), persistent=False)
+        self.register_buffer("mask", torch.tensor([True, False, True, True, False]))
+
+    def forward(self, x):
+        y = (x - self.mean) * self.scale * self.steps
+        return torch.where(self.mask, y, torch.tensor([0.5, 1.5, 2.5, 3.5, 4.5]))
+
+
+class Tied(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(11, 8, padding_idx=0)
+        self.proj = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 11, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, tokens):
+        return self.head(torch.tanh(self.proj(self.embed(tokens))))
+
+
+class Wrapped(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, y):
+        return scaled_sum(self.lin(x), y, scale=3.0)
+
+
+class Operators(nn.Module):
+    def forward(self, x):
+        batch, channels = x.shape[0], x.size(1)
+        y = x.view(batch, channels, -1).permute(0, 2, 1).contiguous()
+        y = y[:, 1:, ...] * 2 + 1 - y[:, :-1] / 3
+        y = -y ** 2 // 1 % 5
+        z = y.transpose(1, 2)
+        flags = (z > 0) & (z < 3) | ~(z == 1)
+        return z.masked_fill(flags, float("-inf")).nan_to_num(neginf=-1.0).sum(dim=(1, 2), keepdim=True), batch * channels
+
+
+class Kwargs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, bias, *, scale: float = 1.0, power: int = 2):
+        return (self.lin(x) * scale + bias) ** power
+
+
+class Outputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 3)
+        self.b = nn.Linear(4, 2)
+
+    def forward(self, x):
+        a, b = self.a(x), self.b(x)
+        return {"a": a, "pair": (a.relu(), [b, b.sigmoid()]), "shape": a.shape[-1]}
+
+
+class Recurrent(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(5, 7, num_layers=2, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(14, 6, bias=False)
+        self.rnn = nn.RNN(6, 4, nonlinearity="relu")
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        out2, h2 = self.gru(out.transpose(0, 1))
+        out3, _ = self.rnn(out2)
+        return out3, h.sum() + c.sum() + h2.sum()
+
+
+class Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(20, 16)
+        self.norm = nn.LayerNorm(16)
+        self.attn = nn.MultiheadAttention(16, 4, dropout=0.0, batch_first=True, add_bias_kv=True)
+        self.glu = nn.GLU()
+        self.out = nn.Identity()
+
+    def forward(self, tokens):
+        h = self.norm(self.embed(tokens))
+        attended, weights = self.attn(h, h, h, need_weights=True)
+        return self.out(self.glu(attended)), weights
+
+
+class TrainingDropout(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.5)
+        self.bn = nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        return self.bn(self.drop(self.lin(x)))
+
+
+class Convs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1 = nn.Conv1d(2, 4, 3, dilation=2)
+        self.t1 = nn.ConvTranspose1d(4, 3, 3, stride=2, output_padding=1)
+        self.bn1 = nn.BatchNorm1d(3, affine=False)
+        self.c3 = nn.Conv3d(1, 2, (1, 3, 3))
+        self.bn3 = nn.BatchNorm3d(2, track_running_stats=False)
+
+    def forward(self, x, v):
+        return self.bn1(self.t1(self.c1(x))).mean(), self.bn3(self.c3(v)).sum()
+
+
+class Frozen(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 2).double()
+        for p in self.backbone.parameters():
+            p.requires_grad_(False)
+        self.gain = nn.Parameter(torch.ones(2, dtype=torch.float64), requires_grad=False)
+
+    def forward(self, x):
+        return self.head(self.backbone(x).double()) * self.gain
+
+
+class Shared(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        block = nn.Linear(3, 3)
+        self.first = block
+        self.second = block
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+class Odd(nn.Module):
+    """Names that are not identifiers, plus ones fx itself can still print."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module("my layer", nn.Linear(3, 3))
+        self.register_buffer("a'b", torch.tensor([1.0, 2.0, 3.0]))
+        self.register_parameter("é", nn.Parameter(torch.tensor([0.25, 0.5, 0.75])))
+        self.layers = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        y = getattr(self, "my layer")(x) + getattr(self, "a'b")
+        return self.layers(y) * getattr(self, "é")
+
+
+class Inner(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("offset", torch.full((4,), 0.25), persistent=False)
+
+    def forward(self, x):
+        return torch.sigmoid(self.lin(x)) + self.offset
+
+
+class GraphModuleLeafTracer(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
+        return isinstance(m, fx.GraphModule) or super().is_leaf_module(m, qualname)
+
+
+class Outer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = fx.symbolic_trace(Inner())
+        self.post = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.post(self.inner(x) * 2)
+
+
+def nested_graph_module() -> fx.GraphModule:
+    torch.manual_seed(0)
+    root = Outer()
+    return fx.GraphModule(root, GraphModuleLeafTracer().trace(root), "Outer")
+
+
+def adversarial_names() -> fx.GraphModule:
+    torch.manual_seed(0)
+    gm = fx.symbolic_trace(Odd())
+    gm.add_submodule("class", nn.Linear(2, 2))  # unreferenced, but in the state_dict
+    gm.add_submodule("holder.0.import", nn.Module())
+    gm.holder.get_submodule("0").register_buffer('q"uote\\', torch.ones(1))
+    return gm

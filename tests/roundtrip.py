@@ -1,0 +1,86 @@
+"""Record what a source module does, then check exported packages against it in one fresh process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from safetensors.torch import save_file
+from torch import fx, nn
+
+REPO = Path(__file__).resolve().parent.parent
+CHECKER = Path(__file__).resolve().parent / "check_packages.py"
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.tensors: dict[str, torch.Tensor] = {}
+
+    def encode(self, value: Any, prefix: str) -> Any:
+        if isinstance(value, torch.Tensor):
+            key = f"{prefix}.{len(self.tensors)}"
+            self.tensors[key] = value.detach().clone().contiguous()
+            return {"__tensor__": key}
+        if isinstance(value, dict):
+            return {k: self.encode(v, prefix) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.encode(v, prefix) for v in value]
+        return value
+
+
+def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[str, Any], seed: int | None, folder: Path) -> None:
+    """Run `gm` and write its inputs, outputs and state to `folder/name.{json,safetensors}`."""
+    encoder = _Encoder()
+    if seed is not None:
+        torch.manual_seed(seed)
+    with torch.no_grad():
+        out = gm(*args, **kwargs)
+    leaves, treespec = pytree.tree_flatten(out)
+    state = gm.state_dict()
+    buffers = dict(gm.named_buffers(remove_duplicate=False))
+    for key, value in state.items():
+        encoder.tensors[f"state.{key}"] = value.detach().clone().contiguous()
+    for key, value in buffers.items():
+        encoder.tensors[f"buffer.{key}"] = value.detach().clone().contiguous()
+    spec = {
+        "class_name": "FxModule",
+        "seed": seed,
+        "args": encoder.encode(list(args), "arg"),
+        "kwargs": encoder.encode(kwargs, "kwarg"),
+        "outputs": encoder.encode(leaves, "out"),
+        "treespec": str(treespec),
+        "state_keys": list(state),
+        "buffers": list(buffers),
+        "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
+        "training": {k: m.training for k, m in gm.named_modules(remove_duplicate=False)},
+        "sharing": _sharing(gm),
+        "classes": {k: type(m).__name__ for k, m in gm.named_modules(remove_duplicate=False) if not isinstance(m, fx.GraphModule)},
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(spec, indent=1))
+    save_file(encoder.tensors, str(folder / f"{name}.safetensors"))
+
+
+def _sharing(model: nn.Module) -> list[list[str]]:
+    groups: dict[int, list[str]] = {}
+    for key, tensor in [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]:
+        groups.setdefault(id(tensor), []).append(key)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+def check_in_fresh_process(packages: Path, expect: Path, names: list[str]) -> dict[str, list[str]]:
+    """Import and check every named package in one new interpreter; returns problems per name."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # for user functions the exports import
+    result = subprocess.run(
+        [sys.executable, str(CHECKER), str(packages), str(expect), *names],
+        capture_output=True, text=True, cwd=packages, env=env, timeout=600,
+    )  # fmt: skip
+    if result.returncode != 0:
+        raise AssertionError(f"checker failed:\n{result.stdout}\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
