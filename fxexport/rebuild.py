@@ -29,6 +29,8 @@ ARGUMENTS: dict[type, dict[str, Callable[[Any], Any]]] = {
     nn.MultiheadAttention: {
         "bias": lambda m: m.in_proj_bias is not None,
         "add_bias_kv": lambda m: m.bias_k is not None,
+        "kdim": lambda m: None if m.kdim == m.embed_dim else m.kdim,
+        "vdim": lambda m: None if m.vdim == m.embed_dim else m.vdim,
     },
 }
 
