@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 
 from .api import __version__, export
 from .capture import capture
+from .diff import diff_exports
 from .errors import FxExportError
 
 
@@ -20,7 +21,20 @@ def _export(args: argparse.Namespace) -> int:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
     if not args.quiet:
         print(f"exported {args.spec} to {result.folder} ({len(result.files)} files, {result.parameter_count:,} parameters)")
+    if args.check is not None:
+        return _print_diff(result.folder, args.check, args.quiet)
     return 0
+
+
+def _print_diff(actual: Path, golden: Path, quiet: bool) -> int:
+    result = diff_exports(actual, golden)
+    if not result.equal or not quiet:
+        print(result.report())
+    return 0 if result.equal else 1
+
+
+def _diff(args: argparse.Namespace) -> int:
+    return _print_diff(args.actual, args.golden, args.quiet)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -36,7 +50,13 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", required=True, type=Path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")
+    run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
     run.set_defaults(handler=_export)
+
+    diff = commands.add_parser("diff", parents=[common], help="compare two export folders (exit 0 same, 1 different)")
+    diff.add_argument("actual", type=Path, help="an export folder")
+    diff.add_argument("golden", type=Path, help="the expected export folder")
+    diff.set_defaults(handler=_diff)
     return main_parser
 
 

@@ -17,8 +17,8 @@ class Case:
     build: Callable[[], nn.Module]
     args: Callable[[], tuple[Any, ...]]
     kwargs: Callable[[], dict[str, Any]] = field(default=dict)
-    train: bool = False
     seed: int | None = None
+    class_name: str = "FxModule"
 
 
 def traced(cls: type[nn.Module], train: bool = False) -> Callable[[], fx.GraphModule]:
@@ -64,4 +64,12 @@ CASES = [
     Case("shared_module", traced(models.Shared), _randn(2, 3)),
     Case("adversarial_names", models.adversarial_names, _randn(2, 3)),
     Case("nested_graph_module", models.nested_graph_module, _randn(2, 4)),
+    Case("var_args", traced(models.VarArgs), lambda: (torch.ones(2), 3.0, torch.full((2,), 0.5)), lambda: {"shift": torch.ones(2)}),
+    Case("literals", traced(models.Literals), _randn(3, 4)),
+    Case("dict_root", models.dict_root, _randn(2, 3), class_name="DictRoot"),
+    Case("edited_graph", models.edited_graph, _randn(2, 4)),
+    Case("rewritten_graph", models.rewritten_graph, lambda: (torch.ones(3), torch.arange(3.0))),
+    Case("pruned_graph", models.pruned_graph, _randn(2, 3)),
+    Case("deep_copied", models.deep_copied, _randn(2, 6)),
+    Case("unpickled", models.unpickled, _randn(2, 5)),
 ]

@@ -274,3 +274,86 @@ def adversarial_names() -> fx.GraphModule:
     gm.add_submodule("holder.0.import", nn.Module())
     gm.holder.get_submodule("0").register_buffer('q"uote\\', torch.ones(1))
     return gm
+
+
+class VarArgs(nn.Module):
+    def forward(self, x, scale=2.0, *args, **kwargs):
+        return x * scale + args[0] - kwargs["shift"]
+
+
+class Literals(nn.Module):
+    def forward(self, x):
+        y = x.to(torch.float64).clamp(min=float("-inf"), max=float("inf"))
+        z = torch.full((2, 3), float("nan"), dtype=torch.float32, device=torch.device("cpu"))
+        w = torch.zeros(2, 3, dtype=torch.float16, layout=torch.strided).to(memory_format=torch.contiguous_format)
+        return y.nan_to_num(), z.nan_to_num(nan=0.5) + w.float(), x[None, ..., ::2], x[1:, -1]
+
+
+def dict_root() -> fx.GraphModule:
+    torch.manual_seed(0)
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    lin = graph.call_module("blocks.lin", (x,))
+    weight = graph.get_attr("scale")
+    graph.output(graph.call_function(torch.mul, (lin, weight)))
+    root = {"blocks.lin": nn.Linear(3, 3), "scale": nn.Parameter(torch.tensor([1.0, 2.0, 3.0]))}
+    return fx.GraphModule(root, graph, class_name="DictRoot")
+
+
+def edited_graph() -> fx.GraphModule:
+    torch.manual_seed(0)
+    gm = fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2)))
+    first = next(n for n in gm.graph.nodes if n.op == "call_module")
+    with gm.graph.inserting_after(first):
+        relu = gm.graph.call_function(torch.relu, (first,))
+    first.replace_all_uses_with(relu, delete_user_cb=lambda user: user is not relu)
+    gm.recompile()
+    return gm
+
+
+def _rewrite_pattern(x, y):
+    return torch.add(x, y)
+
+
+def _rewrite_replacement(x, y):
+    return torch.sub(x, y).mul(2)
+
+
+class AddModel(nn.Module):
+    def forward(self, x, y):
+        return torch.add(x, y).relu()
+
+
+def rewritten_graph() -> fx.GraphModule:
+    gm = fx.symbolic_trace(AddModel())
+    fx.subgraph_rewriter.replace_pattern(gm, _rewrite_pattern, _rewrite_replacement)
+    gm.recompile()
+    return gm
+
+
+def pruned_graph() -> fx.GraphModule:
+    torch.manual_seed(0)
+    gm = fx.symbolic_trace(nn.Sequential(nn.Linear(3, 3), nn.ReLU()))
+    gm.add_submodule("spare.deep", nn.Linear(3, 3))
+    gm.add_submodule("kept", nn.Linear(3, 2))
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    with gm.graph.inserting_before(output):
+        kept = gm.graph.call_module("kept", (output.args[0],))
+    output.args = (kept,)
+    gm.delete_all_unused_submodules()
+    gm.recompile()
+    return gm
+
+
+def deep_copied() -> fx.GraphModule:
+    import copy
+
+    torch.manual_seed(0)
+    return copy.deepcopy(fx.symbolic_trace(Deep()))
+
+
+def unpickled() -> fx.GraphModule:
+    import pickle
+
+    torch.manual_seed(0)
+    return pickle.loads(pickle.dumps(fx.symbolic_trace(Buffers())))

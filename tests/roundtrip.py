@@ -34,7 +34,8 @@ class _Encoder:
         return value
 
 
-def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[str, Any], seed: int | None, folder: Path) -> None:
+def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[str, Any], seed: int | None, folder: Path,
+           class_name: str = "FxModule") -> None:
     """Run `gm` and write its inputs, outputs and state to `folder/name.{json,safetensors}`."""
     encoder = _Encoder()
     if seed is not None:
@@ -49,7 +50,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
     for key, value in buffers.items():
         encoder.tensors[f"buffer.{key}"] = value.detach().clone().contiguous()
     spec = {
-        "class_name": "FxModule",
+        "class_name": class_name,
         "seed": seed,
         "args": encoder.encode(list(args), "arg"),
         "kwargs": encoder.encode(kwargs, "kwarg"),
@@ -76,7 +77,7 @@ def _sharing(model: nn.Module) -> list[list[str]]:
 
 def check_in_fresh_process(packages: Path, expect: Path, names: list[str]) -> dict[str, list[str]]:
     """Import and check every named package in one new interpreter; returns problems per name."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}  # for user functions the exports import
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}  # REPO: user functions the exports import
     result = subprocess.run(
         [sys.executable, str(CHECKER), str(packages), str(expect), *names],
         capture_output=True, text=True, cwd=packages, env=env, timeout=600,

@@ -63,3 +63,24 @@ def test_file_spec_and_debug_traceback(tmp_path: Path) -> None:
     assert quiet.returncode == loud.returncode == 2
     assert "Traceback" not in quiet.stderr and quiet.stderr.count("\n") == 1
     assert "Traceback" in loud.stderr
+
+
+def test_diff_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    golden, actual = tmp_path / "golden_pkg", tmp_path / "actual_pkg"
+    assert main(["export", "fxexport.examples:mlp", "-o", str(golden), "-q"]) == 0
+    assert main(["export", "fxexport.examples:mlp", "-o", str(actual), "-q", "--check", str(golden)]) == 0
+    assert main(["diff", str(actual), str(golden), "-q"]) == 0
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(str(actual / "weights.safetensors"))
+    weights["layers.0.bias"] = weights["layers.0.bias"] + 1
+    save_file(weights, str(actual / "weights.safetensors"))
+    (actual / "module.py").write_text((actual / "module.py").read_text().replace("nn.GELU()", "nn.ReLU()"))
+    (actual / "extra.txt").write_text("x")
+    capsys.readouterr()
+    assert main(["diff", str(actual), str(golden)]) == 1
+    out = capsys.readouterr().out
+    assert "tensor 'layers.0.bias': values differ" in out and "-            self.act = nn.GELU()" in out
+    assert "+++ actual/module.py" in out and "not in" in out and "extra.txt" in out
+    assert main(["diff", str(actual), str(tmp_path)]) == 2
+    assert "is not an fxexport export folder" in capsys.readouterr().err

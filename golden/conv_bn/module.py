@@ -1,0 +1,93 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 589; buffers: 6; 2,500 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(8)
+            self.pool = nn.MaxPool2d(2, stride=2)
+            self.conv2 = nn.Conv2d(
+                8, 8, 3, stride=2, padding=1, groups=2, padding_mode="reflect"
+            )
+            self.bn2 = nn.BatchNorm2d(8, eps=0.001, momentum=0.2)
+            self.gap = nn.AdaptiveAvgPool2d(1)
+            self.flat = nn.Flatten()
+            self.fc = nn.Linear(8, 5)
+        self.eval()
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, x):
+        conv = self.conv(x)
+        del x
+        bn = self.bn(conv)
+        del conv
+        relu = F.relu(bn, inplace=False)
+        del bn
+        pool = self.pool(relu)
+        del relu
+        conv2 = self.conv2(pool)
+        del pool
+        bn2 = self.bn2(conv2)
+        del conv2
+        relu_1 = torch.relu(bn2)
+        del bn2
+        gap = self.gap(relu_1)
+        del relu_1
+        flat = self.flat(gap)
+        del gap
+        fc = self.fc(flat)
+        del flat
+        return fc
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        with safe_open(folder / file_name, framework="pt", device=target) as weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

@@ -1,0 +1,95 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 110; buffers: 0; 440 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.outer = nn.Module()
+            self.outer.middle = nn.Module()
+            self.outer.middle.leaf = nn.Module()
+            self.outer.middle.leaf.lin = nn.Linear(6, 6)
+            self.outer.middle.leaf.scale = nn.Parameter(torch.empty(6))
+            self.outer.middle.other = nn.Module()
+            self.outer.middle.other.lin = nn.Linear(6, 6)
+            self.outer.middle.other.scale = nn.Parameter(torch.empty(6))
+            self.head = nn.Linear(6, 2)
+        self.eval()
+        self.outer.train()
+        self.outer.middle.leaf.lin.eval()
+        self.outer.middle.other.lin.eval()
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, x):
+        outer_middle_leaf_lin = self.outer.middle.leaf.lin(x)
+        del x
+        outer_middle_leaf_scale = self.outer.middle.leaf.scale
+        mul = outer_middle_leaf_lin * outer_middle_leaf_scale
+        del outer_middle_leaf_lin, outer_middle_leaf_scale
+        outer_middle_other_lin = self.outer.middle.other.lin(mul)
+        del mul
+        outer_middle_other_scale = self.outer.middle.other.scale
+        mul_1 = outer_middle_other_lin * outer_middle_other_scale
+        del outer_middle_other_lin
+        outer_middle_leaf_lin_weight = self.outer.middle.leaf.lin.weight
+        t = outer_middle_leaf_lin_weight.t()
+        del outer_middle_leaf_lin_weight
+        matmul = mul_1 @ t
+        del mul_1, t
+        head = self.head(matmul)
+        del matmul
+        sum_1 = outer_middle_other_scale.sum()
+        del outer_middle_other_scale
+        add = head + sum_1
+        del head, sum_1
+        return add
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        with safe_open(folder / file_name, framework="pt", device=target) as weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

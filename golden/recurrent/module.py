@@ -1,0 +1,96 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 2,480; buffers: 0; 9,920 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+import operator
+from pathlib import Path
+
+import torch
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.lstm = nn.LSTM(
+                5, 7, num_layers=2, batch_first=True, bidirectional=True
+            )
+            self.gru = nn.GRU(14, 6, bias=False)
+            self.rnn = nn.RNN(6, 4, nonlinearity="relu")
+        self.eval()
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, x):
+        lstm = self.lstm(x)
+        del x
+        getitem = lstm[0]
+        getitem_1 = lstm[1]
+        del lstm
+        getitem_2 = getitem_1[0]
+        getitem_3 = getitem_1[1]
+        del getitem_1
+        transpose = getitem.transpose(0, 1)
+        del getitem
+        gru = self.gru(transpose)
+        del transpose
+        getitem_4 = gru[0]
+        getitem_5 = gru[1]
+        del gru
+        rnn = self.rnn(getitem_4)
+        del getitem_4
+        getitem_6 = rnn[0]
+        sum_1 = getitem_2.sum()
+        del getitem_2
+        sum_2 = getitem_3.sum()
+        del getitem_3
+        add = sum_1 + sum_2
+        del sum_1, sum_2
+        sum_3 = getitem_5.sum()
+        del getitem_5
+        add_1 = add + sum_3
+        del add, sum_3
+        return (getitem_6, add_1)
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        with safe_open(folder / file_name, framework="pt", device=target) as weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

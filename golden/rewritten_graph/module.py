@@ -1,0 +1,22 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 0; buffers: 0; 0 bytes of tensors in no weight file.
+Generated with torch 2.13.0.
+"""
+
+import torch
+from torch import nn
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+
+    def forward(self, x, y):
+        sub = torch.sub(x, y)
+        del x, y
+        mul = sub.mul(2)
+        del sub
+        relu = mul.relu()
+        del mul
+        return relu

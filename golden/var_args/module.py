@@ -1,0 +1,29 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 0; buffers: 0; 0 bytes of tensors in no weight file.
+Generated with torch 2.13.0.
+"""
+
+import operator
+
+import torch
+from torch import nn
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.eval()
+
+    def forward(self, x, scale=2.0, *args, **kwargs):
+        mul = x * scale
+        del x, scale
+        getitem = args[0]
+        del args
+        add = mul + getitem
+        del mul, getitem
+        getitem_1 = kwargs["shift"]
+        del kwargs
+        sub = add - getitem_1
+        del add, getitem_1
+        return sub
