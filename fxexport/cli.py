@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .api import __version__, export
-from .capture import capture
+from .capture import capture, load_object, to_graph_module
 from .diff import diff_exports
+from .verify import example_inputs, verify_against, verify_files
 from .errors import FxExportError
 
 
@@ -31,6 +32,22 @@ def _print_diff(actual: Path, golden: Path, quiet: bool) -> int:
     if not result.equal or not quiet:
         print(result.report())
     return 0 if result.equal else 1
+
+
+def _verify(args: argparse.Namespace) -> int:
+    if args.against is None:
+        if args.example_inputs is not None:
+            raise FxExportError("--example-inputs needs --against SPEC (the source to compare with)")
+        result = verify_files(args.folder)
+    else:
+        if args.example_inputs is None:
+            raise FxExportError("verify --against needs --example-inputs SPEC2 (module:attr of a tuple of args, or a dict with 'args'/'kwargs')")
+        source = to_graph_module(load_object(args.against), repr(args.against))
+        inputs, kwargs = example_inputs(load_object(args.example_inputs), repr(args.example_inputs))
+        result = verify_against(args.folder, source, inputs, kwargs)
+    if not result.ok or not args.quiet:
+        print(result.report())
+    return 0 if result.ok else 1
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -57,6 +74,12 @@ def parser() -> argparse.ArgumentParser:
     diff.add_argument("actual", type=Path, help="an export folder")
     diff.add_argument("golden", type=Path, help="the expected export folder")
     diff.set_defaults(handler=_diff)
+
+    check = commands.add_parser("verify", parents=[common], help="check an export against its manifest (and its source)")
+    check.add_argument("folder", type=Path, help="an export folder")
+    check.add_argument("--against", metavar="SPEC", help="also import the export in a fresh process and compare outputs with this source")
+    check.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of the inputs: a tuple of args, or a dict with 'args'/'kwargs'")
+    check.set_defaults(handler=_verify)
     return main_parser
 
 

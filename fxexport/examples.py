@@ -88,8 +88,14 @@ def transformer_block() -> nn.Module:
     return TransformerBlock().eval()
 
 
-EXAMPLE_INPUTS = {
-    "resnet": lambda: (torch.randn(2, 3, 32, 32),),
-    "mlp": lambda: (torch.randn(4, 32),),
-    "transformer_block": lambda: (torch.randn(2, 5, 32),),
-}
+def resnet_inputs() -> tuple[torch.Tensor]:
+    """Example inputs for `resnet`: `--example-inputs fxexport.examples:resnet_inputs`."""
+    return (torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0)),)
+
+
+def mlp_inputs() -> tuple[torch.Tensor]:
+    return (torch.randn(4, 32, generator=torch.Generator().manual_seed(0)),)
+
+
+def transformer_block_inputs() -> tuple[torch.Tensor]:
+    return (torch.randn(2, 5, 32, generator=torch.Generator().manual_seed(0)),)

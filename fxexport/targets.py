@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import operator
 from typing import Any, Callable
 
@@ -48,11 +49,24 @@ def _candidates(target: Callable[..., Any]) -> list[str]:
     return names
 
 
+def _is_importable_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # ValueError: a module object with no __spec__, e.g. torch._C._nn
+        return False
+
+
 def _torch_reference(dotted: str, imports: ImportTable) -> str:
+    name = dotted.rsplit(".", 1)[1]
+    target = _resolve(dotted)
+    for alias in (f"torch.nn.functional.{name}", f"torch.{name}"):
+        if alias != dotted and _resolves_to(alias, target):
+            dotted = alias  # the spelling people write: F.linear, not torch._C._nn.linear
+            break
     if dotted.startswith("torch.nn.functional."):
         return f"{imports.use('F')}.{dotted.removeprefix('torch.nn.functional.')}"
     module = dotted.rsplit(".", 1)[0]
-    while module != "torch" and importlib.util.find_spec(module) is None:
+    while module != "torch" and (module.startswith("torch._C") or not _is_importable_module(module)):
         module = module.rsplit(".", 1)[0]
     if module == "torch":
         imports.use("torch")

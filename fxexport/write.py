@@ -31,6 +31,8 @@ def check_target(folder: Path, overwrite: bool) -> None:
         if not (folder / MANIFEST).is_file():
             raise FxExportError(f"output folder {str(folder)!r} was not written by fxexport (no {MANIFEST}); refusing to replace it")
     parent = _existing_parent(folder)
+    if not parent.is_dir():
+        raise FxExportError(f"cannot create {str(folder)!r}: {str(parent)!r} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise FxExportError(f"cannot write to {str(parent)!r}: permission denied")
 
@@ -52,7 +54,7 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
         for t in package.tensors
     }
     data = {
-        "class_name": package.class_name,
+        "module_name": package.class_name,
         "files": dict(sorted(files.items())),
         "format": 1,
         "fxexport": version,
@@ -66,8 +68,11 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
 def write_package(folder: Path, sources: dict[str, str], package: PackageIR, version: str, overwrite: bool) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written."""
     check_target(folder, overwrite)
-    folder.absolute().parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".fxexport-tmp", dir=folder.absolute().parent))
+    try:
+        folder.absolute().parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".fxexport-tmp", dir=folder.absolute().parent))
+    except OSError as error:
+        raise FxExportError(f"cannot write to {str(folder.absolute().parent)!r}: {error.strerror}") from error
     try:
         hashes = {}
         for relative, text in sorted(sources.items()):
@@ -81,6 +86,9 @@ def write_package(folder: Path, sources: dict[str, str], package: PackageIR, ver
         os.umask(umask)
         staging.chmod(0o777 & ~umask)
         _replace(staging, folder)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise FxExportError(f"cannot write {str(folder)!r}: {error.strerror or error}") from error
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -17,7 +17,7 @@ BAD_SPECS = [
     ("no_colon", "fxexport.examples", "bad spec"),
     ("missing_module", "no_such_module_xyz:model", "cannot import module"),
     ("missing_attr", "fxexport.examples:nope", "has no attribute"),
-    ("not_a_module", "fxexport.examples:EXAMPLE_INPUTS", "not a GraphModule"),
+    ("not_a_module", "fxexport.examples:torch", "not a GraphModule"),
     ("missing_file", "does/not/exist.py:model", "no such file"),
 ]
 

@@ -62,7 +62,14 @@ def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
     folder = Path(__file__).resolve().parent
     target = str(torch.device(device if device is not None else "cpu"))
     for file_name in WEIGHT_FILES:
-        with safe_open(folder / file_name, framework="pt", device=target) as weights:
+        try:
+            weights = safe_open(folder / file_name, framework="pt", device=target)
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot read weights {file_name} in {folder}: {error}; the file is damaged "
+                f"or incomplete (check the folder with: python -m fxexport verify {folder})"
+            ) from error
+        with weights:
             for key in weights.keys():
                 owner_path, _, name = key.rpartition(".")
                 stub = getattr(module.get_submodule(owner_path), name)
