@@ -286,6 +286,7 @@ class Literals(nn.Module):
         y = x.to(torch.float64).clamp(min=float("-inf"), max=float("inf"))
         z = torch.full((2, 3), float("nan"), dtype=torch.float32, device=torch.device("cpu"))
         w = torch.zeros(2, 3, dtype=torch.float16, layout=torch.strided).to(memory_format=torch.contiguous_format)
+        y = y.masked_fill(y > 100, float("nan")).to(device=torch.device("cpu"), dtype=torch.float32)
         return y.nan_to_num(), z.nan_to_num(nan=0.5) + w.float(), x[None, ..., ::2], x[1:, -1]
 
 

@@ -27,8 +27,13 @@ class FxModule(nn.Module):
         to = x.to(torch.float64)
         clamp = to.clamp(min=-math.inf, max=math.inf)
         del to
-        nan_to_num = clamp.nan_to_num()
-        del clamp
+        gt = clamp > 100
+        masked_fill = clamp.masked_fill(gt, math.nan)
+        del clamp, gt
+        to_1 = masked_fill.to(device=torch.device("cpu"), dtype=torch.float32)
+        del masked_fill
+        nan_to_num = to_1.nan_to_num()
+        del to_1
         getitem = x[None, ..., ::2]
         getitem_1 = x[1:, -1]
         del x
