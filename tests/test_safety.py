@@ -145,3 +145,69 @@ def test_cli_error_catalogue(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert main(["export", "fxexport.examples:mlp", *args(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fxexport: error: ") and err.count("\n") == 1 and message in err, err
+
+
+USER_FILE = '''
+import torch
+from torch import fx, nn
+
+
+class Branchy(nn.Module):
+    def forward(self, x):
+        return x if x.sum() > 0 else -x
+
+
+class Custom(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class LeafTracer(fx.Tracer):
+    def is_leaf_module(self, m, qualname):
+        return isinstance(m, Custom) or super().is_leaf_module(m, qualname)
+
+
+def user_leaf():
+    root = nn.Sequential(Custom())
+    return fx.GraphModule(root, LeafTracer().trace(root))
+
+
+def lambda_call():
+    graph = fx.Graph()
+    graph.output(graph.call_function(lambda v: v + 1, (graph.placeholder("x"),)))
+    return fx.GraphModule(nn.Module(), graph)
+
+
+def mutated():
+    lin = nn.Linear(2, 2)
+    lin.in_features = 5
+    return nn.Sequential(lin)
+
+
+def on_meta():
+    return nn.Sequential(nn.Linear(2, 2, device="meta"))
+'''
+
+MODEL_ERRORS = [
+    ("tracing_fails", "Branchy", "torch.fx.symbolic_trace failed on"),
+    ("user_leaf_class", "user_leaf", "which fxexport cannot rebuild as code yet"),
+    ("lambda_target", "lambda_call", "has no importable qualified name; define it at module level"),
+    ("rebuild_does_not_verify", "mutated", "module '0' (Linear) cannot be rebuilt as code"),
+    ("meta_tensor", "on_meta", "is on the meta device and has no values to export"),
+]
+
+
+@pytest.mark.parametrize("name,attr,message", MODEL_ERRORS, ids=[m[0] for m in MODEL_ERRORS])
+def test_cli_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], name, attr, message) -> None:
+    source = tmp_path / f"user_{name}.py"
+    source.write_text(USER_FILE)
+    assert main(["export", f"{source}:{attr}", "-o", str(tmp_path / "pkg")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fxexport: error: ") and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_cli_verify_against_needs_inputs(exported: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(exported), "--against", "fxexport.examples:mlp"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs --example-inputs" in err
