@@ -1,40 +1,37 @@
-"""Constructor calls that rebuild torch.nn modules as code, each verified on the meta device."""
+"""Constructor calls that rebuild torch.nn modules as code, each verified on the meta device.
+
+Arguments come from the class's `__init__` signature and the instance's attributes of the
+same names; `rebuild_overrides` lists the few that live elsewhere. A module argument (a
+Transformer's layer, a loss's distance module) becomes its own nested constructor call, and
+a tensor argument the module keeps as a parameter or buffer (a loss's class weights)
+becomes an empty stub that the weights file fills.
+"""
 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+import warnings
+from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 
 from .errors import FxExportError
 from .imports import ImportTable
 from .literals import literal
+from .rebuild_overrides import ARGUMENTS, SIGNATURES
 from .targets import function_reference
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
-_RNN_PARAMS = [p for name, p in inspect.signature(nn.modules.rnn.RNNBase.__init__).parameters.items() if name not in ("self", "mode")]
-_RNN_NONLINEARITY = inspect.Parameter("nonlinearity", inspect.Parameter.KEYWORD_ONLY, default="tanh")
-
-# Constructor parameters for classes whose own __init__ only says (*args, **kwargs).
-SIGNATURES: dict[type, list[inspect.Parameter]] = {
-    nn.LSTM: _RNN_PARAMS,
-    nn.GRU: _RNN_PARAMS,
-    nn.RNN: [*_RNN_PARAMS, _RNN_NONLINEARITY],
-}
-
-# Arguments whose value is not stored under the argument's own name.
-ARGUMENTS: dict[type, dict[str, Callable[[Any], Any]]] = {
-    nn.MultiheadAttention: {
-        "bias": lambda m: m.in_proj_bias is not None,
-        "add_bias_kv": lambda m: m.bias_k is not None,
-        "kdim": lambda m: None if m.kdim == m.embed_dim else m.kdim,
-        "vdim": lambda m: None if m.vdim == m.embed_dim else m.vdim,
-    },
-}
 
 _NOT_ARGUMENTS = {"self", "device", "dtype"}
+# Bookkeeping every nn.Module has; the rest of a module's attributes describe its configuration.
+_MODULE_INTERNALS = frozenset(vars(nn.Module())) | {"training"}
+_HOOKS = (
+    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+    "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+)  # fmt: skip
 
 
 def is_holder(module: nn.Module) -> bool:
@@ -52,18 +49,31 @@ def class_reference(cls: type, imports: ImportTable) -> str:
     return function_reference(cls, imports, f"class {cls.__qualname__}")
 
 
-def _parameters(cls: type) -> list[inspect.Parameter]:
+# arguments ---------------------------------------------------------------------------------
+def _signature(cls: type) -> list[inspect.Parameter]:
     for klass in cls.__mro__:
         if klass in SIGNATURES:
             return SIGNATURES[klass]
-    params = list(inspect.signature(cls.__init__).parameters.values())
+    return list(inspect.signature(cls.__init__).parameters.values())
+
+
+def _parameters(cls: type) -> list[inspect.Parameter]:
+    params = _signature(cls)
     return [p for p in params if p.name not in _NOT_ARGUMENTS and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
 
-def _value(module: nn.Module, param: inspect.Parameter) -> Any:
+def _cannot_recover(module: nn.Module, name: str, where: str, why: str = "") -> FxExportError:
+    cls = type(module).__qualname__
+    return FxExportError(f"module {where!r} ({cls}): cannot recover constructor argument {name!r}{why}")
+
+
+def _value(module: nn.Module, param: inspect.Parameter, where: str) -> Any:
     for klass in type(module).__mro__:
         if param.name in ARGUMENTS.get(klass, {}):
-            return ARGUMENTS[klass][param.name](module)
+            try:
+                return ARGUMENTS[klass][param.name](module)
+            except Exception as error:  # the module is not built the way the override expects
+                raise _cannot_recover(module, param.name, where, f" ({type(error).__name__}: {error})") from error
     if not hasattr(module, param.name):
         return param.default
     value = getattr(module, param.name)
@@ -91,34 +101,87 @@ def _collapse(value: Any) -> Any:
 
 
 def _floating_dtype(module: nn.Module) -> torch.dtype | None:
-    dtypes = {t.dtype for t in [*module.parameters(), *module.buffers()] if t.is_floating_point()}
+    tensors = [*module.parameters(), *module.buffers()]
+    dtypes = {t.dtype for t in tensors if t.is_floating_point() or t.is_complex()}
     if len(dtypes) == 1 and (dtype := dtypes.pop()) != torch.get_default_dtype():
         return dtype
     return None
 
 
+def _no_name(_value: object) -> None:
+    return None
+
+
+def _module_argument(owner: nn.Module, value: nn.Module, imports: ImportTable, where: str) -> str:
+    """A module passed to the constructor, rebuilt as a nested (and itself verified) call."""
+    path = next((p for p, m in owner.named_modules() if m is value and p), "")
+    inner = f"{where}.{path}" if path else where
+    if is_holder(value) or not is_torch_module(value):
+        raise FxExportError(
+            f"module {inner!r} ({type(value).__qualname__}) is a constructor argument of {where!r}; "
+            "fxexport can only pass torch.nn layers there, not containers or user classes"
+        )
+    return constructor_code(value, imports, inner)
+
+
+def _tensor_argument(owner: nn.Module, name: str, value: torch.Tensor, imports: ImportTable, where: str) -> str:
+    """A tensor the module keeps as a parameter or buffer: an empty stub the weights file fills."""
+    if not any(value is t for t in [*owner._parameters.values(), *owner._buffers.values()]):
+        raise FxExportError(
+            f"module {where!r} ({type(owner).__qualname__}): constructor argument {name!r} is a tensor "
+            "the module does not keep as a parameter or buffer, so fxexport cannot write it as code"
+        )
+    shape = literal(tuple(value.shape), imports, _no_name, where)
+    dtype = literal(value.dtype, imports, _no_name, where)
+    dtype = "" if value.dtype == torch.get_default_dtype() else f", dtype={dtype}"
+    return f"{imports.use('torch')}.empty({shape}{dtype})"
+
+
+def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTable, where: str, collapse: bool) -> str:
+    if isinstance(value, nn.Module):
+        return _module_argument(module, value, imports, where)
+    if isinstance(value, torch.Tensor):
+        return _tensor_argument(module, name, value, imports, where)
+    try:
+        return literal(_collapse(value) if collapse else value, imports, _no_name, f"module {where!r}")
+    except FxExportError as error:
+        if isinstance(value, type) or not callable(value):
+            raise
+        why = f": {value!r} has no importable name; pass a module-level function"
+        raise _cannot_recover(module, name, where, why) from error
+
+
 def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool) -> list[str]:
     args: list[str] = []
-    no_name = lambda value: None  # noqa: E731
     for param in _parameters(type(module)):
-        value = _value(module, param)
+        value = _value(module, param, where)
         if value is inspect.Parameter.empty:
-            raise FxExportError(f"module {where!r} ({type(module).__qualname__}): cannot recover constructor argument {param.name!r}")
-        if isinstance(value, nn.Module) or _same(value, param.default):
+            raise _cannot_recover(module, param.name, where)
+        if _same(value, param.default):
             continue
-        code = literal(_collapse(value) if collapse else value, imports, no_name, f"module {where!r}")
+        code = _argument_code(module, param.name, value, imports, where, collapse)
         required = param.default is inspect.Parameter.empty and param.kind != param.KEYWORD_ONLY
         args.append(code if required else f"{param.name}={code}")
-    if "dtype" in inspect.signature(type(module).__init__).parameters and (dtype := _floating_dtype(module)):
-        args.append(f"dtype={literal(dtype, imports, no_name, where)}")
+    if any(p.name == "dtype" for p in _signature(type(module))) and (dtype := _floating_dtype(module)):
+        args.append(f"dtype={literal(dtype, imports, _no_name, where)}")
     return args
 
 
-def _public_state(module: nn.Module) -> dict[str, Any]:
+# verification ------------------------------------------------------------------------------
+def _plain(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _state(module: nn.Module) -> dict[str, Any]:
+    """Configuration attributes: every public one, and private ones that hold plain data."""
     return {
         k: v
         for k, v in vars(module).items()
-        if not k.startswith("_") and k != "training" and not isinstance(v, (torch.Tensor, nn.Module))
+        if k not in _MODULE_INTERNALS
+        and not isinstance(v, (torch.Tensor, nn.Module))
+        and (not k.startswith("_") or _plain(v))
     }
 
 
@@ -129,6 +192,26 @@ def _equal(a: Any, b: Any) -> bool:
         return a is b
 
 
+def _module_mismatch(label: str, mod: nn.Module, other: nn.Module) -> str | None:
+    if type(mod) is not type(other):
+        return f"{label}: class {type(other).__qualname__} != {type(mod).__qualname__}"
+    if mod.extra_repr() != other.extra_repr():
+        return f"{label}: rebuilt as ({other.extra_repr()}) instead of ({mod.extra_repr()})"
+    if mod._non_persistent_buffers_set != other._non_persistent_buffers_set:
+        return f"{label}: non-persistent buffers differ"
+    if [len(getattr(mod, h, ())) for h in _HOOKS] != [len(getattr(other, h, ())) for h in _HOOKS]:
+        return f"{label}: has hooks that a constructor call does not register"
+    mine, theirs = _state(mod), _state(other)
+    for key in sorted(set(mine) | set(theirs)):
+        if key not in mine or key not in theirs or not _equal(mine[key], theirs[key]):
+            return f"{label}: attribute {key!r} is {theirs.get(key)!r}, expected {mine.get(key)!r}"
+    return None
+
+
+def _tensor_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    return {k: (tuple(v.shape), v.dtype) for k, v in module.state_dict(keep_vars=True).items() if v is not None}
+
+
 def mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
     """What differs between a module and its rebuild, or None."""
     left = dict(original.named_modules(remove_duplicate=False))
@@ -136,28 +219,32 @@ def mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
     if list(left) != list(right):
         return f"submodules {sorted(left)} != {sorted(right)}"
     for path, mod in left.items():
-        other = right[path]
-        label = path or "the module"
-        if type(mod) is not type(other):
-            return f"{label}: class {type(other).__qualname__} != {type(mod).__qualname__}"
-        if mod.extra_repr() != other.extra_repr():
-            return f"{label}: rebuilt as ({other.extra_repr()}) instead of ({mod.extra_repr()})"
-        if mod._non_persistent_buffers_set != other._non_persistent_buffers_set:
-            return f"{label}: non-persistent buffers differ"
-        mine, theirs = _public_state(mod), _public_state(other)
-        for key in sorted(set(mine) | set(theirs)):
-            if key not in mine or key not in theirs or not _equal(mine[key], theirs[key]):
-                return f"{label}: attribute {key!r} is {theirs.get(key)!r}, expected {mine.get(key)!r}"
-    ours = {k: (tuple(v.shape), v.dtype) for k, v in original.state_dict(keep_vars=True).items() if v is not None}
-    new = {k: (tuple(v.shape), v.dtype) for k, v in rebuilt.state_dict(keep_vars=True).items() if v is not None}
+        if problem := _module_mismatch(path or "the module", mod, right[path]):
+            return problem
+    ours, new = _tensor_specs(original), _tensor_specs(rebuilt)
     if ours != new:
         diff = sorted(set(ours.items()) ^ set(new.items()), key=str)[:3]
         return f"state_dict differs: {diff}"
     return None
 
 
+def _check_materialized(module: nn.Module, where: str) -> None:
+    if any(is_lazy(t) for t in [*module.parameters(), *module.buffers()]):
+        raise FxExportError(
+            f"module {where!r} ({type(module).__qualname__}) has uninitialized lazy parameters; "
+            "run one forward pass to materialize them before tracing"
+        )
+
+
+def _build(code: str, imports: ImportTable) -> nn.Module:
+    with torch.device("meta"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the source module's own construction already warned
+        return eval(code, imports.bindings())  # our own code, built from repr() of literals
+
+
 def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str:
     """A verified constructor call, e.g. `nn.Conv2d(3, 8, 3, padding=1)`."""
+    _check_materialized(module, where)
     reference = class_reference(type(module), imports)
     problem = ""
     tried: set[str] = set()
@@ -167,8 +254,7 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
             continue
         tried.add(code)
         try:
-            with torch.device("meta"):
-                rebuilt = eval(code, imports.bindings())  # our own code, built from repr() of literals
+            rebuilt = _build(code, imports)
         except Exception as error:  # noqa: BLE001 - any failure means this rebuild is unusable
             problem = f"{code} fails on the meta device: {type(error).__name__}: {error}"
             continue

@@ -1,0 +1,73 @@
+"""Per-class constructor facts that `rebuild` cannot read off a module's attributes.
+
+Everything else is derived from `__init__` signatures. Each entry here is small and checked
+the same way as the rest: a rebuild that does not match on the meta device is refused.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from torch import nn
+
+Getter = Callable[[Any], Any]
+
+_RNN_PARAMS = [p for p in inspect.signature(nn.RNNBase.__init__).parameters.values() if p.name not in ("self", "mode")]
+_RNN_NONLINEARITY = inspect.Parameter("nonlinearity", inspect.Parameter.KEYWORD_ONLY, default="tanh")
+
+# Constructor parameters for classes whose own __init__ only says (*args, **kwargs).
+SIGNATURES: dict[type, list[inspect.Parameter]] = {
+    nn.LSTM: _RNN_PARAMS,
+    nn.GRU: _RNN_PARAMS,
+    nn.RNN: [*_RNN_PARAMS, _RNN_NONLINEARITY],
+}
+
+# A Transformer{Encoder,Decoder}Layer keeps its arguments in its children.
+_LAYER: dict[str, Getter] = {
+    "d_model": lambda m: m.self_attn.embed_dim,
+    "nhead": lambda m: m.self_attn.num_heads,
+    "dim_feedforward": lambda m: m.linear1.out_features,
+    "dropout": lambda m: m.dropout.p,
+    "layer_norm_eps": lambda m: m.norm1.eps,
+    "batch_first": lambda m: m.self_attn.batch_first,
+    "bias": lambda m: m.linear1.bias is not None,
+}
+
+
+def _in_first_encoder_layer(get: Getter) -> Getter:
+    return lambda m: get(m.encoder.layers[0])
+
+
+_TRANSFORMER: dict[str, Getter] = {
+    **{name: _in_first_encoder_layer(_LAYER[name]) for name in ("dim_feedforward", "dropout", "bias")},
+    "activation": lambda m: m.encoder.layers[0].activation,
+    "norm_first": lambda m: m.encoder.layers[0].norm_first,
+    "num_encoder_layers": lambda m: len(m.encoder.layers),
+    "num_decoder_layers": lambda m: len(m.decoder.layers),
+    "layer_norm_eps": lambda m: m.encoder.norm.eps,
+}
+
+_STACK: dict[str, Getter] = {"num_layers": lambda m: len(m.layers)}
+
+# Arguments whose value is not stored under the argument's own name.
+ARGUMENTS: dict[type, dict[str, Getter]] = {
+    nn.MultiheadAttention: {
+        "bias": lambda m: m.in_proj_bias is not None,
+        "add_bias_kv": lambda m: m.bias_k is not None,
+        "kdim": lambda m: None if m.kdim == m.embed_dim else m.kdim,
+        "vdim": lambda m: None if m.vdim == m.embed_dim else m.vdim,
+    },
+    nn.TransformerEncoderLayer: _LAYER,
+    nn.TransformerDecoderLayer: _LAYER,
+    nn.TransformerEncoder: {**_STACK, "encoder_layer": lambda m: m.layers[0]},
+    nn.TransformerDecoder: {**_STACK, "decoder_layer": lambda m: m.layers[0]},
+    nn.Transformer: _TRANSFORMER,
+    nn.AdaptiveLogSoftmaxWithLoss: {"cutoffs": lambda m: m.cutoffs[:-1]},
+    nn.PairwiseDistance: {"p": lambda m: m.norm},
+    nn.LinearCrossEntropyLoss: {
+        "in_features": lambda m: m.linear.in_features,
+        "bias": lambda m: m.linear.bias is not None,
+    },
+}
