@@ -30,22 +30,37 @@ class ExportResult:
     warnings: tuple[str, ...]
 
 
-def generate(gm: fx.GraphModule, *, package_name: str, module_name: str = "FxModule", templates: Sequence[Path] = ()) -> tuple[PackageIR, dict[str, str]]:
+def generate(
+    gm: fx.GraphModule,
+    *,
+    package_name: str,
+    module_name: str = "FxModule",
+    templates: Sequence[Path] = (),
+    standalone: bool = False,
+) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`."""
     if not is_plain_identifier(module_name):
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
-    package = collect(gm, module_name=package_name, class_name=module_name)
+    package = collect(gm, module_name=package_name, class_name=module_name, standalone=standalone)
     return package, format_sources(render(package, templates))
 
 
-def export(gm: fx.GraphModule, folder: str | Path, *, module_name: str = "FxModule", overwrite: bool = False) -> ExportResult:
+def export(
+    gm: fx.GraphModule,
+    folder: str | Path,
+    *,
+    module_name: str = "FxModule",
+    overwrite: bool = False,
+    standalone: bool = False,
+) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
     The folder holds `__init__.py`, `module.py`, the weights as safetensors and a manifest.
+    With `standalone=True`, any import other than torch and the standard library is an error.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
     folder = Path(folder)
     check_target(folder, overwrite)
-    package, sources = generate(gm, package_name=folder.name, module_name=module_name)
+    package, sources = generate(gm, package_name=folder.name, module_name=module_name, standalone=standalone)
     files = write_package(folder, sources, package, __version__, overwrite)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -17,7 +17,7 @@ from .errors import FxExportError
 
 def _export(args: argparse.Namespace) -> int:
     gm = capture(args.spec)
-    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite)
+    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite, standalone=args.standalone)
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
     if not args.quiet:
@@ -67,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", required=True, type=Path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")
+    run.add_argument("--standalone", action="store_true", help="fail instead of importing anything but torch and the standard library")
     run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
     run.set_defaults(handler=_export)
 

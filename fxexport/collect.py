@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import torch
@@ -13,7 +14,8 @@ from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier
-from .rebuild import CONTAINERS, constructor_code, is_holder, is_torch_module
+from .rebuild import constructor_code, is_holder, is_torch_module
+from .usermodules import trace_user_module
 
 WEIGHTS_FILE = "weights.safetensors"
 # Module-level names of the generated code that are not imports.
@@ -26,19 +28,19 @@ EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", 
 class _ClassDraft:
     gm: fx.GraphModule
     path: tuple[str, ...]
-    name: str
     init_lines: list[str] = field(default_factory=list)
     attr_lines: list[str] = field(default_factory=list)
+    called: frozenset[str] = frozenset()
 
 
 class _Collector:
-    def __init__(self, root: fx.GraphModule, class_name: str) -> None:
+    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool) -> None:
         self.root = root
-        self.namespace = Namespace(BUILTIN_NAMES | RESERVED)
+        self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         self.imports = ImportTable(self.namespace)
         self.imports.use("torch")
         self.imports.use("nn")
-        self.drafts: list[_ClassDraft] = []
+        self.classes: dict[tuple[object, ...], ClassIR] = {}
         self.module_paths: dict[int, tuple[str, ...]] = {}
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
@@ -46,64 +48,96 @@ class _Collector:
         self.warnings: list[str] = []
         self.params: dict[str, str] = {}
         self.class_name = class_name
+        self.standalone = standalone
 
     # names -----------------------------------------------------------------------------
-    def reserve_parameters(self, graphs: list[fx.Graph]) -> None:
+    def reserve_parameters(self, graph: fx.Graph) -> None:
         """Forward parameters keep their names (callers pass them by keyword) unless they collide."""
-        for graph in graphs:
-            for node in graph.nodes:
-                if node.op != "placeholder":
-                    continue
-                name = placeholder_name(node)
-                taken = not self.namespace.is_free(name) and name not in self.params
-                if name in self.params:
-                    continue
-                if not is_plain_identifier(name) or name in RESERVED or name in EMITTED_BUILTINS or (taken and name not in BUILTIN_NAMES):
-                    new = self.namespace.create(name)
-                    self.warnings.append(f"forward parameter {name!r} is renamed {new!r} in the generated code")
-                    self.params[name] = new
-                else:
-                    self.namespace.reserve(name)
-                    self.params[name] = name
+        for node in graph.find_nodes(op="placeholder"):
+            name = placeholder_name(node)
+            if name in self.params:
+                continue
+            taken = not self.namespace.is_free(name) and name not in BUILTIN_NAMES
+            if not is_plain_identifier(name) or name in RESERVED or name in EMITTED_BUILTINS or taken:
+                new = self.namespace.create(name)
+                self.warnings.append(f"forward parameter {name!r} is renamed {new!r} in the generated code")
+                self.params[name] = new
+            else:
+                self.namespace.reserve(name)
+                self.params[name] = name
 
     # module tree -----------------------------------------------------------------------
-    def new_class(self, gm: fx.GraphModule, path: tuple[str, ...]) -> _ClassDraft:
-        wanted = self.class_name if not path else type(gm).__name__ if type(gm).__name__ != "GraphModule" else f"{path[-1]}_module"
-        draft = _ClassDraft(gm, path, self.class_name if not path else self.namespace.create(_camel(wanted)))
-        self.drafts.append(draft)
+    def new_class(self, gm: fx.GraphModule, path: tuple[str, ...]) -> str:
+        """Build the class for `gm` (children first) and return its name; equal classes are shared."""
+        self.reserve_parameters(gm.graph)
+        register_globals(gm.graph, self.imports)
+        called = frozenset(str(n.target) for n in gm.graph.find_nodes(op="call_module"))
+        draft = _ClassDraft(gm, path, called=called)
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
-        return draft
+        self.attribute_values(draft)
+        forward = emit_forward(gm.graph, self.namespace.child(), self.imports, self.params)
+        init = tuple(draft.init_lines + draft.attr_lines)
+        key = (init, forward.params, forward.lines)
+        if not path:
+            self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
+        elif key not in self.classes:
+            name = self.namespace.create(_camel(_class_hint(gm, path)))
+            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines)
+        return self.classes[key].name
 
     def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> None:
         for name, child in module._modules.items():
             child_path = (*path, name)
-            where = ".".join(child_path)
+            target = _access(owner, path)
             if child is None:
-                owner.init_lines.append(f"{_access(owner, path)}.register_module({name!r}, None)")
-                continue
-            if id(child) in self.module_paths:
+                owner.init_lines.append(f"{target}.register_module({name!r}, None)")
+            elif id(child) in self.module_paths:
                 self.fixups.append(_assign_module(attribute_access("self", path), name, _root_access(self.module_paths[id(child)])))
-                continue
-            self.module_paths[id(child)] = child_path
-            if isinstance(child, fx.GraphModule):
-                draft = self.new_class(child, child_path)
-                owner.init_lines.append(_assign_module(_access(owner, path), name, f"{draft.name}()"))
-            elif is_holder(child):
-                holder = f"{self.imports.use('nn')}.{type(child).__name__}()"
-                owner.init_lines.append(_assign_module(_access(owner, path), name, holder))
+            elif self.is_plain_holder(owner, child, child_path):
+                self.module_paths[id(child)] = child_path
+                kind = type(child).__name__ if is_holder(child) else "Module"
+                owner.init_lines.append(_assign_module(target, name, f"{self.imports.use('nn')}.{kind}()"))
                 self.build_children(owner, child, child_path)
                 self.declare_tensors(owner, child, child_path)
-            elif is_torch_module(child):
-                code = constructor_code(child, self.imports, where)
-                owner.init_lines.append(_assign_module(_access(owner, path), name, code))
-                self.record_leaf_tensors(child, child_path)
             else:
+                self.module_paths[id(child)] = child_path
+                owner.init_lines.append(_assign_module(target, name, self.child_code(child, child_path)))
+
+    @staticmethod
+    def is_plain_holder(owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
+        """Containers, plain modules, and user modules the graph never calls: rebuilt member by member."""
+        if isinstance(child, fx.GraphModule) or (is_torch_module(child) and not is_holder(child)):
+            return False
+        return is_holder(child) or ".".join(path[len(owner.path) :]) not in owner.called
+
+    def child_code(self, child: nn.Module, path: tuple[str, ...]) -> str:
+        """The expression that builds a called child: a generated class or a constructor call."""
+        if isinstance(child, fx.GraphModule):
+            return f"{self.new_class(child, path)}()"
+        if is_torch_module(child):
+            code = constructor_code(child, self.imports, ".".join(path))
+            self.record_leaf_tensors(child, path)
+            return code
+        return self.user_module_code(child, path)
+
+    def user_module_code(self, child: nn.Module, path: tuple[str, ...]) -> str:
+        """A user class the graph calls: traced into a generated class, else rebuilt by import."""
+        where = ".".join(path)
+        try:
+            return f"{self.new_class(trace_user_module(child, where), path)}()"
+        except FxExportError as traced_error:
+            try:
+                code = constructor_code(child, self.imports, where)
+            except FxExportError as rebuild_error:
                 cls = type(child)
                 raise FxExportError(
-                    f"module {where!r} is a {cls.__module__}.{cls.__qualname__}, which fxexport cannot rebuild as code yet; "
-                    "trace through it (do not keep it as a leaf) or replace it with torch.nn modules"
-                )
+                    f"module {where!r} is a {cls.__module__}.{cls.__qualname__}, which fxexport cannot rebuild as code: "
+                    f"{traced_error}; and rebuilding it by import failed: {rebuild_error}"
+                ) from rebuild_error
+            self.record_leaf_tensors(child, path)
+            self.warnings.append(f"module {where!r} could not be traced, so module.py imports its class {type(child).__qualname__}")
+            return code
 
     def record_tensor(self, tensor: torch.Tensor, path: tuple[str, ...], kind: str, persistent: bool) -> bool:
         """Remember a tensor for the weights file; False (and a tie line) when it was seen before."""
@@ -171,20 +205,34 @@ class _Collector:
                 draft.attr_lines.append(line)
 
     def training_fixups(self) -> None:
+        """`.eval()`/`.train()` for every module whose flag differs from its parent's, leaves' insides too."""
+        visited: set[int] = set()
+
         def visit(module: nn.Module, path: tuple[str, ...], parent_training: bool) -> None:
+            visited.add(id(module))
             if module.training != parent_training:
                 self.fixups.append(f"{_root_access(path)}.{'train' if module.training else 'eval'}()")
             for name, child in module._modules.items():
-                if child is not None and self.module_paths.get(id(child)) == (*path, name):
+                if child is not None and id(child) not in visited:
                     visit(child, (*path, name), module.training)
 
         visit(self.root, (), True)
 
     def external_warnings(self) -> None:
         for item in self.imports.external():
+            if self.standalone:
+                raise FxExportError(
+                    f"module.py would import {item.attr} from {item.module}, and standalone=True forbids imports "
+                    "other than torch and the standard library; make it traceable or use torch.nn modules"
+                )
             self.warnings.append(
                 f"module.py imports {item.attr} from {item.module}: the folder needs {item.module!r} importable to load"
             )
+
+
+def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
+    name = type(gm).__name__
+    return f"{path[-1]}_module" if name in ("GraphModule", "GraphModuleImpl") else name
 
 
 def _camel(name: str) -> str:
@@ -224,29 +272,16 @@ def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: b
     return _assign(target, name, _root_access(first), None)
 
 
-def _graph_modules(root: fx.GraphModule) -> list[fx.GraphModule]:
-    return [m for m in root.modules() if isinstance(m, fx.GraphModule)]
-
-
-def collect(root: fx.GraphModule, *, module_name: str, class_name: str = "FxModule") -> PackageIR:
+def collect(root: fx.GraphModule, *, module_name: str, class_name: str = "FxModule", standalone: bool = False) -> PackageIR:
     """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`."""
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
-    collector = _Collector(root, class_name)
-    collector.namespace.reserve(class_name)
-    graphs = [gm.graph for gm in _graph_modules(root)]
-    collector.reserve_parameters(graphs)
-    for graph in graphs:
-        register_globals(graph, collector.imports)
+    collector = _Collector(root, class_name, standalone)
     collector.new_class(root, ())
     collector.training_fixups()
-    classes = []
-    for draft in collector.drafts:
-        collector.attribute_values(draft)
-        forward = emit_forward(draft.gm.graph, collector.namespace.child(), collector.imports, collector.params)
-        fixups = tuple(collector.fixups) if not draft.path else ()
-        init = tuple(draft.init_lines + draft.attr_lines)
-        classes.append(ClassIR(draft.name, not draft.path, init, fixups, forward.params, forward.lines))
+    classes = [c for c in collector.classes.values() if not c.is_root]
+    root_class = next(c for c in collector.classes.values() if c.is_root)
+    root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))
     if collector.tensors:
         collector.imports.use("Path")
     collector.external_warnings()
@@ -255,7 +290,7 @@ def collect(root: fx.GraphModule, *, module_name: str, class_name: str = "FxModu
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
-        classes=tuple(classes[1:] + classes[:1]),
+        classes=(*classes, root_class),
         tensors=tuple(collector.tensors),
         weight_files=(WEIGHTS_FILE,) if collector.tensors else (),
         parameter_count=sum(p.numel() for p in params.values()),

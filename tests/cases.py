@@ -72,4 +72,5 @@ CASES = [
     Case("pruned_graph", models.pruned_graph, _randn(2, 3)),
     Case("deep_copied", models.deep_copied, _randn(2, 6)),
     Case("unpickled", models.unpickled, _randn(2, 5)),
+    Case("user_leaves", models.user_leaves, _randn(3, 4)),
 ]

@@ -358,3 +358,52 @@ def unpickled() -> fx.GraphModule:
 
     torch.manual_seed(0)
     return pickle.loads(pickle.dumps(fx.symbolic_trace(Buffers())))
+
+
+class Gate(nn.Module):
+    """A user module kept as a leaf by a custom tracer; traceable, so it becomes a generated class."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+        self.unused = nn.Parameter(torch.zeros(2))  # not used by forward, still in the state_dict
+        self.register_buffer("bias", torch.full((width,), 0.1), persistent=False)
+
+    def forward(self, x):
+        return torch.sigmoid(self.proj(x)) * x + self.bias
+
+
+class Clamp(nn.Module):
+    """Not traceable (data-dependent branch); rebuilt by importing the class with its arguments."""
+
+    def __init__(self, limit: float = 1.0) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def forward(self, x):
+        if x.abs().max() > self.limit:
+            return x.clamp(-self.limit, self.limit)
+        return x
+
+
+class UserLeaves(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = Gate(4)
+        self.second = Gate(4)
+        self.clamp = Clamp(0.5)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.clamp(self.second(self.first(x))))
+
+
+class UserLeafTracer(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
+        return isinstance(m, (Gate, Clamp)) or super().is_leaf_module(m, qualname)
+
+
+def user_leaves() -> fx.GraphModule:
+    torch.manual_seed(0)
+    root = UserLeaves().eval()
+    return fx.GraphModule(root, UserLeafTracer().trace(root), "UserLeaves")

@@ -158,8 +158,12 @@ class Branchy(nn.Module):
 
 
 class Custom(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self._twice = 2 * k
+
     def forward(self, x):
-        return x * 2
+        return x * 2 if x.sum() > 0 else x
 
 
 class LeafTracer(fx.Tracer):
@@ -168,7 +172,7 @@ class LeafTracer(fx.Tracer):
 
 
 def user_leaf():
-    root = nn.Sequential(Custom())
+    root = nn.Sequential(Custom(3))
     return fx.GraphModule(root, LeafTracer().trace(root))
 
 
@@ -190,7 +194,7 @@ def on_meta():
 
 MODEL_ERRORS = [
     ("tracing_fails", "Branchy", "torch.fx.symbolic_trace failed on"),
-    ("user_leaf_class", "user_leaf", "which fxexport cannot rebuild as code yet"),
+    ("user_leaf_class", "user_leaf", "which fxexport cannot rebuild as code: module '0' (Custom) cannot be traced"),
     ("lambda_target", "lambda_call", "has no importable qualified name; define it at module level"),
     ("rebuild_does_not_verify", "mutated", "module '0' (Linear) cannot be rebuilt as code"),
     ("meta_tensor", "on_meta", "is on the meta device and has no values to export"),
