@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import torch
@@ -74,3 +75,6 @@ CASES = [
     Case("unpickled", models.unpickled, _randn(2, 5)),
     Case("user_leaves", models.user_leaves, _randn(3, 4)),
 ]
+
+# For specs on the command line: tests.cases:CASES_BY_NAME.<name>.build
+CASES_BY_NAME = SimpleNamespace(**{case.name: case for case in CASES})

@@ -84,3 +84,24 @@ def test_diff_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "+++ actual/module.py" in out and "not in" in out and "extra.txt" in out
     assert main(["diff", str(actual), str(tmp_path)]) == 2
     assert "is not an fxexport export folder" in capsys.readouterr().err
+
+
+STANDALONE_CASES = [
+    ("wrapped_function", "module.py would import scaled_sum from tests.models"),
+    ("user_leaves", "module.py would import Clamp from tests.models"),
+]
+
+
+@pytest.mark.parametrize("case_name,message", STANDALONE_CASES, ids=[c[0] for c in STANDALONE_CASES])
+def test_standalone_refuses_non_torch_imports(tmp_path: Path, capsys: pytest.CaptureFixture[str], case_name: str, message: str) -> None:
+    spec = f"tests.cases:CASES_BY_NAME.{case_name}.build"
+    assert main(["export", spec, "-o", str(tmp_path / "strict"), "--standalone"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "standalone" in err
+    assert not (tmp_path / "strict").exists()
+    assert main(["export", spec, "-o", str(tmp_path / "lenient"), "-q"]) == 0
+    assert "fxexport: warning: module.py imports" in capsys.readouterr().err
+
+
+def test_standalone_accepts_torch_only_models(tmp_path: Path) -> None:
+    assert main(["export", "fxexport.examples:transformer_block", "-o", str(tmp_path / "pkg"), "--standalone", "-q"]) == 0
