@@ -9,7 +9,8 @@ import torch
 from torch import fx, nn
 
 from .errors import FxExportError
-from .forward import emit_forward, placeholder_name, register_globals
+from .forward import emit_forward, parameter_names, register_globals
+from .guards import is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
 from .literals import literal
@@ -34,7 +35,8 @@ class _ClassDraft:
 
 
 class _Collector:
-    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool) -> None:
+    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True) -> None:
+        self.input_checks = input_checks
         self.root = root
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         self.imports = ImportTable(self.namespace)
@@ -53,8 +55,7 @@ class _Collector:
     # names -----------------------------------------------------------------------------
     def reserve_parameters(self, graph: fx.Graph) -> None:
         """Forward parameters keep their names (callers pass them by keyword) unless they collide."""
-        for node in graph.find_nodes(op="placeholder"):
-            name = placeholder_name(node)
+        for name in parameter_names(graph):
             if name in self.params:
                 continue
             taken = not self.namespace.is_free(name) and name not in BUILTIN_NAMES
@@ -76,7 +77,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm.graph, self.namespace.child(), self.imports, self.params)
+        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks)
         init = tuple(draft.init_lines + draft.attr_lines)
         key = (init, forward.params, forward.lines)
         if not path:
@@ -92,6 +93,8 @@ class _Collector:
             target = _access(owner, path)
             if child is None:
                 owner.init_lines.append(f"{target}.register_module({name!r}, None)")
+            elif is_guards_module(child):
+                continue  # torch.export's input checks: emitted as readable code in forward
             elif id(child) in self.module_paths:
                 self.fixups.append(_assign_module(attribute_access("self", path), name, _root_access(self.module_paths[id(child)])))
             elif self.is_plain_holder(owner, child, child_path):
@@ -272,11 +275,13 @@ def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: b
     return _assign(target, name, _root_access(first), None)
 
 
-def collect(root: fx.GraphModule, *, module_name: str, class_name: str = "FxModule", standalone: bool = False) -> PackageIR:
+def collect(
+    root: fx.GraphModule, *, module_name: str, class_name: str = "FxModule", standalone: bool = False, input_checks: bool = True
+) -> PackageIR:
     """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`."""
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
-    collector = _Collector(root, class_name, standalone)
+    collector = _Collector(root, class_name, standalone, input_checks)
     collector.new_class(root, ())
     collector.training_fixups()
     classes = [c for c in collector.classes.values() if not c.is_root]

@@ -10,9 +10,11 @@ from typing import Any, Callable
 from torch import fx
 from torch.fx.node import map_aggregate
 
+from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .literals import index_code, literal
 from .names import Namespace, attribute_access, is_plain_identifier
+from .pytree_io import NotPlain, leaf_accesses, pytree_info, spec_json, structure_code
 from .targets import function_reference
 
 BINARY = {
@@ -50,17 +52,99 @@ def placeholder_name(node: fx.Node) -> str:
     return str(node.target).lstrip("*")
 
 
+def parameter_names(graph: fx.Graph) -> list[str]:
+    """The names callers pass arguments by: the original arguments of an export graph, else placeholders."""
+    info = pytree_info(graph)
+    if info is not None:
+        return list(info.orig_args)
+    return [placeholder_name(node) for node in graph.find_nodes(op="placeholder")]
+
+
+def is_guards_call(gm: fx.GraphModule, node: fx.Node) -> bool:
+    if node.op != "call_module":
+        return False
+    return is_guards_module(gm.get_submodule(str(node.target)))
+
+
 class _Emitter:
-    def __init__(self, graph: fx.Graph, namespace: Namespace, imports: ImportTable, params: dict[str, str]):
-        self.graph = graph
+    def __init__(self, gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool):
+        self.gm = gm
+        self.graph = gm.graph
         self.imports = imports
+        self.checks = checks
         self.names: dict[fx.Node, str] = {}
-        for node in graph.nodes:
-            if node.op == "placeholder":
+        self.bindings: list[str] = []
+        self.info = pytree_info(self.graph)
+        placeholders = list(self.graph.find_nodes(op="placeholder"))
+        if self.info is None:
+            for node in placeholders:
                 self.names[node] = params[placeholder_name(node)]
-        for node in graph.nodes:
+        else:
+            self.bind_pytree_inputs(placeholders, namespace, params)
+        for node in self.graph.nodes:
             if node.op not in ("placeholder", "output"):
                 self.names[node] = namespace.create(node.name)
+
+    def key_code(self, key: Any) -> str:
+        return literal(key, self.imports, lambda v: None, "pytree key")
+
+    def bind_pytree_inputs(self, placeholders: list[fx.Node], namespace: Namespace, params: dict[str, str]) -> None:
+        """Placeholders of an export graph are leaves of (args, kwargs): bind each to its access."""
+        names = [params[name] for name in self.info.orig_args]
+        args_spec, kwargs_spec = self.info.in_spec.children()
+        tops = list(zip(names[: args_spec.num_children], args_spec.children()))
+        tops += [(params[key], child) for key, child in zip(kwargs_spec.context, kwargs_spec.children())]
+        try:
+            accesses = [a for name, spec in tops for a in leaf_accesses(spec, name, self.key_code)]
+        except NotPlain:
+            accesses = []
+        if len(accesses) != len(placeholders):
+            self.bind_with_treespec(placeholders, namespace, names)
+            return
+        for node, access in zip(placeholders, accesses):
+            if access in names:
+                self.names[node] = access
+            else:
+                self.names[node] = namespace.create(node.name)
+                self.bindings.append(f"{self.names[node]} = {access}")
+
+    def bind_with_treespec(self, placeholders: list[fx.Node], namespace: Namespace, names: list[str]) -> None:
+        args_spec, kwargs_spec = self.info.in_spec.children()
+        positional = ", ".join(names[: args_spec.num_children])
+        keywords = ", ".join(f"{self.key_code(k)}: {n}" for k, n in zip(kwargs_spec.context, names[args_spec.num_children :]))
+        for node in placeholders:
+            self.names[node] = namespace.create(node.name)
+        flatten = self.imports.module("torch.fx._pytree")
+        loads = self.imports.module("torch.utils._pytree")
+        spec = f"{loads}.treespec_loads({spec_json(self.info.in_spec)!r})"
+        targets = ", ".join(self.names[n] for n in placeholders) + ("," if len(placeholders) == 1 else "")
+        self.bindings.append(f"{targets} = {flatten}.tree_flatten_spec((({positional}{',' if args_spec.num_children == 1 else ''}), {{{keywords}}}), {spec})")
+
+    def pytree_signature(self, params: dict[str, str]) -> list[str]:
+        """Original argument names; a keyword argument traced as a constant defaults to that constant."""
+        by_name = {name: node for node, name in self.names.items() if node.op == "placeholder"}
+        kwargs = set(self.info.in_spec.children()[1].context)
+        signature = []
+        for original in self.info.orig_args:
+            name = params[original]
+            value = by_name[name].meta.get("val", ...) if name in by_name else ...
+            constant = original in kwargs and (value is None or isinstance(value, (bool, int, float, str)))
+            signature.append(f"{name}={literal(value, self.imports, lambda _: None, name)}" if constant else name)
+        first_kwarg = len(self.info.orig_args) - len(kwargs)
+        defaults = ["=" in p for p in signature]
+        if any(defaults[i] and not all(defaults[i:]) for i in range(len(defaults))):
+            signature.insert(first_kwarg, "*")  # a required keyword argument after a defaulted one
+        return signature
+
+    def output_code(self, value: Any, node: fx.Node) -> str:
+        if self.info is None or self.info.out_spec is None:
+            return self.code(value, node)
+        leaves = [self.code(v, node) for v in value]
+        try:
+            return structure_code(self.info.out_spec, iter(leaves), self.key_code)
+        except NotPlain:
+            loads = self.imports.module("torch.utils._pytree")
+            return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({spec_json(self.info.out_spec)!r}))"
 
     def name_of(self, value: Any) -> str | None:
         return self.names[value] if isinstance(value, fx.Node) else None
@@ -114,13 +198,18 @@ class _Emitter:
         frees: dict[fx.Node, list[str]] = {}
         for used, user in last_use.items():
             frees.setdefault(user, []).append(self.names[used])
-        lines: list[str] = []
+        lines: list[str] = list(self.bindings)
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 continue
             if node.op == "output":
-                lines.append(f"return {self.code(node.args[0], node)}")
+                lines.append(f"return {self.output_code(node.args[0], node)}")
                 break
+            if is_guards_call(self.gm, node):
+                if self.checks:
+                    placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
+                    lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
+                continue
             if not node.users and node.op == "call_function" and node.target is operator.getitem:
                 continue  # an unused element of a tuple result: nothing to compute
             expression = self.expression(node)
@@ -130,13 +219,13 @@ class _Emitter:
         return lines
 
 
-def emit_forward(graph: fx.Graph, namespace: Namespace, imports: ImportTable, params: dict[str, str]) -> Forward:
-    """`params` maps each placeholder's parameter name to the name the code uses for it."""
-    emitter = _Emitter(graph, namespace, imports, params)
+def emit_forward(gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool = True) -> Forward:
+    """`params` maps each caller-visible parameter name to the name the code uses for it."""
+    emitter = _Emitter(gm, namespace, imports, params, checks)
+    if emitter.info is not None:
+        return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []
-    for node in graph.nodes:
-        if node.op != "placeholder":
-            continue
+    for node in gm.graph.find_nodes(op="placeholder"):
         star = str(node.target)[: len(str(node.target)) - len(placeholder_name(node))]
         default = f"={emitter.code(node.args[0], node)}" if node.args else ""
         signature.append(f"{star}{emitter.names[node]}{default}")

@@ -1,0 +1,88 @@
+"""Input checks for torch.export graphs, as readable code instead of the opaque `_guards_fn`.
+
+torch.export specialises a program to the shapes, dtypes and constants it was traced with
+(within declared `Dim` ranges). The generated forward checks its inputs the same way and
+raises a ValueError that says what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch import fx
+
+from .names import is_plain_identifier
+
+Literal = Callable[[Any], str]
+
+
+def is_guards_module(module: object) -> bool:
+    """torch.export's `_guards_fn` child: opaque compiled checks that fxexport writes out as code."""
+    return type(module).__name__ == "GuardsFn" and type(module).__module__.startswith("torch.export")
+
+
+def _symbol_range(value: torch.SymInt) -> tuple[int | None, int | None]:
+    shape_env = value.node.shape_env
+    bounds = shape_env.var_to_range.get(value.node.expr)
+    if bounds is None:
+        return None, None
+    lower, upper = bounds.lower, bounds.upper
+    low = int(lower) if getattr(lower, "is_finite", True) and lower != -float("inf") else None
+    high = int(upper) if getattr(upper, "is_finite", True) and str(upper) not in ("oo", "int_oo") else None
+    return low, high
+
+
+def _dimension(expr: str, size: Any, seen: dict[str, str], conditions: list[str], shown: list[str]) -> None:
+    if isinstance(size, int):
+        conditions.append(f"{expr} != {size}")
+        shown.append(str(size))
+        return
+    symbol = str(size.node.expr)
+    if not size.node.expr.is_Symbol:
+        shown.append(symbol)
+        return
+    if symbol in seen:
+        conditions.append(f"{expr} != {seen[symbol]}")
+        shown.append(seen[symbol])
+        return
+    seen[symbol] = expr
+    low, high = _symbol_range(size)
+    if low is not None and low > 0:
+        conditions.append(f"{expr} < {low}")
+    if high is not None:
+        conditions.append(f"{expr} > {high}")
+    shown.append(f"{low if low is not None else ''}..{high if high is not None else ''}")
+
+
+def _tensor_check(name: str, value: torch.Tensor, seen: dict[str, str], literal: Literal) -> list[str]:
+    conditions = [f"{name}.dim() != {value.dim()}"]
+    shown: list[str] = []
+    for index, size in enumerate(value.shape):
+        _dimension(f"{name}.shape[{index}]", size, seen, conditions, shown)
+    conditions.append(f"{name}.dtype != {literal(value.dtype)}")
+    expected = f"{str(value.dtype).removeprefix('torch.')} tensor of shape [{', '.join(shown)}]"
+    message = f'f"{name}: expected a {expected}, got {{{name}.dtype}} {{list({name}.shape)}}"'
+    return [f"if {' or '.join(conditions)}:", f"    raise ValueError({message})"]
+
+
+def input_checks(placeholders: list[tuple[fx.Node, str]], literal: Literal) -> list[str]:
+    """Lines that check each placeholder against the value it was traced with (`node.meta['val']`)."""
+    lines: list[str] = []
+    seen: dict[str, str] = {}
+    for node, name in placeholders:
+        if "val" not in node.meta or not is_plain_identifier(name):
+            continue
+        value = node.meta["val"]
+        if isinstance(value, torch.Tensor):
+            lines += _tensor_check(name, value, seen, literal)
+        elif isinstance(value, torch.SymInt):
+            conditions: list[str] = []
+            _dimension(name, value, seen, conditions, [])
+            if conditions:
+                lines += [f"if {' or '.join(conditions)}:", f'    raise ValueError(f"{name}: out of the exported range, got {{{name}}}")']
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            code = literal(value)
+            check = f"{name} is not {code}" if value is None or isinstance(value, bool) else f"{name} != {code}"
+            lines += [f"if {check}:", f"    raise ValueError({('%s: this export is specialised to %s, got ' % (name, code))!r} + repr({name}))"]
+    return lines
