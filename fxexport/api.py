@@ -12,6 +12,7 @@ from .collect import collect
 from .formatting import format_sources
 from .ir import PackageIR
 from .names import is_plain_identifier
+from .producers import normalize
 from .render import render
 from .errors import FxExportError
 from .write import check_target, write_package
@@ -37,11 +38,15 @@ def generate(
     module_name: str = "FxModule",
     templates: Sequence[Path] = (),
     standalone: bool = False,
+    input_checks: bool = True,
 ) -> tuple[PackageIR, dict[str, str]]:
-    """Collect, render and format without touching the disk: the IR and `{path: source}`."""
+    """Collect, render and format without touching the disk: the IR and `{path: source}`.
+
+    `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
+    """
     if not is_plain_identifier(module_name):
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
-    package = collect(gm, module_name=package_name, class_name=module_name, standalone=standalone)
+    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks)
     return package, format_sources(render(package, templates))
 
 
@@ -52,15 +57,19 @@ def export(
     module_name: str = "FxModule",
     overwrite: bool = False,
     standalone: bool = False,
+    input_checks: bool = True,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
     The folder holds `__init__.py`, `module.py`, the weights as safetensors and a manifest.
     With `standalone=True`, any import other than torch and the standard library is an error.
+    `input_checks=False` drops the input checks torch.export graphs carry (kept by default).
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
     folder = Path(folder)
     check_target(folder, overwrite)
-    package, sources = generate(gm, package_name=folder.name, module_name=module_name, standalone=standalone)
+    package, sources = generate(
+        gm, package_name=folder.name, module_name=module_name, standalone=standalone, input_checks=input_checks
+    )
     files = write_package(folder, sources, package, __version__, overwrite)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

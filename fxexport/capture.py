@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import torch
 from torch import fx, nn
 
 from .errors import FxExportError
+from .producers import load_pt2, normalize
 
 
 def _load_file(path: Path) -> Any:
@@ -49,22 +51,43 @@ def load_object(spec: str) -> Any:
     return obj
 
 
-def to_graph_module(obj: Any, where: str) -> fx.GraphModule:
-    """A GraphModule as is; an nn.Module traced with symbolic_trace; a callable called once."""
-    if not isinstance(obj, nn.Module) and callable(obj):
+def to_graph_module(obj: Any, where: str, via: str = "trace", example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> fx.GraphModule:
+    """A GraphModule as is; an nn.Module traced (`via="trace"`) or exported (`via="export"`); a callable called once."""
+    if not isinstance(obj, nn.Module) and not isinstance(obj, torch.export.ExportedProgram) and callable(obj):
         try:
             obj = obj()
         except Exception as error:
             raise FxExportError(f"calling {where} with no arguments failed: {type(error).__name__}: {error}") from error
+    obj = normalize(obj)
+    if via == "export":
+        return _export(obj, where, example)
     if isinstance(obj, fx.GraphModule):
         return obj
     if isinstance(obj, nn.Module):
         try:
             return fx.symbolic_trace(obj)
         except Exception as error:
-            raise FxExportError(f"torch.fx.symbolic_trace failed on {where}: {type(error).__name__}: {error}") from error
+            raise FxExportError(f"torch.fx.symbolic_trace failed on {where}: {type(error).__name__}: {error}; try --via export") from error
     raise FxExportError(f"{where} is a {type(obj).__qualname__}, not a GraphModule, an nn.Module or a callable returning one")
 
 
-def capture(spec: str) -> fx.GraphModule:
-    return to_graph_module(load_object(spec), repr(spec))
+def _export(obj: Any, where: str, example: tuple[tuple[Any, ...], dict[str, Any]] | None) -> fx.GraphModule:
+    if not isinstance(obj, nn.Module):
+        raise FxExportError(f"--via export needs an nn.Module, but {where} is a {type(obj).__qualname__}")
+    if example is None:
+        raise FxExportError(
+            f"--via export needs example inputs for {where}: pass --example-inputs module:attr naming a tuple of args "
+            "(or a dict with 'args' and 'kwargs', or a function returning one)"
+        )
+    args, kwargs = example
+    try:
+        return torch.export.export(obj, args, kwargs).module()
+    except Exception as error:
+        raise FxExportError(f"torch.export.export failed on {where}: {type(error).__name__}: {error}") from error
+
+
+def capture(spec: str, via: str = "trace", example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> fx.GraphModule:
+    """A spec (`module:attr`, `file.py:attr` or a `.pt2` file) as a GraphModule."""
+    if spec.endswith(".pt2") and Path(spec).is_file():
+        return load_pt2(Path(spec))
+    return to_graph_module(load_object(spec), repr(spec), via, example)

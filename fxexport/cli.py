@@ -16,8 +16,11 @@ from .errors import FxExportError
 
 
 def _export(args: argparse.Namespace) -> int:
-    gm = capture(args.spec)
-    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite, standalone=args.standalone)
+    example = None
+    if args.example_inputs is not None:
+        example = example_inputs(load_object(args.example_inputs), repr(args.example_inputs))
+    gm = capture(args.spec, args.via, example)
+    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite, standalone=args.standalone, input_checks=args.input_checks)
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
     if not args.quiet:
@@ -63,7 +66,10 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors and warnings")
 
     run = commands.add_parser("export", parents=[common], help="export a GraphModule or nn.Module to a package folder")
-    run.add_argument("spec", help="package.module:attr or path/to/file.py:attr (GraphModule, nn.Module, or a callable returning one)")
+    run.add_argument("spec", help="package.module:attr, path/to/file.py:attr (a GraphModule, nn.Module, ExportedProgram, or a callable returning one), or a .pt2 file")
+    run.add_argument("--via", choices=("trace", "export"), default="trace", help="how to capture an nn.Module: torch.fx.symbolic_trace (default) or torch.export.export")
+    run.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of example inputs for --via export: a tuple of args, or a dict with 'args'/'kwargs'")
+    run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")
     run.add_argument("-o", "--output", required=True, type=Path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")

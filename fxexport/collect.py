@@ -234,8 +234,10 @@ class _Collector:
 
 
 def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
+    """The source class's name, or one made from the path for generic and lambda GraphModules."""
     name = type(gm).__name__
-    return f"{path[-1]}_module" if name in ("GraphModule", "GraphModuleImpl") else name
+    generic = name in ("GraphModule", "GraphModuleImpl", "InterpreterModule") or not name.isidentifier()
+    return (path[-1] if path[-1][:1].isalpha() else f"{path[-1]}_module") if generic else name
 
 
 def _camel(name: str) -> str:

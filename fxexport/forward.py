@@ -10,6 +10,7 @@ from typing import Any, Callable
 from torch import fx
 from torch.fx.node import map_aggregate
 
+from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .literals import index_code, literal
@@ -91,9 +92,7 @@ class _Emitter:
     def bind_pytree_inputs(self, placeholders: list[fx.Node], namespace: Namespace, params: dict[str, str]) -> None:
         """Placeholders of an export graph are leaves of (args, kwargs): bind each to its access."""
         names = [params[name] for name in self.info.orig_args]
-        args_spec, kwargs_spec = self.info.in_spec.children()
-        tops = list(zip(names[: args_spec.num_children], args_spec.children()))
-        tops += [(params[key], child) for key, child in zip(kwargs_spec.context, kwargs_spec.children())]
+        tops = self.top_level_specs(names, params)
         try:
             accesses = [a for name, spec in tops for a in leaf_accesses(spec, name, self.key_code)]
         except NotPlain:
@@ -108,7 +107,25 @@ class _Emitter:
                 self.names[node] = namespace.create(node.name)
                 self.bindings.append(f"{self.names[node]} = {access}")
 
+    def top_level_specs(self, names: list[str], params: dict[str, str]) -> list[tuple[str, Any]]:
+        """(parameter, its TreeSpec): export's in_spec is (args, kwargs); make_fx's is just args."""
+        if self.has_kwargs_spec():
+            args_spec, kwargs_spec = self.info.in_spec.children()
+            tops = list(zip(names[: args_spec.num_children], args_spec.children()))
+            return tops + [(params[key], child) for key, child in zip(kwargs_spec.context, kwargs_spec.children())]
+        return list(zip(names, self.info.in_spec.children()))
+
+    def has_kwargs_spec(self) -> bool:
+        spec = self.info.in_spec
+        if spec.type is not tuple or spec.num_children != 2:
+            return False
+        args_spec, kwargs_spec = spec.children()
+        return (args_spec.type is tuple and kwargs_spec.type is dict
+                and args_spec.num_children + kwargs_spec.num_children == len(self.info.orig_args))  # fmt: skip
+
     def bind_with_treespec(self, placeholders: list[fx.Node], namespace: Namespace, names: list[str]) -> None:
+        if not self.has_kwargs_spec():
+            raise FxExportError(f"cannot write the input structure {self.info.in_spec} as code")
         args_spec, kwargs_spec = self.info.in_spec.children()
         positional = ", ".join(names[: args_spec.num_children])
         keywords = ", ".join(f"{self.key_code(k)}: {n}" for k, n in zip(kwargs_spec.context, names[args_spec.num_children :]))
@@ -123,7 +140,7 @@ class _Emitter:
     def pytree_signature(self, params: dict[str, str]) -> list[str]:
         """Original argument names; a keyword argument traced as a constant defaults to that constant."""
         by_name = {name: node for node, name in self.names.items() if node.op == "placeholder"}
-        kwargs = set(self.info.in_spec.children()[1].context)
+        kwargs = set(self.info.in_spec.children()[1].context) if self.has_kwargs_spec() else set()
         signature = []
         for original in self.info.orig_args:
             name = params[original]

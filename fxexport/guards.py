@@ -48,7 +48,9 @@ def _dimension(expr: str, size: Any, seen: dict[str, str], conditions: list[str]
         return
     seen[symbol] = expr
     low, high = _symbol_range(size)
-    if low is not None and low > 0:
+    if low is not None and low <= 2:
+        low = None  # 2 is the shape environment's own floor for a dynamic size, not the user's minimum
+    if low is not None:
         conditions.append(f"{expr} < {low}")
     if high is not None:
         conditions.append(f"{expr} > {high}")

@@ -10,6 +10,11 @@ import torch
 from torch import fx, nn
 
 from tests import models
+from tests.producers import PRODUCERS
+
+# One small model per producer joins the golden catalogue.
+GOLDEN_PRODUCERS = {"export_mixed", "export_cond", "export_dynamic", "unflatten_mixed", "make_fx_mlp", "make_fx_symbolic",
+                    "dynamo_mixed", "dynamo_dynamic", "concrete_args"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,7 @@ CASES = [
     Case("deep_copied", models.deep_copied, _randn(2, 6)),
     Case("unpickled", models.unpickled, _randn(2, 5)),
     Case("user_leaves", models.user_leaves, _randn(3, 4)),
+    *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
 ]
 
 # For specs on the command line: tests.cases:CASES_BY_NAME.<name>.build

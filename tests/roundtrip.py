@@ -14,6 +14,9 @@ import torch.utils._pytree as pytree
 from safetensors.torch import save_file
 from torch import fx, nn
 
+from fxexport.guards import is_guards_module
+from fxexport.producers import normalize
+
 REPO = Path(__file__).resolve().parent.parent
 CHECKER = Path(__file__).resolve().parent / "check_packages.py"
 
@@ -43,6 +46,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
     with torch.no_grad():
         out = gm(*args, **kwargs)
     leaves, treespec = pytree.tree_flatten(out)
+    gm = normalize(gm)  # unflattened modules: compare structure with their GraphModule form
     state = gm.state_dict()
     buffers = dict(gm.named_buffers(remove_duplicate=False))
     for key, value in state.items():
@@ -59,13 +63,18 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "state_keys": list(state),
         "buffers": list(buffers),
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
-        "training": {k: m.training for k, m in gm.named_modules(remove_duplicate=False)},
+        "training": {k: m.training for k, m in _modules(gm)},
         "sharing": _sharing(gm),
-        "classes": {k: type(m).__name__ for k, m in gm.named_modules(remove_duplicate=False) if not isinstance(m, fx.GraphModule)},
+        "classes": {k: type(m).__name__ for k, m in _modules(gm) if not isinstance(m, fx.GraphModule)},
     }
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(spec, indent=1))
     save_file(encoder.tensors, str(folder / f"{name}.safetensors"))
+
+
+def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """Every module but torch.export's `_guards_fn`, which the export writes as code in forward."""
+    return [(k, m) for k, m in model.named_modules(remove_duplicate=False) if not is_guards_module(m)]
 
 
 def _sharing(model: nn.Module) -> list[list[str]]:

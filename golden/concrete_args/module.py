@@ -1,0 +1,84 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 12; buffers: 0; 48 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+from pathlib import Path
+
+import torch
+import torch.fx._symbolic_trace
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.lin = nn.Linear(3, 3)
+        self.eval()
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, x, use_relu_1=True, bias_1=None):
+        eq = use_relu_1 == False
+        del use_relu_1
+        torch._assert(
+            eq,
+            "use_relu has been specialized to have value False but got another value",
+        )
+        del eq
+        torch.fx._symbolic_trace._assert_is_none(
+            bias_1, "bias has been specialized to have value None but got another value"
+        )
+        del bias_1
+        lin = self.lin(x)
+        del x
+        return lin
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        try:
+            weights = safe_open(folder / file_name, framework="pt", device=target)
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot read weights {file_name} in {folder}: {error}; the file is damaged "
+                f"or incomplete (check the folder with: python -m fxexport verify {folder})"
+            ) from error
+        with weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

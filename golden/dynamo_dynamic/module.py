@@ -1,0 +1,38 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 0; buffers: 0; 0 bytes of tensors in no weight file.
+Generated with torch 2.13.0.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+
+    def forward(
+        self,
+        L_x_,
+        L_self_modules_proj_parameters_weight_,
+        L_self_modules_proj_parameters_bias_,
+    ):
+        linear = F.linear(
+            L_x_,
+            L_self_modules_proj_parameters_weight_,
+            L_self_modules_proj_parameters_bias_,
+        )
+        del (
+            L_x_,
+            L_self_modules_proj_parameters_weight_,
+            L_self_modules_proj_parameters_bias_,
+        )
+        reshape = linear.reshape(6, 6)
+        del linear
+        softmax = reshape.softmax(-1)
+        del reshape
+        view = softmax.view(2, 18)
+        del softmax
+        return (view,)

@@ -1,0 +1,44 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 0; buffers: 0; 0 bytes of tensors in no weight file.
+Generated with torch 2.13.0.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+
+    def forward(
+        self,
+        L_self_modules_lin_parameters_weight_,
+        L_self_modules_lin_parameters_bias_,
+        L_x_,
+        L_self_buffers_offset_,
+        L_extra_a_,
+        L_self_buffers_running_,
+    ):
+        linear = F.linear(
+            L_x_,
+            L_self_modules_lin_parameters_weight_,
+            L_self_modules_lin_parameters_bias_,
+        )
+        del L_self_modules_lin_parameters_weight_, L_self_modules_lin_parameters_bias_
+        mul = linear * 2.0
+        del linear
+        add = mul + L_self_buffers_offset_
+        del mul, L_self_buffers_offset_
+        tensor = torch.tensor([1.0, 2.0, 3.0, 4.0])
+        y = add + tensor
+        del add, tensor
+        sum_1 = L_extra_a_.sum()
+        del L_extra_a_
+        relu = L_x_.relu()
+        del L_x_
+        add_2 = L_self_buffers_running_ + 1
+        del L_self_buffers_running_
+        return (y, sum_1, relu, add_2)

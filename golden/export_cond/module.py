@@ -1,0 +1,137 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 40; buffers: 0; 160 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+import operator
+from pathlib import Path
+
+import torch
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class TrueGraph0(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
+        linear = torch.ops.aten.linear.default(x, p_up_weight, p_up_bias)
+        del x, p_up_weight, p_up_bias
+        relu = torch.ops.aten.relu.default(linear)
+        del linear
+        return (relu,)
+
+
+class FalseGraph0(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
+        linear = torch.ops.aten.linear.default(x, p_down_weight, p_down_bias)
+        del x, p_down_weight, p_down_bias
+        sub = torch.ops.aten.sub.Tensor(linear, 1)
+        del linear
+        return (sub,)
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.up = nn.Module()
+            self.up.weight = nn.Parameter(torch.empty(4, 4))
+            self.up.bias = nn.Parameter(torch.empty(4))
+            self.down = nn.Module()
+            self.down.weight = nn.Parameter(torch.empty(4, 4))
+            self.down.bias = nn.Parameter(torch.empty(4))
+            self.true_graph_0 = TrueGraph0()
+            self.false_graph_0 = FalseGraph0()
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, x):
+        up_weight = self.up.weight
+        up_bias = self.up.bias
+        down_weight = self.down.weight
+        down_bias = self.down.bias
+        if (
+            x.dim() != 2
+            or x.shape[0] != 3
+            or x.shape[1] != 4
+            or x.dtype != torch.float32
+        ):
+            raise ValueError(
+                f"x: expected a float32 tensor of shape [3, 4], got {x.dtype} {list(x.shape)}"
+            )
+        sum_1 = torch.ops.aten.sum.default(x)
+        gt = torch.ops.aten.gt.Scalar(sum_1, 0)
+        del sum_1
+        true_graph_0 = self.true_graph_0
+        false_graph_0 = self.false_graph_0
+        cond = torch.ops.higher_order.cond(
+            gt,
+            true_graph_0,
+            false_graph_0,
+            (x, up_bias, up_weight, down_bias, down_weight),
+        )
+        del (
+            x,
+            gt,
+            true_graph_0,
+            false_graph_0,
+            up_bias,
+            up_weight,
+            down_bias,
+            down_weight,
+        )
+        getitem = cond[0]
+        del cond
+        return getitem
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        try:
+            weights = safe_open(folder / file_name, framework="pt", device=target)
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot read weights {file_name} in {folder}: {error}; the file is damaged "
+                f"or incomplete (check the folder with: python -m fxexport verify {folder})"
+            ) from error
+        with weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

@@ -1,0 +1,96 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 42; buffers: 0; 168 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.proj = nn.Module()
+            self.proj.weight = nn.Parameter(torch.empty(6, 6))
+            self.proj.bias = nn.Parameter(torch.empty(6))
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, x):
+        proj_weight = self.proj.weight
+        proj_bias = self.proj.bias
+        if (
+            x.dim() != 3
+            or x.shape[0] > 16
+            or x.shape[1] > 32
+            or x.shape[2] != 6
+            or x.dtype != torch.float32
+        ):
+            raise ValueError(
+                f"x: expected a float32 tensor of shape [..16, ..32, 6], got {x.dtype} {list(x.shape)}"
+            )
+        sym_size_int_2 = torch.ops.aten.sym_size.int(x, 0)
+        sym_size_int_3 = torch.ops.aten.sym_size.int(x, 1)
+        linear = torch.ops.aten.linear.default(x, proj_weight, proj_bias)
+        del x, proj_weight, proj_bias
+        mul = sym_size_int_2 * sym_size_int_3
+        reshape = torch.ops.aten.reshape.default(linear, [mul, 6])
+        del linear, mul
+        softmax = torch.ops.aten.softmax.int(reshape, -1)
+        del reshape
+        mul_1 = sym_size_int_3 * 6
+        del sym_size_int_3
+        view = torch.ops.aten.view.default(softmax, [sym_size_int_2, mul_1])
+        del sym_size_int_2, softmax, mul_1
+        return view
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        try:
+            weights = safe_open(folder / file_name, framework="pt", device=target)
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot read weights {file_name} in {folder}: {error}; the file is damaged "
+                f"or incomplete (check the folder with: python -m fxexport verify {folder})"
+            ) from error
+        with weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

@@ -1,0 +1,107 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 20; buffers: 2; 128 bytes of tensors in weights.safetensors.
+Generated with torch 2.13.0.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+WEIGHT_FILES = ("weights.safetensors",)
+
+
+class Lin(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(4, 4))
+        self.bias = nn.Parameter(torch.empty(4))
+
+    def forward(self, x):
+        weight = self.weight
+        bias = self.bias
+        linear = torch.ops.aten.linear.default(x, weight, bias)
+        del x, weight, bias
+        return linear
+
+
+class FxModule(nn.Module):
+    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        with torch.device("meta"):
+            self.lin = Lin()
+            self.register_buffer("offset", torch.empty(4), persistent=False)
+            self.register_buffer("running", torch.empty(4))
+            self.lifted_tensor_0 = torch.empty(4)
+        if load_weights:
+            load_tensors(self, device=device, dtype=dtype)
+
+    def forward(self, arg0, arg1, scale=2.0):
+        extra_a = arg1["a"]
+        lifted_tensor_0 = self.lifted_tensor_0
+        running = self.running
+        offset = self.offset
+        lin = self.lin(arg0)
+        mul = torch.ops.aten.mul.Tensor(lin, 2.0)
+        del lin
+        add = torch.ops.aten.add.Tensor(mul, offset)
+        del mul, offset
+        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(lifted_tensor_0)
+        del lifted_tensor_0
+        detach_ = torch.ops.aten.detach_.default(lift_fresh_copy)
+        del lift_fresh_copy
+        add_1 = torch.ops.aten.add.Tensor(add, detach_)
+        del add, detach_
+        sum_1 = torch.ops.aten.sum.default(extra_a)
+        del extra_a
+        relu = torch.ops.aten.relu.default(arg0)
+        del arg0
+        add_2 = torch.ops.aten.add.Tensor(running, 1)
+        del running
+        return {"y": add_1, "rest": (sum_1, [relu, add_2])}
+
+
+def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+
+    The files sit next to this module. A tensor held in several places (tied weights)
+    is stored once and assigned to every place that holds it.
+    """
+    from safetensors import safe_open
+
+    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
+    paths: dict[int, str] = {}
+    for owner_path, owner in module.named_modules():
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
+                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
+    folder = Path(__file__).resolve().parent
+    target = str(torch.device(device if device is not None else "cpu"))
+    for file_name in WEIGHT_FILES:
+        try:
+            weights = safe_open(folder / file_name, framework="pt", device=target)
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot read weights {file_name} in {folder}: {error}; the file is damaged "
+                f"or incomplete (check the folder with: python -m fxexport verify {folder})"
+            ) from error
+        with weights:
+            for key in weights.keys():
+                owner_path, _, name = key.rpartition(".")
+                stub = getattr(module.get_submodule(owner_path), name)
+                tensor = weights.get_tensor(key)
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                if isinstance(stub, nn.Parameter):
+                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+                for owner, attr in places.pop(id(stub))[1]:
+                    setattr(owner, attr, tensor)
+    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
+    if missing:
+        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")

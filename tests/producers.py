@@ -1,0 +1,194 @@
+"""GraphModules from every producer: torch.export, unflatten, make_fx, dynamo, symbolic_trace variants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import fx, nn
+from torch.export import Dim
+
+from fxexport.examples import TransformerBlock
+
+
+class Mixed(nn.Module):
+    """Keyword and default inputs, a dict input, nested outputs, a constant and a non-persistent buffer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("offset", torch.full((4,), 0.5), persistent=False)
+        self.register_buffer("running", torch.zeros(4))
+
+    def forward(self, x, extra, *, scale=2.0):
+        y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
+        return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
+
+
+class Branch(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.Linear(4, 4)
+        self.down = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
+
+
+class Loop(nn.Module):
+    def forward(self, x):
+        def cond(i, acc):
+            return i < 3
+
+        def body(i, acc):
+            return i + 1, acc * 2 + 1
+
+        return torch._higher_order_ops.while_loop(cond, body, (torch.tensor(0), x))[1]
+
+
+class Shapes(nn.Module):
+    def forward(self, x):
+        return (x * x.shape[0]).reshape(x.shape[0] * x.shape[1], -1).sum(0) / x.shape[1]
+
+
+class Dynamic(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x):
+        batch, tokens = x.shape[0], x.shape[1]
+        return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
+
+
+class Flagged(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, use_relu: bool = True, bias=None):
+        y = self.lin(x)
+        return y.relu() if use_relu else y
+
+
+@dataclass(frozen=True)
+class Producer:
+    name: str
+    build: Callable[[], fx.GraphModule]
+    args: Callable[[], tuple[Any, ...]]
+    kwargs: Callable[[], dict[str, Any]] = field(default=dict)
+    other_sizes: tuple[Callable[[], tuple[Any, ...]], ...] = ()
+
+
+def _seeded(cls: type[nn.Module]) -> nn.Module:
+    torch.manual_seed(0)
+    return cls().eval()
+
+
+def _x(*shape: int, seed: int = 1) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def exported(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]], kwargs: Callable[[], dict[str, Any]] = dict, dynamic: Any = None) -> Callable[[], fx.GraphModule]:
+    return lambda: torch.export.export(_seeded(cls), args(), kwargs(), dynamic_shapes=dynamic).module()
+
+
+def make_fx_graph(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]], mode: str = "real") -> Callable[[], fx.GraphModule]:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def build() -> fx.GraphModule:
+        module = _seeded(cls)
+        return make_fx(lambda *a: module(*a), tracing_mode=mode)(*args())
+
+    return build
+
+
+class Dynamo:
+    """The GraphModule torch.compile hands to a custom backend, and the inputs it passed."""
+
+    def __init__(self, cls: type[nn.Module], args: Callable[[], tuple[Any, ...]]) -> None:
+        self.cls, self.model_args = cls, args
+        self.example_inputs: tuple[Any, ...] = ()
+
+    def build(self) -> fx.GraphModule:
+        import torch._dynamo
+
+        captured: list[fx.GraphModule] = []
+
+        def backend(gm: fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+            captured.append(gm)
+            self.example_inputs = tuple(example_inputs)
+            return gm.forward
+
+        torch._dynamo.reset()
+        torch.compile(_seeded(self.cls), backend=backend, dynamic=False)(*self.model_args())
+        return captured[0]
+
+    def args(self) -> tuple[Any, ...]:
+        return tuple(t.detach().clone() if isinstance(t, torch.Tensor) else t for t in self.example_inputs)
+
+
+def dynamo(name: str, cls: type[nn.Module], args: Callable[[], tuple[Any, ...]]) -> Producer:
+    """On torch 2.13 dynamo passes parameters and buffers as graph inputs (named L_self_...)."""
+    capture = Dynamo(cls, args)
+    return Producer(name, capture.build, capture.args)
+
+
+def concrete(cls: type[nn.Module], concrete_args: dict[str, Any]) -> Callable[[], fx.GraphModule]:
+    return lambda: fx.symbolic_trace(_seeded(cls), concrete_args=concrete_args)
+
+
+MIXED_ARGS = lambda: (_x(2, 4), {"a": _x(3, seed=2)})  # noqa: E731
+PRODUCERS = [
+    Producer("export_mixed", exported(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
+    Producer("export_transformer", exported(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
+    Producer("export_cond", exported(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),), other_sizes=(lambda: (-_x(3, 4).abs(),),)),
+    Producer("export_while_loop", exported(Loop, lambda: (_x(3),)), lambda: (_x(3),)),
+    Producer(
+        "export_dynamic",
+        exported(Dynamic, lambda: (_x(2, 3, 6),), dynamic=({0: Dim("batch", min=1, max=16), 1: Dim("tokens", min=2, max=32)},)),
+        lambda: (_x(2, 3, 6),),
+        other_sizes=(lambda: (_x(5, 7, 6, seed=3),), lambda: (_x(1, 2, 6, seed=4),)),
+    ),
+    Producer("make_fx_mlp", make_fx_graph(Mixed, MIXED_ARGS), MIXED_ARGS),
+    Producer("make_fx_transformer", make_fx_graph(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
+    Producer(
+        "make_fx_symbolic",
+        make_fx_graph(Shapes, lambda: (_x(2, 3, 6),), mode="symbolic"),
+        lambda: (_x(2, 3, 6),),
+        other_sizes=(lambda: (_x(4, 5, 6, seed=3),),),
+    ),
+    dynamo("dynamo_mixed", Mixed, MIXED_ARGS),
+    dynamo("dynamo_transformer", TransformerBlock, lambda: (_x(2, 5, 32),)),
+    dynamo("dynamo_dynamic", Dynamic, lambda: (_x(2, 3, 6),)),
+    Producer("concrete_args", concrete(Flagged, {"use_relu": False, "bias": None}), lambda: (_x(2, 3), False)),
+    Producer("concrete_transformer", concrete(TransformerBlock, {}), lambda: (_x(2, 5, 32),)),
+    Producer("concrete_relu", concrete(Flagged, {"use_relu": True}), lambda: (_x(2, 3), True)),
+]
+
+
+class Outer(nn.Module):
+    """A hierarchy for torch.export.unflatten to restore."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = TransformerBlock()
+        self.head = nn.Linear(32, 3)
+
+    def forward(self, x, *, scale=1.0):
+        return {"out": self.head(self.block(x)) * scale}
+
+
+def unflattened(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]], kwargs: Callable[[], dict[str, Any]] = dict) -> Callable[[], Any]:
+    return lambda: torch.export.unflatten(torch.export.export(_seeded(cls), args(), kwargs()))
+
+
+UNFLATTENED = [
+    Producer("unflatten_outer", unflattened(Outer, lambda: (_x(2, 5, 32),), lambda: {"scale": 1.0}), lambda: (_x(2, 5, 32),), lambda: {"scale": 1.0}),
+    Producer("unflatten_mixed", unflattened(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
+    Producer("unflatten_cond", unflattened(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),)),
+]
+PRODUCERS += UNFLATTENED
+
+DYNAMIC_INPUTS = {"args": (_x(2, 3, 6),)}
