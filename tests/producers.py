@@ -47,6 +47,25 @@ class Loop(nn.Module):
         return torch._higher_order_ops.while_loop(cond, body, (torch.tensor(0), x))[1]
 
 
+class Scoped(nn.Module):
+    """Activation checkpointing, no_grad and autocast regions: wrap higher-order ops under torch.export."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        y = checkpoint(lambda t: self.a(t).relu(), x, use_reentrant=False)
+        with torch.no_grad():
+            z = self.b(y)
+        with torch.autocast("cpu", enabled=False):
+            w = z * 2
+        return w + y
+
+
 class Shapes(nn.Module):
     def forward(self, x):
         return (x * x.shape[0]).reshape(x.shape[0] * x.shape[1], -1).sum(0) / x.shape[1]
@@ -144,6 +163,7 @@ PRODUCERS = [
     Producer("export_mixed", exported(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
     Producer("export_transformer", exported(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
     Producer("export_cond", exported(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),), other_sizes=(lambda: (-_x(3, 4).abs(),),)),
+    Producer("export_scoped_regions", exported(Scoped, lambda: (_x(2, 4),)), lambda: (_x(2, 4),)),
     Producer("export_while_loop", exported(Loop, lambda: (_x(3),)), lambda: (_x(3),)),
     Producer(
         "export_dynamic",
@@ -152,6 +172,7 @@ PRODUCERS = [
         other_sizes=(lambda: (_x(5, 7, 6, seed=3),), lambda: (_x(1, 2, 6, seed=4),)),
     ),
     Producer("make_fx_mlp", make_fx_graph(Mixed, MIXED_ARGS), MIXED_ARGS),
+    Producer("make_fx_cond", make_fx_graph(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),)),
     Producer("make_fx_transformer", make_fx_graph(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
     Producer(
         "make_fx_symbolic",
@@ -162,6 +183,7 @@ PRODUCERS = [
     dynamo("dynamo_mixed", Mixed, MIXED_ARGS),
     dynamo("dynamo_transformer", TransformerBlock, lambda: (_x(2, 5, 32),)),
     dynamo("dynamo_dynamic", Dynamic, lambda: (_x(2, 3, 6),)),
+    dynamo("dynamo_cond", Branch, lambda: (_x(3, 4),)),
     Producer("concrete_args", concrete(Flagged, {"use_relu": False, "bias": None}), lambda: (_x(2, 3), False)),
     Producer("concrete_transformer", concrete(TransformerBlock, {}), lambda: (_x(2, 5, 32),)),
     Producer("concrete_relu", concrete(Flagged, {"use_relu": True}), lambda: (_x(2, 3), True)),
