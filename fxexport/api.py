@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from torch import fx
 
@@ -13,6 +13,7 @@ from .formatting import format_sources
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
+from .shards import plan_weights
 from .render import render
 from .errors import FxExportError
 from .write import check_target, write_package
@@ -39,6 +40,8 @@ def generate(
     templates: Sequence[Path] = (),
     standalone: bool = False,
     input_checks: bool = True,
+    weights: str = "safetensors",
+    max_shard_size: str | int | None = None,
 ) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
@@ -47,6 +50,7 @@ def generate(
     if not is_plain_identifier(module_name):
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks)
+    package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
     return package, format_sources(render(package, templates))
 
 
@@ -58,18 +62,30 @@ def export(
     overwrite: bool = False,
     standalone: bool = False,
     input_checks: bool = True,
+    weights: str = "safetensors",
+    max_shard_size: str | int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
     The folder holds `__init__.py`, `module.py`, the weights as safetensors and a manifest.
     With `standalone=True`, any import other than torch and the standard library is an error.
     `input_checks=False` drops the input checks torch.export graphs carry (kept by default).
+    `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);
+    `max_shard_size` (bytes or e.g. "2GB") splits the weights into shards with an index.
+    `progress(done, total)` is called as weight bytes are written.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
     folder = Path(folder)
     check_target(folder, overwrite)
     package, sources = generate(
-        gm, package_name=folder.name, module_name=module_name, standalone=standalone, input_checks=input_checks
+        gm,
+        package_name=folder.name,
+        module_name=module_name,
+        standalone=standalone,
+        input_checks=input_checks,
+        weights=weights,
+        max_shard_size=max_shard_size,
     )
-    files = write_package(folder, sources, package, __version__, overwrite)
+    files = write_package(folder, sources, package, __version__, overwrite, progress)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -6,7 +6,7 @@ import argparse
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TextIO
 
 from .api import __version__, export
 from .capture import capture, load_object, to_graph_module
@@ -20,7 +20,17 @@ def _export(args: argparse.Namespace) -> int:
     if args.example_inputs is not None:
         example = example_inputs(load_object(args.example_inputs), repr(args.example_inputs))
     gm = capture(args.spec, args.via, example)
-    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite, standalone=args.standalone, input_checks=args.input_checks)
+    result = export(
+        gm,
+        args.output,
+        module_name=args.name,
+        overwrite=args.overwrite,
+        standalone=args.standalone,
+        input_checks=args.input_checks,
+        weights=args.weights,
+        max_shard_size=args.max_shard_size,
+        progress=None if args.quiet else ProgressBar(sys.stderr),
+    )
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
     if not args.quiet:
@@ -28,6 +38,27 @@ def _export(args: argparse.Namespace) -> int:
     if args.check is not None:
         return _print_diff(result.folder, args.check, args.quiet)
     return 0
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal, for exports that write more than a few hundred MB."""
+
+    THRESHOLD = 256 << 20
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < self.THRESHOLD or not self.stream.isatty():
+            return
+        percent = done * 100 // max(total, 1)
+        if percent != self.shown:
+            self.shown = percent
+            bar = "#" * (percent // 4)
+            end = "\n" if done >= total else ""
+            self.stream.write(f"\rwriting weights [{bar:<25}] {percent:3d}% of {total / 1e6:,.0f} MB{end}")
+            self.stream.flush()
 
 
 def _print_diff(actual: Path, golden: Path, quiet: bool) -> int:
@@ -74,6 +105,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")
     run.add_argument("--standalone", action="store_true", help="fail instead of importing anything but torch and the standard library")
+    run.add_argument("--weights", choices=("safetensors", "none"), default="safetensors", help="write the weights (default), or code only")
+    run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB) with an index")
     run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
     run.set_defaults(handler=_export)
 

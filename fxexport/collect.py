@@ -18,9 +18,8 @@ from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifi
 from .rebuild import constructor_code, is_holder, is_torch_module
 from .usermodules import trace_user_module
 
-WEIGHTS_FILE = "weights.safetensors"
 # Module-level names of the generated code that are not imports.
-RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "load_weights", "device", "dtype", "__file__", "__name__"}
+RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "saved_tensors", "load_weights", "weights", "device", "dtype", "__file__", "__name__"}
 # Builtins the emitted code may call; a forward parameter with one of these names is renamed.
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
@@ -148,8 +147,6 @@ class _Collector:
             first = self.tensor_paths[id(tensor)]
             self.fixups.append(_tie(path, first, kind, persistent))
             return False
-        if tensor.device.type == "meta":
-            raise FxExportError(f"{kind} {'.'.join(path)!r} is on the meta device and has no values to export")
         self.tensor_paths[id(tensor)] = path
         data = tensor.detach()
         self.tensors.append(
@@ -291,6 +288,7 @@ def collect(
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))
     if collector.tensors:
         collector.imports.use("Path")
+        collector.imports.use("Mapping")
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
     return PackageIR(
@@ -299,7 +297,7 @@ def collect(
         imports=collector.imports.lines(),
         classes=(*classes, root_class),
         tensors=tuple(collector.tensors),
-        weight_files=(WEIGHTS_FILE,) if collector.tensors else (),
+        weight_files=(),  # chosen when the weights are planned (see shards.py)
         parameter_count=sum(p.numel() for p in params.values()),
         buffer_count=len({id(b) for b in root.buffers()}),
         torch_version=torch.__version__.split("+")[0],

@@ -20,6 +20,7 @@ FIXED = {
     "math": ("math", None),
     "operator": ("operator", None),
     "Path": ("pathlib", "Path"),
+    "Mapping": ("collections.abc", "Mapping"),
 }
 
 
@@ -59,7 +60,7 @@ class ImportTable:
             namespace.reserve(alias)
 
     def use(self, alias: str) -> str:
-        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`)."""
+        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`, `Mapping`)."""
         module, attr = FIXED[alias]
         self._add(Import(module, attr, alias))
         return alias

@@ -18,6 +18,7 @@ class TensorIR:
     requires_grad: bool
     persistent: bool
     tensor: torch.Tensor = field(repr=False, compare=False)
+    file: str = ""  # the weight file that holds it; "" when the export has no weight files
 
     @property
     def nbytes(self) -> int:

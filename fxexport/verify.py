@@ -84,7 +84,7 @@ def verify_files(folder: str | Path) -> VerifyResult:
             problems.append(f"file {name!r} was altered or truncated (sha256 differs)")
     tensors: dict[str, Any] = dict(manifest.get("tensors", {}))  # type: ignore[arg-type]
     for name in sorted(n for n in set(files) & present if n.endswith(".safetensors")):
-        problems += _weight_problems(folder / name, tensors)
+        problems += _weight_problems(folder / name, {k: v for k, v in tensors.items() if v.get("file", name) == name})
     return VerifyResult(folder, tuple(problems))
 
 

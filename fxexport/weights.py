@@ -6,7 +6,7 @@ import hashlib
 import json
 import struct
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 import torch
 
@@ -36,17 +36,21 @@ def header(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None) 
     return struct.pack("<Q", len(text)) + text
 
 
-def _write_tensor(out: BinaryIO, digest: "hashlib._Hash", tensor: torch.Tensor) -> None:
+def _write_tensor(out: BinaryIO, digest: "hashlib._Hash", tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
     flat = tensor.detach().reshape(-1)
-    for start in range(0, flat.numel(), max(1, _CHUNK // max(1, flat.element_size()))):
-        chunk = flat[start : start + _CHUNK // max(1, flat.element_size())].cpu().contiguous()
+    step = max(1, _CHUNK // max(1, flat.element_size()))
+    for start in range(0, flat.numel(), step):
+        chunk = flat[start : start + step].cpu().contiguous()
         data = memoryview(chunk.view(torch.uint8).numpy())
         out.write(data)
         digest.update(data)
+        advance(len(data))
 
 
-def write_safetensors(path: Path, tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None) -> str:
-    """Write `tensors` in key order; returns the file's sha256."""
+def write_safetensors(
+    path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
+) -> str:
+    """Write `tensors` in key order, chunk by chunk; returns the file's sha256."""
     ordered = sorted(tensors, key=lambda t: t.key)
     digest = hashlib.sha256()
     with open(path, "wb") as out:
@@ -54,5 +58,5 @@ def write_safetensors(path: Path, tensors: Iterable[TensorIR], metadata: dict[st
         out.write(head)
         digest.update(head)
         for item in ordered:
-            _write_tensor(out, digest, item.tensor)
+            _write_tensor(out, digest, item.tensor, advance)
     return digest.hexdigest()

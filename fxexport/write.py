@@ -8,10 +8,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from .errors import FxExportError
 from .ir import PackageIR
 from .names import is_plain_identifier, sanitize
+from .shards import INDEX, index_json
 from .weights import write_safetensors
 
 MANIFEST = "fxexport.json"
@@ -50,7 +52,7 @@ def _sha256(text: bytes) -> str:
 
 def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     tensors = {
-        t.key: {"dtype": t.dtype, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
+        t.key: {"dtype": t.dtype, "file": t.file, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
         for t in package.tensors
     }
     data = {
@@ -65,7 +67,14 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def write_package(folder: Path, sources: dict[str, str], package: PackageIR, version: str, overwrite: bool) -> tuple[str, ...]:
+def write_package(
+    folder: Path,
+    sources: dict[str, str],
+    package: PackageIR,
+    version: str,
+    overwrite: bool,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written."""
     check_target(folder, overwrite)
     try:
@@ -79,8 +88,19 @@ def write_package(folder: Path, sources: dict[str, str], package: PackageIR, ver
             data = text.encode("utf-8")
             (staging / relative).write_bytes(data)
             hashes[relative] = _sha256(data)
+        written = [0]
+
+        def advance(count: int) -> None:
+            written[0] += count
+            if progress is not None:
+                progress(written[0], package.weight_bytes)
+
         for name in package.weight_files:
-            hashes[name] = write_safetensors(staging / name, package.tensors)
+            hashes[name] = write_safetensors(staging / name, [t for t in package.tensors if t.file == name], advance)
+        index = index_json(package)
+        if index is not None:
+            (staging / INDEX).write_text(index, encoding="utf-8")
+            hashes[INDEX] = _sha256(index.encode())
         (staging / MANIFEST).write_text(manifest(package, hashes, version), encoding="utf-8")
         umask = os.umask(0)
         os.umask(umask)

@@ -12,7 +12,9 @@ from torch import nn
 
 
 class FxModule(nn.Module):
-    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self, *, load_weights: bool = True, weights=None, device=None, dtype=None
+    ) -> None:
         super().__init__()
         self.eval()
 

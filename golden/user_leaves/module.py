@@ -4,6 +4,7 @@ Parameters: 54; buffers: 2; 248 bytes of tensors in weights.safetensors.
 Generated with torch 2.13.0.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -34,7 +35,9 @@ class Gate(nn.Module):
 
 
 class FxModule(nn.Module):
-    def __init__(self, *, load_weights: bool = True, device=None, dtype=None) -> None:
+    def __init__(
+        self, *, load_weights: bool = True, weights=None, device=None, dtype=None
+    ) -> None:
         super().__init__()
         with torch.device("meta"):
             self.first = Gate()
@@ -43,7 +46,7 @@ class FxModule(nn.Module):
             self.head = nn.Linear(4, 2)
         self.eval()
         if load_weights:
-            load_tensors(self, device=device, dtype=dtype)
+            load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
         first = self.first(x)
@@ -57,14 +60,14 @@ class FxModule(nn.Module):
         return head
 
 
-def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
-    """Fill every parameter, buffer and tensor constant of `module` from the weight files.
+def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` with its saved values.
 
-    The files sit next to this module. A tensor held in several places (tied weights)
-    is stored once and assigned to every place that holds it.
+    `weights` is None for the safetensors files beside this module, the path of a
+    safetensors file or of a folder of them, or a state_dict-like mapping of tensors.
+    A tensor held in several places (tied weights) is stored once and assigned to every
+    place that holds it.
     """
-    from safetensors import safe_open
-
     places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
     paths: dict[int, str] = {}
     for owner_path, owner in module.named_modules():
@@ -76,27 +79,48 @@ def load_tensors(module: nn.Module, *, device=None, dtype=None) -> None:
             if tensor is not None:
                 places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
                 paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
-    folder = Path(__file__).resolve().parent
-    target = str(torch.device(device if device is not None else "cpu"))
-    for file_name in WEIGHT_FILES:
-        try:
-            weights = safe_open(folder / file_name, framework="pt", device=target)
-        except Exception as error:
-            raise RuntimeError(
-                f"cannot read weights {file_name} in {folder}: {error}; the file is damaged "
-                f"or incomplete (check the folder with: python -m fxexport verify {folder})"
-            ) from error
-        with weights:
-            for key in weights.keys():
-                owner_path, _, name = key.rpartition(".")
-                stub = getattr(module.get_submodule(owner_path), name)
-                tensor = weights.get_tensor(key)
-                if dtype is not None and tensor.is_floating_point():
-                    tensor = tensor.to(dtype)
-                if isinstance(stub, nn.Parameter):
-                    tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
-                for owner, attr in places.pop(id(stub))[1]:
-                    setattr(owner, attr, tensor)
+    for key, tensor in saved_tensors(weights, device):
+        owner_path, _, name = key.rpartition(".")
+        stub = getattr(module.get_submodule(owner_path), name)
+        if id(stub) not in places:
+            continue  # a second name for a tensor already filled (tied weights in a state_dict)
+        if dtype is not None and tensor.is_floating_point():
+            tensor = tensor.to(dtype)
+        if isinstance(stub, nn.Parameter):
+            tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
+        for owner, attr in places.pop(id(stub))[1]:
+            setattr(owner, attr, tensor)
     missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
     if missing:
-        raise RuntimeError(f"no values in {WEIGHT_FILES} for {', '.join(missing)}")
+        raise RuntimeError(f"no saved values for {', '.join(missing)}")
+
+
+def saved_tensors(weights, device):
+    """(name, tensor) pairs from safetensors files, memory-mapped, or from a mapping."""
+    target = str(torch.device(device if device is not None else "cpu"))
+    if isinstance(weights, Mapping):
+        yield from ((key, value.to(target)) for key, value in weights.items())
+        return
+    if weights is None:
+        if not WEIGHT_FILES:
+            raise RuntimeError(
+                "this export was written without weights: pass weights=<safetensors path or "
+                "state_dict>, or load_weights=False"
+            )
+        files = [Path(__file__).resolve().parent / name for name in WEIGHT_FILES]
+    else:
+        path = Path(weights)
+        files = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+    from safetensors import safe_open
+
+    for file in files:
+        try:
+            handle = safe_open(file, framework="pt", device=target)
+        except Exception as error:
+            raise RuntimeError(
+                f"cannot read weights {file.name} in {file.parent}: {error}; the file is damaged "
+                f"or incomplete (check the folder with: python -m fxexport verify {file.parent})"
+            ) from error
+        with handle:
+            for key in handle.keys():
+                yield key, handle.get_tensor(key)

@@ -1,0 +1,130 @@
+"""Weight files: shards with an index, code-only exports, load options, progress, torch.compile."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import fx, nn
+
+import fxexport
+from fxexport.cli import ProgressBar, main
+from fxexport.verify import verify_files
+
+
+def _model() -> fx.GraphModule:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(64), nn.Linear(64, 64), nn.BatchNorm1d(64)).eval()
+    return fx.symbolic_trace(model)
+
+
+def _load(folder: Path, **options):
+    sys.path.insert(0, str(folder.parent))
+    try:
+        module = __import__(folder.name)
+    finally:
+        sys.path.remove(str(folder.parent))
+    return module.FxModule(**options)
+
+
+def test_shards_with_index_load_transparently(tmp_path: Path) -> None:
+    gm = _model()
+    result = fxexport.export(gm, tmp_path / "sharded_pkg", max_shard_size="20kB")
+    shards = sorted(f for f in result.files if f.endswith(".safetensors"))
+    assert len(shards) > 1 and shards[0] == f"weights-00001-of-{len(shards):05d}.safetensors"
+    index = json.loads((tmp_path / "sharded_pkg" / "weights.safetensors.index.json").read_text())
+    assert set(index["weight_map"]) == set(gm.state_dict()) and set(index["weight_map"].values()) == set(shards)
+    model = _load(tmp_path / "sharded_pkg")
+    x = torch.randn(4, 64)
+    assert torch.equal(model(x), gm(x))
+    assert verify_files(tmp_path / "sharded_pkg").ok
+
+
+def test_code_only_export_takes_weights_from_a_path_or_state_dict(tmp_path: Path) -> None:
+    gm = _model()
+    fxexport.export(gm, tmp_path / "full_pkg")
+    result = fxexport.export(gm, tmp_path / "code_pkg", weights="none")
+    assert not any(f.endswith(".safetensors") for f in result.files)
+    with pytest.raises(RuntimeError, match="written without weights: pass weights="):
+        _load(tmp_path / "code_pkg")
+    x = torch.randn(4, 64)
+    from_file = _load(tmp_path / "code_pkg", weights=tmp_path / "full_pkg" / "weights.safetensors")
+    from_folder = _load(tmp_path / "code_pkg", weights=tmp_path / "full_pkg")
+    from_state = _load(tmp_path / "code_pkg", weights=gm.state_dict())
+    for model in (from_file, from_folder, from_state):
+        assert torch.equal(model(x), gm(x))
+    skeleton = _load(tmp_path / "code_pkg", load_weights=False)
+    assert all(p.is_meta for p in skeleton.parameters())
+
+
+def test_meta_device_models_export_code_only(tmp_path: Path) -> None:
+    with torch.device("meta"):
+        gm = fx.symbolic_trace(nn.Sequential(nn.Linear(8, 8), nn.ReLU()))
+    with pytest.raises(fxexport.FxExportError, match="is on the meta device .* use --weights none"):
+        fxexport.export(gm, tmp_path / "meta_pkg")
+    fxexport.export(gm, tmp_path / "meta_pkg", weights="none")
+    weights = {"0.weight": torch.eye(8), "0.bias": torch.zeros(8)}
+    model = _load(tmp_path / "meta_pkg", weights=weights)
+    assert torch.equal(model(torch.ones(2, 8)), torch.ones(2, 8))
+
+
+def test_dtype_and_device_options_cast_floating_tensors_only(tmp_path: Path) -> None:
+    gm = _model()
+    fxexport.export(gm, tmp_path / "cast_pkg")
+    model = _load(tmp_path / "cast_pkg", dtype=torch.float64, device="cpu")
+    assert model.get_submodule("0").weight.dtype == torch.float64
+    assert model.get_submodule("3").num_batches_tracked.dtype == torch.int64
+    x = torch.randn(4, 64)
+    assert torch.allclose(model(x.double()).float(), gm(x), atol=1e-5)
+
+
+def test_progress_reports_every_byte(tmp_path: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    result = fxexport.export(_model(), tmp_path / "progress_pkg", progress=lambda done, total: seen.append((done, total)))
+    total = sum(p.numel() * p.element_size() for p in _model().state_dict().values())
+    assert seen and seen[-1] == (total, total) and all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+    assert result.parameter_count > 0
+
+
+class _FakeTerminal:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_bar_only_for_large_exports_on_a_terminal() -> None:
+    big = ProgressBar.THRESHOLD * 2
+    for tty, total, shown in [(True, big, True), (False, big, False), (True, 1000, False)]:
+        terminal = _FakeTerminal(tty)
+        bar = ProgressBar(terminal)  # type: ignore[arg-type]
+        for done in (0, total // 2, total):
+            bar(done, total)
+        assert ("100%" in terminal.text) == shown
+
+
+def test_cli_weights_options(tmp_path: Path) -> None:
+    assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_code"), "--weights", "none", "-q"]) == 0
+    assert not (tmp_path / "cli_code" / "weights.safetensors").exists()
+    assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_sharded"), "--max-shard-size", "10KB", "-q"]) == 0
+    assert (tmp_path / "cli_sharded" / "weights.safetensors.index.json").is_file()
+    assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_bad"), "--max-shard-size", "lots"]) == 2
+
+
+def test_generated_module_works_under_torch_compile(tmp_path: Path) -> None:
+    gm = _model()
+    fxexport.export(gm, tmp_path / "compiled_pkg")
+    model = _load(tmp_path / "compiled_pkg")
+    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+    x = torch.randn(4, 64)
+    assert torch.equal(compiled(x), gm(x))
