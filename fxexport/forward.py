@@ -109,6 +109,8 @@ class _Emitter:
     def statements(self) -> list[str]:
         last_use: dict[fx.Node, fx.Node] = {}
         for node in self.graph.nodes:
+            if _skipped(node):
+                continue  # its inputs are freed after their last emitted use instead
             for used in node.all_input_nodes:
                 last_use[used] = node
         frees: dict[fx.Node, list[str]] = {}
@@ -121,13 +123,18 @@ class _Emitter:
             if node.op == "output":
                 lines.append(f"return {self.code(node.args[0], node)}")
                 break
-            if not node.users and node.op == "call_function" and node.target is operator.getitem:
-                continue  # an unused element of a tuple result: nothing to compute
+            if _skipped(node):
+                continue
             expression = self.expression(node)
             lines.append(f"{self.names[node]} = {expression}" if node.users else expression)
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
+
+
+def _skipped(node: fx.Node) -> bool:
+    """An unused element of a tuple result: nothing to compute, so no statement is emitted."""
+    return not node.users and node.op == "call_function" and node.target is operator.getitem
 
 
 def emit_forward(graph: fx.Graph, namespace: Namespace, imports: ImportTable, params: dict[str, str]) -> Forward:

@@ -45,6 +45,7 @@ class FxModule(nn.Module):
         rnn = self.rnn(getitem_4)
         del getitem_4
         getitem_6 = rnn[0]
+        del rnn
         sum_1 = getitem_2.sum()
         del getitem_2
         sum_2 = getitem_3.sum()
