@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import fx, nn
 
+from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, placeholder_name, register_globals
 from .imports import ImportTable
@@ -251,7 +252,7 @@ def collect(root: fx.GraphModule, *, module_name: str, class_name: str = "FxModu
         collector.imports.use("Path")
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
-    return PackageIR(
+    package = PackageIR(
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
@@ -263,3 +264,4 @@ def collect(root: fx.GraphModule, *, module_name: str, class_name: str = "FxModu
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
     )
+    return describe(root, package, {".".join(draft.path): draft.name for draft in collector.drafts})
