@@ -17,7 +17,7 @@ from .errors import FxExportError
 
 def _export(args: argparse.Namespace) -> int:
     gm = capture(args.spec)
-    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite)
+    result = export(gm, args.output, module_name=args.name, overwrite=args.overwrite, templates=args.templates)
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
     if not args.quiet:
@@ -68,6 +68,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")
     run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
+    run.add_argument("--templates", type=Path, metavar="DIR", action="append", default=[],
+                     help="a folder of Jinja templates searched before fxexport's own (repeatable; the first given wins)")  # fmt: skip
     run.set_defaults(handler=_export)
 
     diff = commands.add_parser("diff", parents=[common], help="compare two export folders (exit 0 same, 1 different)")

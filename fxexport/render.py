@@ -8,12 +8,15 @@ from typing import Any, Sequence
 
 import jinja2
 
+from .errors import FxExportError
 from .ir import PackageIR
 from .write import MANIFEST
 
 _HERE = Path(__file__).resolve().parent
 # Each generated file and the template that produces it.
 OUTPUTS = {"__init__.py": "__init__.py.jinja", "module.py": "module.py.jinja", "README.md": "README.md.jinja"}
+# Our templates stay reachable under this prefix, so a user's `module.py.jinja` can extend ours.
+BUILTIN_PREFIX = "fxexport"
 
 
 def template_dirs() -> list[Path]:
@@ -22,9 +25,14 @@ def template_dirs() -> list[Path]:
 
 
 def environment(extra: Sequence[Path] = ()) -> jinja2.Environment:
-    """The one Jinja environment: user template folders first, then ours."""
+    """The one Jinja environment: user template folders first, then ours (also as `fxexport/<name>`)."""
+    ours = [str(d) for d in template_dirs()]
+    loader = jinja2.ChoiceLoader([
+        jinja2.FileSystemLoader([*map(str, extra), *ours]),
+        jinja2.PrefixLoader({BUILTIN_PREFIX: jinja2.FileSystemLoader(ours)}),
+    ])  # fmt: skip
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([*map(str, extra), *map(str, template_dirs())]),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -38,6 +46,13 @@ def environment(extra: Sequence[Path] = ()) -> jinja2.Environment:
 def thousands(number: int) -> str:
     """`12,345`: the one number format of generated text."""
     return f"{number:,}"
+
+
+def check_template_dirs(folders: Sequence[Path]) -> None:
+    """Refuse a user template folder that does not exist, before any work."""
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise FxExportError(f"template folder {str(folder)!r} does not exist or is not a folder")
 
 
 def _summary(package: PackageIR) -> str:
@@ -99,7 +114,22 @@ def context(package: PackageIR) -> dict[str, Any]:
 
 
 def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]:
-    """Every generated text file, `{relative path: text}`."""
+    """Every generated text file; a broken user template raises FxExportError naming it."""
+    check_template_dirs(templates)
     env = environment(templates)
     values = context(package)
-    return {path: env.get_template(name).render(values) for path, name in OUTPUTS.items()}
+    return {path: _render_one(env, name, values) for path, name in OUTPUTS.items()}
+
+
+def _render_one(env: jinja2.Environment, name: str, values: dict[str, Any]) -> str:
+    where = name
+    try:
+        template = env.get_template(name)
+        where = template.filename or name
+        return template.render(values)
+    except jinja2.TemplateSyntaxError as error:
+        raise FxExportError(
+            f"template {error.filename}:{error.lineno} failed: TemplateSyntaxError: {error.message}"
+        ) from error
+    except jinja2.TemplateError as error:
+        raise FxExportError(f"template {where} failed: {type(error).__name__}: {error.message}") from error
