@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 from .api import __version__, export
 from .capture import capture, load_object, to_graph_module
 from .diff import diff_exports
+from .show import show
 from .verify import example_inputs, verify_against, verify_files
 from .errors import FxExportError
 
@@ -54,6 +55,15 @@ def _diff(args: argparse.Namespace) -> int:
     return _print_diff(args.actual, args.golden, args.quiet)
 
 
+def _show(args: argparse.Namespace) -> int:
+    if args.depth is not None and args.depth < 0:
+        raise FxExportError(f"--depth must be 0 or more, not {args.depth}")
+    result = show(args.folder)
+    if not result.ok or not args.quiet:
+        print(result.report(args.depth))
+    return 0 if result.ok else 1
+
+
 def parser() -> argparse.ArgumentParser:
     main_parser = argparse.ArgumentParser(prog="fxexport", description="Export torch.fx GraphModules as standalone Python packages.")
     main_parser.add_argument("--version", action="version", version=f"fxexport {__version__}")
@@ -82,6 +92,11 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--against", metavar="SPEC", help="also import the export in a fresh process and compare outputs with this source")
     check.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of the inputs: a tuple of args, or a dict with 'args'/'kwargs'")
     check.set_defaults(handler=_verify)
+
+    summary = commands.add_parser("show", parents=[common], help="summarise an export folder (module tree, tensors, warnings)")
+    summary.add_argument("folder", type=Path, help="an export folder (read only: nothing is imported or unpickled)")
+    summary.add_argument("--depth", type=int, metavar="N", help="show the module tree N levels deep (0: the root only)")
+    summary.set_defaults(handler=_show)
     return main_parser
 
 
