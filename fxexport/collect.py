@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import fx, nn
 
+from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
 from .guards import is_guards_module
@@ -42,6 +43,7 @@ class _Collector:
         self.imports.use("torch")
         self.imports.use("nn")
         self.classes: dict[tuple[object, ...], ClassIR] = {}
+        self.class_paths: dict[str, str] = {}  # module path -> generated class name
         self.module_paths: dict[int, tuple[str, ...]] = {}
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
@@ -84,6 +86,7 @@ class _Collector:
         elif key not in self.classes:
             name = self.namespace.create(_camel(_class_hint(gm, path)))
             self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines)
+        self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
     def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> None:
@@ -291,7 +294,7 @@ def collect(
         collector.imports.use("Mapping")
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
-    return PackageIR(
+    package = PackageIR(
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
@@ -303,3 +306,4 @@ def collect(
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
     )
+    return describe(root, package, collector.class_paths)

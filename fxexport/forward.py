@@ -210,6 +210,8 @@ class _Emitter:
     def statements(self) -> list[str]:
         last_use: dict[fx.Node, fx.Node] = {}
         for node in self.graph.nodes:
+            if _skipped(node):
+                continue  # its inputs are freed after their last emitted use instead
             for used in node.all_input_nodes:
                 last_use[used] = node
         frees: dict[fx.Node, list[str]] = {}
@@ -227,13 +229,18 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if not node.users and node.op == "call_function" and node.target is operator.getitem:
-                continue  # an unused element of a tuple result: nothing to compute
+            if _skipped(node):
+                continue
             expression = self.expression(node)
             lines.append(f"{self.names[node]} = {expression}" if node.users else expression)
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
+
+
+def _skipped(node: fx.Node) -> bool:
+    """An unused element of a tuple result: nothing to compute, so no statement is emitted."""
+    return not node.users and node.op == "call_function" and node.target is operator.getitem
 
 
 def emit_forward(gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool = True) -> Forward:
