@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 from torch import fx
 
 from .collect import collect
-from .formatting import format_sources
+from .formatting import format_sources, hold_out_bodies
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
@@ -54,13 +54,14 @@ def generate(
     check_template_dirs(folders)
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks)
     package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
-    return package, _format(render(package, folders), folders)
+    skeleton, bodies = hold_out_bodies(package)
+    return package, _format(render(skeleton, folders), folders, bodies)
 
 
-def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, str]:
+def _format(sources: dict[str, str], templates: tuple[Path, ...], bodies: list[tuple[str, ...]]) -> dict[str, str]:
     """black; invalid Python from a user's templates is their error to fix, not ours."""
     try:
-        return format_sources(sources)
+        return format_sources(sources, bodies)
     except FxExportError as error:
         if not templates:
             raise

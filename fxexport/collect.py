@@ -15,7 +15,7 @@ from .guards import is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
 from .literals import literal
-from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier
+from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier, quote
 from .rebuild import constructor_code, is_holder, is_torch_module
 from .usermodules import trace_user_module
 
@@ -94,7 +94,7 @@ class _Collector:
             child_path = (*path, name)
             target = _access(owner, path)
             if child is None:
-                owner.init_lines.append(f"{target}.register_module({name!r}, None)")
+                owner.init_lines.append(f"{target}.register_module({quote(name)}, None)")
             elif is_guards_module(child):
                 continue  # torch.export's input checks: emitted as readable code in forward
             elif id(child) in self.module_paths:
@@ -172,7 +172,7 @@ class _Collector:
         target = _access(owner, path)
         for name, param in module._parameters.items():
             if param is None:
-                owner.init_lines.append(f"{target}.register_parameter({name!r}, None)")
+                owner.init_lines.append(f"{target}.register_parameter({quote(name)}, None)")
             elif self.record_tensor(param, (*path, name), "parameter", True):
                 grad = "" if param.requires_grad else ", requires_grad=False"
                 stub = f"{self.imports.use('nn')}.Parameter({self.stub(param)}{grad})"
@@ -181,9 +181,9 @@ class _Collector:
             persistent = name not in module._non_persistent_buffers_set
             flag = "" if persistent else ", persistent=False"
             if buf is None:
-                owner.init_lines.append(f"{target}.register_buffer({name!r}, None{flag})")
+                owner.init_lines.append(f"{target}.register_buffer({quote(name)}, None{flag})")
             elif self.record_tensor(buf, (*path, name), "buffer", persistent):
-                owner.init_lines.append(f"{target}.register_buffer({name!r}, {self.stub(buf)}{flag})")
+                owner.init_lines.append(f"{target}.register_buffer({quote(name)}, {self.stub(buf)}{flag})")
         for name, value in vars(module).items():
             if isinstance(value, torch.Tensor) and self.record_tensor(value, (*path, name), "constant", False):
                 owner.init_lines.append(_assign(target, name, self.stub(value), None))
@@ -260,8 +260,8 @@ def _assign(target: str, name: str, code: str, register: str | None) -> str:
     if is_plain_identifier(name):
         return f"{target}.{name} = {code}"
     if register:
-        return f"{target}.{register}({name!r}, {code})"
-    return f"setattr({target}, {name!r}, {code})"
+        return f"{target}.{register}({quote(name)}, {code})"
+    return f"setattr({target}, {quote(name)}, {code})"
 
 
 def _assign_module(target: str, name: str, code: str) -> str:
@@ -273,7 +273,7 @@ def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: b
     target = _root_access(tuple(owner))
     if kind == "buffer":
         flag = "" if persistent else ", persistent=False"
-        return f"{target}.register_buffer({name!r}, {_root_access(first)}{flag})"
+        return f"{target}.register_buffer({quote(name)}, {_root_access(first)}{flag})"
     return _assign(target, name, _root_access(first), None)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -14,7 +15,7 @@ from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .literals import index_code, literal
-from .names import Namespace, attribute_access, is_plain_identifier
+from .names import Namespace, attribute_access, is_plain_identifier, quote
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, spec_json, structure_code
 from .targets import function_reference
 
@@ -25,6 +26,7 @@ BINARY = {
     operator.xor: "^", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
     operator.le: "<=", operator.gt: ">", operator.ge: ">=",
 }  # fmt: skip
+_SIMPLE_POWER_OPERAND = re.compile(r"^-?([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9][0-9a-zA-Z_.+-]*)$")
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 
 
@@ -133,7 +135,7 @@ class _Emitter:
             self.names[node] = namespace.create(node.name)
         flatten = self.imports.module("torch.fx._pytree")
         loads = self.imports.module("torch.utils._pytree")
-        spec = f"{loads}.treespec_loads({spec_json(self.info.in_spec)!r})"
+        spec = f"{loads}.treespec_loads({quote(spec_json(self.info.in_spec))})"
         targets = ", ".join(self.names[n] for n in placeholders) + ("," if len(placeholders) == 1 else "")
         self.bindings.append(f"{targets} = {flatten}.tree_flatten_spec((({positional}{',' if args_spec.num_children == 1 else ''}), {{{keywords}}}), {spec})")
 
@@ -161,7 +163,7 @@ class _Emitter:
             return structure_code(self.info.out_spec, iter(leaves), self.key_code)
         except NotPlain:
             loads = self.imports.module("torch.utils._pytree")
-            return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({spec_json(self.info.out_spec)!r}))"
+            return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({quote(spec_json(self.info.out_spec))}))"
 
     def name_of(self, value: Any) -> str | None:
         return self.names[value] if isinstance(value, fx.Node) else None
@@ -189,7 +191,7 @@ class _Emitter:
             return f"{attribute_access('self', str(target).split('.'))}({self.call_args(node, args, kwargs)})"
         if node.op == "call_method":
             receiver = self.operand(args[0], node)
-            method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {target!r})"
+            method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
             return f"{method}({self.call_args(node, args[1:], kwargs)})"
         return self.function_call(node, target, args, kwargs)
 
@@ -199,7 +201,10 @@ class _Emitter:
                 index = index_code(args[1], self.imports, self.name_of, f"node {node.name!r}")
                 return f"{self.operand(args[0], node)}[{index}]"
             if target in BINARY and len(args) == 2:
-                return f"{self.operand(args[0], node)} {BINARY[target]} {self.operand(args[1], node)}"
+                left, right = self.operand(args[0], node), self.operand(args[1], node)
+                if target is operator.pow and _SIMPLE_POWER_OPERAND.match(left) and _SIMPLE_POWER_OPERAND.match(right):
+                    return f"{left}**{right}"  # black hugs ** between simple operands
+                return f"{left} {BINARY[target]} {right}"
             if target in UNARY and len(args) == 1:
                 return f"{UNARY[target]}{self.operand(args[0], node)}"
             if target is builtins.getattr and len(args) == 2 and isinstance(args[1], str) and is_plain_identifier(args[1]):

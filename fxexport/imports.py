@@ -56,6 +56,9 @@ class ImportTable:
         self._namespace = namespace
         self._imports: dict[tuple[str, str | None], Import] = {}
         self._objects: dict[str, object] = {}
+        self.references: dict[object, str] = {}  # callable -> the code that names it (see targets.py)
+        self.built: dict[str, object] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
+        self._bindings: dict[str, object] | None = None
         for alias in FIXED:
             namespace.reserve(alias)
 
@@ -83,7 +86,9 @@ class ImportTable:
         return self._imports[key].alias
 
     def _add(self, item: Import) -> None:
-        self._imports.setdefault((item.module, item.attr), item)
+        if (item.module, item.attr) not in self._imports:
+            self._imports[(item.module, item.attr)] = item
+            self._bindings = None
 
     def lines(self) -> tuple[str, ...]:
         ordered = sorted(self._imports.values(), key=lambda i: (i.group, i.attr is not None, i.module, i.attr or ""))
@@ -100,6 +105,8 @@ class ImportTable:
 
     def bindings(self) -> dict[str, object]:
         """What each bound name refers to, for evaluating generated code at export time."""
+        if self._bindings is not None:
+            return dict(self._bindings)
         result: dict[str, object] = {}
         for item in self._imports.values():
             module = importlib.import_module(item.module)
@@ -109,4 +116,5 @@ class ImportTable:
                 result[item.alias] = module
             else:
                 result[item.alias] = getattr(module, item.attr)
-        return result
+        self._bindings = result
+        return dict(result)

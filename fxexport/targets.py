@@ -77,6 +77,19 @@ def _torch_reference(dotted: str, imports: ImportTable) -> str:
 
 def function_reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
     """The expression that names `target` in generated code; `where` names the node for errors."""
+    try:
+        return imports.references[target]
+    except (KeyError, TypeError):  # TypeError: an unhashable callable
+        pass
+    reference = _reference(target, imports, where)
+    try:
+        imports.references[target] = reference
+    except TypeError:
+        pass
+    return reference
+
+
+def _reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
     if getattr(builtins, getattr(target, "__name__", ""), None) is target:
         return target.__name__
     if getattr(operator, getattr(target, "__name__", ""), None) is target:
