@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
+import torch
 from torch import fx
 
 from .collect import collect
+from .errors import FxExportError
 from .formatting import format_sources, hold_out_bodies
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
-from .shards import plan_weights
 from .render import check_template_dirs, render
-from .errors import FxExportError
+from .shards import plan_weights
 from .write import check_target, write_package
 
 __version__ = "0.1.0"
@@ -33,7 +34,7 @@ class ExportResult:
 
 
 def generate(
-    gm: fx.GraphModule,
+    gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
     *,
     package_name: str,
     module_name: str = "FxModule",
@@ -70,7 +71,7 @@ def _format(sources: dict[str, str], templates: tuple[Path, ...], bodies: list[t
 
 
 def export(
-    gm: fx.GraphModule,
+    gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
     folder: str | Path,
     *,
     module_name: str = "FxModule",
@@ -91,6 +92,7 @@ def export(
     `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);
     `max_shard_size` (bytes or e.g. "2GB") splits the weights into shards with an index.
     `progress(done, total)` is called as weight bytes are written.
+    `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
     folder = Path(folder)

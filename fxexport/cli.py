@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import TextIO
 
 from .api import __version__, export
 from .capture import capture, load_object, to_graph_module
 from .diff import diff_exports
+from .errors import FxExportError
 from .show import show
 from .verify import example_inputs, verify_against, verify_files
-from .errors import FxExportError
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -52,6 +53,7 @@ class ProgressBar:
         self.shown = -1
 
     def __call__(self, done: int, total: int) -> None:
+        """Redraw the bar when the whole percentage changes; silent below THRESHOLD or off a terminal."""
         if total < self.THRESHOLD or not self.stream.isatty():
             return
         percent = done * 100 // max(total, 1)
@@ -100,6 +102,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    """The `fxexport` argument parser: one subcommand per command, each with its handler."""
     main_parser = argparse.ArgumentParser(prog="fxexport", description="Export torch.fx GraphModules as standalone Python packages.")
     main_parser.add_argument("--version", action="version", version=f"fxexport {__version__}")
     commands = main_parser.add_subparsers(dest="command", required=True)
@@ -142,6 +145,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (errors are printed once, here)."""
     args = parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

@@ -7,16 +7,16 @@ here is documentation: nothing it finds changes the generated code.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import fx
-
-from .pytree_io import pytree_info
 from torch.fx.graph import _PyTreeCodeGen
 from torch.fx.passes.shape_prop import TensorMetadata
 
 from .ir import ModuleIR, PackageIR, SignatureIR, ValueIR
+from .pytree_io import pytree_info
 
 _SYMBOLIC = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}
 

@@ -24,6 +24,7 @@ _SPLIT = "# fxexport: split"
 
 
 def format_source(path: str, source: str) -> str:
+    """`source` formatted by black with MODE; FxExportError (a bug of ours) if it is not valid Python."""
     try:
         return black.format_str(source, mode=MODE)
     except Exception as error:  # black raises several types for invalid input

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from torch import fx
 from torch.fx.node import map_aggregate
@@ -18,6 +20,9 @@ from .literals import index_code, literal
 from .names import Namespace, attribute_access, is_plain_identifier, quote
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, spec_json, structure_code
 from .targets import function_reference
+
+if TYPE_CHECKING:
+    from torch.fx.graph import _PyTreeInfo
 
 BINARY = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
@@ -32,6 +37,8 @@ UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.no
 
 @dataclass(frozen=True)
 class Forward:
+    """A generated `forward`: its parameter list and its body, one statement per line."""
+
     params: tuple[str, ...]
     lines: tuple[str, ...]
 
@@ -42,7 +49,7 @@ def register_globals(graph: fx.Graph, imports: ImportTable) -> None:
         where = f"node {node.name!r}"
         if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY:
             function_reference(node.target, imports, where)
-        map_aggregate((node.args, node.kwargs), lambda v: _register_value(v, imports, where))
+        map_aggregate((node.args, node.kwargs), functools.partial(_register_value, imports=imports, where=where))
 
 
 def _register_value(value: Any, imports: ImportTable, where: str) -> Any:
@@ -52,6 +59,7 @@ def _register_value(value: Any, imports: ImportTable, where: str) -> Any:
 
 
 def placeholder_name(node: fx.Node) -> str:
+    """The parameter name of a placeholder, without the `*` of `*args` or `**kwargs`."""
     return str(node.target).lstrip("*")
 
 
@@ -64,6 +72,7 @@ def parameter_names(graph: fx.Graph) -> list[str]:
 
 
 def is_guards_call(gm: fx.GraphModule, node: fx.Node) -> bool:
+    """True for a call of torch.export's input-guards submodule (emitted as input checks, not a call)."""
     if node.op != "call_module":
         return False
     return is_guards_module(gm.get_submodule(str(node.target)))
@@ -88,12 +97,18 @@ class _Emitter:
             if node.op not in ("placeholder", "output"):
                 self.names[node] = namespace.create(node.name)
 
+    @property
+    def pytree(self) -> _PyTreeInfo:
+        """The graph's `_PyTreeInfo`: the pytree methods below run only for graphs that have one."""
+        assert self.info is not None
+        return self.info
+
     def key_code(self, key: Any) -> str:
         return literal(key, self.imports, lambda v: None, "pytree key")
 
     def bind_pytree_inputs(self, placeholders: list[fx.Node], namespace: Namespace, params: dict[str, str]) -> None:
         """Placeholders of an export graph are leaves of (args, kwargs): bind each to its access."""
-        names = [params[name] for name in self.info.orig_args]
+        names = [params[name] for name in self.pytree.orig_args]
         tops = self.top_level_specs(names, params)
         try:
             accesses = [a for name, spec in tops for a in leaf_accesses(spec, name, self.key_code)]
@@ -112,44 +127,44 @@ class _Emitter:
     def top_level_specs(self, names: list[str], params: dict[str, str]) -> list[tuple[str, Any]]:
         """(parameter, its TreeSpec): export's in_spec is (args, kwargs); make_fx's is just args."""
         if self.has_kwargs_spec():
-            args_spec, kwargs_spec = self.info.in_spec.children()
+            args_spec, kwargs_spec = self.pytree.in_spec.children()
             tops = list(zip(names[: args_spec.num_children], args_spec.children()))
             return tops + [(params[key], child) for key, child in zip(kwargs_spec.context, kwargs_spec.children())]
-        return list(zip(names, self.info.in_spec.children()))
+        return list(zip(names, self.pytree.in_spec.children()))
 
     def has_kwargs_spec(self) -> bool:
-        spec = self.info.in_spec
+        spec = self.pytree.in_spec
         if spec.type is not tuple or spec.num_children != 2:
             return False
         args_spec, kwargs_spec = spec.children()
         return (args_spec.type is tuple and kwargs_spec.type is dict
-                and args_spec.num_children + kwargs_spec.num_children == len(self.info.orig_args))  # fmt: skip
+                and args_spec.num_children + kwargs_spec.num_children == len(self.pytree.orig_args))  # fmt: skip
 
     def bind_with_treespec(self, placeholders: list[fx.Node], namespace: Namespace, names: list[str]) -> None:
         if not self.has_kwargs_spec():
-            raise FxExportError(f"cannot write the input structure {self.info.in_spec} as code")
-        args_spec, kwargs_spec = self.info.in_spec.children()
+            raise FxExportError(f"cannot write the input structure {self.pytree.in_spec} as code")
+        args_spec, kwargs_spec = self.pytree.in_spec.children()
         positional = ", ".join(names[: args_spec.num_children])
         keywords = ", ".join(f"{self.key_code(k)}: {n}" for k, n in zip(kwargs_spec.context, names[args_spec.num_children :]))
         for node in placeholders:
             self.names[node] = namespace.create(node.name)
         flatten = self.imports.module("torch.fx._pytree")
         loads = self.imports.module("torch.utils._pytree")
-        spec = f"{loads}.treespec_loads({quote(spec_json(self.info.in_spec))})"
+        spec = f"{loads}.treespec_loads({quote(spec_json(self.pytree.in_spec))})"
         targets = ", ".join(self.names[n] for n in placeholders) + ("," if len(placeholders) == 1 else "")
         self.bindings.append(f"{targets} = {flatten}.tree_flatten_spec((({positional}{',' if args_spec.num_children == 1 else ''}), {{{keywords}}}), {spec})")
 
     def pytree_signature(self, params: dict[str, str]) -> list[str]:
         """Original argument names; a keyword argument traced as a constant defaults to that constant."""
         by_name = {name: node for node, name in self.names.items() if node.op == "placeholder"}
-        kwargs = set(self.info.in_spec.children()[1].context) if self.has_kwargs_spec() else set()
+        kwargs = set(self.pytree.in_spec.children()[1].context) if self.has_kwargs_spec() else set()
         signature = []
-        for original in self.info.orig_args:
+        for original in self.pytree.orig_args:
             name = params[original]
             value = by_name[name].meta.get("val", ...) if name in by_name else ...
             constant = original in kwargs and (value is None or isinstance(value, (bool, int, float, str)))
             signature.append(f"{name}={literal(value, self.imports, lambda _: None, name)}" if constant else name)
-        first_kwarg = len(self.info.orig_args) - len(kwargs)
+        first_kwarg = len(self.pytree.orig_args) - len(kwargs)
         defaults = ["=" in p for p in signature]
         if any(defaults[i] and not all(defaults[i:]) for i in range(len(defaults))):
             signature.insert(first_kwarg, "*")  # a required keyword argument after a defaulted one
@@ -193,7 +208,7 @@ class _Emitter:
             receiver = self.operand(args[0], node)
             method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
             return f"{method}({self.call_args(node, args[1:], kwargs)})"
-        return self.function_call(node, target, args, kwargs)
+        return self.function_call(node, cast("Callable[..., Any]", target), args, kwargs)  # call_function
 
     def function_call(self, node: fx.Node, target: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if not kwargs:

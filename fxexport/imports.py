@@ -6,9 +6,13 @@ import importlib
 import re
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .errors import FxExportError
 from .names import Namespace, is_plain_identifier
+
+if TYPE_CHECKING:
+    from torch import nn
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -26,12 +30,15 @@ FIXED = {
 
 @dataclass(frozen=True, order=True)
 class Import:
+    """One import statement: `import module as alias` or `from module import attr as alias`."""
+
     module: str
     attr: str | None
     alias: str
 
     @property
     def code(self) -> str:
+        """The import statement as code; `as` only when the alias differs."""
         if self.attr is None:
             return f"import {self.module}" if self.alias == self.module else f"import {self.module} as {self.alias}"
         suffix = "" if self.alias == self.attr else f" as {self.alias}"
@@ -39,11 +46,13 @@ class Import:
 
     @property
     def group(self) -> int:
+        """Sort group: 0 for the standard library, 1 for torch, 2 for anything else."""
         top = self.module.split(".")[0]
         return 0 if top in sys.stdlib_module_names else 1 if top == "torch" else 2
 
 
 def check_dotted(name: str, what: str) -> str:
+    """`name` if it is a dotted name of plain identifiers; FxExportError naming `what` otherwise."""
     if not _DOTTED.match(name) or not all(is_plain_identifier(p) for p in name.split(".")):
         raise FxExportError(f"{what} {name!r} is not an importable dotted name")
     return name
@@ -57,7 +66,7 @@ class ImportTable:
         self._imports: dict[tuple[str, str | None], Import] = {}
         self._objects: dict[str, object] = {}
         self.references: dict[object, str] = {}  # callable -> the code that names it (see targets.py)
-        self.built: dict[str, object] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
+        self.built: dict[str, nn.Module] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
         self._bindings: dict[str, object] | None = None
         for alias in FIXED:
             namespace.reserve(alias)
@@ -91,6 +100,7 @@ class ImportTable:
             self._bindings = None
 
     def lines(self) -> tuple[str, ...]:
+        """The import block: sorted, groups separated by a blank line."""
         ordered = sorted(self._imports.values(), key=lambda i: (i.group, i.attr is not None, i.module, i.attr or ""))
         lines: list[str] = []
         for index, item in enumerate(ordered):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.fx.immutable_collections import immutable_dict, immutable_list
@@ -78,8 +79,8 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
     if type(value) in (list, immutable_list):
         return f"[{', '.join(literal(v, imports, name_of, where) for v in value)}]"
     if type(value) in (dict, immutable_dict):
-        items = (f"{literal(k, imports, name_of, where)}: {literal(v, imports, name_of, where)}" for k, v in value.items())
-        return f"{{{', '.join(items)}}}"
+        entries = (f"{literal(k, imports, name_of, where)}: {literal(v, imports, name_of, where)}" for k, v in value.items())
+        return f"{{{', '.join(entries)}}}"
     if isinstance(value, torch.device):
         return f"{imports.use('torch')}.device({quote(str(value))})"
     if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):

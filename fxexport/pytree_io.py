@@ -9,11 +9,15 @@ pickle) TreeSpec through `torch.utils._pytree.treespec_loads`.
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import torch.utils._pytree as pytree
 from torch import fx
 from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+if TYPE_CHECKING:
+    from torch.fx.graph import _PyTreeInfo
 
 SEQUENCES = (tuple, list, immutable_list)
 MAPPINGS = (dict, immutable_dict, collections.OrderedDict)
@@ -23,7 +27,7 @@ class NotPlain(Exception):
     """A TreeSpec node that is not a tuple, list, dict or None."""
 
 
-def pytree_info(graph: fx.Graph) -> Any | None:
+def pytree_info(graph: fx.Graph) -> _PyTreeInfo | None:
     """The `_PyTreeInfo` of an export graph, or None for a graph with plain placeholders."""
     codegen = getattr(graph, "_codegen", None)
     return getattr(codegen, "pytree_info", None) if isinstance(codegen, fx.graph._PyTreeCodeGen) else None
@@ -63,4 +67,5 @@ def _is_namedtuple(cls: type) -> bool:
 
 
 def spec_json(spec: pytree.TreeSpec) -> str:
+    """The TreeSpec as torch's JSON (what `treespec_loads` reads back)."""
     return pytree.treespec_dumps(spec)

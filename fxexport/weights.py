@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable
+from typing import BinaryIO
 
 import torch
 
@@ -36,12 +37,12 @@ def header(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None) 
     return struct.pack("<Q", len(text)) + text
 
 
-def _write_tensor(out: BinaryIO, digest: "hashlib._Hash", tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
+def _write_tensor(out: BinaryIO, digest: hashlib._Hash, tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
     flat = tensor.detach().reshape(-1)
     step = max(1, _CHUNK // max(1, flat.element_size()))
     for start in range(0, flat.numel(), step):
         chunk = flat[start : start + step].cpu().contiguous()
-        data = memoryview(chunk.view(torch.uint8).numpy())
+        data = chunk.view(torch.uint8).numpy().data
         out.write(data)
         digest.update(data)
         advance(len(data))

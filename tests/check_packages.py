@@ -105,7 +105,7 @@ def main() -> None:
     for name in names:
         try:
             report[name] = check(name, Path(packages), Path(expect))
-        except Exception as error:  # report, do not stop: one process checks many packages
+        except Exception as error:  # noqa: BLE001 - report, do not stop: one process checks many packages
             report[name] = [f"{type(error).__name__}: {error}"]
     print(json.dumps(report))
 
