@@ -20,7 +20,7 @@ from .rebuild import constructor_code, is_holder, is_torch_module
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
-RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "saved_tensors", "load_weights", "weights", "device", "dtype", "__file__", "__name__"}
+RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "saved_tensors", "skip_init", "load_weights", "weights", "device", "dtype", "__file__", "__name__"}
 # Builtins the emitted code may call; a forward parameter with one of these names is renamed.
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
@@ -292,6 +292,7 @@ def collect(
     if collector.tensors:
         collector.imports.use("Path")
         collector.imports.use("Mapping")
+        collector.imports.use("contextmanager")
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
     package = PackageIR(

@@ -15,6 +15,7 @@ from torch import fx
 from torch.fx.graph import _PyTreeCodeGen
 from torch.fx.passes.shape_prop import TensorMetadata
 
+from .guards import is_guards_module
 from .ir import ModuleIR, PackageIR, SignatureIR, ValueIR
 from .pytree_io import pytree_info
 
@@ -89,4 +90,8 @@ def value(name: str, meta: Mapping[str, Any]) -> ValueIR:
 
 def module_tree(root: fx.GraphModule, class_names: Mapping[str, str]) -> tuple[ModuleIR, ...]:
     """Every module once, in definition order, with the class the generated code builds for it."""
-    return tuple(ModuleIR(path, class_names.get(path, type(module).__name__)) for path, module in root.named_modules())
+    return tuple(
+        ModuleIR(path, class_names.get(path, type(module).__name__))
+        for path, module in root.named_modules()
+        if not is_guards_module(module)  # written as input checks in forward, not built
+    )

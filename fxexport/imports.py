@@ -25,6 +25,7 @@ FIXED = {
     "operator": ("operator", None),
     "Path": ("pathlib", "Path"),
     "Mapping": ("collections.abc", "Mapping"),
+    "contextmanager": ("contextlib", "contextmanager"),
 }
 
 
@@ -72,7 +73,7 @@ class ImportTable:
             namespace.reserve(alias)
 
     def use(self, alias: str) -> str:
-        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`, `Mapping`)."""
+        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`, `Mapping`, `contextmanager`)."""
         module, attr = FIXED[alias]
         self._add(Import(module, attr, alias))
         return alias
