@@ -43,6 +43,7 @@ def generate(
     input_checks: bool = True,
     weights: str = "safetensors",
     max_shard_size: str | int | None = None,
+    annotate: bool = True,
 ) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
@@ -53,7 +54,7 @@ def generate(
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
     folders = tuple(map(Path, templates))
     check_template_dirs(folders)
-    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks)
+    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate)
     package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
     skeleton, bodies = hold_out_bodies(package)
     return package, _format(render(skeleton, folders), folders, bodies)
@@ -82,6 +83,7 @@ def export(
     max_shard_size: str | int | None = None,
     progress: Callable[[int, int], None] | None = None,
     templates: Sequence[str | Path] = (),
+    annotate: bool = True,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
@@ -91,7 +93,8 @@ def export(
     `input_checks=False` drops the input checks torch.export graphs carry (kept by default).
     `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);
     `max_shard_size` (bytes or e.g. "2GB") splits the weights into shards with an index.
-    `progress(done, total)` is called as weight bytes are written.
+    `progress(done, total)` is called as weight bytes are written. `annotate=False` leaves out
+    the comments that say which source line each group of statements came from.
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
@@ -106,6 +109,7 @@ def export(
         weights=weights,
         max_shard_size=max_shard_size,
         templates=templates,
+        annotate=annotate,
     )
     files = write_package(folder, sources, package, __version__, overwrite, progress)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -35,8 +35,9 @@ class _ClassDraft:
 
 
 class _Collector:
-    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True) -> None:
+    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True) -> None:
         self.input_checks = input_checks
+        self.annotate = annotate
         self.root = root
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         self.imports = ImportTable(self.namespace)
@@ -78,7 +79,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks)
+        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate)
         init = tuple(draft.init_lines + draft.attr_lines)
         key = (init, forward.params, forward.lines)
         if not path:
@@ -278,12 +279,18 @@ def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: b
 
 
 def collect(
-    root: fx.GraphModule, *, module_name: str, class_name: str = "FxModule", standalone: bool = False, input_checks: bool = True
+    root: fx.GraphModule,
+    *,
+    module_name: str,
+    class_name: str = "FxModule",
+    standalone: bool = False,
+    input_checks: bool = True,
+    annotate: bool = True,
 ) -> PackageIR:
     """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`."""
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
-    collector = _Collector(root, class_name, standalone, input_checks)
+    collector = _Collector(root, class_name, standalone, input_checks, annotate)
     collector.new_class(root, ())
     collector.training_fixups()
     classes = [c for c in collector.classes.values() if not c.is_root]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from torch import fx
 from torch.fx.node import map_aggregate
 
+from .annotations import annotation
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
@@ -79,7 +80,10 @@ def is_guards_call(gm: fx.GraphModule, node: fx.Node) -> bool:
 
 
 class _Emitter:
-    def __init__(self, gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool):
+    def __init__(
+        self, gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool, annotate: bool
+    ):
+        self.annotate = annotate
         self.gm = gm
         self.graph = gm.graph
         self.imports = imports
@@ -238,6 +242,7 @@ class _Emitter:
         for used, user in last_use.items():
             frees.setdefault(user, []).append(self.names[used])
         lines: list[str] = list(self.bindings)
+        last_note: str | None = None
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 continue
@@ -251,6 +256,10 @@ class _Emitter:
                 continue
             if _skipped(node):
                 continue
+            note = annotation(node) if self.annotate else None
+            if note is not None and note != last_note:
+                lines.append(note)
+                last_note = note
             expression = self.expression(node)
             lines.append(f"{self.names[node]} = {expression}" if node.users else expression)
             if frees.get(node):
@@ -263,9 +272,16 @@ def _skipped(node: fx.Node) -> bool:
     return not node.users and node.op == "call_function" and node.target is operator.getitem
 
 
-def emit_forward(gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool = True) -> Forward:
+def emit_forward(
+    gm: fx.GraphModule,
+    namespace: Namespace,
+    imports: ImportTable,
+    params: dict[str, str],
+    checks: bool = True,
+    annotate: bool = True,
+) -> Forward:
     """`params` maps each caller-visible parameter name to the name the code uses for it."""
-    emitter = _Emitter(gm, namespace, imports, params, checks)
+    emitter = _Emitter(gm, namespace, imports, params, checks, annotate)
     if emitter.info is not None:
         return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []

@@ -25,6 +25,7 @@ class TrueGraph0(nn.Module):
         super().__init__()
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
+        # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         linear = torch.ops.aten.linear.default(x, p_up_weight, p_up_bias)
         del x, p_up_weight, p_up_bias
         relu = torch.ops.aten.relu.default(linear)
@@ -37,6 +38,7 @@ class FalseGraph0(nn.Module):
         super().__init__()
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
+        # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         linear = torch.ops.aten.linear.default(x, p_down_weight, p_down_bias)
         del x, p_down_weight, p_down_bias
         sub = torch.ops.aten.sub.Tensor(linear, 1)
@@ -75,6 +77,7 @@ class FxModule(nn.Module):
             raise ValueError(
                 f"x: expected a float32 tensor of shape [3, 4], got {x.dtype} {list(x.shape)}"
             )
+        # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         sum_1 = torch.ops.aten.sum.default(x)
         gt = torch.ops.aten.gt.Scalar(sum_1, 0)
         del sum_1

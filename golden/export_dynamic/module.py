@@ -46,6 +46,7 @@ class FxModule(nn.Module):
             )
         sym_size_int_2 = torch.ops.aten.sym_size.int(x, 0)
         sym_size_int_3 = torch.ops.aten.sym_size.int(x, 1)
+        # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
         linear = torch.ops.aten.linear.default(x, proj_weight, proj_bias)
         del x, proj_weight, proj_bias
         mul = sym_size_int_2 * sym_size_int_3

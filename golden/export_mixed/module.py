@@ -62,6 +62,7 @@ class FxModule(nn.Module):
             raise ValueError(
                 "scale: this export is specialised to 2.0, got " + repr(scale)
             )
+        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         linear = torch.ops.aten.linear.default(x, lin_weight, lin_bias)
         del lin_weight, lin_bias
         mul = torch.ops.aten.mul.Tensor(linear, 2.0)
@@ -74,6 +75,7 @@ class FxModule(nn.Module):
         del lift_fresh_copy
         add_1 = torch.ops.aten.add.Tensor(add, detach_)
         del add, detach_
+        # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = torch.ops.aten.sum.default(extra_a)
         del extra_a
         relu = torch.ops.aten.relu.default(x)

@@ -28,6 +28,7 @@ class Lin(nn.Module):
     def forward(self, x):
         weight = self.weight
         bias = self.bias
+        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         linear = torch.ops.aten.linear.default(x, weight, bias)
         del x, weight, bias
         return linear
@@ -52,6 +53,7 @@ class FxModule(nn.Module):
         running = self.running
         offset = self.offset
         lin = self.lin(arg0)
+        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         mul = torch.ops.aten.mul.Tensor(lin, 2.0)
         del lin
         add = torch.ops.aten.add.Tensor(mul, offset)
@@ -62,6 +64,7 @@ class FxModule(nn.Module):
         del lift_fresh_copy
         add_1 = torch.ops.aten.add.Tensor(add, detach_)
         del add, detach_
+        # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = torch.ops.aten.sum.default(extra_a)
         del extra_a
         relu = torch.ops.aten.relu.default(arg0)
