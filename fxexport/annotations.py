@@ -12,8 +12,11 @@ import site
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+import torch
 from torch import fx
+from torch.fx.passes.shape_prop import TensorMetadata
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -46,3 +49,23 @@ def annotation(node: fx.Node) -> str | None:
         code = code[: MAX_CODE - 3] + "..."
     where = f"{short_path(match['file'])}:{match['line']} in {_CONTROL.sub(' ', match['func'])}"
     return f"# {where}: {code}" if code else f"# {where}"
+
+
+def _describe(value: Any) -> str | None:
+    if isinstance(value, torch.Tensor) or isinstance(value, TensorMetadata):
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{dtype}[{', '.join(str(size) for size in value.shape)}]"
+    if isinstance(value, (tuple, list)) and value:
+        parts = [_describe(v) for v in value]
+        return f"({', '.join(p or '?' for p in parts)})" if any(parts) else None
+    return None
+
+
+def shape_comment(node: fx.Node) -> str | None:
+    """`float32[s0, 4]` from `node.meta["val"]` or `["tensor_meta"]` when the producer recorded them."""
+    for key in ("val", "tensor_meta"):
+        if key in node.meta:
+            text = _describe(node.meta[key])
+            if text:
+                return _CONTROL.sub(" ", text)
+    return None

@@ -44,6 +44,7 @@ def generate(
     weights: str = "safetensors",
     max_shard_size: str | int | None = None,
     annotate: bool = True,
+    shapes: bool = False,
 ) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
@@ -54,7 +55,7 @@ def generate(
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
     folders = tuple(map(Path, templates))
     check_template_dirs(folders)
-    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate)
+    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes)
     package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
     skeleton, bodies = hold_out_bodies(package)
     return package, _format(render(skeleton, folders), folders, bodies)
@@ -84,6 +85,7 @@ def export(
     progress: Callable[[int, int], None] | None = None,
     templates: Sequence[str | Path] = (),
     annotate: bool = True,
+    shapes: bool = False,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
@@ -94,7 +96,8 @@ def export(
     `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);
     `max_shard_size` (bytes or e.g. "2GB") splits the weights into shards with an index.
     `progress(done, total)` is called as weight bytes are written. `annotate=False` leaves out
-    the comments that say which source line each group of statements came from.
+    the comments that say which source line each group of statements came from; `shapes=True`
+    adds a shape/dtype comment to each statement whose node recorded one.
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
@@ -110,6 +113,7 @@ def export(
         max_shard_size=max_shard_size,
         templates=templates,
         annotate=annotate,
+        shapes=shapes,
     )
     files = write_package(folder, sources, package, __version__, overwrite, progress)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -30,6 +30,7 @@ def _export(args: argparse.Namespace) -> int:
         standalone=args.standalone,
         input_checks=args.input_checks,
         annotate=args.annotate,
+        shapes=args.shapes,
         weights=args.weights,
         max_shard_size=args.max_shard_size,
         progress=None if args.quiet else ProgressBar(sys.stderr),
@@ -116,6 +117,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--via", choices=("trace", "export"), default="trace", help="how to capture an nn.Module: torch.fx.symbolic_trace (default) or torch.export.export")
     run.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of example inputs for --via export: a tuple of args, or a dict with 'args'/'kwargs'")
     run.add_argument("--no-annotate", dest="annotate", action="store_false", help="leave out the source-location comments in forward")
+    run.add_argument("--shapes", action="store_true", help="add a shape/dtype comment to each statement whose node recorded one")
     run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")
     run.add_argument("-o", "--output", required=True, type=Path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")

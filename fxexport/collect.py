@@ -35,9 +35,12 @@ class _ClassDraft:
 
 
 class _Collector:
-    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True) -> None:
+    def __init__(
+        self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False
+    ) -> None:
         self.input_checks = input_checks
         self.annotate = annotate
+        self.shapes = shapes
         self.root = root
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         self.imports = ImportTable(self.namespace)
@@ -79,7 +82,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate)
+        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes)
         init = tuple(draft.init_lines + draft.attr_lines)
         key = (init, forward.params, forward.lines)
         if not path:
@@ -286,11 +289,12 @@ def collect(
     standalone: bool = False,
     input_checks: bool = True,
     annotate: bool = True,
+    shapes: bool = False,
 ) -> PackageIR:
     """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`."""
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
-    collector = _Collector(root, class_name, standalone, input_checks, annotate)
+    collector = _Collector(root, class_name, standalone, input_checks, annotate, shapes)
     collector.new_class(root, ())
     collector.training_fixups()
     classes = [c for c in collector.classes.values() if not c.is_root]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from torch import fx
 from torch.fx.node import map_aggregate
 
-from .annotations import annotation
+from .annotations import annotation, shape_comment
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
@@ -33,6 +33,7 @@ BINARY = {
     operator.le: "<=", operator.gt: ">", operator.ge: ">=",
 }  # fmt: skip
 _SIMPLE_POWER_OPERAND = re.compile(r"^-?([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9][0-9a-zA-Z_.+-]*)$")
+_BODY_INDENT, _LINE_LENGTH = 8, 88  # a method body, black's line length
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 
 
@@ -81,9 +82,17 @@ def is_guards_call(gm: fx.GraphModule, node: fx.Node) -> bool:
 
 class _Emitter:
     def __init__(
-        self, gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool, annotate: bool
+        self,
+        gm: fx.GraphModule,
+        namespace: Namespace,
+        imports: ImportTable,
+        params: dict[str, str],
+        checks: bool,
+        annotate: bool,
+        shapes: bool = False,
     ):
         self.annotate = annotate
+        self.shapes = shapes
         self.gm = gm
         self.graph = gm.graph
         self.imports = imports
@@ -261,7 +270,14 @@ class _Emitter:
                 lines.append(note)
                 last_note = note
             expression = self.expression(node)
-            lines.append(f"{self.names[node]} = {expression}" if node.users else expression)
+            statement = f"{self.names[node]} = {expression}" if node.users else expression
+            shape = shape_comment(node) if self.shapes else None
+            if shape is None:
+                lines.append(statement)
+            elif len(statement) + len(shape) + 4 + _BODY_INDENT <= _LINE_LENGTH:
+                lines.append(f"{statement}  # {shape}")
+            else:
+                lines += [f"# {self.names[node]}: {shape}", statement]  # a trailing comment would make black split the line
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
@@ -279,9 +295,10 @@ def emit_forward(
     params: dict[str, str],
     checks: bool = True,
     annotate: bool = True,
+    shapes: bool = False,
 ) -> Forward:
     """`params` maps each caller-visible parameter name to the name the code uses for it."""
-    emitter = _Emitter(gm, namespace, imports, params, checks, annotate)
+    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes)
     if emitter.info is not None:
         return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []
