@@ -166,21 +166,22 @@ class _Collector:
                     self.record_tensor(buf, (*full, name), "buffer", name not in sub._non_persistent_buffers_set)
 
     def declare_tensors(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> None:
+        """A stub for every parameter and buffer, in order; a tied one is then replaced by a fixup (same position)."""
         target = _access(owner, path)
         for name, param in module._parameters.items():
             if param is None:
                 owner.init_lines.append(f"{target}.register_parameter({name!r}, None)")
-            elif self.record_tensor(param, (*path, name), "parameter", True):
-                grad = "" if param.requires_grad else ", requires_grad=False"
-                stub = f"{self.imports.use('nn')}.Parameter({self.stub(param)}{grad})"
-                owner.init_lines.append(_assign(target, name, stub, "register_parameter"))
+                continue
+            self.record_tensor(param, (*path, name), "parameter", True)
+            grad = "" if param.requires_grad else ", requires_grad=False"
+            stub = f"{self.imports.use('nn')}.Parameter({self.stub(param)}{grad})"
+            owner.init_lines.append(_assign(target, name, stub, "register_parameter"))
         for name, buf in module._buffers.items():
             persistent = name not in module._non_persistent_buffers_set
             flag = "" if persistent else ", persistent=False"
-            if buf is None:
-                owner.init_lines.append(f"{target}.register_buffer({name!r}, None{flag})")
-            elif self.record_tensor(buf, (*path, name), "buffer", persistent):
-                owner.init_lines.append(f"{target}.register_buffer({name!r}, {self.stub(buf)}{flag})")
+            if buf is not None:
+                self.record_tensor(buf, (*path, name), "buffer", persistent)
+            owner.init_lines.append(f"{target}.register_buffer({name!r}, {'None' if buf is None else self.stub(buf)}{flag})")
         for name, value in vars(module).items():
             if isinstance(value, torch.Tensor) and self.record_tensor(value, (*path, name), "constant", False):
                 owner.init_lines.append(_assign(target, name, self.stub(value), None))
@@ -225,8 +226,10 @@ class _Collector:
                     f"module.py would import {item.attr} from {item.module}, and standalone=True forbids imports "
                     "other than torch and the standard library; make it traceable or use torch.nn modules"
                 )
+            why = self.imports.reason(item)
             self.warnings.append(
                 f"module.py imports {item.attr} from {item.module}: the folder needs {item.module!r} importable to load"
+                + (f" (it cannot be copied into module.py: {why})" if why else "")
             )
 
 
@@ -295,6 +298,7 @@ def collect(
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
+        definitions=collector.imports.definitions(),
         classes=(*classes, root_class),
         tensors=tuple(collector.tensors),
         weight_files=(),  # chosen when the weights are planned (see shards.py)

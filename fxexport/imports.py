@@ -1,4 +1,8 @@
-"""The import table: each import tied to the name it binds, emitted sorted and grouped."""
+"""The import table: each import tied to the name it binds, emitted sorted and grouped.
+
+It also holds the module-level definitions that stand in for library code (inlined
+functions, output classes), since those bind names in the same module namespace.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import importlib
 import re
 import sys
 from dataclasses import dataclass
+from typing import Callable
 
 from .errors import FxExportError
 from .names import Namespace, is_plain_identifier
@@ -40,7 +45,20 @@ class Import:
     @property
     def group(self) -> int:
         top = self.module.split(".")[0]
-        return 0 if top in sys.stdlib_module_names else 1 if top == "torch" else 2
+        return 0 if is_stdlib(top) else 1 if top == "torch" else 2
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Module-level code that binds `name`; `obj` is what the name means at export time."""
+
+    name: str
+    code: str
+    obj: object
+
+
+def is_stdlib(module: str) -> bool:
+    return module.split(".")[0] in sys.stdlib_module_names
 
 
 def check_dotted(name: str, what: str) -> str:
@@ -56,6 +74,9 @@ class ImportTable:
         self._namespace = namespace
         self._imports: dict[tuple[str, str | None], Import] = {}
         self._objects: dict[str, object] = {}
+        self._definitions: dict[int, Definition] = {}
+        self._defining: dict[int, tuple[str, object]] = {}
+        self._reasons: dict[str, str] = {}
         for alias in FIXED:
             namespace.reserve(alias)
 
@@ -81,6 +102,38 @@ class ImportTable:
         if key not in self._imports:
             self._add(Import(module, attr, self._namespace.create(attr)))
         return self._imports[key].alias
+
+    def define(self, obj: object, hint: str, build: Callable[[str], str]) -> str:
+        """Bind `obj` to module-level code that `build(name)` writes; the same object is defined once.
+
+        The name is taken before `build` runs, so code that refers to itself (recursion) or to
+        definitions made while building it gets the final names.
+        """
+        key = id(obj)
+        if key in self._definitions:
+            return self._definitions[key].name
+        if key in self._defining:
+            return self._defining[key][0]
+        name = self._namespace.create(hint)
+        self._defining[key] = (name, obj)
+        try:
+            code = build(name)
+        finally:
+            del self._defining[key]
+        self._definitions[key] = Definition(name, code, obj)
+        return name
+
+    def explain(self, alias: str, why: str) -> None:
+        """Note why a name is imported rather than copied into module.py (shown in the warning)."""
+        if why:
+            self._reasons.setdefault(alias, why)
+
+    def reason(self, item: Import) -> str:
+        return self._reasons.get(item.alias, "")
+
+    def definitions(self) -> tuple[str, ...]:
+        """Definition code in the order the definitions were completed (dependencies first)."""
+        return tuple(d.code for d in self._definitions.values())
 
     def _add(self, item: Import) -> None:
         self._imports.setdefault((item.module, item.attr), item)
@@ -109,4 +162,5 @@ class ImportTable:
                 result[item.alias] = module
             else:
                 result[item.alias] = getattr(module, item.attr)
+        result.update((d.name, d.obj) for d in self._definitions.values())
         return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from typing import Any, Callable
@@ -10,6 +11,7 @@ import torch
 from torch.fx.immutable_collections import immutable_dict, immutable_list
 
 from .errors import FxExportError
+from .containers import is_output_class
 from .imports import ImportTable
 from .targets import function_reference
 
@@ -53,6 +55,15 @@ def index_code(index: Any, imports: ImportTable, name_of: NameOf, where: str) ->
     return one(index)
 
 
+def _output_instance(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
+    """A namedtuple or dataclass instance as a constructor call (the class imported or stood in for)."""
+    cls = function_reference(type(value), imports, where)
+    if isinstance(value, tuple):
+        return f"{cls}({', '.join(literal(v, imports, name_of, where) for v in value)})"
+    fields = [f.name for f in dataclasses.fields(value) if f.init]
+    return f"{cls}({', '.join(f'{n}={literal(getattr(value, n), imports, name_of, where)}' for n in fields)})"
+
+
 def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
     """Code for an fx argument: nodes by name, containers recursively, everything else checked."""
     name = name_of(value)
@@ -69,6 +80,8 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
         return f"slice({', '.join(parts)})"
     if isinstance(value, torch.Size):
         return f"{imports.use('torch')}.Size({literal(list(value), imports, name_of, where)})"
+    if is_output_class(type(value)):
+        return _output_instance(value, imports, name_of, where)
     if isinstance(value, tuple) and type(value) is tuple:
         items = [literal(v, imports, name_of, where) for v in value]
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"

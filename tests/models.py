@@ -13,6 +13,25 @@ def scaled_sum(x: torch.Tensor, y: torch.Tensor, scale: float = 2.0) -> torch.Te
     return (x + y) * scale
 
 
+class _Settings:
+    """A user object a function reads: module.py cannot copy such a function, so it imports it."""
+
+    scale = 2.0
+
+
+SETTINGS = _Settings()
+
+
+@fx.wrap
+def configured_scale(x: torch.Tensor) -> torch.Tensor:
+    return x * SETTINGS.scale
+
+
+class ImportedFunction(nn.Module):
+    def forward(self, x):
+        return configured_scale(x).relu()
+
+
 class ConvBN(nn.Module):
     def __init__(self) -> None:
         super().__init__()
