@@ -9,12 +9,12 @@ from typing import Callable, Sequence
 from torch import fx
 
 from .collect import collect
-from .formatting import format_sources
+from .formatting import format_sources, hold_out_bodies
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
 from .shards import plan_weights
-from .render import render
+from .render import check_template_dirs, render
 from .errors import FxExportError
 from .write import check_target, write_package
 
@@ -37,7 +37,7 @@ def generate(
     *,
     package_name: str,
     module_name: str = "FxModule",
-    templates: Sequence[Path] = (),
+    templates: Sequence[str | Path] = (),
     standalone: bool = False,
     input_checks: bool = True,
     weights: str = "safetensors",
@@ -46,12 +46,27 @@ def generate(
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
+    `templates` are folders searched, in order, before fxexport's own templates.
     """
     if not is_plain_identifier(module_name):
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
+    folders = tuple(map(Path, templates))
+    check_template_dirs(folders)
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks)
     package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
-    return package, format_sources(render(package, templates))
+    skeleton, bodies = hold_out_bodies(package)
+    return package, _format(render(skeleton, folders), folders, bodies)
+
+
+def _format(sources: dict[str, str], templates: tuple[Path, ...], bodies: list[tuple[str, ...]]) -> dict[str, str]:
+    """black; invalid Python from a user's templates is their error to fix, not ours."""
+    try:
+        return format_sources(sources, bodies)
+    except FxExportError as error:
+        if not templates:
+            raise
+        cause = str(error).removesuffix("; please report this as a bug")
+        raise FxExportError(f"{cause}; check the custom templates in {', '.join(map(str, templates))}") from error
 
 
 def export(
@@ -65,10 +80,12 @@ def export(
     weights: str = "safetensors",
     max_shard_size: str | int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    templates: Sequence[str | Path] = (),
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
-    The folder holds `__init__.py`, `module.py`, the weights as safetensors and a manifest.
+    The folder holds `__init__.py`, `module.py`, `README.md`, the weights as safetensors and a
+    manifest. `templates` are folders of Jinja templates searched before fxexport's own.
     With `standalone=True`, any import other than torch and the standard library is an error.
     `input_checks=False` drops the input checks torch.export graphs carry (kept by default).
     `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);
@@ -86,6 +103,7 @@ def export(
         input_checks=input_checks,
         weights=weights,
         max_shard_size=max_shard_size,
+        templates=templates,
     )
     files = write_package(folder, sources, package, __version__, overwrite, progress)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -11,6 +11,7 @@ from typing import Callable, Sequence, TextIO
 from .api import __version__, export
 from .capture import capture, load_object, to_graph_module
 from .diff import diff_exports
+from .show import show
 from .verify import example_inputs, verify_against, verify_files
 from .errors import FxExportError
 
@@ -30,6 +31,7 @@ def _export(args: argparse.Namespace) -> int:
         weights=args.weights,
         max_shard_size=args.max_shard_size,
         progress=None if args.quiet else ProgressBar(sys.stderr),
+        templates=args.templates,
     )
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
@@ -88,6 +90,15 @@ def _diff(args: argparse.Namespace) -> int:
     return _print_diff(args.actual, args.golden, args.quiet)
 
 
+def _show(args: argparse.Namespace) -> int:
+    if args.depth is not None and args.depth < 0:
+        raise FxExportError(f"--depth must be 0 or more, not {args.depth}")
+    result = show(args.folder)
+    if not result.ok or not args.quiet:
+        print(result.report(args.depth))
+    return 0 if result.ok else 1
+
+
 def parser() -> argparse.ArgumentParser:
     main_parser = argparse.ArgumentParser(prog="fxexport", description="Export torch.fx GraphModules as standalone Python packages.")
     main_parser.add_argument("--version", action="version", version=f"fxexport {__version__}")
@@ -108,6 +119,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--weights", choices=("safetensors", "none"), default="safetensors", help="write the weights (default), or code only")
     run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB) with an index")
     run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
+    run.add_argument("--templates", type=Path, metavar="DIR", action="append", default=[],
+                     help="a folder of Jinja templates searched before fxexport's own (repeatable; the first given wins)")  # fmt: skip
     run.set_defaults(handler=_export)
 
     diff = commands.add_parser("diff", parents=[common], help="compare two export folders (exit 0 same, 1 different)")
@@ -120,6 +133,11 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--against", metavar="SPEC", help="also import the export in a fresh process and compare outputs with this source")
     check.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of the inputs: a tuple of args, or a dict with 'args'/'kwargs'")
     check.set_defaults(handler=_verify)
+
+    summary = commands.add_parser("show", parents=[common], help="summarise an export folder (module tree, tensors, warnings)")
+    summary.add_argument("folder", type=Path, help="an export folder (read only: nothing is imported or unpickled)")
+    summary.add_argument("--depth", type=int, metavar="N", help="show the module tree N levels deep (0: the root only)")
+    summary.set_defaults(handler=_show)
     return main_parser
 
 

@@ -8,13 +8,15 @@ from dataclasses import dataclass, field
 import torch
 from torch import fx, nn
 
+from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
 from .guards import is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
+from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
-from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier
+from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier, quote
 from .rebuild import constructor_code, is_holder, is_torch_module
 from .usermodules import trace_user_module
 
@@ -42,7 +44,9 @@ class _Collector:
         self.imports.use("torch")
         self.imports.use("nn")
         self.classes: dict[tuple[object, ...], ClassIR] = {}
+        self.class_paths: dict[str, str] = {}  # module path -> generated class name
         self.module_paths: dict[int, tuple[str, ...]] = {}
+        self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
         self.fixups: list[str] = []
@@ -84,6 +88,7 @@ class _Collector:
         elif key not in self.classes:
             name = self.namespace.create(_camel(_class_hint(gm, path)))
             self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines)
+        self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
     def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> None:
@@ -91,7 +96,7 @@ class _Collector:
             child_path = (*path, name)
             target = _access(owner, path)
             if child is None:
-                owner.init_lines.append(f"{target}.register_module({name!r}, None)")
+                owner.init_lines.append(f"{target}.register_module({quote(name)}, None)")
             elif is_guards_module(child):
                 continue  # torch.export's input checks: emitted as readable code in forward
             elif id(child) in self.module_paths:
@@ -104,42 +109,65 @@ class _Collector:
                 self.declare_tensors(owner, child, child_path)
             else:
                 self.module_paths[id(child)] = child_path
-                owner.init_lines.append(_assign_module(target, name, self.child_code(child, child_path)))
+                code = self.child_code(owner, child, child_path)
+                if code is not None:
+                    owner.init_lines.append(_assign_module(target, name, code))
 
-    @staticmethod
-    def is_plain_holder(owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
-        """Containers, plain modules, and user modules the graph never calls: rebuilt member by member."""
+    def is_plain_holder(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
+        """Containers, plain modules, and user modules nothing calls: rebuilt member by member.
+
+        Inside a copied library class (libclasses.py) any module may be called by the copied code.
+        """
         if isinstance(child, fx.GraphModule) or (is_torch_module(child) and not is_holder(child)):
             return False
+        if any(path[:i] in self.copied for i in range(len(path))):
+            return is_holder(child)
         return is_holder(child) or ".".join(path[len(owner.path) :]) not in owner.called
 
-    def child_code(self, child: nn.Module, path: tuple[str, ...]) -> str:
-        """The expression that builds a called child: a generated class or a constructor call."""
+    def child_code(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> str | None:
+        """The expression that builds a called child: a generated class or a constructor call (None: built in place)."""
         if isinstance(child, fx.GraphModule):
             return f"{self.new_class(child, path)}()"
         if is_torch_module(child):
             code = constructor_code(child, self.imports, ".".join(path))
             self.record_leaf_tensors(child, path)
             return code
-        return self.user_module_code(child, path)
+        return self.user_module_code(owner, child, path)
 
-    def user_module_code(self, child: nn.Module, path: tuple[str, ...]) -> str:
-        """A user class the graph calls: traced into a generated class, else rebuilt by import."""
+    def user_module_code(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> str | None:
+        """A user class the graph calls: traced into a generated class, else its class copied, else rebuilt by import."""
         where = ".".join(path)
         try:
             return f"{self.new_class(trace_user_module(child, where), path)}()"
         except FxExportError as traced_error:
+            why = can_copy(child)
+            if not why:
+                self.build_copied(owner, child, path)
+                return None
             try:
                 code = constructor_code(child, self.imports, where)
             except FxExportError as rebuild_error:
                 cls = type(child)
                 raise FxExportError(
                     f"module {where!r} is a {cls.__module__}.{cls.__qualname__}, which fxexport cannot rebuild as code: "
-                    f"{traced_error}; and rebuilding it by import failed: {rebuild_error}"
+                    f"{traced_error}; its class cannot be copied ({why}); and rebuilding it by import failed: {rebuild_error}"
                 ) from rebuild_error
             self.record_leaf_tensors(child, path)
-            self.warnings.append(f"module {where!r} could not be traced, so module.py imports its class {type(child).__qualname__}")
+            self.warnings.append(
+                f"module {where!r} could not be traced, nor its class copied ({why}), "
+                f"so module.py imports its class {type(child).__qualname__}"
+            )
             return code
+
+    def build_copied(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> None:
+        """An instance of a copied library class, filled in like a container, then its settings."""
+        target = _access(owner, path)
+        cls = copied_class(type(child), self.imports)
+        self.copied.add(path)
+        owner.init_lines.append(_assign_module(_access(owner, path[:-1]), path[-1], f"{cls}()"))
+        self.build_children(owner, child, path)
+        self.declare_tensors(owner, child, path)
+        owner.init_lines.extend(setting_lines(child, target, self.imports))
 
     def record_tensor(self, tensor: torch.Tensor, path: tuple[str, ...], kind: str, persistent: bool) -> bool:
         """Remember a tensor for the weights file; False (and a tie line) when it was seen before."""
@@ -170,7 +198,7 @@ class _Collector:
         target = _access(owner, path)
         for name, param in module._parameters.items():
             if param is None:
-                owner.init_lines.append(f"{target}.register_parameter({name!r}, None)")
+                owner.init_lines.append(f"{target}.register_parameter({quote(name)}, None)")
                 continue
             self.record_tensor(param, (*path, name), "parameter", True)
             grad = "" if param.requires_grad else ", requires_grad=False"
@@ -181,7 +209,7 @@ class _Collector:
             flag = "" if persistent else ", persistent=False"
             if buf is not None:
                 self.record_tensor(buf, (*path, name), "buffer", persistent)
-            owner.init_lines.append(f"{target}.register_buffer({name!r}, {'None' if buf is None else self.stub(buf)}{flag})")
+            owner.init_lines.append(f"{target}.register_buffer({quote(name)}, {'None' if buf is None else self.stub(buf)}{flag})")
         for name, value in vars(module).items():
             if isinstance(value, torch.Tensor) and self.record_tensor(value, (*path, name), "constant", False):
                 owner.init_lines.append(_assign(target, name, self.stub(value), None))
@@ -260,8 +288,8 @@ def _assign(target: str, name: str, code: str, register: str | None) -> str:
     if is_plain_identifier(name):
         return f"{target}.{name} = {code}"
     if register:
-        return f"{target}.{register}({name!r}, {code})"
-    return f"setattr({target}, {name!r}, {code})"
+        return f"{target}.{register}({quote(name)}, {code})"
+    return f"setattr({target}, {quote(name)}, {code})"
 
 
 def _assign_module(target: str, name: str, code: str) -> str:
@@ -273,7 +301,7 @@ def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: b
     target = _root_access(tuple(owner))
     if kind == "buffer":
         flag = "" if persistent else ", persistent=False"
-        return f"{target}.register_buffer({name!r}, {_root_access(first)}{flag})"
+        return f"{target}.register_buffer({quote(name)}, {_root_access(first)}{flag})"
     return _assign(target, name, _root_access(first), None)
 
 
@@ -294,7 +322,7 @@ def collect(
         collector.imports.use("Mapping")
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
-    return PackageIR(
+    package = PackageIR(
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
@@ -307,3 +335,4 @@ def collect(
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
     )
+    return describe(root, package, collector.class_paths)

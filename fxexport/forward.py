@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -14,8 +15,8 @@ from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .literals import index_code, literal
-from .names import Namespace, attribute_access, is_plain_identifier
-from .pytree_io import NotPlain, leaf_accesses, rebuilt_class, pytree_info, spec_json, structure_code
+from .names import Namespace, attribute_access, is_plain_identifier, quote
+from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .targets import function_reference
 
 BINARY = {
@@ -25,6 +26,7 @@ BINARY = {
     operator.xor: "^", operator.eq: "==", operator.ne: "!=", operator.lt: "<",
     operator.le: "<=", operator.gt: ">", operator.ge: ">=",
 }  # fmt: skip
+_SIMPLE_POWER_OPERAND = re.compile(r"^-?([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9][0-9a-zA-Z_.+-]*)$")
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 
 
@@ -40,6 +42,7 @@ def register_globals(graph: fx.Graph, imports: ImportTable) -> None:
         where = f"node {node.name!r}"
         if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY:
             function_reference(node.target, imports, where)
+            imports.wrap(node.target)  # a copied library function stays a call when the export is traced again
         _register_value((node.args, node.kwargs), imports, where)
     info = pytree_info(graph)
     if info is not None and info.out_spec is not None:
@@ -155,7 +158,7 @@ class _Emitter:
             self.names[node] = namespace.create(node.name)
         flatten = self.imports.module("torch.fx._pytree")
         loads = self.imports.module("torch.utils._pytree")
-        spec = f"{loads}.treespec_loads({spec_json(self.info.in_spec)!r})"
+        spec = f"{loads}.treespec_loads({quote(spec_json(self.info.in_spec))})"
         targets = ", ".join(self.names[n] for n in placeholders) + ("," if len(placeholders) == 1 else "")
         self.bindings.append(f"{targets} = {flatten}.tree_flatten_spec((({positional}{',' if args_spec.num_children == 1 else ''}), {{{keywords}}}), {spec})")
 
@@ -183,7 +186,7 @@ class _Emitter:
             return structure_code(self.info.out_spec, iter(leaves), self.key_code, self.class_code)
         except NotPlain:
             loads = self.imports.module("torch.utils._pytree")
-            return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({spec_json(self.info.out_spec)!r}))"
+            return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({quote(spec_json(self.info.out_spec))}))"
 
     def name_of(self, value: Any) -> str | None:
         return self.names[value] if isinstance(value, fx.Node) else None
@@ -211,7 +214,7 @@ class _Emitter:
             return f"{attribute_access('self', str(target).split('.'))}({self.call_args(node, args, kwargs)})"
         if node.op == "call_method":
             receiver = self.operand(args[0], node)
-            method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {target!r})"
+            method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
             return f"{method}({self.call_args(node, args[1:], kwargs)})"
         return self.function_call(node, target, args, kwargs)
 
@@ -221,7 +224,10 @@ class _Emitter:
                 index = index_code(args[1], self.imports, self.name_of, f"node {node.name!r}")
                 return f"{self.operand(args[0], node)}[{index}]"
             if target in BINARY and len(args) == 2:
-                return f"{self.operand(args[0], node)} {BINARY[target]} {self.operand(args[1], node)}"
+                left, right = self.operand(args[0], node), self.operand(args[1], node)
+                if target is operator.pow and _SIMPLE_POWER_OPERAND.match(left) and _SIMPLE_POWER_OPERAND.match(right):
+                    return f"{left}**{right}"  # black hugs ** between simple operands
+                return f"{left} {BINARY[target]} {right}"
             if target in UNARY and len(args) == 1:
                 return f"{UNARY[target]}{self.operand(args[0], node)}"
             if target is builtins.getattr and len(args) == 2 and isinstance(args[1], str) and is_plain_identifier(args[1]):
@@ -232,6 +238,8 @@ class _Emitter:
     def statements(self) -> list[str]:
         last_use: dict[fx.Node, fx.Node] = {}
         for node in self.graph.nodes:
+            if _skipped(node):
+                continue  # its inputs are freed after their last emitted use instead
             for used in node.all_input_nodes:
                 last_use[used] = node
         frees: dict[fx.Node, list[str]] = {}
@@ -249,13 +257,18 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if not node.users and node.op == "call_function" and node.target is operator.getitem:
-                continue  # an unused element of a tuple result: nothing to compute
+            if _skipped(node):
+                continue
             expression = self.expression(node)
             lines.append(f"{self.names[node]} = {expression}" if node.users else expression)
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
+
+
+def _skipped(node: fx.Node) -> bool:
+    """An unused element of a tuple result: nothing to compute, so no statement is emitted."""
+    return not node.users and node.op == "call_function" and node.target is operator.getitem
 
 
 def emit_forward(gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool = True) -> Forward:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import torch
 from torch import fx
 
-from .names import is_plain_identifier
+from .names import is_plain_identifier, quote
 
 Literal = Callable[[Any], str]
 
@@ -86,5 +86,6 @@ def input_checks(placeholders: list[tuple[fx.Node, str]], literal: Literal) -> l
         elif value is None or isinstance(value, (bool, int, float, str)):
             code = literal(value)
             check = f"{name} is not {code}" if value is None or isinstance(value, bool) else f"{name} != {code}"
-            lines += [f"if {check}:", f"    raise ValueError({('%s: this export is specialised to %s, got ' % (name, code))!r} + repr({name}))"]
+            message = quote(f"{name}: this export is specialised to {code}, got ")
+            lines += [f"if {check}:", f"    raise ValueError({message} + repr({name}))"]
     return lines

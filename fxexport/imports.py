@@ -77,6 +77,10 @@ class ImportTable:
         self._definitions: dict[int, Definition] = {}
         self._defining: dict[int, tuple[str, object]] = {}
         self._reasons: dict[str, str] = {}
+        self._wrapped: set[int] = set()
+        self.references: dict[object, str] = {}  # callable -> the code that names it (see targets.py)
+        self.built: dict[str, object] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
+        self._bindings: dict[str, object] | None = None
         for alias in FIXED:
             namespace.reserve(alias)
 
@@ -121,6 +125,7 @@ class ImportTable:
         finally:
             del self._defining[key]
         self._definitions[key] = Definition(name, code, obj)
+        self._bindings = None
         return name
 
     def explain(self, alias: str, why: str) -> None:
@@ -131,12 +136,22 @@ class ImportTable:
     def reason(self, item: Import) -> str:
         return self._reasons.get(item.alias, "")
 
+    def wrap(self, obj: object) -> None:
+        """A copied function a graph calls stays a leaf for torch.fx: `torch.fx.wrap(name)` follows its definition."""
+        if id(obj) in self._definitions and id(obj) not in self._wrapped:
+            self._wrapped.add(id(obj))
+            self.module("torch.fx")
+
     def definitions(self) -> tuple[str, ...]:
         """Definition code in the order the definitions were completed (dependencies first)."""
-        return tuple(d.code for d in self._definitions.values())
+        return tuple(
+            d.code + (f"\n\n\ntorch.fx.wrap({d.name!r})" if key in self._wrapped else "") for key, d in self._definitions.items()
+        )
 
     def _add(self, item: Import) -> None:
-        self._imports.setdefault((item.module, item.attr), item)
+        if (item.module, item.attr) not in self._imports:
+            self._imports[(item.module, item.attr)] = item
+            self._bindings = None
 
     def lines(self) -> tuple[str, ...]:
         ordered = sorted(self._imports.values(), key=lambda i: (i.group, i.attr is not None, i.module, i.attr or ""))
@@ -153,6 +168,8 @@ class ImportTable:
 
     def bindings(self) -> dict[str, object]:
         """What each bound name refers to, for evaluating generated code at export time."""
+        if self._bindings is not None:
+            return dict(self._bindings)
         result: dict[str, object] = {}
         for item in self._imports.values():
             module = importlib.import_module(item.module)
@@ -163,4 +180,5 @@ class ImportTable:
             else:
                 result[item.alias] = getattr(module, item.attr)
         result.update((d.name, d.obj) for d in self._definitions.values())
-        return result
+        self._bindings = result
+        return dict(result)

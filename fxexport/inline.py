@@ -57,6 +57,17 @@ def is_plain_function(fn: object) -> bool:
     )
 
 
+def is_method(fn: object, cls: type, name: str) -> bool:
+    """A function defined in `cls`'s body under `name` (it may use `super()`)."""
+    return (
+        isinstance(fn, types.FunctionType)
+        and fn.__qualname__ == f"{cls.__qualname__}.{name}"
+        and fn.__name__ == name
+        and fn.__code__.co_freevars in ((), ("__class__",))
+        and not (fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR))
+    )
+
+
 def _code_objects(code: types.CodeType) -> list[types.CodeType]:
     return [code, *(c for const in code.co_consts if isinstance(const, types.CodeType) for c in _code_objects(const))]
 
@@ -204,7 +215,7 @@ def _check_value(value: Any, seen: set[int], source: Source | None = None, name:
     elif is_plain_function(value):
         _plan(value, seen)
     else:
-        raise NotInlinable(f"it uses {name or repr(value)!r}, a {type(value).__module__}.{type(value).__qualname__}")
+        raise NotInlinable(f"it uses {name or 'a value'!r}, a {type(value).__module__}.{type(value).__qualname__}")
 
 
 def _is_builtin(value: Any) -> bool:
@@ -223,7 +234,7 @@ def _plan(fn: types.FunctionType, seen: set[int]) -> None:
         except NotInlinable as error:
             raise NotInlinable(f"{fn.__module__}.{fn.__name__}: {error}") from None
     for value in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
-        _check_value(value, seen)
+        _check_value(value, seen, None, "a default value")
 
 
 # writing -----------------------------------------------------------------------------------
@@ -254,14 +265,29 @@ def _value_code(value: Any, imports: ImportTable, hint: str, source: Source | No
         return named_reference(dotted, value, imports)  # e.g. types.FunctionType, named only by how it was imported
 
 
-def _write(fn: types.FunctionType, imports: ImportTable) -> str:
+def function_code(fn: types.FunctionType, imports: ImportTable, name: str) -> str:
+    """`fn`'s copy under `name`, binding what it needs in module.py (plan it first: see check_function)."""
     source = load_source(fn)
+    codes = {g: _value_code(v, imports, g, source) for g, v in source.globals.items()}
+    return emit(source, name, codes, lambda v: _value_code(v, imports, "default"))
 
-    def build(name: str) -> str:
-        codes = {g: _value_code(v, imports, g, source) for g, v in source.globals.items()}
-        return emit(source, name, codes, lambda v: _value_code(v, imports, "default"))
 
-    return imports.define(fn, fn.__name__, build)
+def check_function(fn: types.FunctionType) -> None:
+    """Raise NotInlinable unless `fn` and everything it needs can be copied."""
+    _plan(fn, set())
+
+
+def check_value(value: Any, name: str) -> None:
+    """Raise NotInlinable unless module.py can write `value` (called `name` in messages) without its library."""
+    _check_value(value, set(), None, name)
+
+
+def value_code(value: Any, imports: ImportTable, hint: str) -> str:
+    return _value_code(value, imports, hint)
+
+
+def _write(fn: types.FunctionType, imports: ImportTable) -> str:
+    return imports.define(fn, fn.__name__, lambda name: function_code(fn, imports, name))
 
 
 def inline_function(fn: object, imports: ImportTable) -> tuple[str | None, str]:

@@ -38,6 +38,49 @@ class ClassIR:
 
 
 @dataclass(frozen=True)
+class ValueIR:
+    """One forward input or output as the graph recorded it (`node.meta`); for documentation only."""
+
+    name: str  # "x", "*args", "output", "output[0]", "output['logits']"
+    kind: str = ""  # "tensor", a Python type name such as "int", or "" when nothing was recorded
+    dtype: str = ""  # "float32" for a tensor, else ""
+    shape: tuple[str, ...] | None = None  # a tensor's sizes as text ("3", "s0"); None when not a tensor
+
+    @property
+    def description(self) -> str:
+        """`float32, shape (3, 16)`, `int`, or `not recorded`."""
+        if not self.kind:
+            return "not recorded"
+        if self.shape is None:
+            return self.kind
+        dims = ", ".join(self.shape) + ("," if len(self.shape) == 1 else "")
+        return f"{self.dtype} {self.kind}, shape ({dims})"
+
+
+@dataclass(frozen=True)
+class SignatureIR:
+    """How to call the exported class: the forward parameters, and what goes in and comes out."""
+
+    params: tuple[str, ...] = ()  # the root forward's parameters as code, without self: "x", "*args", "scale=2.0"
+    call: str = "model()"  # an example call as code: "model(x, y)" (required positional parameters)
+    inputs: tuple[ValueIR, ...] = ()  # one per parameter, in order
+    outputs: tuple[ValueIR, ...] = ()  # one per tensor or value the forward returns, flattened
+
+    @property
+    def recorded(self) -> bool:
+        """True when the graph recorded shapes or types for any input or output."""
+        return any(v.kind for v in (*self.inputs, *self.outputs))
+
+
+@dataclass(frozen=True)
+class ModuleIR:
+    """One module of the exported tree (shared modules once, at their first path)."""
+
+    path: str  # dotted path from the root, "" for the root itself
+    class_name: str  # "Linear", "Module", or a generated class such as "FxModule"
+
+
+@dataclass(frozen=True)
 class PackageIR:
     """Everything needed to render and write one exported package."""
 
@@ -52,6 +95,13 @@ class PackageIR:
     buffer_count: int
     torch_version: str
     warnings: tuple[str, ...]
+    producer: str = "torch.fx GraphModule"  # what made the graph: "torch.fx.symbolic_trace", "torch.export", ...
+    signature: SignatureIR = SignatureIR()
+    modules: tuple[ModuleIR, ...] = ()
+
+    @property
+    def parameter_bytes(self) -> int:
+        return sum(t.nbytes for t in self.tensors if t.kind == "parameter")
 
     @property
     def weight_bytes(self) -> int:

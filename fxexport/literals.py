@@ -13,6 +13,7 @@ from torch.fx.immutable_collections import immutable_dict, immutable_list
 from .errors import FxExportError
 from .containers import is_output_class
 from .imports import ImportTable
+from .names import quote
 from .targets import function_reference
 
 NameOf = Callable[[Any], "str | None"]
@@ -69,7 +70,9 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
     name = name_of(value)
     if name is not None:
         return name
-    if value is None or isinstance(value, (bool, int, str, bytes, complex)) and not isinstance(value, enum.Enum):
+    if isinstance(value, str) and not isinstance(value, enum.Enum):
+        return quote(value)
+    if value is None or isinstance(value, (bool, int, bytes, complex)) and not isinstance(value, enum.Enum):
         return repr(value)
     if isinstance(value, float):
         return _float(value, imports)
@@ -91,7 +94,7 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
         items = (f"{literal(k, imports, name_of, where)}: {literal(v, imports, name_of, where)}" for k, v in value.items())
         return f"{{{', '.join(items)}}}"
     if isinstance(value, torch.device):
-        return f"{imports.use('torch')}.device({str(value)!r})"
+        return f"{imports.use('torch')}.device({quote(str(value))})"
     if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):
         return _torch_constant(value, imports)
     if isinstance(value, type) or callable(value):

@@ -8,6 +8,8 @@ import re
 import unicodedata
 from typing import Iterable
 
+from black.strings import normalize_string_quotes
+
 _ILLEGAL_CHAR = re.compile(r"[^0-9A-Za-z_]")
 _SUFFIX = re.compile(r"^(.*)_(\d+)$")
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -68,9 +70,14 @@ class Namespace:
         return Namespace(self._used)
 
 
+def quote(text: str) -> str:
+    """`repr(text)` with the quotes black would choose, so emitted lines are already black-stable."""
+    return normalize_string_quotes(repr(text))
+
+
 def attribute_access(base: str, path: Iterable[str]) -> str:
-    """`self.layer1.conv` for plain names, `getattr(self.seq, '0')` for anything else."""
+    """`self.layer1.conv` for plain names, `getattr(self.seq, "0")` for anything else."""
     expr = base
     for atom in path:
-        expr = f"{expr}.{atom}" if is_plain_identifier(atom) else f"getattr({expr}, {atom!r})"
+        expr = f"{expr}.{atom}" if is_plain_identifier(atom) else f"getattr({expr}, {quote(atom)})"
     return expr

@@ -237,9 +237,12 @@ def _check_materialized(module: nn.Module, where: str) -> None:
 
 
 def _build(code: str, imports: ImportTable) -> nn.Module:
-    with torch.device("meta"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the source module's own construction already warned
-        return eval(code, imports.bindings())  # our own code, built from repr() of literals
+    """The module `code` builds, on the meta device; built once per export (compared, never changed)."""
+    if code not in imports.built:
+        with torch.device("meta"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the source module's own construction already warned
+            imports.built[code] = eval(code, imports.bindings())  # our own code, built from repr() of literals
+    return imports.built[code]
 
 
 def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str:

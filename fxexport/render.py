@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import jinja2
 
+from .errors import FxExportError
 from .ir import PackageIR
+from .write import MANIFEST
 
 _HERE = Path(__file__).resolve().parent
+# Each generated file and the template that produces it.
+OUTPUTS = {"__init__.py": "__init__.py.jinja", "module.py": "module.py.jinja", "README.md": "README.md.jinja"}
+# Our templates stay reachable under this prefix, so a user's `module.py.jinja` can extend ours.
+BUILTIN_PREFIX = "fxexport"
 
 
 def template_dirs() -> list[Path]:
@@ -18,30 +25,111 @@ def template_dirs() -> list[Path]:
 
 
 def environment(extra: Sequence[Path] = ()) -> jinja2.Environment:
-    """The one Jinja environment: user template folders first, then ours."""
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader([*map(str, extra), *map(str, template_dirs())]),
+    """The one Jinja environment: user template folders first, then ours (also as `fxexport/<name>`)."""
+    ours = [str(d) for d in template_dirs()]
+    loader = jinja2.ChoiceLoader([
+        jinja2.FileSystemLoader([*map(str, extra), *ours]),
+        jinja2.PrefixLoader({BUILTIN_PREFIX: jinja2.FileSystemLoader(ours)}),
+    ])  # fmt: skip
+    env = jinja2.Environment(
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
     )
+    env.filters["thousands"] = thousands
+    return env
+
+
+def thousands(number: int) -> str:
+    """`12,345`: the one number format of generated text."""
+    return f"{number:,}"
+
+
+def check_template_dirs(folders: Sequence[Path]) -> None:
+    """Refuse a user template folder that does not exist, before any work."""
+    for folder in folders:
+        if not Path(folder).is_dir():
+            raise FxExportError(f"template folder {str(folder)!r} does not exist or is not a folder")
 
 
 def _summary(package: PackageIR) -> str:
     weights = ", ".join(package.weight_files) or "no weight file"
     return (
         f"Parameters: {package.parameter_count:,}; buffers: {package.buffer_count}; "
-        f"{package.weight_bytes:,} bytes of tensors in {weights}.\nGenerated with torch {package.torch_version}."
+        f"{package.weight_bytes:,} bytes of tensors in {weights}.\n"
+        f"Producer: {package.producer}; torch {package.torch_version}."
     )
 
 
-def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]:
-    env = environment(templates)
-    codes = {"class_name": repr(package.class_name), "weight_files": repr(package.weight_files)}
-    context = {"package": package, "codes": codes, "summary": _summary(package)}
-    return {
-        "__init__.py": env.get_template("__init__.py.jinja").render(context),
-        "module.py": env.get_template("module.py.jinja").render(context),
+def docstring_code(text: str) -> str:
+    """`text` as a string literal: triple-quoted when that is safe to read as-is, else `repr()`."""
+    plain = all(line.isprintable() for line in text.split("\n"))
+    if plain and "\\" not in text and '"' not in text:
+        return f'"""{text}\n"""'
+    return repr(text)
+
+
+def _docstring(package: PackageIR) -> str:
+    return (
+        f"{package.class_name}: a torch.fx GraphModule exported by fxexport.\n\n{_summary(package)}\n\n"
+        f"    model = {package.class_name}()\n    output = {package.signature.call}\n\n"
+        "Inputs, outputs and files: see README.md."
+    )
+
+
+def _files(package: PackageIR) -> tuple[tuple[str, str], ...]:
+    weights = tuple(
+        (name, "every parameter, buffer and tensor constant (tied tensors once)") for name in package.weight_files
+    )
+    return (
+        ("__init__.py", f"re-exports `{package.class_name}`"),
+        ("module.py", "the model code" + (", and the loader that fills it from the weight file" if weights else "")),
+        *weights,
+        (MANIFEST, "manifest: versions, the sha256 of each file, every tensor's shape and dtype"),
+        ("README.md", "this file"),
+    )
+
+
+def requirements(package: PackageIR) -> tuple[str, ...]:
+    """What importing the package needs: torch, safetensors with weights, and every other module imported."""
+    imported = (line.split()[1] for line in package.imports if line)
+    others = sorted(
+        {m for m in imported if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "torch"}
+    )
+    return ("torch", *(("safetensors",) if package.weight_files else ()), *others)
+
+
+def context(package: PackageIR) -> dict[str, Any]:
+    """What every template sees (documented in the top-level README, "Custom templates")."""
+    codes = {
+        "class_name": repr(package.class_name),
+        "weight_files": repr(package.weight_files),
+        "docstring": docstring_code(_docstring(package)),
     }
+    return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
+            "requirements": requirements(package)}  # fmt: skip
+
+
+def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]:
+    """Every generated text file; a broken user template raises FxExportError naming it."""
+    check_template_dirs(templates)
+    env = environment(templates)
+    values = context(package)
+    return {path: _render_one(env, name, values) for path, name in OUTPUTS.items()}
+
+
+def _render_one(env: jinja2.Environment, name: str, values: dict[str, Any]) -> str:
+    where = name
+    try:
+        template = env.get_template(name)
+        where = template.filename or name
+        return template.render(values)
+    except jinja2.TemplateSyntaxError as error:
+        raise FxExportError(
+            f"template {error.filename}:{error.lineno} failed: TemplateSyntaxError: {error.message}"
+        ) from error
+    except jinja2.TemplateError as error:
+        raise FxExportError(f"template {where} failed: {type(error).__name__}: {error.message}") from error

@@ -115,6 +115,19 @@ def function_reference(target: Callable[..., Any], imports: ImportTable, where: 
     as the library's class with a stand-in; a library function copied from its source; only
     what cannot be copied is imported by qualified name (and module.py then needs its library).
     """
+    try:
+        return imports.references[target]
+    except (KeyError, TypeError):  # TypeError: an unhashable callable
+        pass
+    reference = _reference(target, imports, where)
+    try:
+        imports.references[target] = reference
+    except TypeError:
+        pass
+    return reference
+
+
+def _reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
     from .containers import is_output_class, output_class_reference
     from .inline import inline_function
 

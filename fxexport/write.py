@@ -60,6 +60,7 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
         "files": dict(sorted(files.items())),
         "format": 1,
         "fxexport": version,
+        "modules": [[m.path, m.class_name] for m in package.modules],
         "tensors": dict(sorted(tensors.items())),
         "torch": package.torch_version,
         "warnings": list(package.warnings),

@@ -172,3 +172,52 @@ class Strided(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         y = x @ self.transposed @ self.first[:, :4].t()
         return y * self.every_other.sum() + self.flags.sum()
+
+
+class Scale(nn.Module):
+    """A library layer that only copied code calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((1,), 2.0))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x * self.weight
+
+
+class WindowBase(nn.Module):
+    PAD = 0.0  # a class constant the copy keeps
+
+    @staticmethod
+    def pad_to(length: int, window: int) -> int:
+        return (window - length % window) % window
+
+
+class Windowed(WindowBase):
+    """Data-dependent Python in forward, so torch.fx cannot trace it: module.py copies the class instead."""
+
+    def __init__(self, width: int, window: int) -> None:
+        super().__init__()
+        self.window = window
+        self.proj = nn.Linear(width, width)
+        self.scale = Scale()
+
+    @property
+    def span(self) -> int:
+        return self.window * 2
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.abs().sum() > 0:
+            x = self.proj(x)
+        pad = super().pad_to(x.shape[-1], self.span)
+        return self.scale(F.pad(x, (0, pad), value=self.PAD))
+
+
+class WindowedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = Windowed(4, 3)
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.head(self.inner(x))

@@ -66,7 +66,7 @@ def test_file_spec_and_debug_traceback(tmp_path: Path) -> None:
 
 
 def test_diff_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    golden, actual = tmp_path / "golden_pkg", tmp_path / "actual_pkg"
+    golden, actual = tmp_path / "golden" / "mlp_pkg", tmp_path / "actual" / "mlp_pkg"  # README.md names the package
     assert main(["export", "fxexport.examples:mlp", "-o", str(golden), "-q"]) == 0
     assert main(["export", "fxexport.examples:mlp", "-o", str(actual), "-q", "--check", str(golden)]) == 0
     assert main(["diff", str(actual), str(golden), "-q"]) == 0
@@ -88,7 +88,7 @@ def test_diff_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 STANDALONE_CASES = [
     ("imported_function", "module.py would import configured_scale from tests.models"),
-    ("user_leaves", "module.py would import Clamp from tests.models"),
+    ("user_leaves", "module.py would import Limiter from tests.models"),
 ]
 
 

@@ -57,6 +57,18 @@ def gate_graph() -> fx.GraphModule:
     return fx.GraphModule({"lin": nn.Linear(4, 4)}, graph)
 
 
+class WindowedLeafTracer(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
+        return isinstance(m, library.Windowed) or super().is_leaf_module(m, qualname)
+
+
+def copied_leaf() -> fx.GraphModule:
+    """A library leaf fx cannot trace: its class is copied, its instance built part by part."""
+    torch.manual_seed(0)
+    root = library.WindowedNet().eval()
+    return fx.GraphModule(root, WindowedLeafTracer().trace(root), "WindowedNet")
+
+
 def block_leaf() -> fx.GraphModule:
     root = classifier()
     return fx.GraphModule(root, BlockLeafTracer().trace(root), "Classifier")
@@ -75,7 +87,11 @@ MODELS = [
     Pattern("detector", seeded(library.Detector), lambda: (_x(3, 4),)),
     Pattern("strided", seeded(library.Strided), lambda: (_x(2, 6),)),
 ]
-GRAPHS = [Pattern("gate_graph", gate_graph, lambda: (_x(2, 4),)), Pattern("block_leaf", block_leaf, lambda: (_x(3, 4),))]
+GRAPHS = [
+    Pattern("gate_graph", gate_graph, lambda: (_x(2, 4),)),
+    Pattern("block_leaf", block_leaf, lambda: (_x(3, 4),)),
+    Pattern("copied_leaf", copied_leaf, lambda: (_x(3, 4),)),
+]
 PRODUCERS: dict[str, Callable[[nn.Module, tuple[Any, ...]], fx.GraphModule]] = {
     "trace": lambda model, args: fx.symbolic_trace(model),
     "export": lambda model, args: torch.export.export(model, args).module(),
@@ -125,6 +141,14 @@ def test_library_functions_are_copied_without_annotations(name: str, exports: Ex
         assert absent not in text.split("class FxModule")[0], absent
     expected = {"classifier_trace": "def scaled_norm(x, scale=None, config=None):", "gate_graph": "def gate(x, *, bias=0.5):"}
     assert expected[name] in text
+
+
+def test_untraceable_library_layer_is_copied_with_its_bases(exports: Exports) -> None:
+    text = (exports.moved / "copied_leaf" / "module.py").read_text()
+    for line in ("class WindowBase(nn.Module):", "class Windowed(WindowBase):", "    PAD = 0.0", "    @staticmethod",
+                 "    @property", "self.inner = Windowed()", "self.inner.window = 3", "class Scale(nn.Module):"):  # fmt: skip
+        assert line in text, line
+    assert "def __init__(self, width" not in text  # the library constructor is not copied
 
 
 def _import(folder: Path) -> Any:

@@ -1,7 +1,12 @@
 """DictRoot: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 15; buffers: 0; 60 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: torch.fx GraphModule; torch 2.13.0.
+
+    model = DictRoot()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping

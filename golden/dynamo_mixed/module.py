@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 0; buffers: 0; 0 bytes of tensors in no weight file.
-Generated with torch 2.13.0.
+Producer: torch.fx GraphModule; torch 2.13.0.
+
+    model = FxModule()
+    output = model(L_self_modules_lin_parameters_weight_, L_self_modules_lin_parameters_bias_, L_x_, L_self_buffers_offset_, L_extra_a_, L_self_buffers_running_)
+
+Inputs, outputs and files: see README.md.
 """
 
 import torch

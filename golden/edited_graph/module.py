@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 30; buffers: 0; 120 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: torch.fx.symbolic_trace; torch 2.13.0.
+
+    model = FxModule()
+    output = model(input)
+
+Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping

@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 20; buffers: 2; 128 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: torch.export; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x, extra)
+
+Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping

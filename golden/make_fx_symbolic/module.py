@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 0; buffers: 0; 0 bytes of tensors in no weight file.
-Generated with torch 2.13.0.
+Producer: torch.fx.experimental.proxy_tensor.PythonKeyTracer (a torch.fx.Tracer); torch 2.13.0.
+
+    model = FxModule()
+    output = model(arg0_1)
+
+Inputs, outputs and files: see README.md.
 """
 
 import torch

@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 30; buffers: 1; 136 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: tests.models.GraphModuleLeafTracer (a torch.fx.Tracer); torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping

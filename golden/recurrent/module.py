@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 2,480; buffers: 0; 9,920 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: torch.fx.symbolic_trace; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
 """
 
 import operator
@@ -48,6 +53,7 @@ class FxModule(nn.Module):
         rnn = self.rnn(getitem_4)
         del getitem_4
         getitem_6 = rnn[0]
+        del rnn
         sum_1 = getitem_2.sum()
         del getitem_2
         sum_2 = getitem_3.sum()

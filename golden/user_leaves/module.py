@@ -1,7 +1,12 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 54; buffers: 2; 248 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: tests.models.UserLeafTracer (a torch.fx.Tracer); torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping
@@ -10,9 +15,21 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from tests.models import Clamp
+from tests.models import Limiter
 
 WEIGHT_FILES = ("weights.safetensors",)
+
+
+class Clamp(nn.Module):
+    """Copied from tests.models.Clamp: its methods; the layers, tensors and settings of each instance are set up by the code that creates it."""
+
+    def __init__(self):
+        nn.Module.__init__(self)
+
+    def forward(self, x):
+        if x.abs().max() > self.limit:
+            return x.clamp(-self.limit, self.limit)
+        return x
 
 
 class Gate(nn.Module):
@@ -42,7 +59,9 @@ class FxModule(nn.Module):
         with torch.device("meta"):
             self.first = Gate()
             self.second = Gate()
-            self.clamp = Clamp(limit=0.5)
+            self.clamp = Clamp()
+            self.clamp.limit = 0.5
+            self.limiter = Limiter(limit=2.0)
             self.head = nn.Linear(4, 2)
         self.eval()
         if load_weights:
@@ -55,8 +74,10 @@ class FxModule(nn.Module):
         del first
         clamp = self.clamp(second)
         del second
-        head = self.head(clamp)
+        limiter = self.limiter(clamp)
         del clamp
+        head = self.head(limiter)
+        del limiter
         return head
 
 

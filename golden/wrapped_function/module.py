@@ -1,13 +1,19 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
 Parameters: 20; buffers: 0; 80 bytes of tensors in weights.safetensors.
-Generated with torch 2.13.0.
+Producer: torch.fx.symbolic_trace; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x, y)
+
+Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping
 from pathlib import Path
 
 import torch
+import torch.fx
 from torch import nn
 
 WEIGHT_FILES = ("weights.safetensors",)
@@ -16,6 +22,9 @@ WEIGHT_FILES = ("weights.safetensors",)
 def scaled_sum(x, y, scale=2.0):
     """A user function that symbolic_trace must not trace into."""
     return (x + y) * scale
+
+
+torch.fx.wrap("scaled_sum")
 
 
 class FxModule(nn.Module):

@@ -1,0 +1,307 @@
+"""The results as markdown tables (measurements, targets, forward speed) and an optional bar chart."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import importlib.util
+import operator
+import os
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cells import Outcome
+from models import MODELS
+from tools import REFERENCE, TOOLS
+
+MIB = 2**20
+PHASES = ("export", "load")
+
+METHOD = """\
+Each cell runs in fresh worker processes (--repeat of them, one after another); the table shows
+the process with the median time, and the notes the range. Time: the save or load call only
+(`time.perf_counter`), after `import torch` and the tool's own imports (fxexport for its
+export, safetensors for its load, torch.export for torch.export). Export starts from the built
+model and its `symbolic_trace`; torch.export.export traces the nn.Module inside the timed call.
+Load includes importing the generated package; bytecode caching is off, so the generated
+`module.py` is compiled in every load. Peak RSS: `ru_maxrss` of the worker at the end of the
+call (an export worker holds the model). Peak extra: the peak RSS during the call over the RSS
+just before it (after import torch and, for export, after the model exists; the peak is reset
+with /proc/self/clear_refs first). `× fxexport`: the cell's time over fxexport's for the same
+model and phase. Load notes compare the loaded model's output (in eval mode) with the source's."""
+
+
+@dataclass(frozen=True)
+class Target:
+    check: str
+    value: Callable[[list[Outcome], str], float | None]
+    compare: Callable[[float, float], bool]
+    bound: float
+    models: tuple[str, ...] = ()  # empty: every model
+    why: str = ""
+
+    def text(self) -> str:
+        sign = {operator.le: "<=", operator.ge: ">=", operator.lt: "<"}[self.compare]
+        return f"{sign} {self.bound:g}" + (f" ({self.why})" if self.why else "")
+
+
+# lookups --------------------------------------------------------------------------------
+def find(outcomes: list[Outcome], phase: str, model: str, tool: str) -> Outcome | None:
+    return next((o for o in outcomes if (o.cell.phase, o.cell.model, o.cell.tool) == (phase, model, tool)), None)
+
+
+def value(outcomes: list[Outcome], phase: str, model: str, tool: str, key: str = "time_s") -> float | None:
+    outcome = find(outcomes, phase, model, tool)
+    return outcome.result[key] if outcome and outcome.result else None
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def brief(outcome: Outcome) -> str:
+    """One cell's result in a few words, for progress lines."""
+    if outcome.error or not outcome.result:
+        return f"failed: {outcome.error}"
+    if outcome.cell.phase == "forward":
+        return f"forward ratio {outcome.result['ratio']:.3f}"
+    return f"{outcome.result['time_s']:.3f} s, peak extra {outcome.result['extra_mb']:.0f} MiB"
+
+
+def _weights_share(outcomes: list[Outcome], model: str) -> float | None:
+    extra = value(outcomes, "export", model, REFERENCE, "extra_mb")
+    weights = value(outcomes, "export", model, REFERENCE, "weights_bytes")
+    return ratio(extra * MIB if extra is not None else None, weights)
+
+
+def _load_ratio(tool: str, over: str) -> Callable[[list[Outcome], str], float | None]:
+    return lambda outcomes, model: ratio(value(outcomes, "load", model, tool), value(outcomes, "load", model, over))
+
+
+def _reference_value(phase: str, key: str) -> Callable[[list[Outcome], str], float | None]:
+    return lambda outcomes, model: value(outcomes, phase, model, REFERENCE, key)
+
+
+TARGETS: tuple[Target, ...] = (
+    Target("fxexport load / safetensors load_file", _load_ratio(REFERENCE, "load_file"), operator.le, 1.3),
+    Target("to_folder load / fxexport load", _load_ratio("to_folder", REFERENCE), operator.ge, 5),
+    Target("fxexport export time (s)", _reference_value("export", "time_s"), operator.le, 10, models=("node_heavy",)),
+    Target("fxexport export peak extra RSS / weight bytes", _weights_share, operator.lt, 1, models=("weight_heavy",),
+           why="weights.py: never a second full copy"),
+    Target("forward: fxexport module / source GraphModule", _reference_value("forward", "ratio"), operator.le, 1.02,
+           models=tuple(m.name for m in MODELS if m.forward_bench)),
+)  # fmt: skip
+
+
+# formatting -----------------------------------------------------------------------------
+def _num(x: float | None, digits: int = 2) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def _clean(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def _reference_output(outcomes: list[Outcome], model: str) -> dict | None:
+    return next(
+        (o.result["reference"] for o in outcomes if o.cell.model == model and o.result and o.result.get("reference")),
+        None,
+    )
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-4 * max(abs(a), abs(b), 1.0)
+
+
+def _spread(result: dict) -> list[str]:
+    samples = result.get("samples", [])
+    return [f"median of {len(samples)}, {min(samples):.3g}–{max(samples):.3g} s"] if len(samples) > 1 else []
+
+
+def _notes(outcome: Outcome, outcomes: list[Outcome]) -> str:
+    result, notes = outcome.result or {}, []
+    notes += _spread(result)
+    notes += [f"{name} {seconds:.2f} s" for name, seconds in result.get("details", {}).items()]
+    output, reference = result.get("output"), _reference_output(outcomes, outcome.cell.model)
+    if output and reference:
+        match = _same(output["sum"], reference["sum"]) and _same(output["abs_sum"], reference["abs_sum"])
+        notes.append("output matches" if match else "OUTPUT DIFFERS from the source")
+        if output["loaded_training"]:
+            notes.append("loads with training=True (source: eval)")
+    if result and not result.get("extra_exact", True):
+        notes.append("peak extra is an upper bound")
+    notes += [f"warning: {_clean(w, 70)}" for w in result.get("warnings", [])[:1]]
+    return "; ".join(notes)
+
+
+def _row(outcome: Outcome, outcomes: list[Outcome]) -> list[str]:
+    cell = outcome.cell
+    head = [cell.model, cell.phase, cell.tool]
+    if outcome.error or not outcome.result:
+        return head + [f"failed: {_clean(outcome.error or 'no result', 70)}"] + ["—"] * 5
+    r = outcome.result
+    reference = value(outcomes, cell.phase, cell.model, REFERENCE)
+    return head + [
+        _num(r["time_s"], 3),
+        _num(ratio(r["time_s"], reference)),
+        _num(r["maxrss_mb"], 0),
+        _num(r["extra_mb"], 0),
+        _num(r["artifact_bytes"] / MIB, 1),
+        _notes(outcome, outcomes),
+    ]
+
+
+def _order(outcome: Outcome) -> tuple[int, int, int]:
+    models = [m.name for m in MODELS]
+    tools = [t.name for t in TOOLS]
+    return models.index(outcome.cell.model), PHASES.index(outcome.cell.phase), tools.index(outcome.cell.tool)
+
+
+# sections -------------------------------------------------------------------------------
+def _fxexport_origin() -> str:
+    spec = importlib.util.find_spec("fxexport")  # finds the package without importing it (and torch)
+    return str(Path(spec.origin).parent) if spec and spec.origin else "not importable"
+
+
+def _versions() -> str:
+    def version(name: str) -> str:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return "missing"
+
+    return (
+        f"Python {platform.python_version()}, torch {version('torch')}, safetensors {version('safetensors')}, "
+        f"{platform.system()} {platform.release()}, {os.cpu_count()} CPUs"
+    )
+
+
+def models_section(outcomes: list[Outcome]) -> list[str]:
+    rows = []
+    for spec in MODELS:
+        done = [o.result for o in outcomes if o.cell.model == spec.name and o.cell.phase == "export" and o.result]
+        if any(o.cell.model == spec.name for o in outcomes):
+            nodes = f"{done[0]['nodes']:,}" if done else "—"
+            weights = _num(done[0]["weights_bytes"] / MIB, 1) if done else "—"
+            rows.append([spec.name, spec.description, nodes, weights])
+    return _table(["model", "description (full size)", "graph nodes", "weights (MiB)"], rows)
+
+
+def measurements_section(outcomes: list[Outcome]) -> list[str]:
+    cells = sorted((o for o in outcomes if o.cell.phase in PHASES), key=_order)
+    header = [
+        "model",
+        "phase",
+        "tool",
+        "time (s)",
+        "× fxexport",
+        "peak RSS (MiB)",
+        "peak extra (MiB)",
+        "artifact (MiB)",
+        "notes",
+    ]
+    return _table(header, [_row(o, outcomes) for o in cells])
+
+
+def targets_section(outcomes: list[Outcome]) -> list[str]:
+    rows = []
+    present = [m.name for m in MODELS if any(o.cell.model == m.name for o in outcomes)]
+    for target in TARGETS:
+        for model in present:
+            if target.models and model not in target.models:
+                continue
+            got = target.value(outcomes, model)
+            met = "—" if got is None else "yes" if target.compare(got, target.bound) else "**no**"
+            rows.append([target.check, model, _num(got, 3), target.text(), met])
+    return _table(["check", "model", "value", "target", "met"], rows)
+
+
+def _forward_row(outcome: Outcome) -> list[str]:
+    if not outcome.result:
+        return [outcome.cell.model, f"failed: {_clean(outcome.error or 'no result', 70)}", "—", "—", "—", "—"]
+    r = outcome.result
+    runs = ", ".join(f"{x:.3f}" for x in r.get("samples", [r["ratio"]]))
+    ms = [_num(r["source_s"] * 1e3, 3), _num(r["exported_s"] * 1e3, 3)]
+    return [outcome.cell.model, *ms, _num(r["ratio"], 3), runs, str(r["calls"])]
+
+
+def forward_section(outcomes: list[Outcome]) -> list[str]:
+    rows = [_forward_row(o) for o in outcomes if o.cell.phase == "forward"]
+    header = ["model", "source GraphModule (ms/call)", "fxexport module (ms/call)", "ratio", "ratio per process",
+              "calls each"]  # fmt: skip
+    return _table(header, rows)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """How the run went, for the report's header."""
+
+    command: str
+    quick: bool
+    cache: str
+    repeat: int
+    seconds: float
+    load_before: float  # 1-minute load average at the start: well above 0 means other work shares the CPUs
+    load_after: float  # and at the end, where the run itself accounts for about --jobs
+
+
+def header(info: RunInfo) -> list[str]:
+    sizes = "quick (small) sizes" if info.quick else "full sizes"
+    when = datetime.date.today().isoformat()
+    how = f"{info.repeat} process(es) per cell, page cache {info.cache} before loads"
+    return [
+        f"`{info.command}`: {sizes}, {how}, {info.seconds:.0f} s in all, {when}.  ",
+        f"{_versions()}; fxexport from `{_fxexport_origin()}`.  ",
+        f"Load average {info.load_before:.2f} at the start, {info.load_after:.2f} at the end.",
+    ]
+
+
+def markdown(outcomes: list[Outcome], info: RunInfo) -> str:
+    """The whole report."""
+    lines = ["# fxexport benchmark (issue 6)", "", *header(info), "", METHOD, ""]
+    lines += ["## Models", "", *models_section(outcomes), ""]
+    lines += ["## Export and load", "", *measurements_section(outcomes), ""]
+    lines += ["## Targets", "", *targets_section(outcomes), ""]
+    if any(o.cell.phase == "forward" for o in outcomes):
+        note = (
+            "Ratio: median over rounds of exported / source for two blocks of calls run back to back (one intra-op"
+            " thread, torch.inference_mode); the process with the median ratio is shown."
+        )
+        lines += ["## Forward speed", "", note, "", *forward_section(outcomes), ""]
+    return "\n".join(lines)
+
+
+def chart(outcomes: list[Outcome], path: Path) -> Path | None:
+    """Bar charts of export and load times per model and tool; None when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    models = [m.name for m in MODELS if any(o.cell.model == m.name for o in outcomes)]
+    figure, axes = plt.subplots(1, len(PHASES), figsize=(6 * len(PHASES), 4.5))
+    for axis, phase in zip(axes, PHASES):
+        tools = [t.name for t in TOOLS if any(o.cell.phase == phase and o.cell.tool == t.name for o in outcomes)]
+        width = 0.8 / max(1, len(tools))
+        for i, tool_name in enumerate(tools):
+            heights = [value(outcomes, phase, m, tool_name) or float("nan") for m in models]
+            axis.bar([x + i * width for x in range(len(models))], heights, width, label=tool_name)
+        axis.set_xticks([x + width * (len(tools) - 1) / 2 for x in range(len(models))], models)
+        axis.set_yscale("log")
+        axis.set_ylabel("seconds (log scale; missing bar: failed)")
+        axis.set_title(phase)
+        axis.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path

@@ -1,0 +1,197 @@
+"""Benchmark fxexport against torch's own ways to save and load a model (issue 6).
+
+    python bench/run.py            # the full run: ~1 GB, ~20,000-node and ResNet-18-style models
+    python bench/run.py --quick    # small sizes: a smoke test of every path (< 60 s)
+    python bench/run.py --only node_heavy --only fxexport --profile /tmp/prof
+
+Every measurement (one tool saving or loading one model, or the forward comparison) runs in a
+fresh worker process (worker.py), bounded by --timeout; this process never imports torch. The
+table goes to stdout and to bench/results.md (results-quick.md for --quick), with a bar chart
+beside it when matplotlib is importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import report
+from cells import Cell, Outcome, plan
+from worker import MARKER
+
+
+@dataclass(frozen=True)
+class Config:
+    quick: bool
+    timeout: float
+    jobs: int
+    cache: str
+    workdir: Path
+    profile: str | None
+    repeat: int
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="small models: a smoke test that finishes in under a minute"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this model or tool (repeatable); exports a load needs are run too",
+    )
+    parser.add_argument("--timeout", type=float, help="seconds per measurement process (default 900; 60 with --quick)")
+    parser.add_argument(
+        "--jobs", type=int, help="measurements run at once (default 1; 2 with --quick); >1 skews timings"
+    )
+    parser.add_argument(
+        "--repeat", type=int, help="fresh processes per cell, the median reported (default 3; 1 with --quick)"
+    )
+    parser.add_argument(
+        "--cache",
+        choices=("warm", "cold"),
+        default="warm",
+        help="artifact files in the page cache before a load (warm) or evicted from it (cold)",
+    )
+    parser.add_argument("--workdir", type=Path, help="where artifacts go (default: a temporary folder, removed after)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary artifact folder")
+    parser.add_argument("--profile", metavar="DIR", help="write a cProfile dump of every timed call to DIR")
+    parser.add_argument("--output", type=Path, help="markdown file (default bench/results.md, or results-quick.md)")
+    return parser.parse_args(argv)
+
+
+def _reason(proc: subprocess.CompletedProcess[str]) -> str:
+    if proc.returncode < 0:
+        return f"killed by {signal.Signals(-proc.returncode).name}"
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {proc.returncode}"
+
+
+def _result(stdout: str) -> dict[str, Any] | None:
+    lines = [line for line in stdout.splitlines() if line.startswith(MARKER)]
+    return json.loads(lines[-1][len(MARKER) :]) if lines else None
+
+
+def run_cell(cell: Cell, config: Config) -> Outcome:
+    """Run one measurement in a fresh worker process."""
+    job = {
+        "phase": cell.phase,
+        "model": cell.model,
+        "tool": cell.tool,
+        "quick": config.quick,
+        "workdir": str(config.workdir),
+        "cache": config.cache,
+        "profile": config.profile,
+    }
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # every load compiles the generated code afresh
+    command = [sys.executable, str(BENCH / "worker.py"), json.dumps(job)]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=config.timeout, cwd=BENCH, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(cell, None, f"timeout after {config.timeout:g} s", time.monotonic() - start)
+    wall = time.monotonic() - start
+    result = _result(proc.stdout)
+    if result is None:
+        return Outcome(cell, None, _reason(proc), wall, proc.stderr)
+    return Outcome(cell, None if "error" in result else result, result.get("error"), wall, proc.stderr)
+
+
+def run_repeated(cell: Cell, config: Config) -> Outcome:
+    """Run a cell `config.repeat` times (stopping at a failure); the run with the median result."""
+    key = "ratio" if cell.phase == "forward" else "time_s"
+    runs: list[Outcome] = []
+    for _ in range(config.repeat):
+        runs.append(run_cell(cell, config))
+        if runs[-1].error:
+            return runs[-1]
+    middle = sorted(runs, key=lambda run: run.result[key])[len(runs) // 2]
+    samples = [run.result[key] for run in runs]
+    return replace(middle, result={**middle.result, "samples": samples}, wall_s=sum(run.wall_s for run in runs))
+
+
+def _progress(outcome: Outcome, done: int, total: int) -> None:
+    cell = outcome.cell
+    line = f"[{done}/{total}] {cell.phase:7} {cell.model:12} {cell.tool:12} {report.brief(outcome)}"
+    print(f"{line}  (process {outcome.wall_s:.1f} s)", file=sys.stderr, flush=True)
+    if outcome.error and outcome.stderr:
+        print("    " + "\n    ".join(outcome.stderr.strip().splitlines()[-6:]), file=sys.stderr)
+
+
+def run_stages(stages: list[list[Cell]], config: Config) -> list[Outcome]:
+    """Run the stages in order (exports, loads, forward); within a stage, `config.jobs` cells at once."""
+    outcomes: list[Outcome] = []
+    total = sum(map(len, stages))
+    for stage in stages:
+        blocked = [cell for cell in stage if cell.blocked_by(outcomes)]
+        for cell in blocked:
+            outcomes.append(Outcome(cell, None, f"no artifact: the {cell.needs().tool} export failed", 0.0))
+            _progress(outcomes[-1], len(outcomes), total)
+        ready = [cell for cell in stage if cell not in blocked]
+        with ThreadPoolExecutor(max_workers=config.jobs) as pool:
+            for outcome in pool.map(lambda cell: run_repeated(cell, config), ready):
+                outcomes.append(outcome)
+                _progress(outcome, len(outcomes), total)
+    return outcomes
+
+
+def make_config(args: argparse.Namespace, workdir: Path) -> Config:
+    return Config(
+        quick=args.quick,
+        timeout=args.timeout or (60 if args.quick else 900),
+        jobs=args.jobs or (2 if args.quick else 1),
+        cache=args.cache,
+        workdir=workdir.resolve(),
+        profile=args.profile and str(Path(args.profile).resolve()),
+        repeat=args.repeat or (1 if args.quick else 3),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    try:
+        stages = plan(args.only)
+    except ValueError as error:
+        print(f"run.py: error: {error}", file=sys.stderr)
+        return 2
+    config = make_config(args, args.workdir or Path(tempfile.mkdtemp(prefix="fxexport-bench-")))
+    load_before, start = os.getloadavg()[0], time.monotonic()
+    try:
+        outcomes = run_stages(stages, config)
+    finally:
+        if not (args.workdir or args.keep):
+            shutil.rmtree(config.workdir, ignore_errors=True)
+    command = " ".join(["python bench/run.py", *argv])
+    elapsed, load_after = time.monotonic() - start, os.getloadavg()[0]
+    info = report.RunInfo(command, config.quick, config.cache, config.repeat, elapsed, load_before, load_after)
+    text = report.markdown(outcomes, info)
+    print(text)
+    output = args.output or BENCH / ("results-quick.md" if args.quick else "results.md")
+    output.write_text(text, encoding="utf-8")
+    chart = report.chart(outcomes, output.with_suffix(".png"))
+    print(f"wrote {output}" + (f" and {chart}" if chart else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The tools compared: how each one saves a model and loads it back, as data.
+
+A tool's `save` gets the source model three ways (the nn.Module, its symbolic trace and the
+example inputs) and writes its artifact at `path`; `load` reads it back. A tool without
+`save` (the safetensors baseline) reads a file of another tool's artifact. Importing this
+module does not import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+    from torch import fx, nn
+
+
+@dataclass(frozen=True)
+class Source:
+    """The model a save starts from."""
+
+    model: nn.Module
+    gm: fx.GraphModule
+    args: tuple[torch.Tensor, ...]
+
+
+Details = dict[str, float]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One way to save and load a model; `load` alone for a baseline that reads another's artifact."""
+
+    name: str
+    artifact: str  # path of the artifact inside the model's work folder
+    load: Callable[[Path], Any]
+    save: Callable[[Source, Path], Details | None] | None = None
+    source: str | None = None  # for a tool without `save`: the tool whose export it reads
+    save_imports: tuple[str, ...] = ()  # imported before the clock starts, like torch itself
+    load_imports: tuple[str, ...] = ()
+
+
+def _import_package(path: Path) -> nn.Module:
+    """`from <package> import FxModule; FxModule()` for the package folder at `path`."""
+    sys.path.insert(0, str(path.parent))
+    return importlib.import_module(path.name).FxModule()
+
+
+def _fxexport_save(src: Source, path: Path) -> None:
+    import fxexport
+
+    fxexport.export(src.gm, path)
+
+
+def _to_folder_save(src: Source, path: Path) -> None:
+    src.gm.to_folder(path, module_name="FxModule")
+
+
+def _torch_save(src: Source, path: Path) -> None:
+    import torch
+
+    torch.save(src.gm, path)
+
+
+def _torch_load(path: Path) -> nn.Module:
+    import torch
+
+    return torch.load(path, weights_only=False)
+
+
+def _torch_export_save(src: Source, path: Path) -> Details:
+    import torch.export
+
+    start = time.perf_counter()
+    program = torch.export.export(src.model, src.args)
+    traced = time.perf_counter()
+    torch.export.save(program, path)
+    return {"export()": traced - start, "save()": time.perf_counter() - traced}
+
+
+def _torch_export_load(path: Path) -> nn.Module:
+    import torch.export
+
+    return torch.export.load(path).module()
+
+
+def _load_file(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(path)
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "fxexport", "fx_pkg", _import_package, _fxexport_save, save_imports=("fxexport",), load_imports=("safetensors",)
+    ),
+    Tool("to_folder", "tofolder_pkg", _import_package, _to_folder_save),
+    Tool("torch.save", "graph_module.pt", _torch_load, _torch_save),
+    Tool(
+        "torch.export",
+        "program.pt2",
+        _torch_export_load,
+        _torch_export_save,
+        save_imports=("torch.export",),
+        load_imports=("torch.export",),
+    ),
+    Tool("load_file", "fx_pkg/weights.safetensors", _load_file, source="fxexport", load_imports=("safetensors.torch",)),
+)
+REFERENCE = "fxexport"  # ratios are each tool's time over this tool's
+
+
+def tool(name: str) -> Tool:
+    return next(t for t in TOOLS if t.name == name)

@@ -1,0 +1,135 @@
+"""Custom templates: a user's folder goes in front of ours; every template variable is documented."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import fx
+
+import fxexport
+from fxexport import ir
+from fxexport.cli import main
+from fxexport.render import OUTPUTS, context
+from tests import models
+
+REPO = Path(__file__).resolve().parent.parent
+
+# A user module.py.jinja that extends ours: a new header and one more method on the root class.
+EXTENDING = '''{% extends "fxexport/module.py.jinja" %}
+{% block docstring %}
+"""ACME model zoo: {{ package.class_name }}, {{ package.parameter_count }} parameters."""
+{% endblock %}
+{% block methods %}
+{% if cls.is_root %}
+
+    def describe(self) -> str:
+        return {{ codes.class_name }} + " from the ACME zoo"
+{% endif %}
+{% endblock %}
+'''
+
+
+def _folder(root: Path, name: str, files: dict[str, str]) -> Path:
+    folder = root / name
+    folder.mkdir()
+    for file, text in files.items():
+        (folder / file).write_text(text)
+    return folder
+
+
+def _load(folder: Path, class_name: str, monkeypatch: pytest.MonkeyPatch) -> torch.nn.Module:
+    monkeypatch.syspath_prepend(str(folder.parent))
+    module = importlib.import_module(folder.name)
+    monkeypatch.delitem(sys.modules, folder.name)
+    monkeypatch.delitem(sys.modules, f"{folder.name}.module")
+    return getattr(module, class_name)()
+
+
+def test_extending_template_adds_a_method_and_the_package_still_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = fx.symbolic_trace(models.MLP().eval())
+    templates = _folder(tmp_path, "acme_templates", {"module.py.jinja": EXTENDING})
+    fxexport.export(source, tmp_path / "acme_mlp", module_name="Mlp", templates=[templates])
+    text = (tmp_path / "acme_mlp" / "module.py").read_text()
+    assert text.startswith('"""ACME model zoo: Mlp, 736 parameters."""\n')
+    model = _load(tmp_path / "acme_mlp", "Mlp", monkeypatch)
+    x = torch.randn(3, 16)
+    assert model.describe() == "Mlp from the ACME zoo"
+    torch.testing.assert_close(model(x), source(x))
+
+
+def test_cli_templates_are_searched_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _folder(tmp_path, "first", {"README.md.jinja": "first {{ package.module_name }}\n"})
+    second = _folder(tmp_path, "second", {"README.md.jinja": "second\n", "module.py.jinja": EXTENDING})
+    out = tmp_path / "cli_pkg"
+    argv = [
+        "export",
+        "fxexport.examples:mlp",
+        "-o",
+        str(out),
+        "-q",
+        "--templates",
+        str(first),
+        "--templates",
+        str(second),
+    ]
+    assert main(argv) == 0
+    assert (out / "README.md").read_text() == "first cli_pkg\n"
+    assert _load(out, "FxModule", monkeypatch).describe() == "FxModule from the ACME zoo"
+    assert main(["verify", str(out), "-q"]) == 0
+
+
+BROKEN = [
+    ("missing_folder", None, "does not exist or is not a folder"),
+    ("syntax_error", {"module.py.jinja": "{% if %}\n"}, "syntax_error/module.py.jinja:1 failed: TemplateSyntaxError"),
+    (
+        "undefined_variable",
+        {"README.md.jinja": "{{ package.no_such_field }}\n"},
+        "undefined_variable/README.md.jinja failed: UndefinedError",
+    ),
+    ("invalid_python", {"module.py.jinja": "def (:\n"}, "check the custom templates in"),
+]
+
+
+@pytest.mark.parametrize("name,files,message", BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_templates_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                              files: dict[str, str] | None, message: str) -> None:  # fmt: skip
+    folder = tmp_path / "missing" if files is None else _folder(tmp_path, name, files)
+    assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "out"), "--templates", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def _documented_section() -> str:
+    readme = (REPO / "README.md").read_text()
+    return readme.split("## Custom templates", 1)[1].split("\n## ", 1)[0]
+
+
+def _variables() -> list[str]:
+    """Every name a template sees: context keys, `codes.*`, and each IR field, as the README writes them."""
+    values = context(fxexport.generate(fx.symbolic_trace(models.MLP()), package_name="p")[0])
+    names = [f"`{key}`" for key in values] + [f"`codes.{key}`" for key in values["codes"]]
+    for cls in (ir.PackageIR, ir.ClassIR, ir.TensorIR, ir.SignatureIR, ir.ValueIR, ir.ModuleIR):
+        names += [f"`{f.name}`" for f in dataclasses.fields(cls)]
+        names += [f"`{name}`" for name, value in vars(cls).items() if isinstance(value, property)]
+    names += [f"`{template}`" for template in (*OUTPUTS.values(), "loader.py.jinja")]
+    return names
+
+
+def test_every_template_variable_is_documented() -> None:
+    section = _documented_section()
+    assert [name for name in _variables() if name not in section] == []
+
+
+def test_documented_blocks_exist() -> None:
+    template = (REPO / "templates" / "module.py.jinja").read_text()
+    blocks = set(re.findall(r"{% block (\w+)", template))
+    assert blocks and all(f"`{block}`" in _documented_section() for block in blocks)
