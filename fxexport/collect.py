@@ -17,7 +17,7 @@ from .ir import ClassIR, PackageIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier, quote
-from .rebuild import constructor_code, is_holder, is_torch_module
+from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
@@ -112,6 +112,16 @@ class _Collector:
                 code = self.child_code(owner, child, child_path)
                 if code is not None:
                     owner.init_lines.append(_assign_module(target, name, code))
+                    owner.init_lines += self.extra_lines(owner, child, child_path, code)
+
+    def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
+        """Plain attributes a library set on a torch layer after building it (transformers' `_is_hf_initialized`)."""
+        if not is_torch_module(child) or is_holder(child):
+            return []
+        return [
+            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {'.'.join(path)!r}"), None)
+            for sub, key, value in extra_settings(child, code, self.imports)
+        ]
 
     def is_plain_holder(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
         """Containers, plain modules, and user modules nothing calls: rebuilt member by member.

@@ -70,9 +70,21 @@ def _torch_reference(dotted: str, imports: ImportTable) -> str:
         module = module.rsplit(".", 1)[0]
     if module == "torch":
         imports.use("torch")
+    elif _by_attributes(dotted) is not target:  # a package attribute hides the submodule (torch._higher_order_ops.flat_apply)
+        first, *rest = dotted[len(module) + 1 :].split(".")
+        return ".".join([imports.symbol(module, first), *rest])
     else:
         imports.module(module)
     return dotted
+
+
+def _by_attributes(dotted: str) -> Any:
+    """What `dotted` means as code after its imports: attribute access from the top package."""
+    top, *rest = dotted.split(".")
+    obj: Any = importlib.import_module(top)
+    for attr in rest:
+        obj = getattr(obj, attr, None)
+    return obj
 
 
 def library_free_name(target: object) -> str | None:

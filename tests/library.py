@@ -139,6 +139,7 @@ class Encoder(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.embed = nn.Embedding(10, 4)
+        self.embed._is_hf_initialized = True  # a flag the library sets on a torch layer (as transformers 4 does)
         self.block = Block(4)
         self.pool = nn.Linear(4, 4)
 
@@ -221,3 +222,17 @@ class WindowedNet(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return self.head(self.inner(x))
+
+
+def spec_graph() -> fx.GraphModule:
+    """TreeSpec constants, as torch.export leaves for flat_apply: one JSON-serialisable, one holding a function."""
+    from torch._higher_order_ops.flat_apply import func_to_graphable
+
+    root = nn.Module()
+    root.fn_spec = func_to_graphable(F.relu)[1]
+    root.args_spec = torch.utils._pytree.tree_flatten(((torch.zeros(1),), {}))[1]
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    call = graph.call_function(torch.ops.higher_order.flat_apply, (graph.get_attr("fn_spec"), graph.get_attr("args_spec"), x))
+    graph.output(call)
+    return fx.GraphModule(root, graph)

@@ -91,6 +91,7 @@ GRAPHS = [
     Pattern("gate_graph", gate_graph, lambda: (_x(2, 4),)),
     Pattern("block_leaf", block_leaf, lambda: (_x(3, 4),)),
     Pattern("copied_leaf", copied_leaf, lambda: (_x(3, 4),)),
+    Pattern("spec_graph", library.spec_graph, lambda: (_x(2, 4),)),
 ]
 PRODUCERS: dict[str, Callable[[nn.Module, tuple[Any, ...]], fx.GraphModule]] = {
     "trace": lambda model, args: fx.symbolic_trace(model),
@@ -141,6 +142,15 @@ def test_library_functions_are_copied_without_annotations(name: str, exports: Ex
         assert absent not in text.split("class FxModule")[0], absent
     expected = {"classifier_trace": "def scaled_norm(x, scale=None, config=None):", "gate_graph": "def gate(x, *, bias=0.5):"}
     assert expected[name] in text
+
+
+@pytest.mark.parametrize(
+    "name, line",
+    [("encoder_trace", "self.embed._is_hf_initialized = True"), ("spec_graph", "from torch._higher_order_ops.flat_apply import _ConstantFunction"),
+     ("spec_graph", "torch.utils._pytree.treespec_loads(")],
+)  # fmt: skip
+def test_library_settings_and_graph_constants_are_code(name: str, line: str, exports: Exports) -> None:
+    assert line in (exports.moved / name / "module.py").read_text()
 
 
 def test_untraceable_library_layer_is_copied_with_its_bases(exports: Exports) -> None:
