@@ -33,8 +33,6 @@ TORCH_DATA = (torch.dtype, torch.device, torch.Size, torch.memory_format, torch.
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
 _STORES = {"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"}
 
-Reference = Callable[[Any, ImportTable, str], str]
-
 
 class NotInlinable(Exception):
     """Why a function cannot be copied into module.py."""
@@ -138,6 +136,9 @@ def is_mutable_data(value: object) -> bool:
 class _AnnotationStripper(ast.NodeTransformer):
     """Type annotations would need the library's names: argument, return and variable annotations go."""
 
+    def __init__(self, root: ast.FunctionDef) -> None:
+        self.root = root
+
     def visit_arg(self, node: ast.arg) -> ast.arg:
         node.annotation = None
         return node
@@ -154,9 +155,6 @@ class _AnnotationStripper(ast.NodeTransformer):
         if node.value is None:
             return None
         return ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
-
-    def __init__(self, root: ast.FunctionDef) -> None:
-        self.root = root
 
 
 class _Renamer(ast.NodeTransformer):
