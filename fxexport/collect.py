@@ -14,9 +14,10 @@ from .forward import emit_forward, parameter_names, register_globals
 from .guards import is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
+from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier, quote
-from .rebuild import constructor_code, is_holder, is_torch_module
+from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
@@ -49,6 +50,7 @@ class _Collector:
         self.classes: dict[tuple[object, ...], ClassIR] = {}
         self.class_paths: dict[str, str] = {}  # module path -> generated class name
         self.module_paths: dict[int, tuple[str, ...]] = {}
+        self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
         self.fixups: list[str] = []
@@ -111,42 +113,75 @@ class _Collector:
                 self.declare_tensors(owner, child, child_path)
             else:
                 self.module_paths[id(child)] = child_path
-                owner.init_lines.append(_assign_module(target, name, self.child_code(child, child_path)))
+                code = self.child_code(owner, child, child_path)
+                if code is not None:
+                    owner.init_lines.append(_assign_module(target, name, code))
+                    owner.init_lines += self.extra_lines(owner, child, child_path, code)
 
-    @staticmethod
-    def is_plain_holder(owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
-        """Containers, plain modules, and user modules the graph never calls: rebuilt member by member."""
+    def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
+        """Plain attributes a library set on a torch layer after building it (transformers' `_is_hf_initialized`)."""
+        if not is_torch_module(child) or is_holder(child):
+            return []
+        return [
+            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {'.'.join(path)!r}"), None)
+            for sub, key, value in extra_settings(child, code, self.imports)
+        ]
+
+    def is_plain_holder(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
+        """Containers, plain modules, and user modules nothing calls: rebuilt member by member.
+
+        Inside a copied library class (libclasses.py) any module may be called by the copied code.
+        """
         if isinstance(child, fx.GraphModule) or (is_torch_module(child) and not is_holder(child)):
             return False
+        if any(path[:i] in self.copied for i in range(len(path))):
+            return is_holder(child)
         return is_holder(child) or ".".join(path[len(owner.path) :]) not in owner.called
 
-    def child_code(self, child: nn.Module, path: tuple[str, ...]) -> str:
-        """The expression that builds a called child: a generated class or a constructor call."""
+    def child_code(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> str | None:
+        """The expression that builds a called child: a generated class or a constructor call (None: built in place)."""
         if isinstance(child, fx.GraphModule):
             return f"{self.new_class(child, path)}()"
         if is_torch_module(child):
             code = constructor_code(child, self.imports, ".".join(path))
             self.record_leaf_tensors(child, path)
             return code
-        return self.user_module_code(child, path)
+        return self.user_module_code(owner, child, path)
 
-    def user_module_code(self, child: nn.Module, path: tuple[str, ...]) -> str:
-        """A user class the graph calls: traced into a generated class, else rebuilt by import."""
+    def user_module_code(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> str | None:
+        """A user class the graph calls: traced into a generated class, else its class copied, else rebuilt by import."""
         where = ".".join(path)
         try:
             return f"{self.new_class(trace_user_module(child, where), path)}()"
         except FxExportError as traced_error:
+            why = can_copy(child)
+            if not why:
+                self.build_copied(owner, child, path)
+                return None
             try:
                 code = constructor_code(child, self.imports, where)
             except FxExportError as rebuild_error:
                 cls = type(child)
                 raise FxExportError(
                     f"module {where!r} is a {cls.__module__}.{cls.__qualname__}, which fxexport cannot rebuild as code: "
-                    f"{traced_error}; and rebuilding it by import failed: {rebuild_error}"
+                    f"{traced_error}; its class cannot be copied ({why}); and rebuilding it by import failed: {rebuild_error}"
                 ) from rebuild_error
             self.record_leaf_tensors(child, path)
-            self.warnings.append(f"module {where!r} could not be traced, so module.py imports its class {type(child).__qualname__}")
+            self.warnings.append(
+                f"module {where!r} could not be traced, nor its class copied ({why}), "
+                f"so module.py imports its class {type(child).__qualname__}"
+            )
             return code
+
+    def build_copied(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> None:
+        """An instance of a copied library class, filled in like a container, then its settings."""
+        target = _access(owner, path)
+        cls = copied_class(type(child), self.imports)
+        self.copied.add(path)
+        owner.init_lines.append(_assign_module(_access(owner, path[:-1]), path[-1], f"{cls}()"))
+        self.build_children(owner, child, path)
+        self.declare_tensors(owner, child, path)
+        owner.init_lines.extend(setting_lines(child, target, self.imports))
 
     def record_tensor(self, tensor: torch.Tensor, path: tuple[str, ...], kind: str, persistent: bool) -> bool:
         """Remember a tensor for the weights file; False (and a tie line) when it was seen before."""
@@ -173,21 +208,22 @@ class _Collector:
                     self.record_tensor(buf, (*full, name), "buffer", name not in sub._non_persistent_buffers_set)
 
     def declare_tensors(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> None:
+        """A stub for every parameter and buffer, in order; a tied one is then replaced by a fixup (same position)."""
         target = _access(owner, path)
         for name, param in module._parameters.items():
             if param is None:
                 owner.init_lines.append(f"{target}.register_parameter({quote(name)}, None)")
-            elif self.record_tensor(param, (*path, name), "parameter", True):
-                grad = "" if param.requires_grad else ", requires_grad=False"
-                stub = f"{self.imports.use('nn')}.Parameter({self.stub(param)}{grad})"
-                owner.init_lines.append(_assign(target, name, stub, "register_parameter"))
+                continue
+            self.record_tensor(param, (*path, name), "parameter", True)
+            grad = "" if param.requires_grad else ", requires_grad=False"
+            stub = f"{self.imports.use('nn')}.Parameter({self.stub(param)}{grad})"
+            owner.init_lines.append(_assign(target, name, stub, "register_parameter"))
         for name, buf in module._buffers.items():
             persistent = name not in module._non_persistent_buffers_set
             flag = "" if persistent else ", persistent=False"
-            if buf is None:
-                owner.init_lines.append(f"{target}.register_buffer({quote(name)}, None{flag})")
-            elif self.record_tensor(buf, (*path, name), "buffer", persistent):
-                owner.init_lines.append(f"{target}.register_buffer({quote(name)}, {self.stub(buf)}{flag})")
+            if buf is not None:
+                self.record_tensor(buf, (*path, name), "buffer", persistent)
+            owner.init_lines.append(f"{target}.register_buffer({quote(name)}, {'None' if buf is None else self.stub(buf)}{flag})")
         for name, value in vars(module).items():
             if isinstance(value, torch.Tensor) and self.record_tensor(value, (*path, name), "constant", False):
                 owner.init_lines.append(_assign(target, name, self.stub(value), None))
@@ -232,8 +268,10 @@ class _Collector:
                     f"module.py would import {item.attr} from {item.module}, and standalone=True forbids imports "
                     "other than torch and the standard library; make it traceable or use torch.nn modules"
                 )
+            why = self.imports.reason(item)
             self.warnings.append(
                 f"module.py imports {item.attr} from {item.module}: the folder needs {item.module!r} importable to load"
+                + (f" (it cannot be copied into module.py: {why})" if why else "")
             )
 
 
@@ -310,6 +348,7 @@ def collect(
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
+        definitions=collector.imports.definitions(),
         classes=(*classes, root_class),
         tensors=tuple(collector.tensors),
         weight_files=(),  # chosen when the weights are planned (see shards.py)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import operator
 import re
 from collections.abc import Callable
@@ -11,15 +10,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from torch import fx
-from torch.fx.node import map_aggregate
 
 from .annotations import annotation, shape_comment
+from .containers import is_output_class
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .literals import index_code, literal
 from .names import Namespace, attribute_access, is_plain_identifier, quote
-from .pytree_io import NotPlain, leaf_accesses, pytree_info, spec_json, structure_code
+from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .targets import function_reference
 
 if TYPE_CHECKING:
@@ -46,18 +45,38 @@ class Forward:
 
 
 def register_globals(graph: fx.Graph, imports: ImportTable) -> None:
-    """Bind every callable the graph uses before any local name is chosen, so none is shadowed."""
+    """Bind every callable and output class the graph uses before any local name is chosen, so none is shadowed."""
     for node in graph.nodes:
         where = f"node {node.name!r}"
         if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY:
             function_reference(node.target, imports, where)
-        map_aggregate((node.args, node.kwargs), functools.partial(_register_value, imports=imports, where=where))
+            imports.wrap(node.target)  # a copied library function stays a call when the export is traced again
+        _register_value((node.args, node.kwargs), imports, where)
+    info = pytree_info(graph)
+    if info is not None and info.out_spec is not None:
+        _register_spec(info.out_spec, imports)
 
 
-def _register_value(value: Any, imports: ImportTable, where: str) -> Any:
-    if (isinstance(value, type) or callable(value)) and not isinstance(value, fx.Node):
+def _register_value(value: Any, imports: ImportTable, where: str) -> None:
+    if isinstance(value, fx.Node):
+        return
+    if is_output_class(type(value)):
+        function_reference(type(value), imports, where)
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _register_value(item, imports, where)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _register_value(item, imports, where)
+    elif isinstance(value, type) or callable(value):
         function_reference(value, imports, where)
-    return value
+
+
+def _register_spec(spec: Any, imports: ImportTable) -> None:
+    if (cls := rebuilt_class(spec)) is not None:
+        function_reference(cls, imports, "output structure")
+    for child in spec.children():
+        _register_spec(child, imports)
 
 
 def placeholder_name(node: fx.Node) -> str:
@@ -115,6 +134,9 @@ class _Emitter:
         """The graph's `_PyTreeInfo`: the pytree methods below run only for graphs that have one."""
         assert self.info is not None
         return self.info
+
+    def class_code(self, cls: type) -> str:
+        return function_reference(cls, self.imports, "output structure")
 
     def key_code(self, key: Any) -> str:
         return literal(key, self.imports, lambda v: None, "pytree key")
@@ -188,7 +210,7 @@ class _Emitter:
             return self.code(value, node)
         leaves = [self.code(v, node) for v in value]
         try:
-            return structure_code(self.info.out_spec, iter(leaves), self.key_code)
+            return structure_code(self.info.out_spec, iter(leaves), self.key_code, self.class_code)
         except NotPlain:
             loads = self.imports.module("torch.utils._pytree")
             return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({quote(spec_json(self.info.out_spec))}))"

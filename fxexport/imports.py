@@ -1,10 +1,15 @@
-"""The import table: each import tied to the name it binds, emitted sorted and grouped."""
+"""The import table: each import tied to the name it binds, emitted sorted and grouped.
+
+It also holds the module-level definitions that stand in for library code (inlined
+functions, output classes), since those bind names in the same module namespace.
+"""
 
 from __future__ import annotations
 
 import importlib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -49,7 +54,21 @@ class Import:
     def group(self) -> int:
         """Sort group: 0 for the standard library, 1 for torch, 2 for anything else."""
         top = self.module.split(".")[0]
-        return 0 if top in sys.stdlib_module_names else 1 if top == "torch" else 2
+        return 0 if is_stdlib(top) else 1 if top == "torch" else 2
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Module-level code that binds `name`; `obj` is what the name means at export time."""
+
+    name: str
+    code: str
+    obj: object
+
+
+def is_stdlib(module: str) -> bool:
+    """True when `module` belongs to the standard library."""
+    return module.split(".")[0] in sys.stdlib_module_names
 
 
 def check_dotted(name: str, what: str) -> str:
@@ -66,6 +85,10 @@ class ImportTable:
         self._namespace = namespace
         self._imports: dict[tuple[str, str | None], Import] = {}
         self._objects: dict[str, object] = {}
+        self._definitions: dict[int, Definition] = {}
+        self._defining: dict[int, tuple[str, object]] = {}
+        self._reasons: dict[str, str] = {}
+        self._wrapped: set[int] = set()
         self.references: dict[object, str] = {}  # callable -> the code that names it (see targets.py)
         self.built: dict[str, nn.Module] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
         self._bindings: dict[str, object] | None = None
@@ -94,6 +117,48 @@ class ImportTable:
         if key not in self._imports:
             self._add(Import(module, attr, self._namespace.create(attr)))
         return self._imports[key].alias
+
+    def define(self, obj: object, hint: str, build: Callable[[str], str]) -> str:
+        """Bind `obj` to module-level code that `build(name)` writes; the same object is defined once.
+
+        The name is taken before `build` runs, so code that refers to itself (recursion) or to
+        definitions made while building it gets the final names.
+        """
+        key = id(obj)
+        if key in self._definitions:
+            return self._definitions[key].name
+        if key in self._defining:
+            return self._defining[key][0]
+        name = self._namespace.create(hint)
+        self._defining[key] = (name, obj)
+        try:
+            code = build(name)
+        finally:
+            del self._defining[key]
+        self._definitions[key] = Definition(name, code, obj)
+        self._bindings = None
+        return name
+
+    def explain(self, alias: str, why: str) -> None:
+        """Note why a name is imported rather than copied into module.py (shown in the warning)."""
+        if why:
+            self._reasons.setdefault(alias, why)
+
+    def reason(self, item: Import) -> str:
+        """Why `item` is imported (for the warning), or ""."""
+        return self._reasons.get(item.alias, "")
+
+    def wrap(self, obj: object) -> None:
+        """A copied function a graph calls stays a leaf for torch.fx: `torch.fx.wrap(name)` follows its definition."""
+        if id(obj) in self._definitions and id(obj) not in self._wrapped:
+            self._wrapped.add(id(obj))
+            self.module("torch.fx")
+
+    def definitions(self) -> tuple[str, ...]:
+        """Definition code in the order the definitions were completed (dependencies first)."""
+        return tuple(
+            d.code + (f"\n\n\ntorch.fx.wrap({d.name!r})" if key in self._wrapped else "") for key, d in self._definitions.items()
+        )
 
     def _add(self, item: Import) -> None:
         if (item.module, item.attr) not in self._imports:
@@ -127,5 +192,6 @@ class ImportTable:
                 result[item.alias] = module
             else:
                 result[item.alias] = getattr(module, item.attr)
+        result.update((d.name, d.obj) for d in self._definitions.values())
         self._bindings = result
         return dict(result)

@@ -88,6 +88,7 @@ class PackageIR:
     module_name: str
     class_name: str
     imports: tuple[str, ...]
+    definitions: tuple[str, ...]  # library code written into module.py: functions, output classes
     classes: tuple[ClassIR, ...]
     tensors: tuple[TensorIR, ...]
     weight_files: tuple[str, ...]

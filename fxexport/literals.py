@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 from torch.fx.immutable_collections import immutable_dict, immutable_list
 
+from .containers import is_output_class
 from .errors import FxExportError
 from .imports import ImportTable
 from .names import quote
@@ -55,6 +59,41 @@ def index_code(index: Any, imports: ImportTable, name_of: NameOf, where: str) ->
     return one(index)
 
 
+def _built_from_fields(cls: type) -> bool:
+    """A namedtuple, or a dataclass whose __init__ takes exactly its init fields (not a custom one)."""
+    if not dataclasses.is_dataclass(cls):
+        return True
+    try:
+        params = list(inspect.signature(cls).parameters)
+    except (TypeError, ValueError):
+        return False
+    return params == [f.name for f in dataclasses.fields(cls) if f.init]
+
+
+def _treespec(spec: pytree.TreeSpec, imports: ImportTable, name_of: NameOf, where: str) -> str:
+    """A TreeSpec graph constant (torch.export's flat_apply): from its JSON, else rebuilt node by node."""
+    module = imports.module("torch.utils._pytree")
+    try:
+        return f"{module}.treespec_loads({pytree.treespec_dumps(spec)!r})"
+    except Exception:  # noqa: BLE001 - a node type without a serialized name
+        pass
+    if spec.is_leaf():
+        return f"{module}.treespec_leaf()" if hasattr(pytree, "treespec_leaf") else f"{module}.LeafSpec()"
+    kind = literal(spec.type, imports, name_of, where)
+    context = literal(spec.context, imports, name_of, where)
+    children = ", ".join(_treespec(c, imports, name_of, where) for c in spec.children())
+    return f"{module}.TreeSpec({kind}, {context}, [{children}])"
+
+
+def _output_instance(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
+    """A namedtuple or dataclass instance as a constructor call (the class imported or stood in for)."""
+    cls = function_reference(type(value), imports, where)
+    if isinstance(value, tuple):
+        return f"{cls}({', '.join(literal(v, imports, name_of, where) for v in value)})"
+    fields = [f.name for f in dataclasses.fields(value) if f.init]
+    return f"{cls}({', '.join(f'{n}={literal(getattr(value, n), imports, name_of, where)}' for n in fields)})"
+
+
 def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
     """Code for an fx argument: nodes by name, containers recursively, everything else checked."""
     name = name_of(value)
@@ -73,6 +112,10 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
         return f"slice({', '.join(parts)})"
     if isinstance(value, torch.Size):
         return f"{imports.use('torch')}.Size({literal(list(value), imports, name_of, where)})"
+    if isinstance(value, pytree.TreeSpec):
+        return _treespec(value, imports, name_of, where)
+    if is_output_class(type(value)) and _built_from_fields(type(value)):
+        return _output_instance(value, imports, name_of, where)
     if isinstance(value, tuple) and type(value) is tuple:
         items = [literal(v, imports, name_of, where) for v in value]
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"

@@ -205,9 +205,21 @@ def _module_mismatch(label: str, mod: nn.Module, other: nn.Module) -> str | None
         return f"{label}: has hooks that a constructor call does not register"
     mine, theirs = _state(mod), _state(other)
     for key in sorted(set(mine) | set(theirs)):
+        if key in mine and key not in theirs and key not in vars(other) and _plain(mine[key]):
+            continue  # set on the layer after construction (e.g. by its library): see extra_settings
         if key not in mine or key not in theirs or not _equal(mine[key], theirs[key]):
             return f"{label}: attribute {key!r} is {theirs.get(key)!r}, expected {mine.get(key)!r}"
     return None
+
+
+def extra_settings(original: nn.Module, code: str, imports: ImportTable) -> list[tuple[tuple[str, ...], str, Any]]:
+    """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set."""
+    rebuilt = dict(_build(code, imports).named_modules(remove_duplicate=False))
+    extras = []
+    for path, mod in original.named_modules(remove_duplicate=False):
+        other = vars(rebuilt[path]) if path in rebuilt else {}
+        extras += [(tuple(filter(None, path.split("."))), k, v) for k, v in _state(mod).items() if k not in other and _plain(v)]
+    return extras
 
 
 def _tensor_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:

@@ -13,7 +13,7 @@ import torch
 from torch.fx.node import _get_qualified_name
 
 from .errors import FxExportError
-from .imports import ImportTable
+from .imports import ImportTable, is_stdlib
 
 
 def _resolve(dotted: str) -> Any:
@@ -71,13 +71,63 @@ def _torch_reference(dotted: str, imports: ImportTable) -> str:
         module = module.rsplit(".", 1)[0]
     if module == "torch":
         imports.use("torch")
+    elif _by_attributes(dotted) is not target:  # a package attribute hides the submodule (torch._higher_order_ops.flat_apply)
+        first, *rest = dotted[len(module) + 1 :].split(".")
+        return ".".join([imports.symbol(module, first), *rest])
     else:
         imports.module(module)
     return dotted
 
 
+def _by_attributes(dotted: str) -> Any:
+    """What `dotted` means as code after its imports: attribute access from the top package."""
+    top, *rest = dotted.split(".")
+    obj: Any = importlib.import_module(top)
+    for attr in rest:
+        obj = getattr(obj, attr, None)
+    return obj
+
+
+def library_free_name(target: object) -> str | None:
+    """A dotted name in torch or the standard library that resolves to `target`, or None."""
+    for dotted in _candidates(target):  # type: ignore[arg-type]
+        top = dotted.split(".")[0]
+        if "<" not in dotted and top != "__main__" and (top == "torch" or is_stdlib(top)) and _resolves_to(dotted, target):
+            return dotted
+    return None
+
+
+def named_reference(dotted: str, target: object, imports: ImportTable) -> str:
+    """Code for `target`, found at `dotted`: `torch.x`, `F.x`, `math.x`, else `from module import name`."""
+    if dotted.split(".")[0] == "torch":
+        return _torch_reference(dotted, imports)
+    if dotted.split(".")[0] == "math":
+        return f"{imports.use('math')}.{dotted.removeprefix('math.')}"
+    module, _, qualname = dotted.rpartition(".")
+    while module and not _is_importable_module(module):
+        module, _, head = module.rpartition(".")
+        qualname = f"{head}.{qualname}"
+    first, *rest = qualname.split(".")
+    return ".".join([imports.symbol(module, first), *rest])
+
+
+def _simple_reference(target: Callable[..., Any], imports: ImportTable) -> str | None:
+    name = getattr(target, "__name__", "")
+    if getattr(builtins, name, None) is target:
+        return name
+    if getattr(operator, name, None) is target:
+        return f"{imports.use('operator')}.{name}"
+    dotted = library_free_name(target)
+    return None if dotted is None else named_reference(dotted, target, imports)
+
+
 def function_reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
-    """The expression that names `target` in generated code; `where` names the node for errors."""
+    """The expression that names `target` in generated code; `where` names the node for errors.
+
+    torch and the standard library by name; a library's output class (namedtuple, dataclass)
+    as the library's class with a stand-in; a library function copied from its source; only
+    what cannot be copied is imported by qualified name (and module.py then needs its library).
+    """
     try:
         return imports.references[target]
     except (KeyError, TypeError):  # TypeError: an unhashable callable
@@ -91,32 +141,29 @@ def function_reference(target: Callable[..., Any], imports: ImportTable, where: 
 
 
 def _reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
-    if getattr(builtins, getattr(target, "__name__", ""), None) is target:
-        return target.__name__
-    if getattr(operator, getattr(target, "__name__", ""), None) is target:
-        return f"{imports.use('operator')}.{target.__name__}"
+    from .containers import is_output_class, output_class_reference
+    from .inline import inline_function
+
+    simple = _simple_reference(target, imports)
+    if simple is not None:
+        return simple
+    if is_output_class(target):
+        return output_class_reference(target, imports)  # type: ignore[arg-type]
+    inlined, why = inline_function(target, imports)
+    if inlined is not None:
+        return inlined
     for dotted in _candidates(target):
-        if "<" in dotted or dotted.startswith("__main__."):
+        if "<" in dotted or dotted.startswith("__main__.") or not _resolves_to(dotted, target):
             continue
-        if not _resolves_to(dotted, target):
+        if not any(_is_importable_module(dotted[:i]) for i in range(len(dotted)) if dotted[i] == "."):
             continue
-        if dotted.split(".")[0] == "torch":
-            return _torch_reference(dotted, imports)
-        if dotted.split(".")[0] == "math":
-            return f"{imports.use('math')}.{dotted.removeprefix('math.')}"
-        module, _, qualname = dotted.rpartition(".")
-        while module and not _resolves_to(f"{module}.{qualname}", target):
-            module, _, head = module.rpartition(".")
-            qualname = f"{head}.{qualname}"
-        first, *rest = qualname.split(".")
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            continue
-        return ".".join([imports.symbol(module, first), *rest])
+        code = named_reference(dotted, target, imports)
+        imports.explain(code.split(".")[0], why)
+        return code
     raise FxExportError(
         f"{where} calls {target!r}, which has no importable qualified name; "
         "define it at module level (and torch.fx.wrap it), or keep the module that calls it as a leaf"
+        + (f" (it cannot be copied into module.py: {why})" if why else "")
     )
 
 

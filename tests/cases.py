@@ -60,6 +60,7 @@ CASES = [
     Case("buffers", traced(models.Buffers), _randn(2, 5)),
     Case("tied_weights", traced(models.Tied), _tokens(11, 2, 5)),
     Case("wrapped_function", traced(models.Wrapped), lambda: (torch.ones(2, 4), torch.full((2, 4), 0.5))),
+    Case("imported_function", traced(models.ImportedFunction), _randn(2, 3)),
     Case("operators", traced(models.Operators), _randn(2, 3, 4)),
     Case("kwargs", traced(models.Kwargs), _randn(2, 3), lambda: {"bias": torch.ones(3), "scale": 0.5}),
     Case("outputs", traced(models.Outputs), _randn(2, 4)),

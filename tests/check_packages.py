@@ -1,32 +1,49 @@
 """Run in a fresh process: import exported packages and compare them with recorded expectations.
 
-Usage: python check_packages.py PACKAGES_DIR EXPECT_DIR NAME... ; prints one JSON report.
-The process cannot import fxexport, and torch.load refuses weights_only=False.
+Usage: python check_packages.py [--block a,b] [--rtol R --atol A] PACKAGES_DIR EXPECT_DIR NAME...
+Prints one JSON report: for each name its problems, whether outputs matched exactly, the
+largest output difference, and the seconds the import and construction took.
+The process cannot import fxexport (nor the --block modules), and torch.load is forced to
+weights_only=True (a call asking for weights_only=False fails).
 """
 
 from __future__ import annotations
 
-import importlib
-import json
+import argparse
 import sys
-from pathlib import Path
 
-sys.modules["fxexport"] = None  # type: ignore[assignment]  # the export must not need fxexport
+ARGS = argparse.ArgumentParser()
+ARGS.add_argument("--block", default="", help="comma-separated modules that must not be importable")
+ARGS.add_argument("--rtol", type=float, default=0.0)
+ARGS.add_argument("--atol", type=float, default=0.0)
+ARGS.add_argument("packages")
+ARGS.add_argument("expect")
+ARGS.add_argument("names", nargs="*")
+OPTIONS = ARGS.parse_args()
+for _blocked in ["fxexport", *filter(None, OPTIONS.block.split(","))]:
+    sys.modules[_blocked] = None  # type: ignore[assignment]  # the export must not need these
+
+import importlib  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
-import torch.utils._pytree as pytree  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
+
+from tests.structure import flatten  # noqa: E402
 
 _torch_load = torch.load
 
 
-def _guarded_load(*args, **kwargs):
+def _forced_load(*args, **kwargs):
     if kwargs.get("weights_only") is False:
         raise AssertionError("torch.load(weights_only=False) is forbidden here")
-    return _torch_load(*args, **kwargs)
+    return _torch_load(*args, **{**kwargs, "weights_only": True})
 
 
-torch.load = _guarded_load
+torch.load = _forced_load
 
 
 def _decode(value, tensors):
@@ -45,25 +62,54 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def check(name: str, packages: Path, expect: Path) -> list[str]:
+def _error(got, want) -> float:
+    """The largest absolute difference of two tensors (inf when they cannot be compared)."""
+    if not (isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)) or got.shape != want.shape or got.dtype != want.dtype:
+        return float("inf")
+    if not got.is_floating_point():
+        return 0.0 if torch.equal(got, want) else float("inf")
+    return float((got.double() - want.double()).abs().nan_to_num(0.0).max()) if got.numel() else 0.0
+
+
+def _close(got, want) -> bool:
+    if isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor) and got.is_floating_point() and _error(got, want) < float("inf"):
+        return bool(torch.allclose(got, want, rtol=OPTIONS.rtol, atol=OPTIONS.atol, equal_nan=True))
+    return False
+
+
+def check_outputs(leaves, structure, spec, tensors, report) -> None:
+    if structure != spec["structure"]:
+        report["problems"].append(f"output structure {structure} != {spec['structure']}")
+    expected = _decode(spec["outputs"], tensors)
+    for index, (got, want) in enumerate(zip(leaves, expected)):
+        if _same(got, want):
+            continue
+        report["exact"] = False
+        report["max_error"] = max(report["max_error"], _error(got, want))
+        if not _close(got, want):
+            report["problems"].append(f"output leaf {index} differs (max abs error {_error(got, want):.3g})")
+
+
+def check(name: str, packages: Path, expect: Path, report: dict) -> None:
+    """Fill `report`: loaded once the class is built, then output and state problems."""
     spec = json.loads((expect / f"{name}.json").read_text())
     tensors = load_file(str(expect / f"{name}.safetensors"))
+    start = time.perf_counter()
     module = importlib.import_module(name)
     model = getattr(module, spec["class_name"])()
-    problems = []
+    report.update(loaded=True, load_seconds=time.perf_counter() - start)
     args = _decode(spec["args"], tensors)
     kwargs = _decode(spec["kwargs"], tensors)
     if spec["seed"] is not None:
         torch.manual_seed(spec["seed"])
     with torch.no_grad():
         out = model(*args, **kwargs)
-    leaves, treespec = pytree.tree_flatten(out)
-    if str(treespec) != spec["treespec"]:
-        problems.append(f"output structure {treespec} != {spec['treespec']}")
-    expected = _decode(spec["outputs"], tensors)
-    for index, (got, want) in enumerate(zip(leaves, expected)):
-        if not _same(got, want):
-            problems.append(f"output leaf {index} differs")
+    check_outputs(*flatten(out), spec, tensors, report)
+    report["problems"] += state_problems(model, spec, tensors)
+
+
+def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[str]:
+    problems = []
     state = model.state_dict()
     if list(state) != spec["state_keys"]:
         problems.append(f"state_dict keys {list(state)} != {spec['state_keys']}")
@@ -84,11 +130,16 @@ def check(name: str, packages: Path, expect: Path) -> list[str]:
         problems.append(f"training flags {training} != {spec['training']}")
     if _sharing(model) != spec["sharing"]:
         problems.append(f"shared tensors {_sharing(model)} != {spec['sharing']}")
-    classes = {k: type(m).__name__ for k, m in model.named_modules(remove_duplicate=False)}
+    classes = {k: _class_name(type(m).__name__, spec["classes"].get(k)) for k, m in model.named_modules(remove_duplicate=False)}
     rebuilt = {k: classes.get(k) for k in spec["classes"]}
     if rebuilt != spec["classes"]:
         problems.append(f"module classes {rebuilt} != {spec['classes']}")
     return problems
+
+
+def _class_name(name: str, expected: str | None) -> str:
+    """A generated class specialised for one configuration is `Name_2`: it counts as `Name`."""
+    return expected if expected is not None and re.fullmatch(rf"{re.escape(expected)}_\d+", name) else name
 
 
 def _sharing(model: torch.nn.Module) -> list[list[str]]:
@@ -99,14 +150,15 @@ def _sharing(model: torch.nn.Module) -> list[list[str]]:
 
 
 def main() -> None:
-    packages, expect, *names = sys.argv[1:]
-    sys.path.insert(0, packages)
+    sys.path.insert(0, OPTIONS.packages)
     report = {}
-    for name in names:
+    for name in OPTIONS.names:
+        report[name] = {"problems": [], "loaded": False, "exact": True, "max_error": 0.0, "load_seconds": 0.0}
         try:
-            report[name] = check(name, Path(packages), Path(expect))
+            check(name, Path(OPTIONS.packages), Path(OPTIONS.expect), report[name])
         except Exception as error:  # noqa: BLE001 - report, do not stop: one process checks many packages
-            report[name] = [f"{type(error).__name__}: {error}"]
+            report[name]["problems"].append(f"{type(error).__name__}: {error}")
+            report[name]["exact"] = False
     print(json.dumps(report))
 
 

@@ -13,6 +13,25 @@ def scaled_sum(x: torch.Tensor, y: torch.Tensor, scale: float = 2.0) -> torch.Te
     return (x + y) * scale
 
 
+class _Settings:
+    """A user object a function reads: module.py cannot copy such a function, so it imports it."""
+
+    scale = 2.0
+
+
+SETTINGS = _Settings()
+
+
+@fx.wrap
+def configured_scale(x: torch.Tensor) -> torch.Tensor:
+    return x * SETTINGS.scale
+
+
+class ImportedFunction(nn.Module):
+    def forward(self, x):
+        return configured_scale(x).relu()
+
+
 class ConvBN(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -374,7 +393,7 @@ class Gate(nn.Module):
 
 
 class Clamp(nn.Module):
-    """Not traceable (data-dependent branch); rebuilt by importing the class with its arguments."""
+    """Not traceable (data-dependent branch): module.py copies the class, and sets `limit` on the instance."""
 
     def __init__(self, limit: float = 1.0) -> None:
         super().__init__()
@@ -386,21 +405,36 @@ class Clamp(nn.Module):
         return x
 
 
+class Limiter(nn.Module):
+    """Not traceable, and it keeps a user object: it cannot be copied, so module.py imports the class."""
+
+    def __init__(self, limit: float = 1.0) -> None:
+        super().__init__()
+        self.limit = limit
+        self.settings = SETTINGS
+
+    def forward(self, x):
+        if x.abs().max() > self.limit:
+            return x.clamp(-self.limit, self.limit) * self.settings.scale
+        return x
+
+
 class UserLeaves(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.first = Gate(4)
         self.second = Gate(4)
         self.clamp = Clamp(0.5)
+        self.limiter = Limiter(2.0)
         self.head = nn.Linear(4, 2)
 
     def forward(self, x):
-        return self.head(self.clamp(self.second(self.first(x))))
+        return self.head(self.limiter(self.clamp(self.second(self.first(x)))))
 
 
 class UserLeafTracer(fx.Tracer):
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
-        return isinstance(m, (Gate, Clamp)) or super().is_leaf_module(m, qualname)
+        return isinstance(m, (Gate, Clamp, Limiter)) or super().is_leaf_module(m, qualname)
 
 
 def user_leaves() -> fx.GraphModule:

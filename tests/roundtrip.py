@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.utils._pytree as pytree
 from safetensors.torch import save_file
 from torch import fx, nn
 
 from fxexport.guards import is_guards_module
 from fxexport.producers import normalize
+from tests.structure import flatten
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKER = Path(__file__).resolve().parent / "check_packages.py"
@@ -45,7 +45,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         torch.manual_seed(seed)
     with torch.no_grad():
         out = gm(*args, **kwargs)
-    leaves, treespec = pytree.tree_flatten(out)
+    leaves, structure = flatten(out)
     gm = normalize(gm)  # unflattened modules: compare structure with their GraphModule form
     state = gm.state_dict()
     buffers = dict(gm.named_buffers(remove_duplicate=False))
@@ -59,7 +59,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "args": encoder.encode(list(args), "arg"),
         "kwargs": encoder.encode(kwargs, "kwarg"),
         "outputs": encoder.encode(leaves, "out"),
-        "treespec": str(treespec),
+        "structure": structure,
         "state_keys": list(state),
         "buffers": list(buffers),
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
@@ -84,12 +84,18 @@ def _sharing(model: nn.Module) -> list[list[str]]:
     return sorted(sorted(g) for g in groups.values() if len(g) > 1)
 
 
-def check_in_fresh_process(packages: Path, expect: Path, names: list[str]) -> dict[str, list[str]]:
+def check_in_fresh_process(packages: Path, expect: Path, names: list[str], block: tuple[str, ...] = ()) -> dict[str, list[str]]:
     """Import and check every named package in one new interpreter; returns problems per name."""
+    return {name: details["problems"] for name, details in check_details(packages, expect, names, block).items()}
+
+
+def check_details(packages: Path, expect: Path, names: list[str], block: tuple[str, ...] = (), tolerance: float = 0.0) -> dict[str, Any]:
+    """Per name: problems, exact (bool), max_error and load_seconds; `block` names modules the process cannot import."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}  # REPO: user functions the exports import
+    options = ["--block", ",".join(block), "--rtol", str(tolerance), "--atol", str(tolerance)]
     result = subprocess.run(
-        [sys.executable, str(CHECKER), str(packages), str(expect), *names],
-        capture_output=True, text=True, cwd=packages, env=env, timeout=600,
+        [sys.executable, str(CHECKER), *options, str(packages), str(expect), *names],
+        capture_output=True, text=True, cwd=packages, env=env, timeout=1800,
     )  # fmt: skip
     if result.returncode != 0:
         raise AssertionError(f"checker failed:\n{result.stdout}\n{result.stderr}")

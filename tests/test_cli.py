@@ -87,8 +87,8 @@ def test_diff_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 STANDALONE_CASES = [
-    ("wrapped_function", "module.py would import scaled_sum from tests.models"),
-    ("user_leaves", "module.py would import Clamp from tests.models"),
+    ("imported_function", "module.py would import configured_scale from tests.models"),
+    ("user_leaves", "module.py would import Limiter from tests.models"),
 ]
 
 

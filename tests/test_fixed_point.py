@@ -24,13 +24,14 @@ RETRACED = f"Producer: torch.fx.symbolic_trace; torch {torch.__version__.split('
 
 # Cases that are not a fixed point, and why (each is expected to fail; strict, so a fix shows up).
 NOT_FIXED_POINTS = {
-    "wrapped_function": "module.py imports the torch.fx.wrap'd function by name, but the wrap registration belongs to "
-    "the module that called torch.fx.wrap (tests.models), so re-tracing the export traces through it (add, mul)",
+    "imported_function": "module.py imports the torch.fx.wrap'd function by name (it reads a user object, so it "
+    "cannot be copied), but the wrap registration belongs to the module that called torch.fx.wrap (tests.models), "
+    "so re-tracing the export traces through it",
     "adversarial_names": "modules and buffers the graph never uses (added with add_submodule after tracing) are "
     "exported, but symbolic_trace builds a GraphModule that copies only what its graph references",
     "nested_graph_module": "the nested GraphModule becomes a plain nn.Module class (Inner), which symbolic_trace "
     "traces through instead of calling as a leaf, so the second export inlines it",
-    "user_leaves": "Clamp is rebuilt by importing its class and has a data-dependent branch: the source needed a "
+    "user_leaves": "Clamp (copied) and Limiter (imported) have a data-dependent branch: the source needed a "
     "custom tracer that kept it a leaf, and plain symbolic_trace of the export cannot trace through it",
 }
 # Graphs from torch.export, make_fx, dynamo and unflatten hold aten ops and a pytree calling convention:

@@ -16,9 +16,21 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from tests.models import Clamp
+from tests.models import Limiter
 
 WEIGHT_FILES = ("weights.safetensors",)
+
+
+class Clamp(nn.Module):
+    """Copied from tests.models.Clamp: its methods; the layers, tensors and settings of each instance are set up by the code that creates it."""
+
+    def __init__(self):
+        nn.Module.__init__(self)
+
+    def forward(self, x):
+        if x.abs().max() > self.limit:
+            return x.clamp(-self.limit, self.limit)
+        return x
 
 
 class Gate(nn.Module):
@@ -48,7 +60,9 @@ class FxModule(nn.Module):
         with torch.device("meta"), skip_init():
             self.first = Gate()
             self.second = Gate()
-            self.clamp = Clamp(limit=0.5)
+            self.clamp = Clamp()
+            self.clamp.limit = 0.5
+            self.limiter = Limiter(limit=2.0)
             self.head = nn.Linear(4, 2)
         self.eval()
         if load_weights:
@@ -61,8 +75,10 @@ class FxModule(nn.Module):
         del first
         clamp = self.clamp(second)
         del second
-        head = self.head(clamp)
+        limiter = self.limiter(clamp)
         del clamp
+        head = self.head(limiter)
+        del limiter
         return head
 
 

@@ -14,11 +14,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+import torch.fx
 from torch import nn
 
-from tests.models import scaled_sum
-
 WEIGHT_FILES = ("weights.safetensors",)
+
+
+def scaled_sum(x, y, scale=2.0):
+    """A user function that symbolic_trace must not trace into."""
+    return (x + y) * scale
+
+
+torch.fx.wrap("scaled_sum")
 
 
 class FxModule(nn.Module):

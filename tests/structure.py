@@ -1,0 +1,38 @@
+"""An output's structure and leaves, named by class name and fields: equal for a library class and its stand-in.
+
+Used on both sides of a fresh-process check (torch only), so a namedtuple or ModelOutput
+rebuilt by a stand-in compares equal to the library's own when its name, fields and order
+are the same. `torch.utils._pytree` would compare the classes themselves (or skip
+unregistered ones as leaves).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+PLAIN = {"immutable_list": "list", "immutable_dict": "dict"}
+
+
+def flatten(value: Any) -> tuple[list[Any], Any]:
+    """(leaves in order, a JSON-able description of the containers around them)."""
+    leaves: list[Any] = []
+    return leaves, _describe(value, leaves)
+
+
+def _describe(value: Any, leaves: list[Any]) -> Any:
+    kind = PLAIN.get(type(value).__name__, type(value).__name__)
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        return {"namedtuple": kind, "fields": list(type(value)._fields), "items": [_describe(v, leaves) for v in value]}
+    if isinstance(value, Mapping):
+        return {"mapping": kind, "keys": list(value), "items": [_describe(v, leaves) for v in value.values()]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = [f.name for f in dataclasses.fields(value)]
+        return {"dataclass": kind, "fields": names, "items": [_describe(getattr(value, n), leaves) for n in names]}
+    if isinstance(value, (list, tuple)):
+        return {"sequence": kind, "items": [_describe(v, leaves) for v in value]}
+    leaves.append(value)
+    return "tensor" if isinstance(value, torch.Tensor) else kind

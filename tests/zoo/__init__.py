@@ -1,0 +1,1 @@
+"""The zoo check: real torchvision, timm and transformers models (see run.py)."""

@@ -1,0 +1,228 @@
+"""The zoo: real torchvision, timm and transformers architectures, small and with random weights.
+
+Each entry builds its model lazily (a library is imported only when one of its models is
+built) and makes its example inputs. Nothing is downloaded: torchvision `weights=None`,
+timm `pretrained=False`, transformers models from small configs with two layers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+Inputs = tuple[tuple[Any, ...], dict[str, Any]]
+LIBRARIES = ("torchvision", "timm", "transformers")
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    name: str
+    library: str
+    kind: str  # cnn, vit, segmentation, detection, video, encoder, decoder, encoder-decoder
+    build: Callable[[], nn.Module]
+    inputs: Callable[[], Inputs]
+    producers: tuple[str, ...] = ("symbolic_trace", "export")  # "feature_extraction": build() makes the graph
+
+
+def image(size: int = 64, frames: int = 0) -> Callable[[], Inputs]:
+    shape = (1, 3, frames, size, size) if frames else (1, 3, size, size)
+    return lambda: ((torch.randn(*shape, generator=torch.Generator().manual_seed(1)),), {})
+
+
+def text(*extra: str, length: int = 8) -> Callable[[], Inputs]:
+    """`input_ids`, plus `attention_mask` or `decoder_input_ids` when named."""
+
+    def make() -> Inputs:
+        ids = torch.randint(1, 100, (1, length), generator=torch.Generator().manual_seed(2))
+        made = {"attention_mask": torch.ones_like(ids), "decoder_input_ids": ids[:, :5].clone(), "token_type_ids": torch.zeros_like(ids)}
+        return (), {"input_ids": ids, **{k: made[k] for k in extra}}
+
+    return make
+
+
+def _attr(dotted: str) -> Any:
+    module, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+# torchvision --------------------------------------------------------------------------------
+def tv(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    return lambda: _attr(f"torchvision.models.{name}")(weights=None, **kwargs).eval()
+
+
+def tv_class(dotted: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    return lambda: _attr(f"torchvision.models.{dotted}")(**kwargs).eval()
+
+
+def tv_segmentation(name: str) -> Callable[[], nn.Module]:
+    return lambda: _attr(f"torchvision.models.segmentation.{name}")(weights=None, weights_backbone=None, num_classes=5).eval()
+
+
+def tv_googlenet_outputs() -> nn.Module:
+    """GoogLeNet returns its GoogLeNetOutputs namedtuple while the root trains; its layers stay in eval."""
+    model = _attr("torchvision.models.googlenet")(weights=None, aux_logits=True, init_weights=True).eval()
+    model.training = True
+    return model
+
+
+def tv_fpn(backbone: str) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        utils = importlib.import_module("torchvision.models.detection.backbone_utils")
+        if backbone.startswith("resnet"):
+            return utils.resnet_fpn_backbone(backbone_name=backbone, weights=None, trainable_layers=3).eval()
+        return utils.mobilenet_backbone(backbone_name=backbone, weights=None, fpn=True, trainable_layers=3).eval()
+
+    return build
+
+
+def tv_convnext() -> nn.Module:
+    config = _attr("torchvision.models.convnext.CNBlockConfig")
+    setting = [config(16, 32, 1), config(32, None, 1)]
+    return _attr("torchvision.models.convnext.ConvNeXt")(setting, stochastic_depth_prob=0.1).eval()
+
+
+def tv_features() -> nn.Module:
+    """torchvision's feature extractor, keeping the library's BasicBlock as a leaf module."""
+    model = _attr("torchvision.models.resnet18")(weights=None).eval()
+    extract = _attr("torchvision.models.feature_extraction.create_feature_extractor")
+    return extract(model, {"layer2": "c3", "layer4": "c5"}, tracer_kwargs={"leaf_modules": [_attr("torchvision.models.resnet.BasicBlock")]})
+
+
+FEATURES = ("feature_extraction", "export")
+
+TORCHVISION = [
+    ZooModel("tv_resnet18", "torchvision", "cnn", tv("resnet18"), image()),
+    ZooModel("tv_resnext50", "torchvision", "cnn", tv("resnext50_32x4d"), image()),
+    ZooModel("tv_mobilenet_v2", "torchvision", "cnn", tv("mobilenet_v2", width_mult=0.5), image()),
+    ZooModel("tv_mobilenet_v3", "torchvision", "cnn", tv("mobilenet_v3_small"), image()),
+    ZooModel("tv_efficientnet_b0", "torchvision", "cnn", tv("efficientnet_b0"), image()),
+    ZooModel("tv_squeezenet", "torchvision", "cnn", tv("squeezenet1_1"), image()),
+    ZooModel("tv_shufflenet", "torchvision", "cnn", tv("shufflenet_v2_x0_5"), image()),
+    ZooModel("tv_mnasnet", "torchvision", "cnn", tv("mnasnet0_5"), image()),
+    ZooModel("tv_densenet121", "torchvision", "cnn", tv("densenet121"), image()),
+    ZooModel("tv_regnet", "torchvision", "cnn", tv("regnet_x_400mf"), image()),
+    ZooModel("tv_convnext", "torchvision", "cnn", tv_convnext, image()),
+    ZooModel("tv_googlenet_outputs", "torchvision", "cnn", tv_googlenet_outputs, image()),
+    ZooModel("tv_vit", "torchvision", "vit", tv_class("vision_transformer.VisionTransformer", image_size=64, patch_size=16,
+             num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64), image()),  # fmt: skip
+    ZooModel("tv_swin", "torchvision", "vit", tv_class("swin_transformer.SwinTransformer", patch_size=[4, 4], embed_dim=16,
+             depths=[2, 2], num_heads=[2, 2], window_size=[4, 4]), image()),  # fmt: skip
+    ZooModel("tv_lraspp", "torchvision", "segmentation", tv_segmentation("lraspp_mobilenet_v3_large"), image()),
+    ZooModel("tv_deeplabv3", "torchvision", "segmentation", tv_segmentation("deeplabv3_mobilenet_v3_large"), image()),
+    ZooModel("tv_fpn_resnet18", "torchvision", "detection", tv_fpn("resnet18"), image()),
+    ZooModel("tv_fpn_mobilenet", "torchvision", "detection", tv_fpn("mobilenet_v3_small"), image()),
+    ZooModel("tv_r3d", "torchvision", "video", tv("video.r3d_18"), image(32, frames=4)),
+    ZooModel("tv_features_resnet", "torchvision", "detection", tv_features, image(), FEATURES),
+]
+
+
+# timm ---------------------------------------------------------------------------------------
+def tm(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    return lambda: _attr("timm.create_model")(name, pretrained=False, **kwargs).eval()
+
+
+def tm_class(dotted: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    return lambda: _attr(f"timm.models.{dotted}")(**kwargs).eval()
+
+
+def tm_features(name: str, nodes: dict[str, str]) -> Callable[[], nn.Module]:
+    """timm's feature extractor: its registered layers stay leaf modules, its registered functions stay calls."""
+    return lambda: _attr("timm.layers._fx.create_feature_extractor")(tm(name)(), nodes)
+
+
+TIMM = [
+    ZooModel("timm_resnet18d", "timm", "cnn", tm("resnet18d"), image()),
+    ZooModel("timm_efficientnet_b0", "timm", "cnn", tm("efficientnet_b0"), image()),
+    ZooModel("timm_mobilenetv3", "timm", "cnn", tm("mobilenetv3_small_100"), image()),
+    ZooModel("timm_convnext_atto", "timm", "cnn", tm("convnext_atto"), image()),
+    ZooModel("timm_regnetx_002", "timm", "cnn", tm("regnetx_002"), image()),
+    ZooModel("timm_ghostnet", "timm", "cnn", tm("ghostnet_100"), image()),
+    ZooModel("timm_rexnet", "timm", "cnn", tm("rexnet_100"), image()),
+    ZooModel("timm_dla34", "timm", "cnn", tm("dla34"), image()),
+    ZooModel("timm_cspresnet50", "timm", "cnn", tm("cspresnet50"), image()),
+    ZooModel("timm_repvgg_a0", "timm", "cnn", tm("repvgg_a0"), image()),
+    ZooModel("timm_vit_tiny", "timm", "vit", tm("vit_tiny_patch16_224", img_size=64, depth=2), image()),
+    ZooModel("timm_deit_tiny", "timm", "vit", tm("deit_tiny_distilled_patch16_224", img_size=64, depth=2), image()),
+    ZooModel("timm_swin_tiny", "timm", "vit", tm("swin_tiny_patch4_window7_224", img_size=64, window_size=4, depths=(1, 1, 1, 1),
+             embed_dim=16, num_heads=(1, 2, 2, 4)), image()),  # fmt: skip
+    ZooModel("timm_levit", "timm", "vit", tm("levit_128s", img_size=64), image()),
+    ZooModel("timm_mobilevit", "timm", "vit", tm("mobilevit_xxs"), image()),
+    ZooModel("timm_mixer", "timm", "vit", tm_class("mlp_mixer.MlpMixer", img_size=64, num_blocks=2, embed_dim=64), image()),
+    ZooModel("timm_poolformer", "timm", "vit", tm("poolformerv2_s12"), image()),
+    ZooModel("timm_coat_lite", "timm", "vit", tm("coat_lite_tiny", img_size=64), image()),
+    ZooModel("timm_xcit_nano", "timm", "vit", tm("xcit_nano_12_p16_224", img_size=64, depth=2), image()),
+    ZooModel("timm_pit_ti", "timm", "vit", tm("pit_ti_224", img_size=64), image()),
+    ZooModel("timm_edgenext", "timm", "cnn", tm("edgenext_xx_small"), image()),
+    ZooModel("timm_fastvit", "timm", "cnn", tm("fastvit_t8"), image()),
+    ZooModel("timm_efficientvit", "timm", "vit", tm("efficientvit_b0"), image()),
+    ZooModel("timm_features_efficientnet", "timm", "detection", tm_features("efficientnet_b0", {"bn1": "stem", "bn2": "head"}), image(),
+             FEATURES),  # fmt: skip
+    ZooModel("timm_features_nfnet", "timm", "detection", tm_features("nfnet_l0", {"stem.act4": "stem", "final_act": "out"}), image(),
+             FEATURES),  # fmt: skip
+    ZooModel("timm_features_edgenext", "timm", "detection", tm_features("edgenext_xx_small", {"stem.0": "stem", "norm_pre": "out"}),
+             image(), FEATURES),  # fmt: skip
+    ZooModel("timm_features_twins", "timm", "detection", tm_features("twins_svt_small", {"pos_drops.1": "s2", "norm": "out"}),
+             image(), FEATURES),  # fmt: skip
+    ZooModel("timm_eva02_tiny", "timm", "vit", tm("eva02_tiny_patch14_224", img_size=56, depth=2), image(56)),
+]
+
+
+# transformers -------------------------------------------------------------------------------
+SMALL = {"vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+         "max_position_embeddings": 64}  # fmt: skip
+
+
+def hf(model: str, config: str, **settings: Any) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        made = _attr(f"transformers.{config}")(use_cache=False, **settings)  # caches are outputs torch.export cannot return
+        return _attr(f"transformers.{model}")(made).eval()
+
+    return build
+
+
+def gpt(**more: Any) -> dict[str, Any]:
+    return {"vocab_size": 100, "n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64, **more}
+
+
+def seq2seq(**more: Any) -> dict[str, Any]:
+    return {"vocab_size": 100, "d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,
+            "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "max_position_embeddings": 64,
+            "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "decoder_start_token_id": 1, **more}  # fmt: skip
+
+
+LLAMA_LIKE = {**SMALL, "num_key_value_heads": 1, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
+
+TRANSFORMERS = [
+    ZooModel("hf_bert", "transformers", "encoder", hf("BertModel", "BertConfig", **SMALL), text("attention_mask", "token_type_ids")),
+    ZooModel("hf_roberta", "transformers", "encoder", hf("RobertaForMaskedLM", "RobertaConfig", **{**SMALL, "pad_token_id": 0}),
+             text("attention_mask")),  # fmt: skip
+    ZooModel("hf_distilbert", "transformers", "encoder", hf("DistilBertForSequenceClassification", "DistilBertConfig", vocab_size=100,
+             dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64), text("attention_mask")),  # fmt: skip
+    ZooModel("hf_albert", "transformers", "encoder", hf("AlbertModel", "AlbertConfig", **SMALL, embedding_size=16), text()),
+    ZooModel("hf_electra", "transformers", "encoder", hf("ElectraForTokenClassification", "ElectraConfig", **SMALL, embedding_size=16),
+             text()),  # fmt: skip
+    ZooModel("hf_vit", "transformers", "vit", hf("ViTModel", "ViTConfig", hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+             intermediate_size=64, image_size=32, patch_size=8), lambda: ((), {"pixel_values": image(32)()[0][0]})),  # fmt: skip
+    ZooModel("hf_gpt2", "transformers", "decoder", hf("GPT2LMHeadModel", "GPT2Config", **gpt()), text()),
+    ZooModel("hf_llama", "transformers", "decoder", hf("LlamaForCausalLM", "LlamaConfig", **LLAMA_LIKE), text()),
+    ZooModel("hf_mistral", "transformers", "decoder", hf("MistralForCausalLM", "MistralConfig", **LLAMA_LIKE), text()),
+    ZooModel("hf_qwen2", "transformers", "decoder", hf("Qwen2ForCausalLM", "Qwen2Config", **LLAMA_LIKE), text()),
+    ZooModel("hf_gemma", "transformers", "decoder", hf("GemmaForCausalLM", "GemmaConfig", **LLAMA_LIKE, head_dim=16), text()),
+    ZooModel("hf_opt", "transformers", "decoder", hf("OPTForCausalLM", "OPTConfig", vocab_size=100, hidden_size=32, num_hidden_layers=2,
+             num_attention_heads=2, ffn_dim=64, max_position_embeddings=64, word_embed_proj_dim=32), text()),  # fmt: skip
+    ZooModel("hf_gpt_neox", "transformers", "decoder", hf("GPTNeoXForCausalLM", "GPTNeoXConfig", **SMALL), text()),
+    ZooModel("hf_phi", "transformers", "decoder", hf("PhiForCausalLM", "PhiConfig", **SMALL), text()),
+    ZooModel("hf_t5", "transformers", "encoder-decoder", hf("T5ForConditionalGeneration", "T5Config", vocab_size=100, d_model=32,
+             d_kv=16, d_ff=64, num_layers=2, num_heads=2), text("decoder_input_ids")),  # fmt: skip
+    ZooModel("hf_bart", "transformers", "encoder-decoder", hf("BartForConditionalGeneration", "BartConfig", **seq2seq()),
+             text("decoder_input_ids")),  # fmt: skip
+    ZooModel("hf_marian", "transformers", "encoder-decoder", hf("MarianMTModel", "MarianConfig", **seq2seq()), text("decoder_input_ids")),
+    ZooModel("hf_pegasus", "transformers", "encoder-decoder", hf("PegasusModel", "PegasusConfig", **seq2seq()), text("decoder_input_ids")),
+]
+
+ZOO = [*TORCHVISION, *TIMM, *TRANSFORMERS]

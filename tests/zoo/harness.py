@@ -1,0 +1,150 @@
+"""Run zoo models through each producer, export them, and check them standalone in fresh processes.
+
+A pair (model, producer) that yields a GraphModule is exported to a staging folder, moved,
+and recorded; then batches of packages are imported and compared in fresh interpreters
+where torchvision, timm, transformers and fxexport cannot be imported.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.util
+import shutil
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import fx, nn
+
+import fxexport
+from tests.roundtrip import check_details, record
+from tests.zoo.catalog import LIBRARIES, ZooModel
+
+PRODUCERS = ("symbolic_trace", "export", "feature_extraction")
+SHORT = {"symbolic_trace": "fx", "export": "ep", "feature_extraction": "fe"}
+TOLERANCE = 1e-5  # rtol and atol when outputs are not bit-identical
+BATCH = 12  # packages checked per fresh process
+
+
+@dataclass
+class Row:
+    model: str
+    library: str
+    kind: str
+    producer: str
+    graph_error: str = ""  # the producer could not make a GraphModule
+    export_error: str = ""
+    export_seconds: float = 0.0
+    loaded: bool = False
+    matched: bool = False
+    exact: bool = False
+    max_error: float = 0.0
+    load_seconds: float = 0.0
+    problems: tuple[str, ...] = ()
+
+    @property
+    def package(self) -> str:
+        return f"{self.model}_{SHORT[self.producer]}"
+
+    @property
+    def has_graph(self) -> bool:
+        return not self.graph_error
+
+    @property
+    def exported(self) -> bool:
+        return self.has_graph and not self.export_error
+
+
+def missing_libraries() -> list[str]:
+    """The zoo libraries that cannot be imported here (torchvision does not import beside another torch)."""
+    missing = []
+    for name in LIBRARIES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - not installed, or installed for another torch
+            missing.append(name)
+    return missing
+
+
+def _hf_trace(model: nn.Module, kwargs: dict[str, Any]) -> fx.GraphModule:
+    from transformers.utils.fx import symbolic_trace  # transformers before 5.0
+
+    return symbolic_trace(model, input_names=list(kwargs))
+
+
+def capture(entry: ZooModel, producer: str, model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.GraphModule:
+    if producer == "export":
+        return torch.export.export(model, args, kwargs).module()
+    if producer == "feature_extraction":
+        assert isinstance(model, fx.GraphModule), "a feature extractor's build() returns its GraphModule"
+        return model
+    if entry.library == "transformers" and importlib.util.find_spec("transformers.utils.fx") is not None:
+        return _hf_trace(model, kwargs)
+    return fx.symbolic_trace(model)
+
+
+def _short(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}".replace("\n", " ")
+    return text[:300]
+
+
+def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path) -> Row:
+    """Capture, export, move and record one pair; the check comes later, in a batch."""
+    row = Row(entry.name, entry.library, entry.kind, producer)
+    args, kwargs = entry.inputs()
+    try:
+        gm = capture(entry, producer, model, args, kwargs)
+    except Exception as error:  # noqa: BLE001 - any producer failure means "no graph"
+        row.graph_error = _short(error)
+        return row
+    start = time.perf_counter()
+    try:
+        fxexport.export(gm, work / "staging" / row.package)
+    except Exception as error:  # noqa: BLE001 - reported in the table
+        row.export_error = _short(error)
+        (work / "errors").mkdir(exist_ok=True)
+        (work / "errors" / f"{row.package}.txt").write_text(traceback.format_exc())
+        return row
+    row.export_seconds = time.perf_counter() - start
+    shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
+    record(row.package, gm, args, kwargs, None, work / "expect")
+    return row
+
+
+def check_rows(rows: list[Row], work: Path) -> None:
+    """Fill in loaded/matched from fresh processes, BATCH packages each."""
+    exported = [r for r in rows if r.exported]
+    for start in range(0, len(exported), BATCH):
+        batch = exported[start : start + BATCH]
+        report = check_details(work / "moved", work / "expect", [r.package for r in batch], LIBRARIES, TOLERANCE)
+        for row in batch:
+            details = report[row.package]
+            row.loaded, row.problems = details["loaded"], tuple(details["problems"])
+            row.matched, row.exact = row.loaded and not row.problems, details["exact"]
+            row.max_error, row.load_seconds = details["max_error"], details["load_seconds"]
+
+
+def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None) -> list[Row]:
+    for sub in ("staging", "moved", "expect"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    rows = []
+    for entry in entries:
+        torch.manual_seed(0)
+        try:
+            model = entry.build()
+        except Exception as error:  # noqa: BLE001 - a catalog entry this library version cannot build
+            rows += [Row(entry.name, entry.library, entry.kind, p, graph_error=f"cannot build: {_short(error)}")
+                     for p in producers if p in entry.producers]  # fmt: skip
+            continue
+        for producer in (p for p in producers if p in entry.producers):
+            rows.append(export_pair(entry, producer, model, work))
+            if log:
+                log(rows[-1])
+        del model
+        gc.collect()
+    check_rows(rows, work)
+    return rows

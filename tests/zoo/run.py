@@ -1,0 +1,87 @@
+"""The zoo check: `python -m tests.zoo.run [--only SUBSTRING ...] [--producer NAME] [--keep DIR]`.
+
+Needs torchvision, timm and transformers (a second venv; see README.md). Prints one row per
+(model, producer) pair and, after the table, the cause of every remaining failure.
+Exits 1 when a pair that produced a GraphModule did not export, load standalone and match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+from tests.zoo.catalog import ZOO
+from tests.zoo.harness import PRODUCERS, Row, missing_libraries, run
+
+COLUMNS = ("model", "library", "producer", "exported", "loaded standalone", "matched", "export s", "load s")
+
+
+def _matched(row: Row) -> str:
+    if not row.matched:
+        return "no"
+    return "exact" if row.exact else f"~{row.max_error:.1e}"
+
+
+def cells(row: Row) -> tuple[str, ...]:
+    if not row.has_graph:
+        return (row.model, row.library, row.producer, "no graph", "-", "-", "-", "-")
+    loaded = ("yes" if row.loaded else "no") if row.exported else "-"
+    matched = _matched(row) if row.exported else "-"
+    export_s = f"{row.export_seconds:.1f}" if row.exported else "-"
+    load_s = f"{row.load_seconds:.1f}" if row.loaded else "-"
+    return (row.model, row.library, row.producer, "yes" if row.exported else "no", loaded, matched, export_s, load_s)
+
+
+def table(rows: list[Row]) -> str:
+    body = [COLUMNS, *(cells(r) for r in rows)]
+    widths = [max(len(line[i]) for line in body) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def summary(rows: list[Row]) -> str:
+    pairs = [r for r in rows if r.has_graph]
+    models = len({r.model for r in rows})
+    counts = (len(pairs), sum(r.exported for r in pairs), sum(r.loaded for r in pairs), sum(r.matched for r in pairs))
+    exact = sum(r.matched and r.exact for r in pairs)
+    return (f"{models} models, {len(rows)} (model, producer) attempts, {len(rows) - len(pairs)} without a GraphModule; "
+            f"pairs {counts[0]}, exported {counts[1]}, loaded standalone {counts[2]}, matched {counts[3]} ({exact} exactly)")  # fmt: skip
+
+
+def failures(rows: list[Row]) -> list[str]:
+    lines = []
+    for row in rows:
+        if row.has_graph and not row.matched:
+            cause = row.export_error or "; ".join(row.problems) or "unknown"
+            lines.append(f"FAIL {row.package}: {cause}")
+    return lines
+
+
+def no_graph(rows: list[Row]) -> list[str]:
+    return [f"no graph {r.package}: {r.graph_error}" for r in rows if not r.has_graph]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.zoo.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=[], help="run models whose name contains one of these")
+    parser.add_argument("--producer", choices=PRODUCERS, action="append", help="default: every producer")
+    parser.add_argument("--keep", type=Path, help="write the exports here instead of a temporary folder")
+    options = parser.parse_args(argv)
+    if missing := missing_libraries():
+        print(f"the zoo needs {', '.join(missing)}: install them in a separate venv (see README.md)", file=sys.stderr)
+        return 2
+    entries = [e for e in ZOO if not options.only or any(s in e.name for s in options.only)]
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory(prefix="fxexport-zoo-") as scratch:
+        work = options.keep or Path(scratch)
+        rows = run(entries, work, tuple(options.producer or PRODUCERS), log=lambda r: print(f"  {r.package}: {cells(r)[3]}", flush=True))
+    print(table(rows), *no_graph(rows), *failures(rows), summary(rows), sep="\n")
+    return 1 if failures(rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
