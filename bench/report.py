@@ -23,10 +23,11 @@ METHOD = """\
 Each cell runs in fresh worker processes (--repeat of them, one after another); the table shows
 the process with the median time, and the notes the range. Time: the save or load call only
 (`time.perf_counter`), after `import torch` and the tool's own imports (fxexport for its
-export, safetensors for its load, torch.export for torch.export). Export starts from the built
+export, safetensors for load_file, torch.export for torch.export). Export starts from the built
 model and its `symbolic_trace`; torch.export.export traces the nn.Module inside the timed call.
-Load includes importing the generated package; bytecode caching is off, so the generated
-`module.py` is compiled in every load. Peak RSS: `ru_maxrss` of the worker at the end of the
+Load includes importing the generated package, in a fresh folder with PYTHONDONTWRITEBYTECODE=1:
+to_folder's module.py is compiled in every load, fxexport's comes with its hash-checked bytecode
+(fxexport-nopyc: the same package exported with bytecode=False, so compiled). Peak RSS: `ru_maxrss` of the worker at the end of the
 call (an export worker holds the model). Peak extra: the peak RSS during the call over the RSS
 just before it (after import torch and, for export, after the model exists; the peak is reset
 with /proc/self/clear_refs first). `× fxexport`: the cell's time over fxexport's for the same
@@ -76,6 +77,12 @@ def _weights_share(outcomes: list[Outcome], model: str) -> float | None:
     return ratio(extra * MIB if extra is not None else None, weights)
 
 
+def _load_memory_share(outcomes: list[Outcome], model: str) -> float | None:
+    extra = value(outcomes, "load", model, REFERENCE, "extra_mb")
+    weights = value(outcomes, "export", model, REFERENCE, "weights_bytes")
+    return ratio(extra * MIB if extra is not None else None, weights)
+
+
 def _load_ratio(tool: str, over: str) -> Callable[[list[Outcome], str], float | None]:
     return lambda outcomes, model: ratio(value(outcomes, "load", model, tool), value(outcomes, "load", model, over))
 
@@ -87,6 +94,7 @@ def _reference_value(phase: str, key: str) -> Callable[[list[Outcome], str], flo
 TARGETS: tuple[Target, ...] = (
     Target("fxexport load / safetensors load_file", _load_ratio(REFERENCE, "load_file"), operator.le, 1.3),
     Target("to_folder load / fxexport load", _load_ratio("to_folder", REFERENCE), operator.ge, 5),
+    Target("fxexport load peak extra RSS / weight bytes", _load_memory_share, operator.le, 1.1),
     Target("fxexport export time (s)", _reference_value("export", "time_s"), operator.le, 10, models=("node_heavy",)),
     Target("fxexport export peak extra RSS / weight bytes", _weights_share, operator.lt, 1, models=("weight_heavy",),
            why="weights.py: never a second full copy"),

@@ -100,7 +100,7 @@ def run_cell(cell: Cell, config: Config) -> Outcome:
         "cache": config.cache,
         "profile": config.profile,
     }
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # every load compiles the generated code afresh
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # no load leaves bytecode for the next one
     command = [sys.executable, str(BENCH / "worker.py"), json.dumps(job)]
     start = time.monotonic()
     try:

@@ -58,6 +58,12 @@ def _fxexport_save(src: Source, path: Path) -> None:
     fxexport.export(src.gm, path)
 
 
+def _fxexport_source_save(src: Source, path: Path) -> None:
+    import fxexport
+
+    fxexport.export(src.gm, path, bytecode=False)
+
+
 def _to_folder_save(src: Source, path: Path) -> None:
     src.gm.to_folder(path, module_name="FxModule")
 
@@ -97,9 +103,10 @@ def _load_file(path: Path) -> dict[str, torch.Tensor]:
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool(
-        "fxexport", "fx_pkg", _import_package, _fxexport_save, save_imports=("fxexport",), load_imports=("safetensors",)
-    ),
+    Tool("fxexport", "fx_pkg", _import_package, _fxexport_save, save_imports=("fxexport",)),
+    # The same package without its __pycache__: what the first import costs where the shipped
+    # bytecode cannot be used (another Python version), as module.py is compiled on import.
+    Tool("fxexport-nopyc", "fx_src_pkg", _import_package, _fxexport_source_save, save_imports=("fxexport",)),
     Tool("to_folder", "tofolder_pkg", _import_package, _to_folder_save),
     Tool("torch.save", "graph_module.pt", _torch_load, _torch_save),
     Tool(

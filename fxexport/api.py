@@ -86,6 +86,7 @@ def export(
     templates: Sequence[str | Path] = (),
     annotate: bool = True,
     shapes: bool = False,
+    bytecode: bool = True,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
@@ -97,7 +98,8 @@ def export(
     `max_shard_size` (bytes or e.g. "2GB") splits the weights into shards with an index.
     `progress(done, total)` is called as weight bytes are written. `annotate=False` leaves out
     the comments that say which source line each group of statements came from; `shapes=True`
-    adds a shape/dtype comment to each statement whose node recorded one.
+    adds a shape/dtype comment to each statement whose node recorded one. `bytecode=False`
+    leaves out the compiled `__pycache__` (hash-checked pycs that make the first import fast).
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
@@ -115,5 +117,5 @@ def export(
         annotate=annotate,
         shapes=shapes,
     )
-    files = write_package(folder, sources, package, __version__, overwrite, progress)
+    files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

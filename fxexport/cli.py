@@ -31,6 +31,7 @@ def _export(args: argparse.Namespace) -> int:
         input_checks=args.input_checks,
         annotate=args.annotate,
         shapes=args.shapes,
+        bytecode=args.bytecode,
         weights=args.weights,
         max_shard_size=args.max_shard_size,
         progress=None if args.quiet else ProgressBar(sys.stderr),
@@ -124,6 +125,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")
     run.add_argument("--standalone", action="store_true", help="fail instead of importing anything but torch and the standard library")
     run.add_argument("--weights", choices=("safetensors", "none"), default="safetensors", help="write the weights (default), or code only")
+    run.add_argument("--no-bytecode", dest="bytecode", action="store_false", help="do not write __pycache__ (compiled, hash-checked bytecode that makes the first import fast)")
     run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB) with an index")
     run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
     run.add_argument("--templates", type=Path, metavar="DIR", action="append", default=[],

@@ -21,7 +21,11 @@ from .rebuild import constructor_code, extra_settings, is_holder, is_torch_modul
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
-RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "saved_tensors", "skip_init", "load_weights", "weights", "device", "dtype", "__file__", "__name__"}
+RESERVED = {
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_COUNT", "SAFETENSORS_DTYPES", "load_tensors", "place_tensor",
+    "held_tensors", "saved_tensors", "read_safetensors", "tensor_entry", "skip_init", "gc_paused", "load_weights", "weights",
+    "device", "dtype", "__file__", "__name__",
+}  # fmt: skip
 # Builtins the emitted code may call; a forward parameter with one of these names is renamed.
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
@@ -54,6 +58,7 @@ class _Collector:
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
         self.fixups: list[str] = []
+        self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
         self.warnings: list[str] = []
         self.params: dict[str, str] = {}
         self.class_name = class_name
@@ -188,6 +193,7 @@ class _Collector:
         if id(tensor) in self.tensor_paths:
             first = self.tensor_paths[id(tensor)]
             self.fixups.append(_tie(path, first, kind, persistent))
+            self.ties.append((".".join(path), ".".join(first)))
             return False
         self.tensor_paths[id(tensor)] = path
         data = tensor.detach()
@@ -248,18 +254,23 @@ class _Collector:
                 draft.attr_lines.append(line)
 
     def training_fixups(self) -> None:
-        """`.eval()`/`.train()` for every module whose flag differs from its parent's, leaves' insides too."""
-        visited: set[int] = set()
+        """Training flags as the source has them: `self.eval()` when most modules are in eval mode,
+        then `.training = ...` for each module that differs (one attribute, not a walk of its children)."""
+        modules: dict[int, tuple[tuple[str, ...], nn.Module]] = {}
 
-        def visit(module: nn.Module, path: tuple[str, ...], parent_training: bool) -> None:
-            visited.add(id(module))
-            if module.training != parent_training:
-                self.fixups.append(f"{_root_access(path)}.{'train' if module.training else 'eval'}()")
+        def visit(module: nn.Module, path: tuple[str, ...]) -> None:
+            modules[id(module)] = (path, module)
             for name, child in module._modules.items():
-                if child is not None and id(child) not in visited:
-                    visit(child, (*path, name), module.training)
+                if child is not None and id(child) not in modules and not is_guards_module(child):
+                    visit(child, (*path, name))
 
-        visit(self.root, (), True)
+        visit(self.root, ())
+        evaluating = sum(not m.training for _, m in modules.values()) * 2 > len(modules)
+        if evaluating:
+            self.fixups.append("self.eval()")
+        for path, module in modules.values():
+            if module.training == evaluating:
+                self.fixups.append(f"{_root_access(path)}.training = {module.training}")
 
     def external_warnings(self) -> None:
         for item in self.imports.external():
@@ -342,6 +353,8 @@ def collect(
         collector.imports.use("Path")
         collector.imports.use("Mapping")
         collector.imports.use("contextmanager")
+        for name in ("gc", "json", "math", "struct", "threading"):
+            collector.imports.use(name)
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
     package = PackageIR(
@@ -351,6 +364,7 @@ def collect(
         definitions=collector.imports.definitions(),
         classes=(*classes, root_class),
         tensors=tuple(collector.tensors),
+        ties=tuple(collector.ties),
         weight_files=(),  # chosen when the weights are planned (see shards.py)
         parameter_count=sum(p.numel() for p in params.values()),
         buffer_count=len({id(b) for b in root.buffers()}),

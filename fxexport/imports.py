@@ -28,6 +28,10 @@ FIXED = {
     "F": ("torch.nn.functional", None),
     "math": ("math", None),
     "operator": ("operator", None),
+    "gc": ("gc", None),
+    "json": ("json", None),
+    "struct": ("struct", None),
+    "threading": ("threading", None),
     "Path": ("pathlib", "Path"),
     "Mapping": ("collections.abc", "Mapping"),
     "contextmanager": ("contextlib", "contextmanager"),
@@ -96,7 +100,7 @@ class ImportTable:
             namespace.reserve(alias)
 
     def use(self, alias: str) -> str:
-        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`, `Mapping`, `contextmanager`)."""
+        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `gc`, `json`, `struct`, `threading`, `Path`, `Mapping`, `contextmanager`)."""
         module, attr = FIXED[alias]
         self._add(Import(module, attr, alias))
         return alias

@@ -91,6 +91,7 @@ class PackageIR:
     definitions: tuple[str, ...]  # library code written into module.py: functions, output classes
     classes: tuple[ClassIR, ...]
     tensors: tuple[TensorIR, ...]
+    ties: tuple[tuple[str, str], ...]  # (second key, first key): a tensor held in two places, saved under the first
     weight_files: tuple[str, ...]
     parameter_count: int
     buffer_count: int

@@ -95,12 +95,12 @@ def _files(package: PackageIR) -> tuple[tuple[str, str], ...]:
 
 
 def requirements(package: PackageIR) -> tuple[str, ...]:
-    """What importing the package needs: torch, safetensors with weights, and every other module imported."""
+    """What importing the package needs: torch and every other module imported (its loader reads safetensors itself)."""
     imported = (line.split()[1] for line in package.imports if line)
     others = sorted(
         {m for m in imported if m.split(".")[0] not in sys.stdlib_module_names and m.split(".")[0] != "torch"}
     )
-    return ("torch", *(("safetensors",) if package.weight_files else ()), *others)
+    return ("torch", *others)
 
 
 def context(package: PackageIR) -> dict[str, Any]:
@@ -108,6 +108,8 @@ def context(package: PackageIR) -> dict[str, Any]:
     codes = {
         "class_name": repr(package.class_name),
         "weight_files": repr(package.weight_files),
+        "tied_tensors": repr(dict(package.ties)),
+        "tensor_count": repr(len(package.tensors)),
         "docstring": docstring_code(_docstring(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),

@@ -17,7 +17,7 @@ import torch.utils._pytree as pytree
 
 from .diff import export_manifest
 from .errors import FxExportError
-from .write import MANIFEST
+from .write import MANIFEST, write_bytecode
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,28 @@ def verify_files(folder: str | Path) -> VerifyResult:
     tensors: dict[str, Any] = dict(manifest.get("tensors", {}))
     for name in sorted(n for n in set(files) & present if n.endswith(".safetensors")):
         problems += _weight_problems(folder / name, {k: v for k, v in tensors.items() if v.get("file", name) == name})
+    problems += _bytecode_problems(folder, sorted(n for n in set(files) & present if n.endswith(".py")))
     return VerifyResult(folder, tuple(problems))
+
+
+def _bytecode_problems(folder: Path, sources: list[str]) -> list[str]:
+    """A pyc of this interpreter's in `__pycache__` must be what compiling its source gives now."""
+    tag = sys.implementation.cache_tag
+    cache = folder / "__pycache__"
+    shipped = {name: cache / f"{Path(name).stem}.{tag}.pyc" for name in sources}
+    shipped = {name: pyc for name, pyc in shipped.items() if pyc.is_file()}
+    if not shipped:
+        return []
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in shipped:
+            (Path(scratch) / name).write_bytes((folder / name).read_bytes())
+        write_bytecode(Path(scratch), list(shipped))
+        fresh = {name: (Path(scratch) / "__pycache__" / pyc.name).read_bytes() for name, pyc in shipped.items()}
+    return [
+        f"bytecode {pyc.relative_to(folder)} is not what {name} compiles to (altered, or stale); delete {cache.name}"
+        for name, pyc in shipped.items()
+        if pyc.read_bytes() != fresh[name]
+    ]
 
 
 CHILD = r"""

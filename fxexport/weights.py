@@ -52,12 +52,15 @@ def _write_tensor(out: BinaryIO, hash_chunk: Callable[[memoryview], None], tenso
 def write_safetensors(
     path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
 ) -> str:
-    """Write `tensors` in key order, chunk by chunk; returns the file's sha256.
+    """Write `tensors` chunk by chunk, widest dtype first then by key; returns the file's sha256.
+
+    In that order every tensor starts at a multiple of its element size (the header is padded
+    to 8 bytes), so a loader can map each one in place, as safetensors' own writer arranges.
 
     The hash of one chunk is computed on a second thread while the next is written (both
     release the GIL), so hashing adds little to the time of writing.
     """
-    ordered = sorted(tensors, key=lambda t: t.key)
+    ordered = sorted(tensors, key=lambda t: (-t.tensor.element_size(), t.key))
     digest = hashlib.sha256()
     with open(path, "wb") as out, ThreadPoolExecutor(max_workers=1) as hasher:
         pending: list[Future[None]] = []

@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -76,8 +78,12 @@ def write_package(
     version: str,
     overwrite: bool,
     progress: Callable[[int, int], None] | None = None,
+    bytecode: bool = True,
 ) -> tuple[str, ...]:
-    """Write sources, weights and manifest atomically; returns the relative paths written."""
+    """Write sources, weights and manifest atomically; returns the relative paths written.
+
+    With `bytecode`, the Python sources are also compiled into `__pycache__` (see write_bytecode).
+    """
     check_target(folder, overwrite)
     try:
         folder.absolute().parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +96,8 @@ def write_package(
             data = text.encode("utf-8")
             (staging / relative).write_bytes(data)
             hashes[relative] = _sha256(data)
+        if bytecode:
+            write_bytecode(staging, [name for name in sorted(sources) if name.endswith(".py")])
         written = [0]
 
         def advance(count: int) -> None:
@@ -115,6 +123,36 @@ def write_package(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
+
+
+# Compiles in a fresh interpreter: marshal's output depends on which strings the compiling
+# process has interned, so only a pristine process gives the same bytes every time.
+_COMPILE = """
+import py_compile, sys
+folder, tag, *sources = sys.argv[1:]
+for relative in sources:
+    stem = relative.rpartition(".")[0]
+    py_compile.compile(folder + "/" + relative, cfile=f"{folder}/__pycache__/{stem}.{tag}.pyc", dfile=relative,
+                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+"""
+
+
+def write_bytecode(folder: Path, sources: list[str]) -> None:
+    """Compile each source into `__pycache__`, as `pip install` does, so the first import is fast.
+
+    Hash-checked pycs: the interpreter uses one only while its source is byte-for-byte the one
+    compiled (an edited module.py is compiled afresh), wherever the folder is moved, and reads
+    it even where bytecode is never written (PYTHONDONTWRITEBYTECODE, read-only folders). The
+    name recorded in the code is relative; the import system replaces it with the real path.
+    """
+    tag = sys.implementation.cache_tag
+    if tag is None or not sources:
+        return
+    command = [sys.executable, "-I", "-c", _COMPILE, str(folder.absolute()), tag, *sources]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        raise FxExportError(f"cannot compile the generated code to bytecode: {lines[-1]}; export with bytecode=False (--no-bytecode)")
 
 
 def _replace(staging: Path, folder: Path) -> None:

@@ -39,7 +39,9 @@ def test_no_absolute_paths_or_pickle(tmp_path: Path) -> None:
     for case in CASES:
         folder = tmp_path / case.name
         fxexport.export(case.build(), folder)
-        for file in folder.iterdir():
+        files = [file for file in folder.rglob("*") if file.is_file()]
+        assert any(file.suffix == ".pyc" for file in files), case.name
+        for file in files:
             data = file.read_bytes()
             assert str(tmp_path).encode() not in data, file
             if file.suffix == ".py":

@@ -29,7 +29,7 @@ fxexport.export(fx.symbolic_trace(model), sys.argv[1], overwrite=True)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in folder.iterdir()}
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
 def test_sigkill_during_weight_write_leaves_previous_export(tmp_path: Path) -> None:

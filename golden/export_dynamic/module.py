@@ -9,6 +9,11 @@ Producer: torch.export; torch 2.13.0.
 Inputs, outputs and files: see README.md.
 """
 
+import gc
+import json
+import math
+import struct
+import threading
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +22,8 @@ import torch
 from torch import nn
 
 WEIGHT_FILES = ("weights.safetensors",)
+TENSOR_COUNT = 2
+TIED_TENSORS = {}
 
 
 class FxModule(nn.Module):
@@ -66,59 +73,113 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
 
     `weights` is None for the safetensors files beside this module, the path of a
     safetensors file or of a folder of them, or a state_dict-like mapping of tensors.
-    A tensor held in several places (tied weights) is stored once and assigned to every
-    place that holds it.
+    A tensor held in several places (TIED_TENSORS) is stored once and assigned to each.
     """
-    places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
-    paths: dict[int, str] = {}
     owners = dict(module.named_modules())
-    for owner_path, owner in owners.items():
+    loaded: dict[str, torch.Tensor] = {}
+    with gc_paused():
+        for key, tensor in saved_tensors(weights, device):
+            # A tied tensor, under any of its names, fills the place of its first name.
+            key = TIED_TENSORS.get(key, key)
+            if key in loaded:
+                continue
+            if dtype is not None and tensor.is_floating_point():
+                tensor = tensor.to(dtype)
+            loaded[key] = place_tensor(owners, key, tensor)
+    for key, first in TIED_TENSORS.items():
+        if first in loaded:
+            place_tensor(owners, key, loaded[first])
+    if len(loaded) != TENSOR_COUNT:
+        missing = [name for name, value in held_tensors(module) if value.is_meta]
+        raise RuntimeError(
+            f"no saved values for {', '.join(missing) or 'some tensors'}"
+        )
+
+
+def place_tensor(
+    owners: dict[str, nn.Module], key: str, tensor: torch.Tensor
+) -> torch.Tensor:
+    """Put `tensor` where the stub `key` is (as a Parameter for a parameter); returns what was put."""
+    owner_path, _, name = key.rpartition(".")
+    owner = owners.get(owner_path)
+    if owner is not None and owner._parameters.get(name) is not None:
+        # A tied tensor's second place is given the Parameter of its first.
+        if not isinstance(tensor, nn.Parameter):
+            grad = owner._parameters[name].requires_grad
+            tensor = nn.Parameter(tensor, requires_grad=grad)
+        owner._parameters[name] = tensor
+    elif owner is not None and owner._buffers.get(name) is not None:
+        owner._buffers[name] = tensor
+    elif owner is not None and isinstance(vars(owner).get(name), torch.Tensor):
+        setattr(owner, name, tensor)
+    else:
+        raise RuntimeError(f"the weights hold {key!r}, which this model does not have")
+    return tensor
+
+
+def held_tensors(module: nn.Module):
+    """(key, tensor) for every parameter, buffer and tensor attribute, tied ones at each place."""
+    for owner_path, owner in module.named_modules(remove_duplicate=False):
         held = {**owner._parameters, **owner._buffers}
         held.update(
             (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
         )
         for name, tensor in held.items():
             if tensor is not None:
-                places.setdefault(id(tensor), (tensor, []))[1].append((owner, name))
-                paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
-    for key, tensor in saved_tensors(weights, device):
-        owner_path, _, name = key.rpartition(".")
-        stub = getattr(owners[owner_path], name)
-        if id(stub) not in places:
-            continue  # a second name for a tensor already filled (tied weights in a state_dict)
-        if dtype is not None and tensor.is_floating_point():
-            tensor = tensor.to(dtype)
-        if isinstance(stub, nn.Parameter):
-            tensor = nn.Parameter(tensor, requires_grad=stub.requires_grad)
-        for owner, attr in places.pop(id(stub))[1]:
-            setattr(owner, attr, tensor)
-    missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
-    if missing:
-        raise RuntimeError(f"no saved values for {', '.join(missing)}")
+                yield f"{owner_path}.{name}".lstrip("."), tensor
 
 
 @contextmanager
 def skip_init():
-    """Make torch.nn.init's in-place initialisers no-ops while the (meta) skeleton is built."""
-    saved = {
-        name: fn
-        for name, fn in vars(nn.init).items()
-        if name.endswith("_") and not name.startswith("_")
-    }
-    for name in saved:
-        setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+    """While the skeleton is built on this thread, torch.nn.init's initialisers do nothing.
+
+    Every value is loaded afterwards (or the skeleton stays on meta), so initialising would be
+    wasted work. Other threads keep the real initialisers, and one skeleton is built at a time.
+    Garbage collection waits meanwhile: each collection would walk every object in the process.
+    """
+    lock = vars(nn.init).setdefault("_skip_init_lock", threading.RLock())
+    builder = threading.get_ident()
+
+    def skipping(initialise):
+        def skip(tensor, *args, **kwargs):
+            if threading.get_ident() == builder:
+                return tensor
+            return initialise(tensor, *args, **kwargs)
+
+        return skip
+
+    with lock, gc_paused():
+        saved = {
+            name: fn
+            for name, fn in vars(nn.init).items()
+            if name.endswith("_") and not name.startswith("_") and callable(fn)
+        }
+        for name, fn in saved.items():
+            setattr(nn.init, name, skipping(fn))
+        try:
+            yield
+        finally:
+            for name, fn in saved.items():
+                setattr(nn.init, name, fn)
+
+
+@contextmanager
+def gc_paused():
+    """Hold off garbage collection: loading makes many objects, and no garbage cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        for name, fn in saved.items():
-            setattr(nn.init, name, fn)
+        if enabled:
+            gc.enable()
 
 
 def saved_tensors(weights, device):
     """(name, tensor) pairs from safetensors files, memory-mapped, or from a mapping."""
-    target = str(torch.device(device if device is not None else "cpu"))
+    target = torch.device(device if device is not None else "cpu")
     if isinstance(weights, Mapping):
-        yield from ((key, value.to(target)) for key, value in weights.items())
+        yield from ((key, value.detach().to(target)) for key, value in weights.items())
         return
     if weights is None:
         if not WEIGHT_FILES:
@@ -130,16 +191,71 @@ def saved_tensors(weights, device):
     else:
         path = Path(weights)
         files = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
-    from safetensors import safe_open
-
     for file in files:
-        try:
-            handle = safe_open(file, framework="pt", device=target)
-        except Exception as error:
-            raise RuntimeError(
-                f"cannot read weights {file.name} in {file.parent}: {error}; the file is damaged "
-                f"or incomplete (check the folder with: python -m fxexport verify {file.parent})"
-            ) from error
-        with handle:
-            for key in handle.keys():
-                yield key, handle.get_tensor(key)
+        for key, tensor in read_safetensors(file):
+            yield key, tensor if target.type == "cpu" else tensor.to(target)
+
+
+SAFETENSORS_DTYPES = {
+    "BOOL": torch.bool, "U8": torch.uint8, "I8": torch.int8, "I16": torch.int16,
+    "U16": torch.uint16, "I32": torch.int32, "U32": torch.uint32, "I64": torch.int64,
+    "U64": torch.uint64, "F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32,
+    "F64": torch.float64, "F8_E4M3": torch.float8_e4m3fn, "F8_E5M2": torch.float8_e5m2,
+    "C64": torch.complex64,
+}  # fmt: skip
+
+
+def read_safetensors(file: Path):
+    """(name, tensor) pairs of a safetensors file, each a view of the file mapped copy-on-write.
+
+    The header is JSON (no code runs on load); every entry is checked against the file's size.
+    """
+    try:
+        size = file.stat().st_size
+        with open(file, "rb") as stream:
+            (length,) = struct.unpack("<Q", stream.read(8))
+            if length > size - 8:
+                raise ValueError(
+                    f"its header claims {length} bytes, the file has {size}"
+                )
+            header = json.loads(stream.read(length))
+        if not isinstance(header, dict):
+            raise ValueError("its header is not a JSON object")
+        entries = [
+            tensor_entry(key, info, 8 + length, size)
+            for key, info in header.items()
+            if key != "__metadata__"
+        ]
+        storage = torch.UntypedStorage.from_file(str(file), shared=False, nbytes=size)
+    except (OSError, ValueError, struct.error, RuntimeError) as error:
+        raise RuntimeError(
+            f"cannot read weights {file.name} in {file.parent}: {error}; the file is damaged "
+            f"or incomplete (check the folder with: python -m fxexport verify {file.parent})"
+        ) from error
+    for key, dtype, shape, start, end in entries:
+        data = storage[start:end]
+        if start % dtype.itemsize == 0:
+            yield key, torch.empty(0, dtype=dtype, device="cpu").set_(data, 0, shape)
+        else:  # not aligned for its dtype (a file from another writer): copied
+            raw = torch.empty(0, dtype=torch.uint8, device="cpu").set_(data)
+            yield key, raw.clone().view(dtype).reshape(shape)
+
+
+def tensor_entry(key: str, info, data_start: int, size: int):
+    """(key, dtype, shape, start, end) of one header entry; ValueError when it does not fit the file."""
+    try:
+        dtype = SAFETENSORS_DTYPES.get(info["dtype"])
+        shape, (start, end) = list(info["shape"]), info["data_offsets"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"tensor {key!r} has a malformed entry ({error!r})") from None
+    if dtype is None:
+        raise ValueError(
+            f"tensor {key!r} has dtype {info['dtype']!r}, which this loader cannot read"
+        )
+    if not all(isinstance(n, int) and n >= 0 for n in (*shape, start, end)):
+        raise ValueError(f"tensor {key!r} has a bad shape or offsets")
+    if end - start != math.prod(shape) * dtype.itemsize or data_start + end > size:
+        raise ValueError(
+            f"tensor {key!r} does not fit its offsets {start}..{end} in {size} bytes"
+        )
+    return key, dtype, shape, data_start + start, data_start + end
