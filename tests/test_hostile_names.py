@@ -32,6 +32,9 @@ HOSTILE = [
 ]  # fmt: skip
 NAMES = st.one_of(st.sampled_from(HOSTILE), st.text(st.characters(blacklist_characters=".", blacklist_categories=("Cs",)), min_size=1, max_size=5))
 KINDS = st.sampled_from(["linear", "holder", "parameter", "buffer", "hidden_buffer"])
+# Attributes fx.GraphModule sets on itself (`graph`, `meta`, ...): fx cannot build a root that
+# has a member of the same name, so no source could have one.
+GRAPH_MODULE_ATTRIBUTES = set(dir(fx.GraphModule(nn.Module(), fx.Graph())))
 
 
 def fx_can_print(name: str) -> bool:
@@ -50,6 +53,8 @@ def trees(draw) -> tuple[nn.Module, list[tuple[tuple[str, ...], str]]]:
         for index in range(draw(st.integers(0, 3 if depth < 2 else 1))):
             kind, name = draw(KINDS), draw(NAMES)
             if name in module._modules or name in module._parameters or name in module._buffers:
+                continue
+            if not path and name in GRAPH_MODULE_ATTRIBUTES:
                 continue
             try:
                 if kind == "linear":
