@@ -146,8 +146,8 @@ def write_bytecode(folder: Path, sources: list[str]) -> None:
     name recorded in the code is relative; the import system replaces it with the real path.
     """
     tag = sys.implementation.cache_tag
-    if tag is None or not sources:
-        return
+    if tag is None or not sys.executable or not sources:
+        return  # an interpreter without bytecode caching, or one that cannot start itself
     command = [sys.executable, "-I", "-c", _COMPILE, str(folder.absolute()), tag, *sources]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
