@@ -52,6 +52,12 @@ def _import_package(path: Path) -> nn.Module:
     return importlib.import_module(path.name).FxModule()
 
 
+def _import_skeleton(path: Path) -> nn.Module:
+    """`FxModule(load_weights=False)`: the module tree alone, built on meta, no weights read."""
+    sys.path.insert(0, str(path.parent))
+    return importlib.import_module(path.name).FxModule(load_weights=False)
+
+
 def _fxexport_save(src: Source, path: Path) -> None:
     import fxexport
 
@@ -118,6 +124,9 @@ TOOLS: tuple[Tool, ...] = (
         load_imports=("torch.export",),
     ),
     Tool("load_file", "fx_pkg/weights.safetensors", _load_file, source="fxexport", load_imports=("safetensors.torch",)),
+    # Building fxexport's module tree without reading any weights: what any loader of this
+    # model pays before its first tensor, the floor under "fxexport load / load_file".
+    Tool("skeleton", "fx_pkg", _import_skeleton, source="fxexport"),
 )
 REFERENCE = "fxexport"  # ratios are each tool's time over this tool's
 

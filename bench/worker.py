@@ -132,8 +132,8 @@ def fingerprint(module: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
     """Summaries of `module(*args)` in eval mode, to check that a load gives the source's output."""
     import torch
 
-    if not isinstance(module, torch.nn.Module):
-        return None
+    if not isinstance(module, torch.nn.Module) or any(p.is_meta for p in module.parameters()):
+        return None  # a state_dict, or a skeleton without weights: nothing to run
     training = module.training
     with contextlib.suppress(Exception):  # a module that refuses eval() is compared as it is
         module.eval()
