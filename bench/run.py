@@ -29,9 +29,9 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import report
-from cells import Cell, Outcome, plan
-from worker import MARKER
+import report  # noqa: E402
+from cells import Cell, Outcome, plan  # noqa: E402
+from worker import MARKER  # noqa: E402
 
 
 @dataclass(frozen=True)

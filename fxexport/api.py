@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
+import torch
 from torch import fx
 
 from .collect import collect
+from .errors import FxExportError
 from .formatting import format_sources, hold_out_bodies
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
-from .shards import plan_weights
 from .render import check_template_dirs, render
-from .errors import FxExportError
+from .shards import plan_weights
 from .write import check_target, write_package
 
 __version__ = "0.1.0"
@@ -33,7 +34,7 @@ class ExportResult:
 
 
 def generate(
-    gm: fx.GraphModule,
+    gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
     *,
     package_name: str,
     module_name: str = "FxModule",
@@ -42,6 +43,8 @@ def generate(
     input_checks: bool = True,
     weights: str = "safetensors",
     max_shard_size: str | int | None = None,
+    annotate: bool = True,
+    shapes: bool = False,
 ) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
@@ -52,7 +55,7 @@ def generate(
         raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
     folders = tuple(map(Path, templates))
     check_template_dirs(folders)
-    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks)
+    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes)
     package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
     skeleton, bodies = hold_out_bodies(package)
     return package, _format(render(skeleton, folders), folders, bodies)
@@ -70,7 +73,7 @@ def _format(sources: dict[str, str], templates: tuple[Path, ...], bodies: list[t
 
 
 def export(
-    gm: fx.GraphModule,
+    gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
     folder: str | Path,
     *,
     module_name: str = "FxModule",
@@ -81,6 +84,8 @@ def export(
     max_shard_size: str | int | None = None,
     progress: Callable[[int, int], None] | None = None,
     templates: Sequence[str | Path] = (),
+    annotate: bool = True,
+    shapes: bool = False,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
@@ -90,7 +95,10 @@ def export(
     `input_checks=False` drops the input checks torch.export graphs carry (kept by default).
     `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);
     `max_shard_size` (bytes or e.g. "2GB") splits the weights into shards with an index.
-    `progress(done, total)` is called as weight bytes are written.
+    `progress(done, total)` is called as weight bytes are written. `annotate=False` leaves out
+    the comments that say which source line each group of statements came from; `shapes=True`
+    adds a shape/dtype comment to each statement whose node recorded one.
+    `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
     folder = Path(folder)
@@ -104,6 +112,8 @@ def export(
         weights=weights,
         max_shard_size=max_shard_size,
         templates=templates,
+        annotate=annotate,
+        shapes=shapes,
     )
     files = write_package(folder, sources, package, __version__, overwrite, progress)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

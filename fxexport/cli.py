@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import TextIO
 
 from .api import __version__, export
 from .capture import capture, load_object, to_graph_module
 from .diff import diff_exports
+from .errors import FxExportError
 from .show import show
 from .verify import example_inputs, verify_against, verify_files
-from .errors import FxExportError
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -28,6 +29,8 @@ def _export(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         standalone=args.standalone,
         input_checks=args.input_checks,
+        annotate=args.annotate,
+        shapes=args.shapes,
         weights=args.weights,
         max_shard_size=args.max_shard_size,
         progress=None if args.quiet else ProgressBar(sys.stderr),
@@ -52,6 +55,7 @@ class ProgressBar:
         self.shown = -1
 
     def __call__(self, done: int, total: int) -> None:
+        """Redraw the bar when the whole percentage changes; silent below THRESHOLD or off a terminal."""
         if total < self.THRESHOLD or not self.stream.isatty():
             return
         percent = done * 100 // max(total, 1)
@@ -100,6 +104,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    """The `fxexport` argument parser: one subcommand per command, each with its handler."""
     main_parser = argparse.ArgumentParser(prog="fxexport", description="Export torch.fx GraphModules as standalone Python packages.")
     main_parser.add_argument("--version", action="version", version=f"fxexport {__version__}")
     commands = main_parser.add_subparsers(dest="command", required=True)
@@ -111,6 +116,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("spec", help="package.module:attr, path/to/file.py:attr (a GraphModule, nn.Module, ExportedProgram, or a callable returning one), or a .pt2 file")
     run.add_argument("--via", choices=("trace", "export"), default="trace", help="how to capture an nn.Module: torch.fx.symbolic_trace (default) or torch.export.export")
     run.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of example inputs for --via export: a tuple of args, or a dict with 'args'/'kwargs'")
+    run.add_argument("--no-annotate", dest="annotate", action="store_false", help="leave out the source-location comments in forward")
+    run.add_argument("--shapes", action="store_true", help="add a shape/dtype comment to each statement whose node recorded one")
     run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")
     run.add_argument("-o", "--output", required=True, type=Path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
@@ -142,6 +149,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (errors are printed once, here)."""
     args = parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

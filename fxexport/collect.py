@@ -21,7 +21,7 @@ from .rebuild import constructor_code, extra_settings, is_holder, is_torch_modul
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
-RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "saved_tensors", "load_weights", "weights", "device", "dtype", "__file__", "__name__"}
+RESERVED = {"self", "WEIGHT_FILES", "load_tensors", "saved_tensors", "skip_init", "load_weights", "weights", "device", "dtype", "__file__", "__name__"}
 # Builtins the emitted code may call; a forward parameter with one of these names is renamed.
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
@@ -36,8 +36,12 @@ class _ClassDraft:
 
 
 class _Collector:
-    def __init__(self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True) -> None:
+    def __init__(
+        self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False
+    ) -> None:
         self.input_checks = input_checks
+        self.annotate = annotate
+        self.shapes = shapes
         self.root = root
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         self.imports = ImportTable(self.namespace)
@@ -80,7 +84,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks)
+        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes)
         init = tuple(draft.init_lines + draft.attr_lines)
         key = (init, forward.params, forward.lines)
         if not path:
@@ -316,12 +320,19 @@ def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: b
 
 
 def collect(
-    root: fx.GraphModule, *, module_name: str, class_name: str = "FxModule", standalone: bool = False, input_checks: bool = True
+    root: fx.GraphModule,
+    *,
+    module_name: str,
+    class_name: str = "FxModule",
+    standalone: bool = False,
+    input_checks: bool = True,
+    annotate: bool = True,
+    shapes: bool = False,
 ) -> PackageIR:
     """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`."""
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
-    collector = _Collector(root, class_name, standalone, input_checks)
+    collector = _Collector(root, class_name, standalone, input_checks, annotate, shapes)
     collector.new_class(root, ())
     collector.training_fixups()
     classes = [c for c in collector.classes.values() if not c.is_root]
@@ -330,6 +341,7 @@ def collect(
     if collector.tensors:
         collector.imports.use("Path")
         collector.imports.use("Mapping")
+        collector.imports.use("contextmanager")
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
     package = PackageIR(

@@ -53,21 +53,25 @@ class {name}({ordered_dict}):
 
 
 def is_namedtuple_class(cls: object) -> bool:
+    """A class made by `collections.namedtuple` (or `typing.NamedTuple`)."""
     return isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def is_output_class(cls: object) -> bool:
+    """A namedtuple or dataclass class: written as the library class with a stand-in."""
     return is_namedtuple_class(cls) or (isinstance(cls, type) and dataclasses.is_dataclass(cls))
 
 
 def is_mapping_dataclass(cls: type) -> bool:
+    """A dataclass that is also a dict, like transformers' ModelOutput."""
     return dataclasses.is_dataclass(cls) and issubclass(cls, dict)
 
 
 def field_names(cls: type) -> tuple[str, ...]:
+    """The fields of a namedtuple or dataclass class, in order."""
     if is_namedtuple_class(cls):
         return tuple(cls._fields)  # type: ignore[attr-defined]
-    return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _import_line(cls: type, name: str) -> str | None:
@@ -92,11 +96,12 @@ def _default_code(value: Any, imports: ImportTable) -> str | None:
 
 def _namedtuple_stand_in(cls: type, name: str, imports: ImportTable) -> str:
     defaults = [_default_code(v, imports) for v in cls._field_defaults.values()]  # type: ignore[attr-defined]
-    extra = f", defaults=({', '.join(defaults)},)" if defaults and None not in defaults else ""
+    written = [d for d in defaults if d is not None]
+    extra = f", defaults=({', '.join(written)},)" if written and len(written) == len(defaults) else ""
     return f"{name} = {imports.module('collections')}.namedtuple({cls.__name__!r}, {field_names(cls)!r}{extra})"
 
 
-def _field_line(field: dataclasses.Field, imports: ImportTable) -> str:  # type: ignore[type-arg]
+def _field_line(field: dataclasses.Field[Any], imports: ImportTable) -> str:
     default = None if field.default is dataclasses.MISSING else _default_code(field.default, imports)
     return f"{field.name}: object" + ("" if default is None else f" = {default}")
 
@@ -106,7 +111,7 @@ def _dataclass_stand_in(cls: type, name: str, imports: ImportTable) -> str:
     base = ""
     if is_mapping_dataclass(cls):
         base = f"({mapping_base(imports)})"
-    lines = [_field_line(f, imports) for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    lines = [_field_line(f, imports) for f in dataclasses.fields(cls)]
     if any("=" in a and "=" not in b for a, b in zip(lines, lines[1:])):
         lines = [line.split(" = ")[0] + " = None" for line in lines]  # a required field after a defaulted one
     doc = f'"""Stand-in for {cls.__module__}.{cls.__qualname__}: the same fields, in order."""'
@@ -118,6 +123,7 @@ def _dataclass_stand_in(cls: type, name: str, imports: ImportTable) -> str:
 
 
 def mapping_base(imports: ImportTable) -> str:
+    """The name of the one OutputMapping base class module.py defines for dict-like stand-ins."""
     def build(name: str) -> str:
         return MAPPING_BASE_CODE.format(
             name=name,

@@ -7,16 +7,17 @@ here is documentation: nothing it finds changes the generated code.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import fx
-
-from .pytree_io import pytree_info
 from torch.fx.graph import _PyTreeCodeGen
 from torch.fx.passes.shape_prop import TensorMetadata
 
+from .guards import is_guards_module
 from .ir import ModuleIR, PackageIR, SignatureIR, ValueIR
+from .pytree_io import pytree_info
 
 _SYMBOLIC = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}
 
@@ -89,4 +90,8 @@ def value(name: str, meta: Mapping[str, Any]) -> ValueIR:
 
 def module_tree(root: fx.GraphModule, class_names: Mapping[str, str]) -> tuple[ModuleIR, ...]:
     """Every module once, in definition order, with the class the generated code builds for it."""
-    return tuple(ModuleIR(path, class_names.get(path, type(module).__name__)) for path, module in root.named_modules())
+    return tuple(
+        ModuleIR(path, class_names.get(path, type(module).__name__))
+        for path, module in root.named_modules()
+        if not is_guards_module(module)  # written as input checks in forward, not built
+    )

@@ -6,6 +6,7 @@ import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -17,6 +18,8 @@ TEXT_SUFFIXES = {".py", ".json", ".md", ".txt", ".jinja"}
 
 @dataclass(frozen=True)
 class FileDifference:
+    """One file that differs between two export folders."""
+
     path: str
     kind: str  # "missing", "extra", "text", "tensors" or "binary"
     detail: str
@@ -24,12 +27,15 @@ class FileDifference:
 
 @dataclass(frozen=True)
 class DiffResult:
+    """The differences between export folder `actual` and `golden`; `report()` renders them."""
+
     actual: Path
     golden: Path
     differences: tuple[FileDifference, ...]
 
     @property
     def equal(self) -> bool:
+        """True when the folders have the same files with the same contents."""
         return not self.differences
 
     def report(self) -> str:
@@ -47,7 +53,7 @@ class DiffResult:
         return "\n".join(parts)
 
 
-def export_manifest(folder: Path) -> dict[str, object]:
+def export_manifest(folder: Path) -> dict[str, Any]:
     """The manifest of an export folder; FxExportError if `folder` is not one."""
     path = folder / MANIFEST
     if not folder.is_dir() or not path.is_file():

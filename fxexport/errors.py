@@ -9,4 +9,5 @@ class FxExportError(Exception):
 
     @property
     def message(self) -> str:
+        """The one-line message, the same as `str(error)`."""
         return str(self)

@@ -38,16 +38,20 @@ class TinyResNet(nn.Module):
         self.fc = nn.Linear(64, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Class logits for an image batch (N, 3, 32, 32)."""
         return self.fc(torch.flatten(self.pool(self.layers(self.stem(x))), 1))
 
 
 class MLP(nn.Module):
+    """Linear layers of the given sizes with GELU between them."""
+
     def __init__(self, sizes: tuple[int, ...] = (32, 64, 64, 10)) -> None:
         super().__init__()
         self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
         self.act = nn.GELU()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Outputs (N, sizes[-1]) for inputs (N, sizes[0])."""
         for layer in self.layers[:-1]:
             x = self.act(layer(x))
         return self.layers[-1](x)
@@ -64,6 +68,7 @@ class TransformerBlock(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The block applied to x (batch, tokens, dim)."""
         h = self.norm1(x)
         x = x + self.attn(h, h, h, need_weights=False)[0]
         return x + self.mlp(self.norm2(x))
@@ -94,8 +99,10 @@ def resnet_inputs() -> tuple[torch.Tensor]:
 
 
 def mlp_inputs() -> tuple[torch.Tensor]:
+    """Example inputs for `mlp`: `--example-inputs fxexport.examples:mlp_inputs`."""
     return (torch.randn(4, 32, generator=torch.Generator().manual_seed(0)),)
 
 
 def transformer_block_inputs() -> tuple[torch.Tensor]:
+    """Example inputs for `transformer_block`: `--example-inputs fxexport.examples:transformer_block_inputs`."""
     return (torch.randn(2, 5, 32, generator=torch.Generator().manual_seed(0)),)

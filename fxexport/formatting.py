@@ -24,6 +24,7 @@ _SPLIT = "# fxexport: split"
 
 
 def format_source(path: str, source: str) -> str:
+    """`source` formatted by black with MODE; FxExportError (a bug of ours) if it is not valid Python."""
     try:
         return black.format_str(source, mode=MODE)
     except Exception as error:  # black raises several types for invalid input
@@ -62,7 +63,8 @@ def _statements(lines: tuple[str, ...]) -> list[list[str]]:
 
 
 def _fits(group: list[str], indent: int) -> bool:
-    return all(len(line) + indent <= MODE.line_length for line in group)
+    """True when black would leave the statement as it is: short lines, or a comment (never wrapped)."""
+    return group[0].startswith("#") or all(len(line) + indent <= MODE.line_length for line in group)
 
 
 def _black_batch(groups: list[list[str]], indent: int) -> list[list[str]]:

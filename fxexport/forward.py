@@ -5,11 +5,13 @@ from __future__ import annotations
 import builtins
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from torch import fx
 
+from .annotations import annotation, shape_comment
 from .containers import is_output_class
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
@@ -19,6 +21,9 @@ from .names import Namespace, attribute_access, is_plain_identifier, quote
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .targets import function_reference
 
+if TYPE_CHECKING:
+    from torch.fx.graph import _PyTreeInfo
+
 BINARY = {
     operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
     operator.floordiv: "//", operator.mod: "%", operator.pow: "**", operator.matmul: "@",
@@ -27,11 +32,14 @@ BINARY = {
     operator.le: "<=", operator.gt: ">", operator.ge: ">=",
 }  # fmt: skip
 _SIMPLE_POWER_OPERAND = re.compile(r"^-?([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9][0-9a-zA-Z_.+-]*)$")
+_BODY_INDENT, _LINE_LENGTH = 8, 88  # a method body, black's line length
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
 
 
 @dataclass(frozen=True)
 class Forward:
+    """A generated `forward`: its parameter list and its body, one statement per line."""
+
     params: tuple[str, ...]
     lines: tuple[str, ...]
 
@@ -72,6 +80,7 @@ def _register_spec(spec: Any, imports: ImportTable) -> None:
 
 
 def placeholder_name(node: fx.Node) -> str:
+    """The parameter name of a placeholder, without the `*` of `*args` or `**kwargs`."""
     return str(node.target).lstrip("*")
 
 
@@ -84,13 +93,25 @@ def parameter_names(graph: fx.Graph) -> list[str]:
 
 
 def is_guards_call(gm: fx.GraphModule, node: fx.Node) -> bool:
+    """True for a call of torch.export's input-guards submodule (emitted as input checks, not a call)."""
     if node.op != "call_module":
         return False
     return is_guards_module(gm.get_submodule(str(node.target)))
 
 
 class _Emitter:
-    def __init__(self, gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool):
+    def __init__(
+        self,
+        gm: fx.GraphModule,
+        namespace: Namespace,
+        imports: ImportTable,
+        params: dict[str, str],
+        checks: bool,
+        annotate: bool,
+        shapes: bool = False,
+    ):
+        self.annotate = annotate
+        self.shapes = shapes
         self.gm = gm
         self.graph = gm.graph
         self.imports = imports
@@ -108,6 +129,12 @@ class _Emitter:
             if node.op not in ("placeholder", "output"):
                 self.names[node] = namespace.create(node.name)
 
+    @property
+    def pytree(self) -> _PyTreeInfo:
+        """The graph's `_PyTreeInfo`: the pytree methods below run only for graphs that have one."""
+        assert self.info is not None
+        return self.info
+
     def class_code(self, cls: type) -> str:
         return function_reference(cls, self.imports, "output structure")
 
@@ -116,7 +143,7 @@ class _Emitter:
 
     def bind_pytree_inputs(self, placeholders: list[fx.Node], namespace: Namespace, params: dict[str, str]) -> None:
         """Placeholders of an export graph are leaves of (args, kwargs): bind each to its access."""
-        names = [params[name] for name in self.info.orig_args]
+        names = [params[name] for name in self.pytree.orig_args]
         tops = self.top_level_specs(names, params)
         try:
             accesses = [a for name, spec in tops for a in leaf_accesses(spec, name, self.key_code)]
@@ -135,44 +162,44 @@ class _Emitter:
     def top_level_specs(self, names: list[str], params: dict[str, str]) -> list[tuple[str, Any]]:
         """(parameter, its TreeSpec): export's in_spec is (args, kwargs); make_fx's is just args."""
         if self.has_kwargs_spec():
-            args_spec, kwargs_spec = self.info.in_spec.children()
+            args_spec, kwargs_spec = self.pytree.in_spec.children()
             tops = list(zip(names[: args_spec.num_children], args_spec.children()))
             return tops + [(params[key], child) for key, child in zip(kwargs_spec.context, kwargs_spec.children())]
-        return list(zip(names, self.info.in_spec.children()))
+        return list(zip(names, self.pytree.in_spec.children()))
 
     def has_kwargs_spec(self) -> bool:
-        spec = self.info.in_spec
+        spec = self.pytree.in_spec
         if spec.type is not tuple or spec.num_children != 2:
             return False
         args_spec, kwargs_spec = spec.children()
         return (args_spec.type is tuple and kwargs_spec.type is dict
-                and args_spec.num_children + kwargs_spec.num_children == len(self.info.orig_args))  # fmt: skip
+                and args_spec.num_children + kwargs_spec.num_children == len(self.pytree.orig_args))  # fmt: skip
 
     def bind_with_treespec(self, placeholders: list[fx.Node], namespace: Namespace, names: list[str]) -> None:
         if not self.has_kwargs_spec():
-            raise FxExportError(f"cannot write the input structure {self.info.in_spec} as code")
-        args_spec, kwargs_spec = self.info.in_spec.children()
+            raise FxExportError(f"cannot write the input structure {self.pytree.in_spec} as code")
+        args_spec, kwargs_spec = self.pytree.in_spec.children()
         positional = ", ".join(names[: args_spec.num_children])
         keywords = ", ".join(f"{self.key_code(k)}: {n}" for k, n in zip(kwargs_spec.context, names[args_spec.num_children :]))
         for node in placeholders:
             self.names[node] = namespace.create(node.name)
         flatten = self.imports.module("torch.fx._pytree")
         loads = self.imports.module("torch.utils._pytree")
-        spec = f"{loads}.treespec_loads({quote(spec_json(self.info.in_spec))})"
+        spec = f"{loads}.treespec_loads({quote(spec_json(self.pytree.in_spec))})"
         targets = ", ".join(self.names[n] for n in placeholders) + ("," if len(placeholders) == 1 else "")
         self.bindings.append(f"{targets} = {flatten}.tree_flatten_spec((({positional}{',' if args_spec.num_children == 1 else ''}), {{{keywords}}}), {spec})")
 
     def pytree_signature(self, params: dict[str, str]) -> list[str]:
         """Original argument names; a keyword argument traced as a constant defaults to that constant."""
         by_name = {name: node for node, name in self.names.items() if node.op == "placeholder"}
-        kwargs = set(self.info.in_spec.children()[1].context) if self.has_kwargs_spec() else set()
+        kwargs = set(self.pytree.in_spec.children()[1].context) if self.has_kwargs_spec() else set()
         signature = []
-        for original in self.info.orig_args:
+        for original in self.pytree.orig_args:
             name = params[original]
             value = by_name[name].meta.get("val", ...) if name in by_name else ...
             constant = original in kwargs and (value is None or isinstance(value, (bool, int, float, str)))
             signature.append(f"{name}={literal(value, self.imports, lambda _: None, name)}" if constant else name)
-        first_kwarg = len(self.info.orig_args) - len(kwargs)
+        first_kwarg = len(self.pytree.orig_args) - len(kwargs)
         defaults = ["=" in p for p in signature]
         if any(defaults[i] and not all(defaults[i:]) for i in range(len(defaults))):
             signature.insert(first_kwarg, "*")  # a required keyword argument after a defaulted one
@@ -216,7 +243,7 @@ class _Emitter:
             receiver = self.operand(args[0], node)
             method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
             return f"{method}({self.call_args(node, args[1:], kwargs)})"
-        return self.function_call(node, target, args, kwargs)
+        return self.function_call(node, cast("Callable[..., Any]", target), args, kwargs)  # call_function
 
     def function_call(self, node: fx.Node, target: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if not kwargs:
@@ -246,6 +273,7 @@ class _Emitter:
         for used, user in last_use.items():
             frees.setdefault(user, []).append(self.names[used])
         lines: list[str] = list(self.bindings)
+        last_note: str | None = None
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 continue
@@ -259,8 +287,19 @@ class _Emitter:
                 continue
             if _skipped(node):
                 continue
+            note = annotation(node) if self.annotate else None
+            if note is not None and note != last_note:
+                lines.append(note)
+                last_note = note
             expression = self.expression(node)
-            lines.append(f"{self.names[node]} = {expression}" if node.users else expression)
+            statement = f"{self.names[node]} = {expression}" if node.users else expression
+            shape = shape_comment(node) if self.shapes else None
+            if shape is None:
+                lines.append(statement)
+            elif len(statement) + len(shape) + 4 + _BODY_INDENT <= _LINE_LENGTH:
+                lines.append(f"{statement}  # {shape}")
+            else:
+                lines += [f"# {self.names[node]}: {shape}", statement]  # a trailing comment would make black split the line
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
@@ -271,9 +310,17 @@ def _skipped(node: fx.Node) -> bool:
     return not node.users and node.op == "call_function" and node.target is operator.getitem
 
 
-def emit_forward(gm: fx.GraphModule, namespace: Namespace, imports: ImportTable, params: dict[str, str], checks: bool = True) -> Forward:
+def emit_forward(
+    gm: fx.GraphModule,
+    namespace: Namespace,
+    imports: ImportTable,
+    params: dict[str, str],
+    checks: bool = True,
+    annotate: bool = True,
+    shapes: bool = False,
+) -> Forward:
     """`params` maps each caller-visible parameter name to the name the code uses for it."""
-    emitter = _Emitter(gm, namespace, imports, params, checks)
+    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes)
     if emitter.info is not None:
         return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []

@@ -7,7 +7,8 @@ raises a ValueError that says what was expected.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import fx

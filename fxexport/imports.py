@@ -9,11 +9,15 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from .errors import FxExportError
 from .names import Namespace, is_plain_identifier
+
+if TYPE_CHECKING:
+    from torch import nn
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
@@ -26,17 +30,21 @@ FIXED = {
     "operator": ("operator", None),
     "Path": ("pathlib", "Path"),
     "Mapping": ("collections.abc", "Mapping"),
+    "contextmanager": ("contextlib", "contextmanager"),
 }
 
 
 @dataclass(frozen=True, order=True)
 class Import:
+    """One import statement: `import module as alias` or `from module import attr as alias`."""
+
     module: str
     attr: str | None
     alias: str
 
     @property
     def code(self) -> str:
+        """The import statement as code; `as` only when the alias differs."""
         if self.attr is None:
             return f"import {self.module}" if self.alias == self.module else f"import {self.module} as {self.alias}"
         suffix = "" if self.alias == self.attr else f" as {self.alias}"
@@ -44,6 +52,7 @@ class Import:
 
     @property
     def group(self) -> int:
+        """Sort group: 0 for the standard library, 1 for torch, 2 for anything else."""
         top = self.module.split(".")[0]
         return 0 if is_stdlib(top) else 1 if top == "torch" else 2
 
@@ -58,10 +67,12 @@ class Definition:
 
 
 def is_stdlib(module: str) -> bool:
+    """Whether `module` belongs to the standard library."""
     return module.split(".")[0] in sys.stdlib_module_names
 
 
 def check_dotted(name: str, what: str) -> str:
+    """`name` if it is a dotted name of plain identifiers; FxExportError naming `what` otherwise."""
     if not _DOTTED.match(name) or not all(is_plain_identifier(p) for p in name.split(".")):
         raise FxExportError(f"{what} {name!r} is not an importable dotted name")
     return name
@@ -79,13 +90,13 @@ class ImportTable:
         self._reasons: dict[str, str] = {}
         self._wrapped: set[int] = set()
         self.references: dict[object, str] = {}  # callable -> the code that names it (see targets.py)
-        self.built: dict[str, object] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
+        self.built: dict[str, nn.Module] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
         self._bindings: dict[str, object] | None = None
         for alias in FIXED:
             namespace.reserve(alias)
 
     def use(self, alias: str) -> str:
-        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`, `Mapping`)."""
+        """Use one of the fixed names (`torch`, `nn`, `F`, `math`, `operator`, `Path`, `Mapping`, `contextmanager`)."""
         module, attr = FIXED[alias]
         self._add(Import(module, attr, alias))
         return alias
@@ -134,6 +145,7 @@ class ImportTable:
             self._reasons.setdefault(alias, why)
 
     def reason(self, item: Import) -> str:
+        """Why `item` is imported rather than copied ("" when no reason was noted)."""
         return self._reasons.get(item.alias, "")
 
     def wrap(self, obj: object) -> None:
@@ -154,6 +166,7 @@ class ImportTable:
             self._bindings = None
 
     def lines(self) -> tuple[str, ...]:
+        """The import block: sorted, groups separated by a blank line."""
         ordered = sorted(self._imports.values(), key=lambda i: (i.group, i.attr is not None, i.module, i.attr or ""))
         lines: list[str] = []
         for index, item in enumerate(ordered):

@@ -22,6 +22,7 @@ class TensorIR:
 
     @property
     def nbytes(self) -> int:
+        """Size of the tensor's data in bytes."""
         return self.tensor.numel() * self.tensor.element_size()
 
 
@@ -101,8 +102,10 @@ class PackageIR:
 
     @property
     def parameter_bytes(self) -> int:
+        """Bytes of parameter data."""
         return sum(t.nbytes for t in self.tensors if t.kind == "parameter")
 
     @property
     def weight_bytes(self) -> int:
+        """Bytes of all tensor data written: parameters, buffers and constants."""
         return sum(t.nbytes for t in self.tensors)

@@ -11,6 +11,7 @@ constructor has to run at load time.
 
 from __future__ import annotations
 
+import functools
 import textwrap
 import types
 from typing import Any
@@ -80,7 +81,7 @@ def check_class(cls: type) -> None:
                 raise NotInlinable(f"{klass.__qualname__}.{key}: {error}") from None
 
 
-def _class_code(cls: type, name: str, base: str, first: bool, imports: ImportTable) -> str:
+def _class_code(cls: type, name: str, *, base: str, first: bool, imports: ImportTable) -> str:
     doc = (f'"""Copied from {cls.__module__}.{cls.__qualname__}: its methods; the layers, tensors and settings '
            f'of each instance are set up by the code that creates it."""')  # fmt: skip
     body = [doc]
@@ -101,7 +102,7 @@ def copied_class(cls: type, imports: ImportTable) -> str:
     chain, torch_base = library_chain(cls)
     base = class_reference(torch_base, imports)
     for index, klass in enumerate(reversed(chain)):
-        base = imports.define(klass, klass.__name__, lambda name, k=klass, b=base, i=index: _class_code(k, name, b, i == 0, imports))
+        base = imports.define(klass, klass.__name__, functools.partial(_class_code, klass, base=base, first=index == 0, imports=imports))
     return base
 
 

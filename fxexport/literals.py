@@ -6,14 +6,15 @@ import dataclasses
 import enum
 import inspect
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
 from torch.fx.immutable_collections import immutable_dict, immutable_list
 
-from .errors import FxExportError
 from .containers import is_output_class
+from .errors import FxExportError
 from .imports import ImportTable
 from .names import quote
 from .targets import function_reference
@@ -121,8 +122,8 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
     if type(value) in (list, immutable_list):
         return f"[{', '.join(literal(v, imports, name_of, where) for v in value)}]"
     if type(value) in (dict, immutable_dict):
-        items = (f"{literal(k, imports, name_of, where)}: {literal(v, imports, name_of, where)}" for k, v in value.items())
-        return f"{{{', '.join(items)}}}"
+        entries = (f"{literal(k, imports, name_of, where)}: {literal(v, imports, name_of, where)}" for k, v in value.items())
+        return f"{{{', '.join(entries)}}}"
     if isinstance(value, torch.device):
         return f"{imports.use('torch')}.device({quote(str(value))})"
     if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):

@@ -6,7 +6,7 @@ import builtins
 import keyword
 import re
 import unicodedata
-from typing import Iterable
+from collections.abc import Iterable
 
 from black.strings import normalize_string_quotes
 
@@ -44,12 +44,15 @@ class Namespace:
         self._objects: list[object] = []  # keeps ids stable while the namespace lives
 
     def is_free(self, name: str) -> bool:
+        """True if `name` has not been used or reserved."""
         return name not in self._used
 
     def reserve(self, name: str) -> None:
+        """Mark `name` as taken, so `create` never hands it out."""
         self._used.add(name)
 
     def create(self, candidate: str, obj: object | None = None) -> str:
+        """A fresh identifier from `candidate` (sanitised, `_1`, `_2`... on collision); `obj` always gets the same one."""
         if obj is not None and id(obj) in self._by_object:
             return self._by_object[id(obj)]
         name = sanitize(candidate)

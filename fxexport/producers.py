@@ -61,7 +61,7 @@ def load_pt2(path: Path) -> fx.GraphModule:
     """A `torch.export.save` file, loaded without unpickling arbitrary objects."""
     try:
         program = torch.export.load(str(path))
-    except Exception as error:  # noqa: BLE001 - torch raises many types for a bad archive
+    except Exception as error:  # torch raises many types for a bad archive
         raise FxExportError(f"cannot load {str(path)!r} as a torch.export program: {type(error).__name__}: {error}") from error
     return program.module()
 

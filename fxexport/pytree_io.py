@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import torch.utils._pytree as pytree
 from torch import fx
 from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+if TYPE_CHECKING:
+    from torch.fx.graph import _PyTreeInfo
 
 SEQUENCES = (tuple, list, immutable_list)
 MAPPINGS = (dict, immutable_dict, collections.OrderedDict)
@@ -24,7 +28,7 @@ class NotPlain(Exception):
     """A TreeSpec node that is not a tuple, list, dict or None."""
 
 
-def pytree_info(graph: fx.Graph) -> Any | None:
+def pytree_info(graph: fx.Graph) -> _PyTreeInfo | None:
     """The `_PyTreeInfo` of an export graph, or None for a graph with plain placeholders."""
     codegen = getattr(graph, "_codegen", None)
     return getattr(codegen, "pytree_info", None) if isinstance(codegen, fx.graph._PyTreeCodeGen) else None
@@ -91,4 +95,5 @@ def dataclass_fields(spec: pytree.TreeSpec) -> list[tuple[str, int | None]] | No
 
 
 def spec_json(spec: pytree.TreeSpec) -> str:
+    """The TreeSpec as torch's JSON (what `treespec_loads` reads back)."""
     return pytree.treespec_dumps(spec)

@@ -40,24 +40,26 @@ def is_holder(module: nn.Module) -> bool:
 
 
 def is_torch_module(module: nn.Module) -> bool:
+    """True for a module class defined in torch.nn or torch.ao."""
     return type(module).__module__.split(".")[:2] in (["torch", "nn"], ["torch", "ao"])
 
 
 def class_reference(cls: type, imports: ImportTable) -> str:
+    """The code that names `cls`: `nn.Name` for torch.nn's own classes, else an import."""
     if getattr(nn, cls.__name__, None) is cls:
         return f"{imports.use('nn')}.{cls.__name__}"
     return function_reference(cls, imports, f"class {cls.__qualname__}")
 
 
 # arguments ---------------------------------------------------------------------------------
-def _signature(cls: type) -> list[inspect.Parameter]:
+def _signature(cls: type[Any]) -> list[inspect.Parameter]:
     for klass in cls.__mro__:
         if klass in SIGNATURES:
             return SIGNATURES[klass]
     return list(inspect.signature(cls.__init__).parameters.values())
 
 
-def _parameters(cls: type) -> list[inspect.Parameter]:
+def _parameters(cls: type[Any]) -> list[inspect.Parameter]:
     params = _signature(cls)
     return [p for p in params if p.name not in _NOT_ARGUMENTS and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
@@ -89,7 +91,7 @@ def _same(value: Any, default: Any) -> bool:
         return all(_same(v, default) for v in value)
     try:
         return type(value) is type(default) and bool(value == default)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a user's __eq__ or __bool__ may raise anything
         return False
 
 
@@ -188,7 +190,7 @@ def _state(module: nn.Module) -> dict[str, Any]:
 def _equal(a: Any, b: Any) -> bool:
     try:
         return bool(a == b) or (a != a and b != b)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a user's __eq__ or __bool__ may raise anything
         return a is b
 
 

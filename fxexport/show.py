@@ -34,10 +34,12 @@ class TensorEntry:
 
     @property
     def owner(self) -> str:
+        """Dotted path of the module that holds the tensor ("" for the root)."""
         return self.key.rpartition(".")[0]
 
     @property
     def numel(self) -> int:
+        """Number of elements."""
         count = 1
         for size in self.shape:
             count *= size
@@ -57,6 +59,8 @@ class ModuleEntry:
 
 @dataclass(frozen=True)
 class WeightFile:
+    """One weight file: its tensor count, the bytes of tensor data, and its size on disk."""
+
     name: str
     tensors: int
     data_bytes: int
@@ -79,6 +83,7 @@ class ShowResult:
 
     @property
     def ok(self) -> bool:
+        """True when no problems were found."""
         return not self.problems
 
     def report(self, depth: int | None = None) -> str:
@@ -127,7 +132,7 @@ def show(folder: str | Path) -> ShowResult:
         modules=modules,
         tensors=tensors,
         weight_files=tuple(files),
-        warnings=tuple(map(str, manifest.get("warnings", []))),  # type: ignore[call-overload]
+        warnings=tuple(map(str, manifest.get("warnings", []))),
         problems=tuple(problems),
     )
 

@@ -6,7 +6,8 @@ import builtins
 import importlib
 import importlib.util
 import operator
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.fx.node import _get_qualified_name
@@ -32,7 +33,7 @@ def _resolve(dotted: str) -> Any:
 def _resolves_to(dotted: str, target: object) -> bool:
     try:
         return _resolve(dotted) is target
-    except Exception:
+    except Exception:  # noqa: BLE001 - importing an arbitrary module may raise anything
         return False
 
 
@@ -40,7 +41,7 @@ def _candidates(target: Callable[..., Any]) -> list[str]:
     names = []
     try:
         names.append(_get_qualified_name(target))
-    except Exception:
+    except Exception:  # noqa: BLE001 - torch's naming fails in many ways; the fallback below covers it
         pass
     module = getattr(target, "__module__", None)
     qualname = getattr(target, "__qualname__", None)
@@ -167,6 +168,7 @@ def _reference(target: Callable[..., Any], imports: ImportTable, where: str) -> 
 
 
 def is_torch_object(target: object) -> bool:
+    """True for a torch op or a callable that torch itself defines."""
     return isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or any(
         c.split(".")[0] == "torch" for c in _candidates(target)  # type: ignore[arg-type]
     )

@@ -22,6 +22,8 @@ from .write import MANIFEST
 
 @dataclass(frozen=True)
 class OutputError:
+    """How far output `index` of the export is from the source's; `problem` explains a mismatch."""
+
     index: int
     max_abs: float
     max_rel: float
@@ -30,15 +32,19 @@ class OutputError:
 
 @dataclass(frozen=True)
 class VerifyResult:
+    """What verify found for `folder`: problems (none means OK) and, against a source, per-output errors."""
+
     folder: Path
     problems: tuple[str, ...]
     outputs: tuple[OutputError, ...] = ()
 
     @property
     def ok(self) -> bool:
+        """True when no problems were found."""
         return not self.problems
 
     def report(self) -> str:
+        """Human-readable: one line per output and per problem, then OK or the problem count."""
         lines = [f"output {o.index}: max abs error {o.max_abs:.3g}, max rel error {o.max_rel:.3g}{o.problem}" for o in self.outputs]
         lines += [f"problem: {p}" for p in self.problems]
         lines.append(f"{self.folder}: {'OK' if self.ok else f'{len(self.problems)} problem(s)'}")
@@ -75,14 +81,14 @@ def verify_files(folder: str | Path) -> VerifyResult:
     """Every file listed with the right sha256, no extra files, every tensor present with its shape."""
     folder = Path(folder)
     manifest = export_manifest(folder)
-    files: dict[str, str] = dict(manifest.get("files", {}))  # type: ignore[arg-type]
+    files: dict[str, str] = dict(manifest.get("files", {}))
     present = {p.name for p in folder.iterdir() if p.is_file()} - {MANIFEST}
     problems = [f"file {name!r} is missing" for name in sorted(set(files) - present)]
     problems += [f"file {name!r} is not in the manifest" for name in sorted(present - set(files))]
     for name in sorted(set(files) & present):
         if _sha256(folder / name) != files[name]:
             problems.append(f"file {name!r} was altered or truncated (sha256 differs)")
-    tensors: dict[str, Any] = dict(manifest.get("tensors", {}))  # type: ignore[arg-type]
+    tensors: dict[str, Any] = dict(manifest.get("tensors", {}))
     for name in sorted(n for n in set(files) & present if n.endswith(".safetensors")):
         problems += _weight_problems(folder / name, {k: v for k, v in tensors.items() if v.get("file", name) == name})
     return VerifyResult(folder, tuple(problems))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable
+from typing import BinaryIO
 
 import torch
 
@@ -36,27 +38,40 @@ def header(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None) 
     return struct.pack("<Q", len(text)) + text
 
 
-def _write_tensor(out: BinaryIO, digest: "hashlib._Hash", tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
+def _write_tensor(out: BinaryIO, hash_chunk: Callable[[memoryview], None], tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
     flat = tensor.detach().reshape(-1)
     step = max(1, _CHUNK // max(1, flat.element_size()))
     for start in range(0, flat.numel(), step):
-        chunk = flat[start : start + step].cpu().contiguous()
-        data = memoryview(chunk.view(torch.uint8).numpy())
+        chunk = flat[start : start + step].cpu().contiguous()  # a view unless the tensor is elsewhere
+        data = chunk.view(torch.uint8).numpy().data
         out.write(data)
-        digest.update(data)
+        hash_chunk(data)
         advance(len(data))
 
 
 def write_safetensors(
     path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
 ) -> str:
-    """Write `tensors` in key order, chunk by chunk; returns the file's sha256."""
+    """Write `tensors` in key order, chunk by chunk; returns the file's sha256.
+
+    The hash of one chunk is computed on a second thread while the next is written (both
+    release the GIL), so hashing adds little to the time of writing.
+    """
     ordered = sorted(tensors, key=lambda t: t.key)
     digest = hashlib.sha256()
-    with open(path, "wb") as out:
+    with open(path, "wb") as out, ThreadPoolExecutor(max_workers=1) as hasher:
+        pending: list[Future[None]] = []
+
+        def hash_chunk(data: memoryview) -> None:
+            if pending:
+                pending.pop().result()
+            pending.append(hasher.submit(digest.update, data))
+
         head = header(ordered, metadata)
         out.write(head)
-        digest.update(head)
+        hash_chunk(memoryview(head))
         for item in ordered:
-            _write_tensor(out, digest, item.tensor, advance)
+            _write_tensor(out, hash_chunk, item.tensor, advance)
+        if pending:
+            pending.pop().result()
     return digest.hexdigest()

@@ -7,8 +7,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .errors import FxExportError
 from .ir import PackageIR
@@ -51,6 +51,7 @@ def _sha256(text: bytes) -> str:
 
 
 def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
+    """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted."""
     tensors = {
         t.key: {"dtype": t.dtype, "file": t.file, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
         for t in package.tensors

@@ -156,7 +156,7 @@ def main() -> None:
         report[name] = {"problems": [], "loaded": False, "exact": True, "max_error": 0.0, "load_seconds": 0.0}
         try:
             check(name, Path(OPTIONS.packages), Path(OPTIONS.expect), report[name])
-        except Exception as error:  # report, do not stop: one process checks many packages
+        except Exception as error:  # noqa: BLE001 - report, do not stop: one process checks many packages
             report[name]["problems"].append(f"{type(error).__name__}: {error}")
             report[name]["exact"] = False
     print(json.dumps(report))

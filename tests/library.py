@@ -11,7 +11,6 @@ import dataclasses
 import logging
 import math
 from types import FunctionType
-from typing import Optional, Tuple, Union
 
 import torch
 import torch.nn.functional as F
@@ -39,7 +38,7 @@ def _norm(x: Tensor, eps: float = EPSILON) -> Tensor:
 
 
 @fx.wrap
-def scaled_norm(x: Tensor, scale: Optional[Union[float, Tensor]] = None, config: "LibraryConfig | None" = None) -> Tuple[Tensor, int]:
+def scaled_norm(x: Tensor, scale: float | Tensor | None = None, config: LibraryConfig | None = None) -> tuple[Tensor, int]:
     """A wrapped library function: annotations, defaults, helpers and globals the export must carry."""
     _log_usage(scaled_norm)
     y = _norm(x)
@@ -79,9 +78,9 @@ class ModelOutput(collections.OrderedDict):
 
 @dataclasses.dataclass
 class EncoderOutput(ModelOutput):
-    last_hidden_state: Optional[Tensor] = None
-    hidden_states: Optional[Tuple[Tensor, ...]] = None
-    pooled: Optional[Tensor] = None
+    last_hidden_state: Tensor | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+    pooled: Tensor | None = None
 
 
 @dataclasses.dataclass
@@ -90,7 +89,7 @@ class Detections:
 
     boxes: Tensor
     scores: Tensor
-    labels: Optional[Tensor] = None
+    labels: Tensor | None = None
 
 
 torch.utils._pytree.register_dataclass(Detections)
@@ -112,7 +111,7 @@ class Block(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         y = self.act(self.proj(x))
         y += 1.0
-        y.mul_(getattr(self, "gain"))
+        y.mul_(getattr(self, "gain"))  # noqa: B009 - a getattr on a module attribute, as library code writes it
         y = F.relu(y, inplace=True)
         y = self.norm(self.drop(y)) * self.steps
         return torch.where(self.mask, y, x) + self.proj.weight.shape[0]

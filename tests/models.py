@@ -252,7 +252,7 @@ class Odd(nn.Module):
 
     def forward(self, x):
         y = getattr(self, "my layer")(x) + getattr(self, "a'b")
-        return self.layers(y) * getattr(self, "é")
+        return self.layers(y) * self.é
 
 
 class Inner(nn.Module):

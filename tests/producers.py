@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import fx, nn
@@ -178,7 +179,7 @@ PRODUCERS = [
         "make_fx_symbolic",
         make_fx_graph(Shapes, lambda: (_x(2, 3, 6),), mode="symbolic"),
         lambda: (_x(2, 3, 6),),
-        other_sizes=(lambda: (_x(4, 5, 6, seed=3),),),
+        other_sizes=(lambda: (_x(4, 5, 6, seed=3),), lambda: (_x(7, 2, 9, seed=4),)),
     ),
     dynamo("dynamo_mixed", Mixed, MIXED_ARGS),
     dynamo("dynamo_transformer", TransformerBlock, lambda: (_x(2, 5, 32),)),

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import itertools
 import io
+import itertools
 import keyword
 import tokenize
-from unittest import mock
 from pathlib import Path
+from unittest import mock
 
 import torch
 from hypothesis import HealthCheck, given, settings

@@ -18,6 +18,7 @@ def test_wheel_installs_and_exports(tmp_path: Path) -> None:
     wheel = next((tmp_path / "dist").glob("fxexport-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "fxexport/templates/module.py.jinja" in names and "fxexport/cli.py" in names
+    assert "fxexport/py.typed" in names  # PEP 561: type checkers use fxexport's annotations
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"

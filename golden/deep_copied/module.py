@@ -10,6 +10,7 @@ Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -23,7 +24,7 @@ class FxModule(nn.Module):
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
     ) -> None:
         super().__init__()
-        with torch.device("meta"):
+        with torch.device("meta"), skip_init():
             self.outer = nn.Module()
             self.outer.middle = nn.Module()
             self.outer.middle.leaf = nn.Module()
@@ -71,7 +72,8 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
     """
     places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
     paths: dict[int, str] = {}
-    for owner_path, owner in module.named_modules():
+    owners = dict(module.named_modules())
+    for owner_path, owner in owners.items():
         held = {**owner._parameters, **owner._buffers}
         held.update(
             (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
@@ -82,7 +84,7 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
                 paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
     for key, tensor in saved_tensors(weights, device):
         owner_path, _, name = key.rpartition(".")
-        stub = getattr(module.get_submodule(owner_path), name)
+        stub = getattr(owners[owner_path], name)
         if id(stub) not in places:
             continue  # a second name for a tensor already filled (tied weights in a state_dict)
         if dtype is not None and tensor.is_floating_point():
@@ -94,6 +96,23 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
     missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
     if missing:
         raise RuntimeError(f"no saved values for {', '.join(missing)}")
+
+
+@contextmanager
+def skip_init():
+    """Make torch.nn.init's in-place initialisers no-ops while the (meta) skeleton is built."""
+    saved = {
+        name: fn
+        for name, fn in vars(nn.init).items()
+        if name.endswith("_") and not name.startswith("_")
+    }
+    for name in saved:
+        setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(nn.init, name, fn)
 
 
 def saved_tensors(weights, device):

@@ -26,6 +26,7 @@ class FxModule(nn.Module):
         L_self_modules_proj_parameters_weight_,
         L_self_modules_proj_parameters_bias_,
     ):
+        # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
         linear = F.linear(
             L_x_,
             L_self_modules_proj_parameters_weight_,

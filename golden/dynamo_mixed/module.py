@@ -29,6 +29,7 @@ class FxModule(nn.Module):
         L_extra_a_,
         L_self_buffers_running_,
     ):
+        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         linear = F.linear(
             L_x_,
             L_self_modules_lin_parameters_weight_,
@@ -42,6 +43,7 @@ class FxModule(nn.Module):
         tensor = torch.tensor([1.0, 2.0, 3.0, 4.0])
         y = add + tensor
         del add, tensor
+        # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = L_extra_a_.sum()
         del L_extra_a_
         relu = L_x_.relu()

@@ -10,6 +10,7 @@ Inputs, outputs and files: see README.md.
 """
 
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -27,6 +28,7 @@ class Lin(nn.Module):
     def forward(self, x):
         weight = self.weight
         bias = self.bias
+        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         linear = torch.ops.aten.linear.default(x, weight, bias)
         del x, weight, bias
         return linear
@@ -37,7 +39,7 @@ class FxModule(nn.Module):
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
     ) -> None:
         super().__init__()
-        with torch.device("meta"):
+        with torch.device("meta"), skip_init():
             self.lin = Lin()
             self.register_buffer("offset", torch.empty(4), persistent=False)
             self.register_buffer("running", torch.empty(4))
@@ -51,6 +53,7 @@ class FxModule(nn.Module):
         running = self.running
         offset = self.offset
         lin = self.lin(arg0)
+        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         mul = torch.ops.aten.mul.Tensor(lin, 2.0)
         del lin
         add = torch.ops.aten.add.Tensor(mul, offset)
@@ -61,6 +64,7 @@ class FxModule(nn.Module):
         del lift_fresh_copy
         add_1 = torch.ops.aten.add.Tensor(add, detach_)
         del add, detach_
+        # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = torch.ops.aten.sum.default(extra_a)
         del extra_a
         relu = torch.ops.aten.relu.default(arg0)
@@ -80,7 +84,8 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
     """
     places: dict[int, tuple[torch.Tensor, list[tuple[nn.Module, str]]]] = {}
     paths: dict[int, str] = {}
-    for owner_path, owner in module.named_modules():
+    owners = dict(module.named_modules())
+    for owner_path, owner in owners.items():
         held = {**owner._parameters, **owner._buffers}
         held.update(
             (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
@@ -91,7 +96,7 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
                 paths.setdefault(id(tensor), f"{owner_path}.{name}".lstrip("."))
     for key, tensor in saved_tensors(weights, device):
         owner_path, _, name = key.rpartition(".")
-        stub = getattr(module.get_submodule(owner_path), name)
+        stub = getattr(owners[owner_path], name)
         if id(stub) not in places:
             continue  # a second name for a tensor already filled (tied weights in a state_dict)
         if dtype is not None and tensor.is_floating_point():
@@ -103,6 +108,23 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
     missing = [paths[key] for key, (tensor, _) in places.items() if tensor.is_meta]
     if missing:
         raise RuntimeError(f"no saved values for {', '.join(missing)}")
+
+
+@contextmanager
+def skip_init():
+    """Make torch.nn.init's in-place initialisers no-ops while the (meta) skeleton is built."""
+    saved = {
+        name: fn
+        for name, fn in vars(nn.init).items()
+        if name.endswith("_") and not name.startswith("_")
+    }
+    for name in saved:
+        setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(nn.init, name, fn)
 
 
 def saved_tensors(weights, device):

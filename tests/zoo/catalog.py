@@ -8,8 +8,9 @@ timm `pretrained=False`, transformers models from small configs with two layers.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn

@@ -1,0 +1,45 @@
+"""Source annotations: where each group of statements came from, never an absolute path."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import fxexport
+from fxexport.annotations import short_path
+from tests.producers import PRODUCERS
+
+ANNOTATED = ["export_mixed", "export_cond", "dynamo_mixed"]  # producers that record stack traces
+
+
+@pytest.mark.parametrize("name", ANNOTATED)
+def test_annotations_name_the_source_line(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    gm = next(p for p in PRODUCERS if p.name == name).build()
+    annotated = fxexport.generate(gm, package_name="pkg")[1]["module.py"]
+    plain = fxexport.generate(gm, package_name="pkg", annotate=False)[1]["module.py"]
+    notes = re.findall(r"^ *# (\S+):(\d+) in (\w+)(?:: (.*))?$", annotated, re.MULTILINE)
+    assert notes and all(file.startswith(("tests/", "torch/")) for file, *_ in notes), notes
+    assert any(file == "tests/producers.py" and code for file, _, _, code in notes)
+    assert str(Path.cwd()) not in annotated and "/work/" not in annotated
+    assert not re.search(r"^ *# tests/", plain, re.MULTILINE)
+    strip = lambda text: "\n".join(line for line in text.splitlines() if not re.match(r"^ *# \S+:\d+ in ", line))  # noqa: E731
+    assert strip(annotated) == strip(plain)
+
+
+def test_paths_outside_known_roots_show_only_the_file_name() -> None:
+    assert short_path("/somewhere/else/model.py") == "model.py"
+
+
+def test_shape_comments_are_optional_and_black_stable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import fxexport.formatting as formatting
+
+    gm = next(p for p in PRODUCERS if p.name == "export_dynamic").build()
+    plain = fxexport.generate(gm, package_name="pkg")[1]["module.py"]
+    shaped = fxexport.generate(gm, package_name="pkg", shapes=True)[1]["module.py"]
+    assert "float32[" not in plain.split("def forward")[1].split("def load_tensors")[0].replace("expected a float32", "")
+    assert re.search(r"softmax = .*  # float32\[s\d+\*s\d+, 6\]$", shaped, re.MULTILINE)
+    monkeypatch.setattr(formatting, "FAST_PATH_LINES", 0)
+    assert fxexport.generate(gm, package_name="pkg", shapes=True)[1]["module.py"] == shaped
