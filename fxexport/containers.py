@@ -53,24 +53,24 @@ class {name}({ordered_dict}):
 
 
 def is_namedtuple_class(cls: object) -> bool:
-    """A class made by `collections.namedtuple` (or `typing.NamedTuple`)."""
+    """True for a namedtuple class (a tuple subclass with `_fields`)."""
     return isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
 
 
 def is_output_class(cls: object) -> bool:
-    """A namedtuple or dataclass class: written as the library class with a stand-in."""
+    """True for output containers rebuilt by class: namedtuples and dataclasses."""
     return is_namedtuple_class(cls) or (isinstance(cls, type) and dataclasses.is_dataclass(cls))
 
 
 def is_mapping_dataclass(cls: type) -> bool:
-    """A dataclass that is also a dict, like transformers' ModelOutput."""
+    """True for a dataclass that is also a dict (like Hugging Face ModelOutput)."""
     return dataclasses.is_dataclass(cls) and issubclass(cls, dict)
 
 
 def field_names(cls: type) -> tuple[str, ...]:
-    """The fields of a namedtuple or dataclass class, in order."""
+    """The field names of a namedtuple or dataclass, in order."""
     if is_namedtuple_class(cls):
-        return tuple(cls._fields)  # type: ignore[attr-defined]
+        return tuple(vars(cls)["_fields"])
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
@@ -95,13 +95,13 @@ def _default_code(value: Any, imports: ImportTable) -> str | None:
 
 
 def _namedtuple_stand_in(cls: type, name: str, imports: ImportTable) -> str:
-    defaults = [_default_code(v, imports) for v in cls._field_defaults.values()]  # type: ignore[attr-defined]
-    written = [d for d in defaults if d is not None]
-    extra = f", defaults=({', '.join(written)},)" if written and len(written) == len(defaults) else ""
+    defaults = [_default_code(v, imports) for v in vars(cls)["_field_defaults"].values()]
+    codes = [d for d in defaults if d is not None]
+    extra = f", defaults=({', '.join(codes)},)" if codes and len(codes) == len(defaults) else ""
     return f"{name} = {imports.module('collections')}.namedtuple({cls.__name__!r}, {field_names(cls)!r}{extra})"
 
 
-def _field_line(field: dataclasses.Field[Any], imports: ImportTable) -> str:
+def _field_line(field: dataclasses.Field, imports: ImportTable) -> str:
     default = None if field.default is dataclasses.MISSING else _default_code(field.default, imports)
     return f"{field.name}: object" + ("" if default is None else f" = {default}")
 
@@ -123,7 +123,7 @@ def _dataclass_stand_in(cls: type, name: str, imports: ImportTable) -> str:
 
 
 def mapping_base(imports: ImportTable) -> str:
-    """The name of the one OutputMapping base class module.py defines for dict-like stand-ins."""
+    """The code of the dict-like base class the stand-in output classes share."""
     def build(name: str) -> str:
         return MAPPING_BASE_CODE.format(
             name=name,

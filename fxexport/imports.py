@@ -67,7 +67,7 @@ class Definition:
 
 
 def is_stdlib(module: str) -> bool:
-    """Whether `module` belongs to the standard library."""
+    """True when `module` belongs to the standard library."""
     return module.split(".")[0] in sys.stdlib_module_names
 
 
@@ -145,7 +145,7 @@ class ImportTable:
             self._reasons.setdefault(alias, why)
 
     def reason(self, item: Import) -> str:
-        """Why `item` is imported rather than copied ("" when no reason was noted)."""
+        """Why `item` is imported (for the warning), or ""."""
         return self._reasons.get(item.alias, "")
 
     def wrap(self, obj: object) -> None:

@@ -21,7 +21,7 @@ import textwrap
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import torch
 
@@ -41,14 +41,14 @@ class NotInlinable(Exception):
 
 @dataclass(frozen=True)
 class Source:
-    """A function's parsed source and the globals its code reads."""
+    """A plain function's parsed source and the globals its code reads."""
     fn: types.FunctionType
     tree: ast.FunctionDef
     globals: dict[str, Any]  # each global name the code loads -> its value (builtins left out)
 
 
 def is_plain_function(fn: object) -> bool:
-    """A module-level `def` (no closure, lambda, generator or coroutine): one that can be copied."""
+    """True for a module-level Python function with no closure: one whose source can be copied."""
     return (
         isinstance(fn, types.FunctionType)
         and fn.__closure__ is None
@@ -102,7 +102,7 @@ def _bound_names(tree: ast.AST) -> set[str]:
 
 
 def load_source(fn: types.FunctionType) -> Source:
-    """Parse `fn`'s source and read its globals; raise NotInlinable when that is not possible."""
+    """Parse `fn`'s source and resolve the global names it reads."""
     try:
         text = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(text).body[0]
@@ -126,15 +126,15 @@ def is_data(value: object) -> bool:
     """Plain values `literal()` writes as code: numbers, strings, torch dtypes, and tuples, lists, dicts of them."""
     if isinstance(value, DATA + TORCH_DATA):
         return type(value) in DATA or isinstance(value, TORCH_DATA)
-    if type(value) in (tuple, list):
-        return all(is_data(v) for v in cast("tuple[Any, ...] | list[Any]", value))
-    if type(value) is dict:
+    if isinstance(value, (tuple, list)) and type(value) in (tuple, list):
+        return all(is_data(v) for v in value)
+    if isinstance(value, dict) and type(value) is dict:
         return all(is_data(k) and is_data(v) for k, v in value.items())
     return False
 
 
 def is_mutable_data(value: object) -> bool:
-    """A list or dict: written once at module level, so every call shares the one object."""
+    """True for a list or dict global, which a copy must not share."""
     return type(value) in (list, dict)
 
 
@@ -191,7 +191,7 @@ def emit(source: Source, name: str, global_codes: dict[str, str], value_code: Ca
 
 
 def logger_code(value: logging.Logger, module: str) -> str:
-    """`logging.getLogger(name)` for a logger the copied code uses."""
+    """Code that gets the same logger in the generated module."""
     return f"{module}.getLogger({value.name!r})"
 
 
@@ -287,7 +287,7 @@ def check_value(value: Any, name: str) -> None:
 
 
 def value_code(value: Any, imports: ImportTable, hint: str) -> str:
-    """Code for a value copied code needs (check_value first); `hint` names a definition it may need."""
+    """Code for a global value a copied function reads."""
     return _value_code(value, imports, hint)
 
 

@@ -81,7 +81,7 @@ def check_class(cls: type) -> None:
                 raise NotInlinable(f"{klass.__qualname__}.{key}: {error}") from None
 
 
-def _class_code(cls: type, name: str, *, base: str, first: bool, imports: ImportTable) -> str:
+def _class_code(cls: type, name: str, base: str, first: bool, imports: ImportTable) -> str:
     doc = (f'"""Copied from {cls.__module__}.{cls.__qualname__}: its methods; the layers, tensors and settings '
            f'of each instance are set up by the code that creates it."""')  # fmt: skip
     body = [doc]

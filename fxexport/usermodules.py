@@ -15,7 +15,7 @@ class ChildrenAsLeaves(fx.Tracer):
     """
 
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
-        """Every submodule is a leaf: only the root's own forward is traced."""
+        """Every child is a leaf: only the module itself is traced."""
         return True
 
 
@@ -28,7 +28,7 @@ def trace_user_module(module: nn.Module, where: str) -> fx.GraphModule:
     """
     try:
         traced = fx.GraphModule(module, ChildrenAsLeaves().trace(module))
-    except Exception as error:  # any tracing failure means we fall back
+    except Exception as error:
         raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be traced: {type(error).__name__}: {error}") from error
     gm = fx.GraphModule(traced, traced.graph, class_name=type(module).__name__)
     constants = {k: v for k, v in gm._buffers.items() if k not in module._buffers and k not in module._parameters}

@@ -111,7 +111,7 @@ class Block(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         y = self.act(self.proj(x))
         y += 1.0
-        y.mul_(getattr(self, "gain"))  # noqa: B009 - a getattr on a module attribute, as library code writes it
+        y.mul_(self.gain)
         y = F.relu(y, inplace=True)
         y = self.norm(self.drop(y)) * self.steps
         return torch.where(self.mask, y, x) + self.proj.weight.shape[0]
