@@ -28,7 +28,8 @@ def _imports(module: str) -> dict[str, str]:
     return bound
 
 
-def _resolve(dotted: str) -> Any:
+def resolve(dotted: str) -> Any:
+    """Import the longest importable prefix of `dotted`, then follow attributes."""
     parts = dotted.split(".")
     for split in range(len(parts), 0, -1):
         try:
@@ -47,6 +48,6 @@ def imported_name(module: str, name: str, value: object) -> str | None:
     if dotted is None:
         return None
     try:
-        return dotted if _resolve(dotted) is value else None
+        return dotted if resolve(dotted) is value else None
     except Exception:  # noqa: BLE001 - an import that fails now is no reference
         return None

@@ -14,25 +14,12 @@ from torch.fx.node import _get_qualified_name
 
 from .errors import FxExportError
 from .imports import ImportTable, is_stdlib
-
-
-def _resolve(dotted: str) -> Any:
-    """Import the longest importable prefix of `dotted`, then follow attributes."""
-    parts = dotted.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for attr in parts[split:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(dotted)
+from .sourceimports import resolve
 
 
 def _resolves_to(dotted: str, target: object) -> bool:
     try:
-        return _resolve(dotted) is target
+        return resolve(dotted) is target
     except Exception:  # noqa: BLE001 - importing an arbitrary module may raise anything
         return False
 
@@ -59,7 +46,7 @@ def _is_importable_module(name: str) -> bool:
 
 def _torch_reference(dotted: str, imports: ImportTable) -> str:
     name = dotted.rsplit(".", 1)[1]
-    target = _resolve(dotted)
+    target = resolve(dotted)
     for alias in (f"torch.nn.functional.{name}", f"torch.{name}"):
         if alias != dotted and _resolves_to(alias, target):
             dotted = alias  # the spelling people write: F.linear, not torch._C._nn.linear
