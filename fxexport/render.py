@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import torch
 
 from .errors import FxExportError
 from .ir import PackageIR
+from .weights import DTYPES
 from .write import MANIFEST
 
 _HERE = Path(__file__).resolve().parent
@@ -103,6 +105,12 @@ def requirements(package: PackageIR) -> tuple[str, ...]:
     return ("torch", *others)
 
 
+def _dtype_table() -> str:
+    """The loader's map from safetensors dtype codes to torch dtypes: the inverse of what weights.py writes."""
+    entries = ", ".join(f"{code!r}: {getattr(torch, name)!r}" for name, code in DTYPES.items())
+    return f"{{{entries}}}"
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -110,6 +118,7 @@ def context(package: PackageIR) -> dict[str, Any]:
         "weight_files": repr(package.weight_files),
         "tied_tensors": repr(dict(package.ties)),
         "tensor_count": repr(len(package.tensors)),
+        "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
