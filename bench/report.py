@@ -72,22 +72,15 @@ def brief(outcome: Outcome) -> str:
     return f"{outcome.result['time_s']:.3f} s, peak extra {outcome.result['extra_mb']:.0f} MiB"
 
 
-def _weights_share(outcomes: list[Outcome], model: str) -> float | None:
-    extra = value(outcomes, "export", model, REFERENCE, "extra_mb")
-    weights = value(outcomes, "export", model, REFERENCE, "weights_bytes")
-    return ratio(extra * MIB if extra is not None else None, weights)
+def _memory_share(phase: str, tool: str = REFERENCE) -> Callable[[list[Outcome], str], float | None]:
+    """A cell's peak extra RSS over the model's weight bytes."""
 
-
-def _load_memory_share_of(tool: str) -> Callable[[list[Outcome], str], float | None]:
     def share(outcomes: list[Outcome], model: str) -> float | None:
-        extra = value(outcomes, "load", model, tool, "extra_mb")
+        extra = value(outcomes, phase, model, tool, "extra_mb")
         weights = value(outcomes, "export", model, REFERENCE, "weights_bytes")
         return ratio(extra * MIB if extra is not None else None, weights)
 
     return share
-
-
-_load_memory_share = _load_memory_share_of(REFERENCE)
 
 
 def _load_ratio(tool: str, over: str) -> Callable[[list[Outcome], str], float | None]:
@@ -111,11 +104,11 @@ TARGETS: tuple[Target, ...] = (
     Target("fxexport load / (skeleton + load_file)", _load_over_skeleton_and_load_file, operator.le, 1.3,
            why="loading adds what reading the tensors costs", reference=True),
     Target("to_folder load / fxexport load", _load_ratio("to_folder", REFERENCE), operator.ge, 5),
-    Target("fxexport load peak extra RSS / weight bytes", _load_memory_share, operator.le, 1.1),
-    Target("load_file peak extra RSS / weight bytes", _load_memory_share_of("load_file"), operator.le, 1.1,
+    Target("fxexport load peak extra RSS / weight bytes", _memory_share("load"), operator.le, 1.1),
+    Target("load_file peak extra RSS / weight bytes", _memory_share("load", "load_file"), operator.le, 1.1,
            reference=True),
     Target("fxexport export time (s)", _reference_value("export", "time_s"), operator.le, 10, models=("node_heavy",)),
-    Target("fxexport export peak extra RSS / weight bytes", _weights_share, operator.lt, 1, models=("weight_heavy",),
+    Target("fxexport export peak extra RSS / weight bytes", _memory_share("export"), operator.lt, 1, models=("weight_heavy",),
            why="weights.py: never a second full copy"),
     Target("forward: fxexport module / source GraphModule", _reference_value("forward", "ratio"), operator.le, 1.02,
            models=tuple(m.name for m in MODELS if m.forward_bench)),

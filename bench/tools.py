@@ -46,16 +46,15 @@ class Tool:
     load_imports: tuple[str, ...] = ()
 
 
-def _import_package(path: Path) -> nn.Module:
-    """`from <package> import FxModule; FxModule()` for the package folder at `path`."""
+def _import_package(path: Path, **options: Any) -> nn.Module:
+    """`from <package> import FxModule; FxModule(**options)` for the package folder at `path`."""
     sys.path.insert(0, str(path.parent))
-    return importlib.import_module(path.name).FxModule()
+    return importlib.import_module(path.name).FxModule(**options)
 
 
 def _import_skeleton(path: Path) -> nn.Module:
     """`FxModule(load_weights=False)`: the module tree alone, built on meta, no weights read."""
-    sys.path.insert(0, str(path.parent))
-    return importlib.import_module(path.name).FxModule(load_weights=False)
+    return _import_package(path, load_weights=False)
 
 
 def _fxexport_save(src: Source, path: Path) -> None:

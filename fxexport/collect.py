@@ -350,10 +350,8 @@ def collect(
     root_class = next(c for c in collector.classes.values() if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))
     if collector.tensors:
-        collector.imports.use("Path")
-        collector.imports.use("Mapping")
-        collector.imports.use("contextmanager")
-        for name in ("gc", "json", "math", "struct", "threading"):
+        # What the loader (templates/loader.py.jinja) uses.
+        for name in ("Path", "Mapping", "contextmanager", "gc", "json", "math", "struct", "threading"):
             collector.imports.use(name)
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
