@@ -18,11 +18,12 @@ from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier, quote
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
+from .storages import share_storages
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_COUNT", "SAFETENSORS_DTYPES", "load_tensors", "place_tensor",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "SAFETENSORS_DTYPES", "load_tensors", "place_tensor", "rebuilt_views",
     "held_tensors", "saved_tensors", "read_safetensors", "tensor_entry", "skip_init", "gc_paused", "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
@@ -355,13 +356,15 @@ def collect(
             collector.imports.use(name)
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
+    tensors, storages = share_storages(collector.tensors)
     package = PackageIR(
         module_name=module_name,
         class_name=class_name,
         imports=collector.imports.lines(),
         definitions=collector.imports.definitions(),
         classes=(*classes, root_class),
-        tensors=tuple(collector.tensors),
+        tensors=tensors,
+        storages=storages,
         ties=tuple(collector.ties),
         weight_files=(),  # chosen when the weights are planned (see shards.py)
         parameter_count=sum(p.numel() for p in params.values()),

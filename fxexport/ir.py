@@ -8,22 +8,37 @@ import torch
 
 
 @dataclass(frozen=True)
+class ViewIR:
+    """Where a tensor that shares its storage lives in it (`storage` is the key that storage is saved under)."""
+
+    storage: str
+    offset: int  # storage offset, in elements of the tensor's dtype
+    stride: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class TensorIR:
-    """One tensor written to the weights file, keyed by its dotted path from the root."""
+    """One tensor of the module tree (or, kind "storage", a storage that views share), keyed by its dotted path."""
 
     key: str
-    kind: str  # "parameter", "buffer" or "constant"
+    kind: str  # "parameter", "buffer", "constant", or "storage" (bytes that several views share, see storages.py)
     shape: tuple[int, ...]
     dtype: str
     requires_grad: bool
     persistent: bool
     tensor: torch.Tensor = field(repr=False, compare=False)
-    file: str = ""  # the weight file that holds it; "" when the export has no weight files
+    file: str = ""  # the weight file that holds it (a view: that of its storage); "" when the export has no weight files
+    view: ViewIR | None = None  # set when it is rebuilt as a view of a saved storage, keeping strides and sharing
 
     @property
     def nbytes(self) -> int:
         """Size of the tensor's data in bytes."""
         return self.tensor.numel() * self.tensor.element_size()
+
+    @property
+    def is_stored(self) -> bool:
+        """True when its own bytes are an entry of a weight file (not only a view of another entry)."""
+        return self.view is None or self.view.storage == self.key
 
 
 @dataclass(frozen=True)
@@ -90,7 +105,7 @@ class PackageIR:
     imports: tuple[str, ...]
     definitions: tuple[str, ...]  # library code written into module.py: functions, output classes
     classes: tuple[ClassIR, ...]
-    tensors: tuple[TensorIR, ...]
+    tensors: tuple[TensorIR, ...]  # every parameter, buffer and constant (tied tensors once)
     ties: tuple[tuple[str, str], ...]  # (second key, first key): a tensor held in two places, saved under the first
     weight_files: tuple[str, ...]
     parameter_count: int
@@ -100,6 +115,17 @@ class PackageIR:
     producer: str = "torch.fx GraphModule"  # what made the graph: "torch.fx.symbolic_trace", "torch.export", ...
     signature: SignatureIR = SignatureIR()
     modules: tuple[ModuleIR, ...] = ()
+    storages: tuple[TensorIR, ...] = ()  # kind "storage": bytes shared by views that no single tensor covers
+
+    @property
+    def stored(self) -> tuple[TensorIR, ...]:
+        """The entries of the weight files: tensors saved as themselves, then shared storages."""
+        return (*(t for t in self.tensors if t.is_stored), *self.storages)
+
+    @property
+    def views(self) -> dict[str, ViewIR]:
+        """Each tensor rebuilt as a view, by key."""
+        return {t.key: t.view for t in self.tensors if t.view is not None}
 
     @property
     def parameter_bytes(self) -> int:
@@ -108,5 +134,5 @@ class PackageIR:
 
     @property
     def weight_bytes(self) -> int:
-        """Bytes of all tensor data written: parameters, buffers and constants."""
-        return sum(t.nbytes for t in self.tensors)
+        """Bytes of all tensor data written: parameters, buffers, constants and shared storages."""
+        return sum(t.nbytes for t in self.stored)

@@ -111,6 +111,16 @@ def _dtype_table() -> str:
     return f"{{{entries}}}"
 
 
+def _views_table(package: PackageIR) -> str:
+    """Each tensor rebuilt as a view: key -> (storage key, dtype, shape, stride, storage offset)."""
+    entries = ", ".join(
+        f"{t.key!r}: ({view.storage!r}, {t.tensor.dtype!r}, {t.shape!r}, {view.stride!r}, {view.offset!r})"
+        for t in package.tensors
+        if (view := t.view) is not None
+    )
+    return f"{{{entries}}}"
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -118,6 +128,7 @@ def context(package: PackageIR) -> dict[str, Any]:
         "weight_files": repr(package.weight_files),
         "tied_tensors": repr(dict(package.ties)),
         "tensor_count": repr(len(package.tensors)),
+        "tensor_views": _views_table(package),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
     }

@@ -47,16 +47,20 @@ def plan_weights(package: PackageIR, *, weights: str = "safetensors", max_shard_
     if on_meta is not None:
         raise FxExportError(f"{on_meta.kind} {on_meta.key!r} is on the meta device and has no values to export; use --weights none")
     limit = None if max_shard_size is None else parse_size(max_shard_size)
-    shards = _shards(sorted(package.tensors, key=lambda t: t.key), limit)
+    shards = _shards(sorted(package.stored, key=lambda t: t.key), limit)
     names = [SINGLE] if len(shards) == 1 else [f"weights-{i:05d}-of-{len(shards):05d}.safetensors" for i in range(1, len(shards) + 1)]
     files = {t.key: name for name, shard in zip(names, shards) for t in shard}
-    tensors = tuple(dataclasses.replace(t, file=files[t.key]) for t in package.tensors)
-    return dataclasses.replace(package, tensors=tensors, weight_files=tuple(names))
+
+    def placed(item: TensorIR) -> TensorIR:  # a view is in the file of the storage it views
+        return dataclasses.replace(item, file=files[item.key if item.view is None else item.view.storage])
+
+    tensors, storages = tuple(map(placed, package.tensors)), tuple(map(placed, package.storages))
+    return dataclasses.replace(package, tensors=tensors, storages=storages, weight_files=tuple(names))
 
 
 def index_json(package: PackageIR) -> str | None:
     """The Hugging Face style index of a sharded export, or None for one file."""
     if len(package.weight_files) < 2:
         return None
-    data = {"metadata": {"total_size": package.weight_bytes}, "weight_map": {t.key: t.file for t in sorted(package.tensors, key=lambda t: t.key)}}
+    data = {"metadata": {"total_size": package.weight_bytes}, "weight_map": {t.key: t.file for t in sorted(package.stored, key=lambda t: t.key)}}
     return json.dumps(data, indent=2, sort_keys=True) + "\n"

@@ -22,15 +22,16 @@ MAX_LISTED = 20  # tensors listed per kind; fxexport.json lists them all
 
 @dataclass(frozen=True)
 class TensorEntry:
-    """One tensor of the manifest, with its size from the weight file's header (0 if unknown)."""
+    """One tensor of the manifest, with its size from the weight file's header (0 if unknown, or a view)."""
 
     key: str
-    kind: str  # "parameter", "buffer" or "constant"
+    kind: str  # "parameter", "buffer", "constant", or "storage" (bytes that views share)
     dtype: str
     shape: tuple[int, ...]
     persistent: bool
     requires_grad: bool
     nbytes: int
+    storage: str = ""  # for a tensor rebuilt as a view: the key of the stored bytes it views
 
     @property
     def owner(self) -> str:
@@ -123,7 +124,7 @@ def show(folder: str | Path) -> ShowResult:
         modules = _modules(manifest, tensors)
     except (AttributeError, TypeError, ValueError) as error:
         raise FxExportError(f"{str(folder / MANIFEST)!r} is not a valid manifest: {error}") from error
-    problems += [f"tensor {t.key!r} is in the manifest but in no weight file" for t in tensors if t.key not in sizes]
+    problems += [f"tensor {t.key!r} is in the manifest but in no weight file" for t in tensors if (t.storage or t.key) not in sizes]
     return ShowResult(
         folder=folder,
         class_name=str(manifest.get("module_name", "?")),
@@ -171,8 +172,9 @@ def _tensor_sizes(header: dict[str, Any]) -> dict[str, int]:
 def _tensor(key: str, entry: dict[str, Any], nbytes: int) -> TensorEntry:
     kind, dtype = str(entry.get("kind", "?")), str(entry.get("dtype", "?"))
     shape = tuple(int(size) for size in entry.get("shape", ()))
+    storage = str(entry.get("storage", ""))
     return TensorEntry(
-        key, kind, dtype, shape, bool(entry.get("persistent", True)), bool(entry.get("requires_grad")), nbytes
+        key, kind, dtype, shape, bool(entry.get("persistent", True)), bool(entry.get("requires_grad")), nbytes, storage
     )
 
 
@@ -230,7 +232,9 @@ def _tensor_list(result: ShowResult, kind: str) -> str:
 
 
 def _flag(tensor: TensorEntry) -> str:
-    return " (not persistent)" if tensor.kind == "buffer" and not tensor.persistent else ""
+    flags = ["not persistent"] if tensor.kind == "buffer" and not tensor.persistent else []
+    flags += [f"a view of {_label(tensor.storage)}"] if tensor.storage and tensor.storage != tensor.key else []
+    return f" ({', '.join(flags)})" if flags else ""
 
 
 def _frozen(result: ShowResult) -> str:

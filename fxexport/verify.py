@@ -90,7 +90,8 @@ def verify_files(folder: str | Path) -> VerifyResult:
             problems.append(f"file {name!r} was altered or truncated (sha256 differs)")
     tensors: dict[str, Any] = dict(manifest.get("tensors", {}))
     for name in sorted(n for n in set(files) & present if n.endswith(".safetensors")):
-        problems += _weight_problems(folder / name, {k: v for k, v in tensors.items() if v.get("file", name) == name})
+        in_file = {k: v for k, v in tensors.items() if v.get("file", name) == name and v.get("storage", k) == k}  # not views
+        problems += _weight_problems(folder / name, in_file)
     problems += _bytecode_problems(folder, sorted(n for n in set(files) & present if n.endswith(".py")))
     return VerifyResult(folder, tuple(problems))
 
@@ -128,7 +129,7 @@ model = getattr(package, class_name)()
 spec = json.loads(open(data + ".json").read())
 tensors = load_file(data + ".in.safetensors")
 def decode(v):
-    if isinstance(v, dict) and "__tensor__" in v: return tensors[v["__tensor__"]]
+    if isinstance(v, dict) and "__tensor__" in v: return tensors[v["__tensor__"]].clone()  # in fresh, aligned memory
     if isinstance(v, dict): return {k: decode(x) for k, x in v.items()}
     if isinstance(v, list): return [decode(x) for x in v]
     return v

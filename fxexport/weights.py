@@ -22,10 +22,14 @@ DTYPES = {
     "complex64": "C64",
 }  # fmt: skip
 _CHUNK = 64 << 20
+# Where each tensor starts in the file, and so in memory when the file is mapped: oneDNN and MKL
+# pick their kernels (and summation order) by the alignment of the data, so a tensor must sit
+# as the source's does, on a 64-byte boundary (what torch's CPU allocator gives).
+ALIGNMENT = 64
 
 
 def header(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None) -> bytes:
-    """The safetensors header: JSON with sorted keys, padded with spaces to 8 bytes."""
+    """The safetensors header: JSON with sorted keys, padded with spaces so the data starts at a multiple of 64."""
     entries: dict[str, object] = {"__metadata__": dict(metadata or {})}
     offset = 0
     for item in tensors:
@@ -34,8 +38,44 @@ def header(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None) 
         entries[item.key] = {"dtype": DTYPES[item.dtype], "shape": list(item.shape), "data_offsets": [offset, offset + item.nbytes]}
         offset += item.nbytes
     text = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
+    text += b" " * (-(8 + len(text)) % ALIGNMENT)
     return struct.pack("<Q", len(text)) + text
+
+
+def layout(tensors: Iterable[TensorIR]) -> list[TensorIR]:
+    """The order of the tensors in a file: as many as can be start at a multiple of 64 bytes, every
+    one at a multiple of its element size (safetensors leaves no gaps between tensors).
+
+    Tensors whose size is a multiple of 64 come first, widest dtype first, then by key. The rest
+    follow by element size, widest first (so each stays aligned for its dtype): the largest goes
+    at each 64-byte place, then the largest that ends on one, else the smallest. Those that start
+    between (small ones, as a rule) are copied to aligned memory on load.
+    """
+    items = sorted(tensors, key=lambda t: (-t.tensor.element_size(), t.key))
+    order = [t for t in items if t.nbytes % ALIGNMENT == 0]
+    position = 0
+    for size in sorted({t.tensor.element_size() for t in items}, reverse=True):
+        buckets: dict[int, list[TensorIR]] = {}  # size mod 64 -> tensors, smallest first
+        odd = (t for t in items if t.nbytes % ALIGNMENT and t.tensor.element_size() == size)
+        for item in sorted(odd, key=lambda t: (t.nbytes, t.key)):
+            buckets.setdefault(item.nbytes % ALIGNMENT, []).append(item)
+        while buckets:
+            rest, largest = _pick(buckets, position % ALIGNMENT)
+            order.append(buckets[rest].pop() if largest else buckets[rest].pop(0))
+            position += order[-1].nbytes
+            if not buckets[rest]:
+                del buckets[rest]
+    return order
+
+
+def _pick(buckets: dict[int, list[TensorIR]], misaligned: int) -> tuple[int, bool]:
+    """(bucket, take its largest): at a 64-byte place the largest tensor; else the largest that
+    ends on one; else the smallest."""
+    if not misaligned:
+        return max(buckets, key=lambda rest: (buckets[rest][-1].nbytes, rest)), True
+    if ALIGNMENT - misaligned in buckets:
+        return ALIGNMENT - misaligned, True
+    return min(buckets, key=lambda rest: (buckets[rest][0].nbytes, rest)), False
 
 
 def _write_tensor(out: BinaryIO, hash_chunk: Callable[[memoryview], None], tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
@@ -52,15 +92,16 @@ def _write_tensor(out: BinaryIO, hash_chunk: Callable[[memoryview], None], tenso
 def write_safetensors(
     path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
 ) -> str:
-    """Write `tensors` chunk by chunk, widest dtype first then by key; returns the file's sha256.
+    """Write `tensors` chunk by chunk, in `layout` order; returns the file's sha256.
 
-    In that order every tensor starts at a multiple of its element size (the header is padded
-    to 8 bytes), so a loader can map each one in place, as safetensors' own writer arranges.
+    The header is padded so the data starts at a multiple of 64 bytes, and the layout puts
+    every tensor it can on a multiple of 64, so a loader can map those in place, aligned as
+    freshly allocated tensors are.
 
     The hash of one chunk is computed on a second thread while the next is written (both
     release the GIL), so hashing adds little to the time of writing.
     """
-    ordered = sorted(tensors, key=lambda t: (-t.tensor.element_size(), t.key))
+    ordered = layout(tensors)
     digest = hashlib.sha256()
     with open(path, "wb") as out, ThreadPoolExecutor(max_workers=1) as hasher:
         pending: list[Future[None]] = []

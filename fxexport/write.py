@@ -53,10 +53,14 @@ def _sha256(text: bytes) -> str:
 
 
 def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
-    """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted."""
+    """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted.
+
+    A tensor rebuilt as a view records the key of the storage it views, its stride and offset.
+    """
     tensors = {
         t.key: {"dtype": t.dtype, "file": t.file, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
-        for t in package.tensors
+        | ({} if t.view is None else {"storage": t.view.storage, "stride": list(t.view.stride), "offset": t.view.offset})
+        for t in (*package.tensors, *package.storages)
     }
     data = {
         "module_name": package.class_name,
@@ -106,7 +110,7 @@ def write_package(
                 progress(written[0], package.weight_bytes)
 
         for name in package.weight_files:
-            hashes[name] = write_safetensors(staging / name, [t for t in package.tensors if t.file == name], advance)
+            hashes[name] = write_safetensors(staging / name, [t for t in package.stored if t.file == name], advance)
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")

@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from tests.structure import flatten  # noqa: E402
+from tests.structure import alignments, flatten, layouts, storage_sharing  # noqa: E402
 
 _torch_load = torch.load
 
@@ -46,9 +46,15 @@ def _forced_load(*args, **kwargs):
 torch.load = _forced_load
 
 
+def aligned(tensor: torch.Tensor) -> torch.Tensor:
+    """A copy in fresh memory: tensors read from a file may sit anywhere, and kernels pick their
+    paths by alignment, so an input must be placed as the source's was (by the allocator)."""
+    return tensor.clone()
+
+
 def _decode(value, tensors):
     if isinstance(value, dict) and "__tensor__" in value:
-        return tensors[value["__tensor__"]]
+        return aligned(tensors[value["__tensor__"]])
     if isinstance(value, dict):
         return {k: _decode(v, tensors) for k, v in value.items()}
     if isinstance(value, list):
@@ -130,6 +136,12 @@ def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[st
         problems.append(f"training flags {training} != {spec['training']}")
     if _sharing(model) != spec["sharing"]:
         problems.append(f"shared tensors {_sharing(model)} != {spec['sharing']}")
+    if storage_sharing(model) != spec["storages"]:
+        problems.append(f"tensors sharing a storage {storage_sharing(model)} != {spec['storages']}")
+    if layouts(model) != spec["layouts"]:
+        problems.append(f"strides and storage offsets {layouts(model)} != {spec['layouts']}")
+    if alignments(model) != spec["alignment"]:
+        problems.append(f"tensors not aligned as the source's (data_ptr % 64): {alignments(model)} != {spec['alignment']}")
     classes = {k: _class_name(type(m).__name__, spec["classes"].get(k)) for k, m in model.named_modules(remove_duplicate=False)}
     rebuilt = {k: classes.get(k) for k in spec["classes"]}
     if rebuilt != spec["classes"]:

@@ -15,7 +15,7 @@ from torch import fx, nn
 
 from fxexport.guards import is_guards_module
 from fxexport.producers import normalize
-from tests.structure import flatten
+from tests.structure import alignments, flatten, layouts, storage_sharing
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKER = Path(__file__).resolve().parent / "check_packages.py"
@@ -65,6 +65,9 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
         "training": {k: m.training for k, m in _modules(gm)},
         "sharing": _sharing(gm),
+        "storages": storage_sharing(gm),
+        "layouts": layouts(gm),
+        "alignment": alignments(gm),
         "classes": {k: type(m).__name__ for k, m in _modules(gm) if not isinstance(m, fx.GraphModule)},
     }
     folder.mkdir(parents=True, exist_ok=True)

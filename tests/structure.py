@@ -1,4 +1,5 @@
-"""An output's structure and leaves, named by class name and fields: equal for a library class and its stand-in.
+"""An output's structure and leaves, named by class name and fields: equal for a library class and its stand-in;
+and how a module's tensors are laid out in memory (sharing, strides, alignment).
 
 Used on both sides of a fresh-process check (torch only), so a namedtuple or ModelOutput
 rebuilt by a stand-in compares equal to the library's own when its name, fields and order
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
+from torch import nn
 
 PLAIN = {"immutable_list": "list", "immutable_dict": "dict"}
 
@@ -36,3 +38,26 @@ def _describe(value: Any, leaves: list[Any]) -> Any:
         return {"sequence": kind, "items": [_describe(v, leaves) for v in value]}
     leaves.append(value)
     return "tensor" if isinstance(value, torch.Tensor) else kind
+
+
+def _tensors(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
+    named = [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
+    return [(key, tensor) for key, tensor in named if tensor.numel() and tensor.device.type != "meta"]
+
+
+def storage_sharing(model: nn.Module) -> list[list[str]]:
+    """Groups of tensor names whose data lives in one storage (ties, views of one another)."""
+    groups: dict[int, list[str]] = {}
+    for key, tensor in _tensors(model):
+        groups.setdefault(tensor.untyped_storage().data_ptr(), []).append(key)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+def layouts(model: nn.Module) -> dict[str, list[Any]]:
+    """Each tensor's strides and storage offset: kernels (and so results) depend on them."""
+    return {key: [list(t.stride()), t.storage_offset()] for key, t in _tensors(model)}
+
+
+def alignments(model: nn.Module) -> dict[str, int]:
+    """Each tensor's address modulo 64: oneDNN and MKL pick kernels (and summation orders) by it."""
+    return {key: t.data_ptr() % 64 for key, t in _tensors(model)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -107,7 +108,7 @@ def test_altered_bytecode_is_reported_by_verify(folder: Path) -> None:
     assert any("is not what module.py compiles to" in p for p in verify_files(folder).problems)
 
 
-def test_loaded_tensors_are_mapped_views_with_their_own_storage(folder: Path, source: fx.GraphModule) -> None:
+def test_loaded_tensors_have_their_own_storage_and_ties_are_kept(folder: Path, source: fx.GraphModule) -> None:
     model = _package(folder).FxModule()
     weight = model.embed.weight
     assert model.proj.weight is weight and isinstance(weight, nn.Parameter)
@@ -116,6 +117,123 @@ def test_loaded_tensors_are_mapped_views_with_their_own_storage(folder: Path, so
     assert list(model.state_dict()) == list(source.state_dict())
     x = torch.randn(2, 3)
     assert torch.equal(model(x), source(x))
+
+
+class Wide(nn.Module):
+    """A 4 MiB weight, and small tensors of odd sizes whose places in the file cannot all be aligned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.big = nn.Linear(1024, 1024)
+        self.odd = nn.Linear(1024, 3)
+        self.low = nn.Linear(3, 5).half()
+        self.register_buffer("flags", torch.tensor([1, 0, 1], dtype=torch.uint8))
+        self.register_buffer("steps", torch.tensor(7))
+
+    def forward(self, x):
+        y = self.odd(self.big(x)) * self.flags + self.steps
+        return y + self.low(y.half()).float().sum()
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> tuple[fx.GraphModule, Path]:
+    torch.manual_seed(0)
+    source = fx.symbolic_trace(Wide().eval())
+    folder = tmp_path_factory.mktemp("wide") / "wide_pkg"
+    fxexport.export(source, folder)
+    return source, folder
+
+
+def _present_pages(tensor: torch.Tensor) -> tuple[int, int]:
+    """(present, all) of the pages inside a tensor, from /proc/self/pagemap (bit 63: present).
+
+    The 16 pages at each end are left out: a page fault maps its neighbours too (fault-around).
+    """
+    page = os.sysconf("SC_PAGE_SIZE")
+    first = tensor.data_ptr() // page + 16
+    last = (tensor.data_ptr() + tensor.numel() * tensor.element_size()) // page - 16
+    with open("/proc/self/pagemap", "rb") as pagemap:
+        pagemap.seek(first * 8)
+        entries = struct.unpack(f"<{last - first}Q", pagemap.read((last - first) * 8))
+    return sum(entry >> 63 for entry in entries), len(entries)
+
+
+def _mapped_ranges(file: Path) -> list[tuple[int, int]]:
+    """The address ranges where this process has `file` mapped (/proc/self/maps)."""
+    ranges = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5] == os.path.realpath(file):
+            start, end = fields[0].split("-")
+            ranges.append((int(start, 16), int(end, 16)))
+    return ranges
+
+
+@pytest.mark.skipif(not Path("/proc/self/pagemap").exists(), reason="needs Linux's /proc/self/pagemap")
+def test_weights_are_mapped_from_the_file_and_read_on_first_use(wide: tuple[fx.GraphModule, Path]) -> None:
+    source, folder = wide
+    model = _package(folder).FxModule()
+    weight = model.big.weight
+    ranges = _mapped_ranges(folder / "weights.safetensors")
+    assert any(start <= weight.data_ptr() < end for start, end in ranges), "the weight is not a view of the mapped file"
+    present, pages = _present_pages(weight)
+    assert pages > 900 and present == 0, f"{present} of {pages} pages read before first use"
+    x = torch.randn(2, 1024)
+    assert torch.equal(model(x), source(x))
+    assert _present_pages(weight) == (pages, pages)
+
+
+def test_every_loaded_tensor_is_64_byte_aligned(wide: tuple[fx.GraphModule, Path]) -> None:
+    source, folder = wide
+    model = _package(folder).FxModule()
+    assert {k: t.data_ptr() % 64 for k, t in model.state_dict().items()} == dict.fromkeys(source.state_dict(), 0)
+    data = (folder / "weights.safetensors").read_bytes()
+    (length,) = struct.unpack("<Q", data[:8])
+    assert (8 + length) % 64 == 0  # the data starts on a 64-byte boundary
+    header = json.loads(data[8 : 8 + length])
+    starts = {k: v["data_offsets"][0] for k, v in header.items() if k != "__metadata__"}
+    # The large tensors sit on 64-byte places in the file (mapped); of the odd-sized rest (63 bytes,
+    # no two of which add up to 64) only the first can: the int64 scalar, widest dtype first.
+    assert [k for k, start in starts.items() if start % 64 == 0] == ["big.bias", "big.weight", "odd.weight", "steps"]
+
+
+class Views(nn.Module):
+    """Parameters and buffers that view one storage, with strides, offsets and a dtype of their own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        base = torch.randn(4, 6)
+        self.transposed = nn.Parameter(base.t())
+        self.rows = nn.Parameter(base[1:3])  # storage offset 6
+        self.register_buffer("column", base[:, 1])  # stride 6
+        self.register_buffer("every_other", torch.arange(12.0).reshape(3, 4)[:, ::2])
+        self.register_buffer("bits", base.view(torch.int32)[3])  # the same bytes as another dtype
+
+    def forward(self, x):
+        y = x @ self.transposed @ self.rows[:, :4].t()
+        return y * self.every_other.sum() + self.column.sum() + self.bits.float().sum()
+
+
+def test_views_keep_their_strides_offsets_and_shared_storage(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(2, 6)
+    source = torch.export.export(Views().eval(), (x,)).module()  # symbolic_trace would fold the buffers away
+    fxexport.export(source, tmp_path / "views_pkg")
+    model = _package(tmp_path / "views_pkg").FxModule()
+    assert list(model.state_dict()) == list(source.state_dict())
+    for key, want in source.state_dict().items():
+        got = model.state_dict()[key]
+        assert (got.stride(), got.storage_offset(), got.dtype) == (want.stride(), want.storage_offset(), want.dtype), key
+        assert torch.equal(got, want), key
+    storages = {key: t.untyped_storage().data_ptr() for key, t in model.state_dict().items()}
+    assert storages["transposed"] == storages["rows"] == storages["column"] == storages["bits"] != storages["every_other"]
+    with torch.no_grad():
+        model.rows[0, 0] = 42.0  # writes through the shared storage, as in the source
+    assert model.transposed[0, 1] == 42.0 and model.column[1] == model.rows[0, 1]
+    assert torch.equal(model(x), source(x)) is False  # the write changed the model
+    assert torch.equal(_package(tmp_path / "views_pkg").FxModule()(x), source(x))
+    same = _package(tmp_path / "views_pkg").FxModule(weights=source.state_dict())
+    assert torch.equal(same(x), source(x))
 
 
 def _safetensors_in_order(path: Path, tensors: dict[str, torch.Tensor]) -> None:

@@ -21,14 +21,17 @@ from tests.cases import CASES
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_readme_says_how_to_use_the_export(case) -> None:
-    package, sources = fxexport.generate(case.build(), package_name=f"pkg_{case.name}", module_name=case.class_name)
+    source = case.build()
+    package, sources = fxexport.generate(source, package_name=f"pkg_{case.name}", module_name=case.class_name)
     readme = sources["README.md"]
     params = next(c.forward_params for c in package.classes if c.is_root)
+    parameters = list(source.parameters())  # each tied parameter once
+    count, size = sum(p.numel() for p in parameters), sum(p.numel() * p.element_size() for p in parameters)
     expected = [
         f"from pkg_{case.name} import {case.class_name}\n",
         f"model = {case.class_name}()\n",
         f"`forward(self{''.join(', ' + p for p in params)})`",
-        f"{package.parameter_count:,} parameters",
+        f"{count:,} parameters ({size:,} bytes), {len(list(source.buffers()))} buffers;",
         "- `module.py`: ",
         "- `fxexport.json`: ",
         *(f"- {warning}\n" for warning in package.warnings),

@@ -12,7 +12,9 @@ from torch import fx, nn
 
 import fxexport
 from fxexport.cli import ProgressBar, main
+from fxexport.ir import TensorIR
 from fxexport.verify import verify_files
+from fxexport.weights import header, layout
 
 
 def _model() -> fx.GraphModule:
@@ -128,3 +130,31 @@ def test_generated_module_works_under_torch_compile(tmp_path: Path) -> None:
     compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
     x = torch.randn(4, 64)
     assert torch.equal(compiled(x), gm(x))
+
+
+def _tensor_ir(key: str, tensor: torch.Tensor) -> TensorIR:
+    return TensorIR(key, "buffer", tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."), False, True, tensor)
+
+
+LAYOUTS = [
+    # (name, tensors as (key, dtype, numel), keys that must start on a 64-byte place)
+    ("multiples_first", [("a", torch.float32, 3), ("b", torch.float32, 16), ("c", torch.float64, 8)], {"b", "c", "a"}),
+    # 52 + 12 and 40 + 24 bytes make 64: each pair starts aligned, and so does what follows (in key order, 2)
+    ("pairs_close_the_gap", [("a", torch.float32, 3), ("b", torch.float32, 10), ("c", torch.float32, 13),
+                             ("d", torch.float32, 6), ("e", torch.uint8, 5)], {"b", "c", "e"}),  # fmt: skip
+    # widest dtype first, so each is aligned for its dtype: 12 + 30 + 3 bytes, only the first on 64
+    ("no_pair_fits", [("a", torch.float32, 3), ("b", torch.float16, 15), ("c", torch.uint8, 3)], {"a"}),
+]
+
+
+@pytest.mark.parametrize("name,specs,aligned", LAYOUTS, ids=[case[0] for case in LAYOUTS])
+def test_layout_aligns_what_it_can_and_every_tensor_for_its_dtype(name, specs, aligned) -> None:
+    items = [_tensor_ir(key, torch.zeros(numel, dtype=dtype)) for key, dtype, numel in specs]
+    position, starts = 0, {}
+    for item in layout(items):
+        assert position % item.tensor.element_size() == 0, item.key
+        starts[item.key] = position
+        position += item.nbytes
+    assert sorted(starts) == sorted(key for key, _, _ in specs)
+    assert {key for key, start in starts.items() if start % 64 == 0} == aligned
+    assert len(header(layout(items))) % 64 == 0  # the data after the 8-byte length and the header starts aligned

@@ -25,6 +25,7 @@ from torch import nn
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 9
 TIED_TENSORS = {}
+TENSOR_VIEWS = {}
 
 
 class FxModule(nn.Module):
@@ -68,15 +69,19 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
     """
     owners = dict(module.named_modules())
     loaded: dict[str, torch.Tensor] = {}
+    views: dict[str, list] = {}
+    for name, (storage, *layout) in TENSOR_VIEWS.items():
+        views.setdefault(storage, []).append((name, *layout))
     with gc_paused():
-        for key, tensor in saved_tensors(weights, device):
-            # A tied tensor, under any of its names, fills the place of its first name.
-            key = TIED_TENSORS.get(key, key)
-            if key in loaded:
-                continue
-            if dtype is not None and tensor.is_floating_point():
-                tensor = tensor.to(dtype)
-            loaded[key] = place_tensor(owners, key, tensor)
+        for saved_key, saved in saved_tensors(weights, device):
+            for key, tensor in rebuilt_views(saved_key, saved, views.get(saved_key)):
+                # A tied tensor, under any of its names, fills the place of its first name.
+                key = TIED_TENSORS.get(key, key)
+                if key in loaded:
+                    continue
+                if dtype is not None and tensor.is_floating_point():
+                    tensor = tensor.to(dtype)
+                loaded[key] = place_tensor(owners, key, tensor)
     for key, first in TIED_TENSORS.items():
         if first in loaded:
             place_tensor(owners, key, loaded[first])
@@ -84,6 +89,21 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
         missing = [name for name, value in held_tensors(module) if value.is_meta]
         raise RuntimeError(
             f"no saved values for {', '.join(missing) or 'some tensors'}"
+        )
+
+
+def rebuilt_views(key: str, saved: torch.Tensor, views):
+    """(key, tensor) pairs for a saved tensor: itself, or each tensor that views it (TENSOR_VIEWS),
+    with the source's shape, stride and storage offset, all sharing its storage."""
+    if views is None:
+        yield key, saved
+        return
+    if saved.storage_offset() or not saved.is_contiguous():
+        # Given as a view itself (a caller's mapping): the offsets count from a storage's start.
+        saved = saved.clone()
+    for name, dtype, shape, stride, offset in views:
+        yield name, torch.empty(0, dtype=dtype, device=saved.device).set_(
+            saved.untyped_storage(), offset, shape, stride
         )
 
 
@@ -208,7 +228,8 @@ SAFETENSORS_DTYPES = {
 
 
 def read_safetensors(file: Path):
-    """(name, tensor) pairs of a safetensors file, each a view of the file mapped copy-on-write.
+    """(name, tensor) pairs of a safetensors file, each a view of the file mapped copy-on-write
+    (read lazily, page by page, on first use), or a copy where it is not 64-byte aligned.
 
     The header is JSON (no code runs on load); every entry is checked against the file's size.
     """
@@ -236,9 +257,12 @@ def read_safetensors(file: Path):
         ) from error
     for key, dtype, shape, start, end in entries:
         data = storage[start:end]
-        if start % dtype.itemsize == 0:
-            yield key, torch.empty(0, dtype=dtype, device="cpu").set_(data, 0, shape)
-        else:  # not aligned for its dtype (a file from another writer): copied
+        tensor = torch.empty(0, dtype=dtype, device="cpu").set_(data, 0, shape)
+        if tensor.data_ptr() % 64 == 0:
+            yield key, tensor
+        else:
+            # Kernels pick their paths by alignment: a tensor not on a 64-byte boundary (as the
+            # allocator would give) is copied, so it computes exactly as the source's did.
             raw = torch.empty(0, dtype=torch.uint8, device="cpu").set_(data)
             yield key, raw.clone().view(dtype).reshape(shape)
 

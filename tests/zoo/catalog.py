@@ -108,6 +108,7 @@ TORCHVISION = [
     ZooModel("tv_regnet", "torchvision", "cnn", tv("regnet_x_400mf"), image()),
     ZooModel("tv_convnext", "torchvision", "cnn", tv_convnext, image()),
     ZooModel("tv_googlenet_outputs", "torchvision", "cnn", tv_googlenet_outputs, image()),
+    ZooModel("tv_inception_v3", "torchvision", "cnn", tv("inception_v3", aux_logits=False, init_weights=True), image(80)),
     ZooModel("tv_vit", "torchvision", "vit", tv_class("vision_transformer.VisionTransformer", image_size=64, patch_size=16,
              num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64), image()),  # fmt: skip
     ZooModel("tv_swin", "torchvision", "vit", tv_class("swin_transformer.SwinTransformer", patch_size=[4, 4], embed_dim=16,
