@@ -37,7 +37,7 @@ def share_storages(tensors: Iterable[TensorIR]) -> tuple[tuple[TensorIR, ...], t
             taken.add(storage.key)
             storages.append(storage)
         key = storage.key if base is None else base.key
-        views.update((m.key, ViewIR(key, m.tensor.storage_offset(), tuple(m.tensor.stride()))) for m in members)
+        views.update((m.key, ViewIR(key, int(m.tensor.storage_offset()), tuple(m.tensor.stride()))) for m in members)
     return tuple(dataclasses.replace(t, view=views.get(t.key)) for t in tensors), tuple(storages)
 
 
@@ -63,7 +63,7 @@ def _is_plain(tensor: torch.Tensor) -> bool:
 
 def _span(tensor: torch.Tensor) -> int:
     """Bytes of its storage from the start to the end of its last element."""
-    last = tensor.storage_offset() + sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
+    last = int(tensor.storage_offset()) + sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
     return (last + 1) * tensor.element_size()
 
 
@@ -81,7 +81,7 @@ def _storage_entry(members: list[TensorIR], taken: set[str]) -> TensorIR:
     if span % dtype.itemsize:
         dtype = torch.uint8
     first = members[0].tensor
-    data = torch.empty(0, dtype=dtype, device=first.device).set_(first.untyped_storage(), 0, (span // dtype.itemsize,))
+    data = torch.empty(0, dtype=dtype, device=first.device).set_(first.untyped_storage(), 0, (span // dtype.itemsize,), (1,))
     key = f"{members[0].key}@storage"
     while key in taken:
         key += "_"

@@ -160,6 +160,7 @@ def concrete(cls: type[nn.Module], concrete_args: dict[str, Any]) -> Callable[[]
 
 
 MIXED_ARGS = lambda: (_x(2, 4), {"a": _x(3, seed=2)})  # noqa: E731
+DYNAMIC_SHAPES = ({0: Dim("batch", min=1, max=16), 1: Dim("tokens", min=2, max=32)},)
 PRODUCERS = [
     Producer("export_mixed", exported(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
     Producer("export_transformer", exported(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
@@ -168,7 +169,7 @@ PRODUCERS = [
     Producer("export_while_loop", exported(Loop, lambda: (_x(3),)), lambda: (_x(3),)),
     Producer(
         "export_dynamic",
-        exported(Dynamic, lambda: (_x(2, 3, 6),), dynamic=({0: Dim("batch", min=1, max=16), 1: Dim("tokens", min=2, max=32)},)),
+        exported(Dynamic, lambda: (_x(2, 3, 6),), dynamic=DYNAMIC_SHAPES),
         lambda: (_x(2, 3, 6),),
         other_sizes=(lambda: (_x(5, 7, 6, seed=3),), lambda: (_x(1, 2, 6, seed=4),)),
     ),

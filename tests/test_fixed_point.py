@@ -1,9 +1,11 @@
-"""Edit round trip: export, import the class, re-trace it with symbolic_trace, export again: same module.py.
+"""Edit round trip: export, import the class, capture it again, export again: the same module.py.
 
 A person edits the generated module.py and exports the edited model again; this only works if an
-unedited export comes back unchanged. The docstring's `Producer:` line names what made the graph
-(a hand-built graph becomes a symbolic_trace graph the second time), so that one line is compared
-separately.
+unedited export comes back unchanged. Traced and hand-built graphs are captured again with
+`torch.fx.symbolic_trace`; graphs from torch.export, make_fx, dynamo and unflatten (ATen ops, a
+pytree calling convention) with their own producer. The docstring's `Producer:` line names what
+made the graph (a hand-built graph becomes a symbolic_trace graph the second time), so that one
+line is compared separately.
 """
 
 from __future__ import annotations
@@ -11,42 +13,90 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
-from torch import fx
+from torch import fx, nn
+from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxexport
 from tests.cases import CASES, Case
+from tests.producers import DYNAMIC_SHAPES
 
 RETRACED = f"Producer: torch.fx.symbolic_trace; torch {torch.__version__.split('+')[0]}.\n"
 
-# Cases that are not a fixed point, and why (each is expected to fail; strict, so a fix shows up).
-NOT_FIXED_POINTS = {
-    "imported_function": "module.py imports the torch.fx.wrap'd function by name (it reads a user object, so it "
-    "cannot be copied), but the wrap registration belongs to the module that called torch.fx.wrap (tests.models), "
-    "so re-tracing the export traces through it",
-    "adversarial_names": "modules and buffers the graph never uses (added with add_submodule after tracing) are "
-    "exported, but symbolic_trace builds a GraphModule that copies only what its graph references",
-    "nested_graph_module": "the nested GraphModule becomes a plain nn.Module class (Inner), which symbolic_trace "
-    "traces through instead of calling as a leaf, so the second export inlines it",
-    "user_leaves": "Clamp (copied) and Limiter (imported) have a data-dependent branch: the source needed a "
-    "custom tracer that kept it a leaf, and plain symbolic_trace of the export cannot trace through it",
+# Cases that are not a fixed point: the exception the round trip ends in, and why (strict, so a fix shows up).
+NOT_FIXED_POINTS: dict[str, tuple[type[BaseException], str]] = {
+    "imported_function": (AssertionError, "module.py imports the torch.fx.wrap'd function by name (it reads a user "
+                          "object, so it cannot be copied), but the wrap registration belongs to the module that called "
+                          "torch.fx.wrap (tests.models), so re-tracing the export traces through it"),
+    "adversarial_names": (AssertionError, "modules and buffers the graph never uses (added with add_submodule after "
+                          "tracing) are exported, but symbolic_trace builds a GraphModule that copies only what its "
+                          "graph references"),
+    "nested_graph_module": (AssertionError, "the nested GraphModule becomes a plain nn.Module class (Inner), which "
+                            "symbolic_trace traces through instead of calling as a leaf, so the second export inlines it"),
+    "user_leaves": (fx.proxy.TraceError, "Clamp (copied) and Limiter (imported) have a data-dependent branch: the "
+                    "source needed a custom tracer that kept it a leaf, and plain symbolic_trace of the export cannot "
+                    "trace through it"),
+    "dynamo_mixed": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` prefix, "
+                     "so the forward parameters (already L_x_, ...) become L_L_x_, ... on every capture"),
+    "dynamo_dynamic": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` "
+                       "prefix, so the forward parameters (already L_x_, ...) become L_L_x_, ... on every capture"),
+    "unflatten_mixed": (AssertionError, "unflatten names a submodule's inputs after its caller's arguments, and the "
+                        "root's inputs of an unflattened module are arg0, arg1, ...: the inner Linear's `x` becomes `arg0`"),
+}  # fmt: skip
+
+
+def _dynamo(model: nn.Module, case: Case) -> fx.GraphModule:
+    import torch._dynamo
+
+    captured: list[fx.GraphModule] = []
+
+    def backend(gm: fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+        captured.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(model, backend=backend, dynamic=False)(*case.args(), **case.kwargs())
+    return captured[0]
+
+
+def _export(dynamic_shapes: Any = None) -> Callable[[nn.Module, Case], Any]:
+    return lambda model, case: torch.export.export(model, case.args(), case.kwargs(), dynamic_shapes=dynamic_shapes).module()
+
+
+def _make_fx(mode: str) -> Callable[[nn.Module, Case], Any]:
+    return lambda model, case: make_fx(lambda *a: model(*a), tracing_mode=mode)(*case.args())
+
+
+# How each case's graph is captured again. Annotations are left out of these exports: the second
+# capture's stack traces point into the first export's module.py, which is what they should say.
+OWN_PRODUCERS: dict[str, Callable[[nn.Module, Case], Any]] = {
+    "export_mixed": _export(),
+    "export_cond": _export(),
+    "export_dynamic": _export(DYNAMIC_SHAPES),
+    "make_fx_mlp": _make_fx("real"),
+    "make_fx_symbolic": _make_fx("symbolic"),
+    "dynamo_mixed": _dynamo,
+    "dynamo_dynamic": _dynamo,
+    "unflatten_mixed": lambda model, case: torch.export.unflatten(torch.export.export(model, case.args(), case.kwargs())),
 }
-# Graphs from torch.export, make_fx, dynamo and unflatten hold aten ops and a pytree calling convention:
-# their round trip goes through their own producer, not through symbolic_trace.
-OTHER_PRODUCERS = ("export_", "make_fx_", "dynamo_", "unflatten_")
-RETRACEABLE = [case for case in CASES if not case.name.startswith(OTHER_PRODUCERS)]
+
+
+def _retrace(model: nn.Module, case: Case) -> Any:
+    return fx.symbolic_trace(model)
 
 
 def _cases() -> list[object]:
-    marks = {name: pytest.mark.xfail(strict=True, reason=reason) for name, reason in NOT_FIXED_POINTS.items()}
-    return [pytest.param(case, id=case.name, marks=marks.get(case.name, ())) for case in RETRACEABLE]
+    marks = {name: pytest.mark.xfail(strict=True, raises=error, reason=why) for name, (error, why) in NOT_FIXED_POINTS.items()}
+    return [pytest.param(case, id=case.name, marks=marks.get(case.name, ())) for case in CASES]
 
 
-def _export_and_import(gm: fx.GraphModule, folder: Path, class_name: str) -> type:
-    fxexport.export(gm, folder, module_name=class_name)
+def _export_and_import(gm: fx.GraphModule, folder: Path, class_name: str, annotate: bool) -> type:
+    fxexport.export(gm, folder, module_name=class_name, annotate=annotate)
     try:
         return getattr(importlib.import_module(folder.name), class_name)
     finally:
@@ -62,7 +112,10 @@ def _split_producer(source: str) -> tuple[list[str], list[str]]:
 
 
 def test_every_listed_case_exists() -> None:
-    assert set(NOT_FIXED_POINTS) <= {case.name for case in CASES}
+    names = {case.name for case in CASES}
+    assert set(NOT_FIXED_POINTS) <= names and set(OWN_PRODUCERS) <= names
+    # every graph that symbolic_trace cannot capture again has its own producer listed
+    assert {n for n in names if n.startswith(("export_", "make_fx_", "dynamo_", "unflatten_"))} == set(OWN_PRODUCERS)
 
 
 @pytest.mark.parametrize("case", _cases())
@@ -72,9 +125,10 @@ def test_reexport_is_a_fixed_point(case: Case, tmp_path: Path, monkeypatch: pyte
     # name in torch.fx's global wrap table, which breaks every later symbolic_trace: keep that table local.
     monkeypatch.setattr(torch.fx._symbolic_trace, "_wrapped_fns_to_patch", dict(torch.fx._symbolic_trace._wrapped_fns_to_patch))
     first, second = tmp_path / f"fixed_point_{case.name}_a", tmp_path / f"fixed_point_{case.name}_b"
-    cls = _export_and_import(case.build(), first, case.class_name)
-    fxexport.export(fx.symbolic_trace(cls()), second, module_name=case.class_name)
+    capture, annotate = (OWN_PRODUCERS[case.name], False) if case.name in OWN_PRODUCERS else (_retrace, True)
+    cls = _export_and_import(case.build(), first, case.class_name, annotate)
+    fxexport.export(capture(cls(), case), second, module_name=case.class_name, annotate=annotate)
     code_a, producer_a = _split_producer((first / "module.py").read_text())
     code_b, producer_b = _split_producer((second / "module.py").read_text())
     assert code_b == code_a, "".join(difflib.unified_diff(code_a, code_b, "first/module.py", "second/module.py"))
-    assert len(producer_a) == 1 and producer_b == [RETRACED]
+    assert len(producer_a) == 1 and producer_b == (producer_a if case.name in OWN_PRODUCERS else [RETRACED])

@@ -56,7 +56,7 @@ def test_exception_mid_write_leaves_no_target(tmp_path: Path, monkeypatch: pytes
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(write, "write_safetensors", explode)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="^disk on fire$"):
         fxexport.export(fx.symbolic_trace(nn.Linear(2, 2)), tmp_path / "pkg")
     assert list(tmp_path.iterdir()) == []
 

@@ -266,8 +266,11 @@ def read_safetensors(file: Path):
         else:
             # Kernels pick their paths by alignment: a tensor not on a 64-byte boundary (as the
             # allocator would give) is copied, so it computes exactly as the source's did.
-            raw = torch.empty(0, dtype=torch.uint8, device="cpu").set_(data)
-            yield key, raw.clone().view(dtype).reshape(shape)
+            copy = torch.empty(shape, dtype=dtype, device="cpu")
+            torch.empty(0, dtype=torch.uint8).set_(copy.untyped_storage()).copy_(
+                torch.empty(0, dtype=torch.uint8).set_(data)
+            )
+            yield key, copy
 
 
 def tensor_entry(key: str, info, data_start: int, size: int):
