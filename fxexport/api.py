@@ -11,7 +11,7 @@ from torch import fx
 
 from .collect import collect
 from .errors import FxExportError
-from .formatting import format_sources, hold_out_bodies
+from .formatting import format_definitions, format_sources
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
@@ -56,15 +56,14 @@ def generate(
     folders = tuple(map(Path, templates))
     check_template_dirs(folders)
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes)
-    package = plan_weights(package, weights=weights, max_shard_size=max_shard_size)
-    skeleton, bodies = hold_out_bodies(package)
-    return package, _format(render(skeleton, folders), folders, bodies)
+    package = format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
+    return package, _format(render(package, folders), folders)
 
 
-def _format(sources: dict[str, str], templates: tuple[Path, ...], bodies: list[tuple[str, ...]]) -> dict[str, str]:
-    """black; invalid Python from a user's templates is their error to fix, not ours."""
+def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, str]:
+    """black's style; invalid Python from a user's templates is their error to fix, not ours."""
     try:
-        return format_sources(sources, bodies)
+        return format_sources(sources)
     except FxExportError as error:
         if not templates:
             raise

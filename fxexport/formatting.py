@@ -1,109 +1,174 @@
-"""format: black, in memory, with a pinned mode, so tests compare exactly what is written.
+"""format: black's style, in memory, with a pinned mode, so tests compare exactly what is written.
 
-black costs about a millisecond per line, so for large graphs the forward bodies are held out
-of the file black sees: fxexport emits them in black's style already (quotes, spacing, `**`),
-and only the statements too long for a line go through black, in one batch.
+black costs about a millisecond per line (and a third of a second to import), so it runs only
+where it would change something. fxexport emits code in black's style already (quotes,
+spacing, blank lines; the fixed loader text is kept formatted, see tests/test_formatting.py):
+black sees only the statements with a line too long for it, in one batch, and library code
+copied into module.py (formatted once per text). The result is what black writes for the
+whole file, which the tests check on every case.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-import re
-
-import black
+import functools
+from typing import TYPE_CHECKING, Any
 
 from .errors import FxExportError
 from .ir import PackageIR
 
-MODE = black.Mode(target_versions={black.TargetVersion.PY39}, line_length=88)
-FAST_PATH_LINES = 1500  # forward lines in a package above which bodies skip whole-file black
-BODY_INDENT = 8
-_PLACEHOLDER = "__fxexport_body_{}__"
-_PLACEHOLDER_LINE = re.compile(r"^( *)__fxexport_body_(\d+)__$", re.MULTILINE)
+if TYPE_CHECKING:
+    import black
+
+LINE_LENGTH = 88
 _SPLIT = "# fxexport: split"
+_COMPOUND_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+@functools.cache
+def _mode() -> black.Mode:
+    import black
+
+    return black.Mode(target_versions={black.TargetVersion.PY39}, line_length=LINE_LENGTH)
 
 
 def format_source(path: str, source: str) -> str:
-    """`source` formatted by black with MODE; FxExportError (a bug of ours) if it is not valid Python."""
+    """`source` formatted by black with the pinned mode; FxExportError (a bug of ours) if it is not valid Python."""
+    import black
+
     try:
-        return black.format_str(source, mode=MODE)
+        return black.format_str(source, mode=_mode())
     except Exception as error:  # black raises several types for invalid input
         raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
 
 
-def hold_out_bodies(package: PackageIR, threshold: int | None = None) -> tuple[PackageIR, list[tuple[str, ...]]]:
-    """Replace each block of generated statements by a placeholder line in a large package; returns the blocks."""
-    limit = FAST_PATH_LINES if threshold is None else threshold
-    if sum(len(c.forward_lines) + len(c.init_lines) for c in package.classes) <= limit:
-        return package, []
-    bodies: list[tuple[str, ...]] = []
-
-    def hold(lines: tuple[str, ...]) -> tuple[str, ...]:
-        if not lines:
-            return lines
-        bodies.append(lines)
-        return (_PLACEHOLDER.format(len(bodies) - 1),)
-
-    classes = tuple(
-        dataclasses.replace(c, init_lines=hold(c.init_lines), fixup_lines=hold(c.fixup_lines), forward_lines=hold(c.forward_lines))
-        for c in package.classes
-    )
-    return dataclasses.replace(package, classes=classes), bodies
+@functools.lru_cache(maxsize=256)
+def _formatted_definition(code: str) -> str:
+    return format_source("module.py", code).rstrip("\n")
 
 
-def _statements(lines: tuple[str, ...]) -> list[list[str]]:
-    """Group lines into statements: a line ending in ':' takes the indented lines after it."""
-    groups: list[list[str]] = []
-    for line in lines:
-        if line.startswith(" ") and groups and groups[-1][0].endswith(":"):
-            groups[-1].append(line)
-        else:
-            groups.append([line])
-    return groups
+def format_definitions(package: PackageIR) -> PackageIR:
+    """Library code copied into module.py, as black writes it (its source may have any style)."""
+    return dataclasses.replace(package, definitions=tuple(map(_formatted_definition, package.definitions)))
 
 
-def _fits(group: list[str], indent: int) -> bool:
-    """True when black would leave the statement as it is: short lines, or a comment (never wrapped)."""
-    return group[0].startswith("#") or all(len(line) + indent <= MODE.line_length for line in group)
+@dataclasses.dataclass(frozen=True)
+class _Span:
+    """Lines `start`..`end` (1-based, inclusive) of one statement, or of a compound statement's header."""
+
+    start: int
+    end: int
+    indent: int
+    header: bool  # a `def`/`class`/`with` line without its body: black sees it with a `pass` body
 
 
-def _black_batch(groups: list[list[str]], indent: int) -> list[list[str]]:
-    """Format many statements in one black call, nested as deep as `indent` (a multiple of 4)."""
-    if not groups:
-        return []
-    pad = " " * indent
-    header = ["class _Body:", "    def _body(self):"] + [f"{' ' * level}if True:" for level in range(8, indent, 4)]
-    parts = [f"{pad}{_SPLIT}\n" + "".join(f"{pad}{line}\n" for line in group) for group in groups]
-    formatted = format_source("module.py", "\n".join(header) + "\n" + "".join(parts)).splitlines()[len(header) :]
-    chunks: list[list[str]] = []
-    for line in formatted:
-        if line.strip() == _SPLIT:
-            chunks.append([])
-        elif line.strip():
-            chunks[-1].append(line[indent:])
-    return chunks
+def format_python(path: str, source: str) -> str:
+    """`source` as black would write it, given that every statement whose lines fit is in black's style already."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
+    lines = source.split("\n")
+    spans = list(_long_spans(tree.body, lines))
+    if not spans:
+        return source
+    for span, formatted in reversed(list(zip(spans, _black_spans(path, spans, lines)))):
+        lines[span.start - 1 : span.end] = formatted
+    return "\n".join(lines)
 
 
-def format_body(lines: tuple[str, ...], indent: int = BODY_INDENT) -> list[str]:
-    """Statements in black's style: short ones as emitted (already black's style), long ones through black."""
-    groups = _statements(lines)
-    long_ones = [g for g in groups if not _fits(g, indent)]
-    formatted = iter(_black_batch(long_ones, indent))
-    result: list[str] = []
-    for group in groups:
-        result += group if _fits(group, indent) else next(formatted)
+def _too_long(lines: list[str], start: int, end: int) -> bool:
+    """True when a line of code (not a comment: black never wraps those) is longer than black allows."""
+    return any(len(line) > LINE_LENGTH and not line.lstrip().startswith("#") for line in lines[start - 1 : end])
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _children(node: ast.stmt) -> list[list[ast.stmt]]:
+    lists = [getattr(node, name, None) for name in _COMPOUND_BODIES]
+    found: list[list[Any]] = [x for x in lists if isinstance(x, list) and x]
+    return found
+
+
+def _header_end(node: ast.stmt, lines: list[str]) -> int:
+    """The last line of a compound statement's header: before its body, skipping comments and blank lines."""
+    end = node.body[0].lineno - 1  # type: ignore[attr-defined]
+    while end > node.lineno and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+        end -= 1
+    return end
+
+
+def _long_spans(body: list[ast.stmt], lines: list[str]):  # type: ignore[no-untyped-def]
+    """The statements (and compound headers) that have a line too long, in order."""
+    for node in body:
+        start, indent = _first_line(node), node.col_offset
+        children = _children(node)
+        if not children:
+            if _too_long(lines, start, node.end_lineno or node.lineno):
+                yield _Span(start, node.end_lineno or node.lineno, indent, False)
+            continue
+        simple_compound = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith))
+        if not simple_compound:  # if/for/while/try: their `else:`/`except:` lines too; small in generated code
+            if _too_long(lines, start, node.end_lineno or node.lineno):
+                yield _Span(start, node.end_lineno or node.lineno, indent, False)
+            continue
+        end = _header_end(node, lines)
+        if _too_long(lines, start, end):
+            yield _Span(start, end, indent, True)
+        yield from _long_spans(node.body, lines)  # type: ignore[attr-defined]
+
+
+def _black_spans(path: str, spans: list[_Span], lines: list[str]) -> list[list[str]]:
+    """Each span as black writes it: one black call per indentation level."""
+    by_indent: dict[int, list[int]] = {}
+    for index, span in enumerate(spans):
+        by_indent.setdefault(span.indent, []).append(index)
+    result: list[list[str]] = [[] for _ in spans]
+    for indent, indexes in by_indent.items():
+        for index, chunk in zip(indexes, _black_batch(path, [spans[i] for i in indexes], lines, indent)):
+            result[index] = chunk
     return result
 
 
-def _splice(source: str, bodies: list[tuple[str, ...]]) -> str:
-    def body(match: re.Match[str]) -> str:
-        indent = match.group(1)
-        return "\n".join(f"{indent}{line}" for line in format_body(bodies[int(match.group(2))], len(indent)))
-
-    return _PLACEHOLDER_LINE.sub(body, source)
+def _wrapper(indent: int) -> list[str]:
+    """Lines that put what follows `indent` spaces deep: a class, a method, then `if True:` blocks."""
+    shells = ["class _Shell:", "    def _shell(self):"] + [f"{' ' * level}if True:" for level in range(8, indent, 4)]
+    return shells[: indent // 4] if indent < 8 else shells
 
 
-def format_sources(files: dict[str, str], bodies: list[tuple[str, ...]] = ()) -> dict[str, str]:  # type: ignore[assignment]
-    """black every Python file; then put back the held-out forward bodies."""
-    formatted = {path: format_source(path, text) if path.endswith(".py") else text for path, text in files.items()}
-    return {path: _splice(text, list(bodies)) if bodies and path.endswith(".py") else text for path, text in formatted.items()}
+def _black_batch(path: str, spans: list[_Span], lines: list[str], indent: int) -> list[list[str]]:
+    pad = " " * indent
+    wrapper = _wrapper(indent)
+    parts = []
+    for span in spans:
+        text = [lines[i] for i in range(span.start - 1, span.end)]
+        if span.header:
+            text.append(f"{pad}    pass")
+        parts.append("\n".join([f"{pad}{_SPLIT}", *text]))
+    formatted = format_source(path, "\n".join([*wrapper, *parts]) + "\n").split("\n")
+    chunks: list[list[str]] = []
+    for line in formatted[len(wrapper) :]:
+        if line == f"{pad}{_SPLIT}":
+            chunks.append([])
+        elif chunks:
+            chunks[-1].append(line)  # at the same depth as in the file: the wrapper put it there
+    for span, chunk in zip(spans, chunks):
+        while chunk and not chunk[-1].strip():
+            chunk.pop()  # the blank lines black puts between statements
+        if span.header:
+            chunk.pop()  # the `pass` body
+    return chunks
+
+
+def format_sources(files: dict[str, str]) -> dict[str, str]:
+    """Every Python file in black's style (see format_python); other files as they are."""
+    return {path: format_python(path, text) if path.endswith(".py") else text for path, text in files.items()}
+
+
+def black_everything(files: dict[str, str]) -> dict[str, str]:
+    """Every Python file through black whole: what format_sources must equal (the tests' reference)."""
+    return {path: format_source(path, text) if path.endswith(".py") else text for path, text in files.items()}

@@ -7,8 +7,7 @@ import keyword
 import re
 import unicodedata
 from collections.abc import Iterable
-
-from black.strings import normalize_string_quotes
+from typing import Any
 
 _ILLEGAL_CHAR = re.compile(r"[^0-9A-Za-z_]")
 _SUFFIX = re.compile(r"^(.*)_(\d+)$")
@@ -75,7 +74,27 @@ class Namespace:
 
 def quote(text: str) -> str:
     """`repr(text)` with the quotes black would choose, so emitted lines are already black-stable."""
-    return normalize_string_quotes(repr(text))
+    code = repr(text)
+    if '"' not in text:
+        # repr() quotes with ' unless the text holds one; black prefers " where no escape is added.
+        return f'"{code[1:-1]}"' if code.startswith("'") else code
+    from black.strings import normalize_string_quotes  # double quotes inside: black's own rule decides
+
+    return normalize_string_quotes(code)
+
+
+def code_of(value: Any) -> str:
+    """A str, int, float, bool, None, torch dtype, or tuple/list/dict of them as code, quoted as black writes it."""
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, tuple):
+        items = ", ".join(map(code_of, value))
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    if isinstance(value, list):
+        return f"[{', '.join(map(code_of, value))}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{code_of(k)}: {code_of(v)}" for k, v in value.items()) + "}"
+    return repr(value)  # numbers, booleans, None, torch.float32
 
 
 def attribute_access(base: str, path: Iterable[str]) -> str:

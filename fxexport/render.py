@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ import torch
 
 from .errors import FxExportError
 from .ir import PackageIR
+from .names import code_of, quote
 from .weights import DTYPES
 from .write import MANIFEST
 
@@ -28,10 +30,19 @@ def template_dirs() -> list[Path]:
 
 
 def environment(extra: Sequence[Path] = ()) -> jinja2.Environment:
-    """The one Jinja environment: user template folders first, then ours (also as `fxexport/<name>`)."""
+    """The one Jinja environment: user template folders first, then ours (also as `fxexport/<name>`).
+
+    One per set of folders and process: it keeps the templates compiled (and recompiles one whose
+    file changed), so only the first export in a process pays for compiling them.
+    """
+    return _environment(tuple(str(folder) for folder in extra))
+
+
+@functools.lru_cache(maxsize=16)
+def _environment(extra: tuple[str, ...]) -> jinja2.Environment:
     ours = [str(d) for d in template_dirs()]
     loader = jinja2.ChoiceLoader([
-        jinja2.FileSystemLoader([*map(str, extra), *ours]),
+        jinja2.FileSystemLoader([*extra, *ours]),
         jinja2.PrefixLoader({BUILTIN_PREFIX: jinja2.FileSystemLoader(ours)}),
     ])  # fmt: skip
     env = jinja2.Environment(
@@ -106,27 +117,27 @@ def requirements(package: PackageIR) -> tuple[str, ...]:
 
 
 def _dtype_table() -> str:
-    """The loader's map from safetensors dtype codes to torch dtypes: the inverse of what weights.py writes."""
-    entries = ", ".join(f"{code!r}: {getattr(torch, name)!r}" for name, code in DTYPES.items())
-    return f"{{{entries}}}"
+    """The loader's map from safetensors dtype codes to torch dtypes (the inverse of what weights.py
+    writes), one entry a line with a trailing comma: as black lays out a dict too long for one line."""
+    entries = "".join(f"    {quote(code)}: {getattr(torch, name)!r},\n" for name, code in DTYPES.items())
+    return f"{{\n{entries}}}"
 
 
 def _views_table(package: PackageIR) -> str:
     """Each tensor rebuilt as a view: key -> (storage key, dtype, shape, stride, storage offset)."""
-    entries = ", ".join(
-        f"{t.key!r}: ({view.storage!r}, {t.tensor.dtype!r}, {t.shape!r}, {view.stride!r}, {view.offset!r})"
+    return code_of({
+        t.key: (view.storage, t.tensor.dtype, t.shape, view.stride, view.offset)
         for t in package.tensors
         if (view := t.view) is not None
-    )
-    return f"{{{entries}}}"
+    })  # fmt: skip
 
 
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
-        "class_name": repr(package.class_name),
-        "weight_files": repr(package.weight_files),
-        "tied_tensors": repr(dict(package.ties)),
+        "class_name": code_of(package.class_name),
+        "weight_files": code_of(package.weight_files),
+        "tied_tensors": code_of(dict(package.ties)),
         "tensor_count": repr(len(package.tensors)),
         "tensor_views": _views_table(package),
         "safetensors_dtypes": _dtype_table(),

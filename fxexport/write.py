@@ -94,14 +94,15 @@ def write_package(
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".fxexport-tmp", dir=folder.absolute().parent))
     except OSError as error:
         raise FxExportError(f"cannot write to {str(folder.absolute().parent)!r}: {error.strerror}") from error
+    compiling: subprocess.Popen[str] | None = None
     try:
         hashes = {}
         for relative, text in sorted(sources.items()):
             data = text.encode("utf-8")
             (staging / relative).write_bytes(data)
             hashes[relative] = _sha256(data)
-        if bytecode:
-            write_bytecode(staging, [name for name in sorted(sources) if name.endswith(".py")])
+        if bytecode:  # compiles in another process while the weights are written
+            compiling = start_bytecode(staging, [name for name in sorted(sources) if name.endswith(".py")])
         written = [0]
 
         def advance(count: int) -> None:
@@ -116,17 +117,27 @@ def write_package(
             (staging / INDEX).write_text(index, encoding="utf-8")
             hashes[INDEX] = _sha256(index.encode())
         (staging / MANIFEST).write_text(manifest(package, hashes, version), encoding="utf-8")
+        if compiling is not None:
+            finish_bytecode(compiling)
         umask = os.umask(0)
         os.umask(umask)
         staging.chmod(0o777 & ~umask)
         _replace(staging, folder)
     except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
+        _discard(staging, compiling)
         raise FxExportError(f"cannot write {str(folder)!r}: {error.strerror or error}") from error
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _discard(staging, compiling)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
+
+
+def _discard(staging: Path, compiling: subprocess.Popen[str] | None) -> None:
+    """Stop a compiler still writing into the staging folder, then remove the folder."""
+    if compiling is not None and compiling.poll() is None:
+        compiling.kill()
+        compiling.wait()
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 # Compiles in a fresh interpreter: marshal's output depends on which strings the compiling
@@ -149,13 +160,25 @@ def write_bytecode(folder: Path, sources: list[str]) -> None:
     it even where bytecode is never written (PYTHONDONTWRITEBYTECODE, read-only folders). The
     name recorded in the code is relative; the import system replaces it with the real path.
     """
+    compiling = start_bytecode(folder, sources)
+    if compiling is not None:
+        finish_bytecode(compiling)
+
+
+def start_bytecode(folder: Path, sources: list[str]) -> subprocess.Popen[str] | None:
+    """Start compiling (see write_bytecode) in a fresh interpreter; the caller goes on meanwhile."""
     tag = sys.implementation.cache_tag
     if tag is None or not sys.executable or not sources:
-        return  # an interpreter without bytecode caching, or one that cannot start itself
+        return None  # an interpreter without bytecode caching, or one that cannot start itself
     command = [sys.executable, "-I", "-c", _COMPILE, str(folder.absolute()), tag, *sources]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def finish_bytecode(compiling: subprocess.Popen[str]) -> None:
+    """Wait for the compiler started by start_bytecode; FxExportError if it failed."""
+    _, errors = compiling.communicate()
+    if compiling.returncode != 0:
+        lines = errors.strip().splitlines() or [f"exit status {compiling.returncode}"]
         raise FxExportError(f"cannot compile the generated code to bytecode: {lines[-1]}; export with bytecode=False (--no-bytecode)")
 
 

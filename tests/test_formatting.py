@@ -1,6 +1,8 @@
-"""The fast formatting path (large graphs) writes exactly what black writes."""
+"""Formatting: what fxexport writes is exactly what black writes, and black runs only where it changes something."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
@@ -8,11 +10,13 @@ from torch import fx, nn
 
 import fxexport
 import fxexport.formatting as formatting
+from fxexport.render import environment
 from tests.cases import CASES
 from tests.producers import PRODUCERS
 from tests.test_hostile_names import HOSTILE
 
 ALL = [(c.name, c.build) for c in CASES] + [(p.name, p.build) for p in PRODUCERS if p.name not in {c.name for c in CASES}]
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _hostile_graph() -> fx.GraphModule:
@@ -29,9 +33,33 @@ def _hostile_graph() -> fx.GraphModule:
 
 
 @pytest.mark.parametrize("name,build", [*ALL, ("hostile", _hostile_graph)], ids=[n for n, _ in ALL] + ["hostile"])
-def test_fast_path_equals_black(name: str, build, monkeypatch: pytest.MonkeyPatch) -> None:
-    gm = build()
-    _, expected = fxexport.generate(gm, package_name="pkg")
-    monkeypatch.setattr(formatting, "FAST_PATH_LINES", 0)
-    _, fast = fxexport.generate(gm, package_name="pkg")
-    assert fast["module.py"] == expected["module.py"]
+def test_written_code_is_what_black_writes(name: str, build) -> None:
+    _, files = fxexport.generate(build(), package_name="pkg")
+    assert {p: t for p, t in files.items() if p.endswith(".py")} == formatting.black_everything({p: t for p, t in files.items() if p.endswith(".py")})
+
+
+def test_the_loader_text_is_kept_in_blacks_style() -> None:
+    marker = "{{ codes.safetensors_dtypes }}"
+    template = (REPO / "templates" / "loader.py.jinja").read_text()
+    assert template.count(marker) == 1
+    text = environment().get_template("loader.py.jinja").render(codes={"safetensors_dtypes": "{}"})
+    assert formatting.format_source("loader.py", text) == text.lstrip("\n")
+    too_long = [line for line in text.splitlines() if len(line) > formatting.LINE_LENGTH and not line.lstrip().startswith("#")]
+    assert too_long == []  # else every export would send it to black
+
+
+def test_black_sees_only_statements_too_long_for_a_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = formatting.format_source
+
+    def counting(path: str, source: str) -> str:
+        seen.append(source)
+        return real(path, source)
+
+    monkeypatch.setattr(formatting, "format_source", counting)
+    fxexport.generate(fx.symbolic_trace(nn.Sequential(nn.Linear(2, 3), nn.ReLU())), package_name="pkg")
+    assert seen == []
+    long = nn.Sequential(nn.Conv2d(3, 3, 3, stride=2, padding=1, dilation=1, groups=1, bias=False, padding_mode="reflect"))
+    _, files = fxexport.generate(fx.symbolic_trace(long), package_name="pkg")
+    assert len(seen) == 1 and seen[0].count("# fxexport: split") == 1 and "load_tensors" not in seen[0]
+    assert files["module.py"] == real("module.py", files["module.py"])

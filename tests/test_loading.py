@@ -257,6 +257,7 @@ def test_weights_from_another_writer_load_even_when_unaligned(folder: Path, sour
 
     assert torch.equal(load_file(tmp_path / "odd.safetensors")["embed.weight"], source.embed.weight)
     model = _package(folder).FxModule(weights=tmp_path / "odd.safetensors")
+    assert [k for k, t in model.state_dict().items() if t.data_ptr() % 64] == []  # the unaligned ones were copied
     x = torch.randn(2, 3)
     assert torch.equal(model(x), source(x))
 

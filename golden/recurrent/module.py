@@ -77,7 +77,7 @@ class FxModule(nn.Module):
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:
-    """Fill every parameter, buffer and tensor constant of `module` with its saved values.
+    """Fill every parameter, buffer and tensor constant of `module` with saved values.
 
     `weights` is None for the safetensors files beside this module, the path of a
     safetensors file or of a folder of them, or a state_dict-like mapping of tensors.
@@ -109,8 +109,8 @@ def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) ->
 
 
 def rebuilt_views(key: str, saved: torch.Tensor, views):
-    """(key, tensor) pairs for a saved tensor: itself, or each tensor that views it (TENSOR_VIEWS),
-    with the source's shape, stride and storage offset, all sharing its storage."""
+    """(key, tensor) pairs for a saved tensor: itself, or each tensor that views it
+    (TENSOR_VIEWS) with the source's shape, stride and offset, sharing its storage."""
     if views is None:
         yield key, saved
         return
@@ -126,7 +126,7 @@ def rebuilt_views(key: str, saved: torch.Tensor, views):
 def place_tensor(
     owners: dict[str, nn.Module], key: str, tensor: torch.Tensor
 ) -> torch.Tensor:
-    """Put `tensor` where the stub `key` is (as a Parameter for a parameter); returns what was put."""
+    """Put `tensor` where the stub `key` is (a parameter as a Parameter); returns it."""
     owner_path, _, name = key.rpartition(".")
     owner = owners.get(owner_path)
     if owner is not None and owner._parameters.get(name) is not None:
@@ -145,7 +145,7 @@ def place_tensor(
 
 
 def held_tensors(module: nn.Module):
-    """(key, tensor) for every parameter, buffer and tensor attribute, tied ones at each place."""
+    """(key, tensor) of each parameter, buffer and tensor attribute, at every place."""
     for owner_path, owner in module.named_modules(remove_duplicate=False):
         held = {**owner._parameters, **owner._buffers}
         held.update(
@@ -158,11 +158,12 @@ def held_tensors(module: nn.Module):
 
 @contextmanager
 def skip_init():
-    """While the skeleton is built on this thread, torch.nn.init's initialisers do nothing.
+    """While the skeleton is built on this thread, nn.init's initialisers do nothing.
 
-    Every value is loaded afterwards (or the skeleton stays on meta), so initialising would be
-    wasted work. Other threads keep the real initialisers, and one skeleton is built at a time.
-    Garbage collection waits meanwhile: each collection would walk every object in the process.
+    Every value is loaded afterwards (or the skeleton stays on meta), so initialising
+    would be wasted work. Other threads keep the real initialisers, and one skeleton is
+    built at a time. Garbage collection waits meanwhile: each collection would walk
+    every object in the process.
     """
     lock = vars(nn.init).setdefault("_skip_init_lock", threading.RLock())
     builder = threading.get_ident()
@@ -192,7 +193,7 @@ def skip_init():
 
 @contextmanager
 def gc_paused():
-    """Hold off garbage collection: loading makes many objects, and no garbage cycles."""
+    """Hold off garbage collection: loading makes many objects and no garbage cycles."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -211,8 +212,8 @@ def saved_tensors(weights, device):
     if weights is None:
         if not WEIGHT_FILES:
             raise RuntimeError(
-                "this export was written without weights: pass weights=<safetensors path or "
-                "state_dict>, or load_weights=False"
+                "this export was written without weights: pass weights=<safetensors "
+                "path or state_dict>, or load_weights=False"
             )
         files = [Path(__file__).resolve().parent / name for name in WEIGHT_FILES]
     else:
@@ -244,10 +245,12 @@ SAFETENSORS_DTYPES = {
 
 
 def read_safetensors(file: Path):
-    """(name, tensor) pairs of a safetensors file, each a view of the file mapped copy-on-write
-    (read lazily, page by page, on first use), or a copy where it is not 64-byte aligned.
+    """(name, tensor) pairs of a safetensors file, each a view of the file mapped
+    copy-on-write (read lazily, page by page, on first use), or a copy where it is not
+    64-byte aligned.
 
-    The header is JSON (no code runs on load); every entry is checked against the file's size.
+    The header is JSON (no code runs on load); each entry is checked against the file's
+    size.
     """
     try:
         size = file.stat().st_size
@@ -268,8 +271,9 @@ def read_safetensors(file: Path):
         storage = torch.UntypedStorage.from_file(str(file), shared=False, nbytes=size)
     except (OSError, ValueError, struct.error, RuntimeError) as error:
         raise RuntimeError(
-            f"cannot read weights {file.name} in {file.parent}: {error}; the file is damaged "
-            f"or incomplete (check the folder with: python -m fxexport verify {file.parent})"
+            f"cannot read weights {file.name} in {file.parent}: {error}; the file is "
+            f"damaged or incomplete (check the folder with: python -m fxexport verify "
+            f"{file.parent})"
         ) from error
     for key, dtype, shape, start, end in entries:
         data = storage[start:end]
@@ -287,7 +291,7 @@ def read_safetensors(file: Path):
 
 
 def tensor_entry(key: str, info, data_start: int, size: int):
-    """(key, dtype, shape, start, end) of one header entry; ValueError when it does not fit the file."""
+    """(key, dtype, shape, start, end) of an entry; ValueError if it does not fit."""
     try:
         dtype = SAFETENSORS_DTYPES.get(info["dtype"])
         shape, (start, end) = list(info["shape"]), info["data_offsets"]
