@@ -65,11 +65,13 @@ class _Span:
 
 def format_python(path: str, source: str) -> str:
     """`source` as black would write it, given that every statement whose lines fit is in black's style already."""
+    lines = source.split("\n")
+    if not _too_long(lines, 1, len(lines)):
+        return source  # nothing for black to do: no need to parse (a second for a 40,000-line file)
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
         raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
-    lines = source.split("\n")
     spans = list(_long_spans(tree.body, lines))
     if not spans:
         return source

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import torch
@@ -30,7 +31,7 @@ class TensorIR:
     file: str = ""  # the weight file that holds it (a view: that of its storage); "" when the export has no weight files
     view: ViewIR | None = None  # set when it is rebuilt as a view of a saved storage, keeping strides and sharing
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         """Size of the tensor's data in bytes."""
         return self.tensor.numel() * self.tensor.element_size()
