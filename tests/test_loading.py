@@ -256,10 +256,12 @@ def test_weights_from_another_writer_load_even_when_unaligned(folder: Path, sour
     from safetensors.torch import load_file
 
     assert torch.equal(load_file(tmp_path / "odd.safetensors")["embed.weight"], source.embed.weight)
-    model = _package(folder).FxModule(weights=tmp_path / "odd.safetensors")
-    assert [k for k, t in model.state_dict().items() if t.data_ptr() % 64] == []  # the unaligned ones were copied
+    from_file = _package(folder).FxModule(weights=tmp_path / "odd.safetensors")
+    from_dict = _package(folder).FxModule(weights=load_file(tmp_path / "odd.safetensors"))
     x = torch.randn(2, 3)
-    assert torch.equal(model(x), source(x))
+    for model in (from_file, from_dict):
+        assert [k for k, t in model.state_dict().items() if t.data_ptr() % 64] == []  # the unaligned ones were copied
+        assert torch.equal(model(x), source(x))
 
 
 LOAD_ERRORS = [

@@ -188,7 +188,11 @@ def saved_tensors(weights, device):
     """(name, tensor) pairs from safetensors files, memory-mapped, or from a mapping."""
     target = torch.device(device if device is not None else "cpu")
     if isinstance(weights, Mapping):
-        yield from ((key, value.detach().to(target)) for key, value in weights.items())
+        for key, value in weights.items():
+            value = value.detach().to(target)
+            if value.device.type == "cpu" and value.untyped_storage().data_ptr() % 64:
+                value = value.clone()  # read by a library into memory not on 64 bytes
+            yield key, value
         return
     if weights is None:
         if not WEIGHT_FILES:

@@ -3,13 +3,18 @@
 Each entry builds its model lazily (a library is imported only when one of its models is
 built) and makes its example inputs. Nothing is downloaded: torchvision `weights=None`,
 timm `pretrained=False`, transformers models from small configs with two layers.
+
+A pair (model, producer) that cannot make a GraphModule for a reason outside fxexport is listed
+in the entry's `unsupported`, with the reason and a piece of the error the producer raises: the
+zoo fails on any unlisted failure, and on a listed pair that works or fails otherwise.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -17,6 +22,19 @@ from torch import nn
 
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 LIBRARIES = ("torchvision", "timm", "transformers")
+
+
+def always() -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """Why a producer makes no GraphModule of a model (or the model cannot be built at all)."""
+
+    reason: str
+    error: str  # a piece of the error raised, so that a listing which fails otherwise is noticed
+    applies: Callable[[], bool] = always  # asked at run time: some reasons hold for one library version only
 
 
 @dataclass(frozen=True)
@@ -27,6 +45,13 @@ class ZooModel:
     build: Callable[[], nn.Module]
     inputs: Callable[[], Inputs]
     producers: tuple[str, ...] = ("symbolic_trace", "export")  # "feature_extraction": build() makes the graph
+    unsupported: Mapping[str, Unsupported] = field(default_factory=dict)  # producer -> why it makes no GraphModule
+    unbuildable: Unsupported | None = None  # why this model cannot be built with the libraries installed
+
+    def listed(self, producer: str) -> Unsupported | None:
+        """The catalog's reason why `producer` makes no GraphModule here, None when it must make one."""
+        listing = self.unbuildable or self.unsupported.get(producer)
+        return listing if listing is not None and listing.applies() else None
 
 
 def image(size: int = 64, frames: int = 0) -> Callable[[], Inputs]:
@@ -136,6 +161,12 @@ def tm_features(name: str, nodes: dict[str, str]) -> Callable[[], nn.Module]:
     return lambda: _attr("timm.layers._fx.create_feature_extractor")(tm(name)(), nodes)
 
 
+def traced_branch(where: str) -> dict[str, Unsupported]:
+    """symbolic_trace cannot trace Python control flow on a traced value (torch.export guards or branches instead)."""
+    reason = f"{where}, and under symbolic_trace that value is a Proxy"
+    return {"symbolic_trace": Unsupported(reason, "symbolically traced variables cannot be used as inputs to control flow")}
+
+
 TIMM = [
     ZooModel("timm_resnet18d", "timm", "cnn", tm("resnet18d"), image()),
     ZooModel("timm_efficientnet_b0", "timm", "cnn", tm("efficientnet_b0"), image()),
@@ -152,7 +183,9 @@ TIMM = [
     ZooModel("timm_swin_tiny", "timm", "vit", tm("swin_tiny_patch4_window7_224", img_size=64, window_size=4, depths=(1, 1, 1, 1),
              embed_dim=16, num_heads=(1, 2, 2, 4)), image()),  # fmt: skip
     ZooModel("timm_levit", "timm", "vit", tm("levit_128s", img_size=64), image()),
-    ZooModel("timm_mobilevit", "timm", "vit", tm("mobilevit_xxs"), image()),
+    ZooModel("timm_mobilevit", "timm", "vit", tm("mobilevit_xxs"), image(), unsupported=traced_branch(
+             "MobileVitBlock.forward branches on the feature map's size (`if new_h != H or new_w != W`: interpolate to a "
+             "multiple of the patch size)")),  # fmt: skip
     ZooModel("timm_mixer", "timm", "vit", tm_class("mlp_mixer.MlpMixer", img_size=64, num_blocks=2, embed_dim=64), image()),
     ZooModel("timm_poolformer", "timm", "vit", tm("poolformerv2_s12"), image()),
     ZooModel("timm_coat_lite", "timm", "vit", tm("coat_lite_tiny", img_size=64), image()),
@@ -160,7 +193,8 @@ TIMM = [
     ZooModel("timm_pit_ti", "timm", "vit", tm("pit_ti_224", img_size=64), image()),
     ZooModel("timm_edgenext", "timm", "cnn", tm("edgenext_xx_small"), image()),
     ZooModel("timm_fastvit", "timm", "cnn", tm("fastvit_t8"), image()),
-    ZooModel("timm_efficientvit", "timm", "vit", tm("efficientvit_b0"), image()),
+    ZooModel("timm_efficientvit", "timm", "vit", tm("efficientvit_b0"), image(), unsupported=traced_branch(
+             "LiteMLA.forward branches on a tensor's device (`v.device.type != 'meta'`, to turn autocast off)")),  # fmt: skip
     ZooModel("timm_features_efficientnet", "timm", "detection", tm_features("efficientnet_b0", {"bn1": "stem", "bn2": "head"}), image(),
              FEATURES),  # fmt: skip
     ZooModel("timm_features_nfnet", "timm", "detection", tm_features("nfnet_l0", {"stem.act4": "stem", "final_act": "out"}), image(),
@@ -198,32 +232,56 @@ def seq2seq(**more: Any) -> dict[str, Any]:
 
 LLAMA_LIKE = {**SMALL, "num_key_value_heads": 1, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}
 
+
+def no_hf_tracer() -> bool:
+    """transformers 5 removed transformers.utils.fx: "symbolic_trace" then means torch.fx.symbolic_trace."""
+    return importlib.util.find_spec("transformers.utils.fx") is None
+
+
+NO_HF_TRACER = "transformers 5 has no fx tracer (transformers.utils.fx is gone), and torch.fx.symbolic_trace "
+# forward is wrapped by transformers' (self, *args, **kwargs) decorators (can_return_tuple, deprecate_kwarg, ...)
+WRAPPED = {"symbolic_trace": Unsupported(
+    NO_HF_TRACER + "takes the argument count from the signature that forward's (*args, **kwargs) decorators wrap and "
+    "cannot rebuild the outer decorator's code with it", "code: co_varnames is too small", no_hf_tracer)}  # fmt: skip
+DEFAULTS = {"symbolic_trace": Unsupported(
+    NO_HF_TRACER + "passes forward's **kwargs as one Proxy, which the merge_with_config_defaults decorator assigns into",
+    "'Proxy' object does not support item assignment", no_hf_tracer)}  # fmt: skip
+
 TRANSFORMERS = [
-    ZooModel("hf_bert", "transformers", "encoder", hf("BertModel", "BertConfig", **SMALL), text("attention_mask", "token_type_ids")),
+    ZooModel("hf_bert", "transformers", "encoder", hf("BertModel", "BertConfig", **SMALL), text("attention_mask", "token_type_ids"),
+             unsupported=DEFAULTS),  # fmt: skip
     ZooModel("hf_roberta", "transformers", "encoder", hf("RobertaForMaskedLM", "RobertaConfig", **{**SMALL, "pad_token_id": 0}),
-             text("attention_mask")),  # fmt: skip
+             text("attention_mask"), unsupported=WRAPPED),  # fmt: skip
     ZooModel("hf_distilbert", "transformers", "encoder", hf("DistilBertForSequenceClassification", "DistilBertConfig", vocab_size=100,
-             dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64), text("attention_mask")),  # fmt: skip
-    ZooModel("hf_albert", "transformers", "encoder", hf("AlbertModel", "AlbertConfig", **SMALL, embedding_size=16), text()),
+             dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64), text("attention_mask"),
+             unsupported=WRAPPED),  # fmt: skip
+    ZooModel("hf_albert", "transformers", "encoder", hf("AlbertModel", "AlbertConfig", **SMALL, embedding_size=16), text(),
+             unsupported=DEFAULTS),  # fmt: skip
     ZooModel("hf_electra", "transformers", "encoder", hf("ElectraForTokenClassification", "ElectraConfig", **SMALL, embedding_size=16),
-             text()),  # fmt: skip
+             text(), unsupported=WRAPPED),  # fmt: skip
     ZooModel("hf_vit", "transformers", "vit", hf("ViTModel", "ViTConfig", hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-             intermediate_size=64, image_size=32, patch_size=8), lambda: ((), {"pixel_values": image(32)()[0][0]})),  # fmt: skip
-    ZooModel("hf_gpt2", "transformers", "decoder", hf("GPT2LMHeadModel", "GPT2Config", **gpt()), text()),
-    ZooModel("hf_llama", "transformers", "decoder", hf("LlamaForCausalLM", "LlamaConfig", **LLAMA_LIKE), text()),
-    ZooModel("hf_mistral", "transformers", "decoder", hf("MistralForCausalLM", "MistralConfig", **LLAMA_LIKE), text()),
-    ZooModel("hf_qwen2", "transformers", "decoder", hf("Qwen2ForCausalLM", "Qwen2Config", **LLAMA_LIKE), text()),
-    ZooModel("hf_gemma", "transformers", "decoder", hf("GemmaForCausalLM", "GemmaConfig", **LLAMA_LIKE, head_dim=16), text()),
+             intermediate_size=64, image_size=32, patch_size=8), lambda: ((), {"pixel_values": image(32)()[0][0]}),
+             unsupported=DEFAULTS),  # fmt: skip
+    ZooModel("hf_gpt2", "transformers", "decoder", hf("GPT2LMHeadModel", "GPT2Config", **gpt()), text(), unsupported=WRAPPED),
+    ZooModel("hf_llama", "transformers", "decoder", hf("LlamaForCausalLM", "LlamaConfig", **LLAMA_LIKE), text(), unsupported=WRAPPED),
+    ZooModel("hf_mistral", "transformers", "decoder", hf("MistralForCausalLM", "MistralConfig", **LLAMA_LIKE), text(),
+             unsupported=WRAPPED),  # fmt: skip
+    ZooModel("hf_qwen2", "transformers", "decoder", hf("Qwen2ForCausalLM", "Qwen2Config", **LLAMA_LIKE), text(), unsupported=WRAPPED),
+    ZooModel("hf_gemma", "transformers", "decoder", hf("GemmaForCausalLM", "GemmaConfig", **LLAMA_LIKE, head_dim=16), text(),
+             unsupported=WRAPPED),  # fmt: skip
     ZooModel("hf_opt", "transformers", "decoder", hf("OPTForCausalLM", "OPTConfig", vocab_size=100, hidden_size=32, num_hidden_layers=2,
-             num_attention_heads=2, ffn_dim=64, max_position_embeddings=64, word_embed_proj_dim=32), text()),  # fmt: skip
-    ZooModel("hf_gpt_neox", "transformers", "decoder", hf("GPTNeoXForCausalLM", "GPTNeoXConfig", **SMALL), text()),
-    ZooModel("hf_phi", "transformers", "decoder", hf("PhiForCausalLM", "PhiConfig", **SMALL), text()),
+             num_attention_heads=2, ffn_dim=64, max_position_embeddings=64, word_embed_proj_dim=32), text(),
+             unsupported=WRAPPED),  # fmt: skip
+    ZooModel("hf_gpt_neox", "transformers", "decoder", hf("GPTNeoXForCausalLM", "GPTNeoXConfig", **SMALL), text(), unsupported=WRAPPED),
+    ZooModel("hf_phi", "transformers", "decoder", hf("PhiForCausalLM", "PhiConfig", **SMALL), text(), unsupported=WRAPPED),
     ZooModel("hf_t5", "transformers", "encoder-decoder", hf("T5ForConditionalGeneration", "T5Config", vocab_size=100, d_model=32,
-             d_kv=16, d_ff=64, num_layers=2, num_heads=2), text("decoder_input_ids")),  # fmt: skip
+             d_kv=16, d_ff=64, num_layers=2, num_heads=2), text("decoder_input_ids"), unsupported=WRAPPED),  # fmt: skip
     ZooModel("hf_bart", "transformers", "encoder-decoder", hf("BartForConditionalGeneration", "BartConfig", **seq2seq()),
-             text("decoder_input_ids")),  # fmt: skip
-    ZooModel("hf_marian", "transformers", "encoder-decoder", hf("MarianMTModel", "MarianConfig", **seq2seq()), text("decoder_input_ids")),
-    ZooModel("hf_pegasus", "transformers", "encoder-decoder", hf("PegasusModel", "PegasusConfig", **seq2seq()), text("decoder_input_ids")),
+             text("decoder_input_ids"), unsupported=WRAPPED),  # fmt: skip
+    ZooModel("hf_marian", "transformers", "encoder-decoder", hf("MarianMTModel", "MarianConfig", **seq2seq()), text("decoder_input_ids"),
+             unsupported=WRAPPED),  # fmt: skip
+    ZooModel("hf_pegasus", "transformers", "encoder-decoder", hf("PegasusModel", "PegasusConfig", **seq2seq()), text("decoder_input_ids"),
+             unsupported=WRAPPED),  # fmt: skip
 ]
 
 ZOO = [*TORCHVISION, *TIMM, *TRANSFORMERS]

@@ -1,8 +1,9 @@
 """The zoo check: `python -m tests.zoo.run [--only SUBSTRING ...] [--producer NAME] [--keep DIR]`.
 
 Needs torchvision, timm and transformers (a second venv; see README.md). Prints one row per
-(model, producer) pair and, after the table, the cause of every remaining failure.
-Exits 1 when a pair that produced a GraphModule did not export, load standalone and match.
+(model, producer) pair and, after the table, the cause of every failure. Exits 1 when a pair
+did not export, load standalone and match bit for bit, unless tests/zoo/catalog.py lists it
+as unsupported (and it still fails that way).
 """
 
 from __future__ import annotations
@@ -14,25 +15,31 @@ import warnings
 from pathlib import Path
 
 from tests.zoo.catalog import ZOO
-from tests.zoo.harness import PRODUCERS, Row, missing_libraries, run
+from tests.zoo.harness import PRODUCERS, Row, failure, missing_libraries, run
 
-COLUMNS = ("model", "library", "producer", "exported", "loaded standalone", "matched", "export s", "load s")
+COLUMNS = ("model", "library", "producer", "exported", "loaded standalone", "matched", "export s", "load s", "note")
 
 
 def _matched(row: Row) -> str:
-    if not row.matched:
-        return "no"
-    return "exact" if row.exact else f"~{row.max_error:.1e}"
+    if row.matched:
+        return "exact"
+    return f"no ({row.max_error:.1e})" if row.loaded and not row.exact else "no"
+
+
+def _note(row: Row) -> str:
+    if failure(row):
+        return "FAIL"
+    return f"unsupported: {row.unsupported.reason}" if row.unsupported else ""
 
 
 def cells(row: Row) -> tuple[str, ...]:
     if not row.has_graph:
-        return (row.model, row.library, row.producer, "no graph", "-", "-", "-", "-")
+        return (row.model, row.library, row.producer, "no graph", "-", "-", "-", "-", _note(row))
     loaded = ("yes" if row.loaded else "no") if row.exported else "-"
     matched = _matched(row) if row.exported else "-"
     export_s = f"{row.export_seconds:.1f}" if row.exported else "-"
     load_s = f"{row.load_seconds:.1f}" if row.loaded else "-"
-    return (row.model, row.library, row.producer, "yes" if row.exported else "no", loaded, matched, export_s, load_s)
+    return (row.model, row.library, row.producer, "yes" if row.exported else "no", loaded, matched, export_s, load_s, _note(row))
 
 
 def table(rows: list[Row]) -> str:
@@ -46,23 +53,19 @@ def table(rows: list[Row]) -> str:
 def summary(rows: list[Row]) -> str:
     pairs = [r for r in rows if r.has_graph]
     models = len({r.model for r in rows})
+    listed = sum(r.unsupported is not None and not failure(r) for r in rows)
     counts = (len(pairs), sum(r.exported for r in pairs), sum(r.loaded for r in pairs), sum(r.matched for r in pairs))
-    exact = sum(r.matched and r.exact for r in pairs)
-    return (f"{models} models, {len(rows)} (model, producer) attempts, {len(rows) - len(pairs)} without a GraphModule; "
-            f"pairs {counts[0]}, exported {counts[1]}, loaded standalone {counts[2]}, matched {counts[3]} ({exact} exactly)")  # fmt: skip
+    return (f"{models} models, {len(rows)} (model, producer) attempts, {len(rows) - len(pairs)} without a GraphModule "
+            f"({listed} listed as unsupported); pairs {counts[0]}, exported {counts[1]}, loaded standalone {counts[2]}, "
+            f"matched bit for bit {counts[3]}; failures {len(failures(rows))}")  # fmt: skip
 
 
 def failures(rows: list[Row]) -> list[str]:
-    lines = []
-    for row in rows:
-        if row.has_graph and not row.matched:
-            cause = row.export_error or "; ".join(row.problems) or "unknown"
-            lines.append(f"FAIL {row.package}: {cause}")
-    return lines
+    return [f"FAIL {r.package}: {failure(r)}" for r in rows if failure(r)]
 
 
-def no_graph(rows: list[Row]) -> list[str]:
-    return [f"no graph {r.package}: {r.graph_error}" for r in rows if not r.has_graph]
+def unsupported(rows: list[Row]) -> list[str]:
+    return [f"unsupported {r.package}: {r.graph_error}" for r in rows if r.unsupported and not failure(r)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="fxexport-zoo-") as scratch:
         work = options.keep or Path(scratch)
         rows = run(entries, work, tuple(options.producer or PRODUCERS), log=lambda r: print(f"  {r.package}: {cells(r)[3]}", flush=True))
-    print(table(rows), *no_graph(rows), *failures(rows), summary(rows), sep="\n")
+    print(table(rows), *unsupported(rows), *failures(rows), summary(rows), sep="\n")
     return 1 if failures(rows) else 0
 
 
