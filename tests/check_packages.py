@@ -104,6 +104,8 @@ def check(name: str, packages: Path, expect: Path, report: dict) -> None:
     module = importlib.import_module(name)
     model = getattr(module, spec["class_name"])()
     report.update(loaded=True, load_seconds=time.perf_counter() - start)
+    if spec.get("threads"):
+        torch.set_num_threads(spec["threads"])  # as the source ran: a reduction may split by thread count
     args = _decode(spec["args"], tensors)
     kwargs = _decode(spec["kwargs"], tensors)
     if spec["seed"] is not None:

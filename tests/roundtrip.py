@@ -56,6 +56,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
     spec = {
         "class_name": class_name,
         "seed": seed,
+        "threads": torch.get_num_threads(),  # the check runs with as many: results may depend on it
         "args": encoder.encode(list(args), "arg"),
         "kwargs": encoder.encode(kwargs, "kwarg"),
         "outputs": encoder.encode(leaves, "out"),
