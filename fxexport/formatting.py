@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 LINE_LENGTH = 88
 _SPLIT = "# fxexport: split"
+_END = "# fxexport: end"
 _COMPOUND_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -125,45 +126,52 @@ def _long_spans(body: list[ast.stmt], lines: list[str]):  # type: ignore[no-unty
 
 
 def _black_spans(path: str, spans: list[_Span], lines: list[str]) -> list[list[str]]:
-    """Each span as black writes it: one black call per indentation level."""
-    by_indent: dict[int, list[int]] = {}
-    for index, span in enumerate(spans):
-        by_indent.setdefault(span.indent, []).append(index)
+    """Each span as black writes it, in one black call (black costs most per call, not per line).
+
+    Spans of one indentation go under a wrapper that puts them as deep as in the file (a class,
+    a method, `if True:` blocks), each between marker comments, so black's output can be cut
+    back into spans whose lines are exactly as deep as the file's.
+    """
+    order = sorted(range(len(spans)), key=lambda i: spans[i].indent)
+    source: list[str] = []
+    for position, index in enumerate(order):
+        span = spans[index]
+        if position == 0 or spans[order[position - 1]].indent != span.indent:
+            source += _wrapper(span.indent)
+        pad = " " * span.indent
+        source += [f"{pad}{_SPLIT}", *lines[span.start - 1 : span.end]]
+        source += [f"{pad}    pass"] if span.header else []
+        source.append(f"{pad}{_END}")
+    chunks = iter(_chunks(format_source(path, "\n".join(source) + "\n").split("\n")))
     result: list[list[str]] = [[] for _ in spans]
-    for indent, indexes in by_indent.items():
-        for index, chunk in zip(indexes, _black_batch(path, [spans[i] for i in indexes], lines, indent)):
-            result[index] = chunk
+    for index in order:
+        chunk = next(chunks)
+        result[index] = chunk[:-1] if spans[index].header else chunk  # without the `pass` body
     return result
+
+
+def _chunks(formatted: list[str]) -> list[list[str]]:
+    """The lines between each split marker and the end marker after it, without blank lines at the end."""
+    chunks: list[list[str]] = []
+    inside = False
+    for line in formatted:
+        marker = line.strip()
+        if marker == _SPLIT:
+            chunks.append([])
+            inside = True
+        elif marker == _END:
+            while chunks[-1] and not chunks[-1][-1].strip():
+                chunks[-1].pop()
+            inside = False
+        elif inside:
+            chunks[-1].append(line)
+    return chunks
 
 
 def _wrapper(indent: int) -> list[str]:
     """Lines that put what follows `indent` spaces deep: a class, a method, then `if True:` blocks."""
-    shells = ["class _Shell:", "    def _shell(self):"] + [f"{' ' * level}if True:" for level in range(8, indent, 4)]
+    shells = [f"class _Shell{indent}:", "    def _shell(self):"] + [f"{' ' * level}if True:" for level in range(8, indent, 4)]
     return shells[: indent // 4] if indent < 8 else shells
-
-
-def _black_batch(path: str, spans: list[_Span], lines: list[str], indent: int) -> list[list[str]]:
-    pad = " " * indent
-    wrapper = _wrapper(indent)
-    parts = []
-    for span in spans:
-        text = [lines[i] for i in range(span.start - 1, span.end)]
-        if span.header:
-            text.append(f"{pad}    pass")
-        parts.append("\n".join([f"{pad}{_SPLIT}", *text]))
-    formatted = format_source(path, "\n".join([*wrapper, *parts]) + "\n").split("\n")
-    chunks: list[list[str]] = []
-    for line in formatted[len(wrapper) :]:
-        if line == f"{pad}{_SPLIT}":
-            chunks.append([])
-        elif chunks:
-            chunks[-1].append(line)  # at the same depth as in the file: the wrapper put it there
-    for span, chunk in zip(spans, chunks):
-        while chunk and not chunk[-1].strip():
-            chunk.pop()  # the blank lines black puts between statements
-        if span.header:
-            chunk.pop()  # the `pass` body
-    return chunks
 
 
 def format_sources(files: dict[str, str]) -> dict[str, str]:
