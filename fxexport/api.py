@@ -11,7 +11,7 @@ from torch import fx
 
 from .collect import collect
 from .errors import FxExportError
-from .formatting import format_definitions, format_sources
+from .formatting import check_python, format_definitions, format_sources
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
@@ -63,6 +63,8 @@ def generate(
 def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, str]:
     """black's style; invalid Python from a user's templates is their error to fix, not ours."""
     try:
+        if templates:  # our own templates give valid code (the bytecode step compiles it too); a user's may not
+            check_python(sources)
         return format_sources(sources)
     except FxExportError as error:
         if not templates:

@@ -174,6 +174,16 @@ def _wrapper(indent: int) -> list[str]:
     return shells[: indent // 4] if indent < 8 else shells
 
 
+def check_python(files: dict[str, str]) -> None:
+    """FxExportError for a Python file that does not compile."""
+    for path, text in files.items():
+        if path.endswith(".py"):
+            try:
+                compile(text, path, "exec", dont_inherit=True)
+            except (SyntaxError, ValueError) as error:
+                raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
+
+
 def format_sources(files: dict[str, str]) -> dict[str, str]:
     """Every Python file in black's style (see format_python); other files as they are."""
     return {path: format_python(path, text) if path.endswith(".py") else text for path, text in files.items()}

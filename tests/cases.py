@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -83,6 +84,40 @@ CASES = [
     Case("user_leaves", models.user_leaves, _randn(3, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
 ]
+
+
+
+def portable(build: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
+    """The model with every floating tensor refilled from integers, so that its values are the same on
+    every CPU: torch's initialisers take vectorised paths (normal_, uniform_ on larger tensors) that
+    give other bits under another ATEN_CPU_CAPABILITY, and a golden weight file holds the values."""
+
+    def rebuilt() -> nn.Module:
+        model = build()
+        generator = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for tensor, low in _floating_tensors(model):
+                ints = torch.randint(0, 2**10, tuple(tensor.shape), generator=generator)
+                tensor.copy_((ints.to(tensor.dtype) / 2**11 + low).to(tensor.dtype))  # exact in every float dtype
+        return model
+
+    return rebuilt
+
+
+def _floating_tensors(model: nn.Module) -> list[tuple[torch.Tensor, float]]:
+    """Each floating parameter and constant with values from -0.25, each buffer from 0.5 (running
+    variances stay positive); every tensor once."""
+    found: dict[int, tuple[torch.Tensor, float]] = {}
+    for module in model.modules():
+        held = [*((p, -0.25) for p in module._parameters.values()), *((b, 0.5) for b in module._buffers.values())]
+        held += [(v, -0.25) for v in vars(module).values() if isinstance(v, torch.Tensor)]
+        for tensor, low in held:
+            if tensor is not None and tensor.is_floating_point() and tensor.device.type != "meta":
+                found.setdefault(id(tensor), (tensor, low))
+    return list(found.values())
+
+
+CASES = [dataclasses.replace(case, build=portable(case.build)) for case in CASES]
 
 # For specs on the command line: tests.cases:CASES_BY_NAME.<name>.build
 CASES_BY_NAME = SimpleNamespace(**{case.name: case for case in CASES})
