@@ -25,7 +25,9 @@ Each cell runs in fresh worker processes (--repeat of them, one after another); 
 the process with the median time, and the notes the range. Time: the save or load call only
 (`time.perf_counter`), after `import torch` and the tool's own imports (fxexport for its
 export, safetensors for load_file, torch.export for torch.export). Export starts from the built
-model and its `symbolic_trace`; torch.export.export traces the nn.Module inside the timed call.
+model and its `symbolic_trace`; torch.export.export traces the nn.Module inside the timed call;
+`os.sync()` runs just before an export's clock starts, so none pays for the write-back of
+another's files (none syncs its own either).
 Load includes importing the generated package, in a fresh folder with PYTHONDONTWRITEBYTECODE=1:
 to_folder's module.py is compiled in every load, fxexport's comes with its hash-checked bytecode
 (fxexport-nopyc: the same package exported with bytecode=False, so compiled). Peak RSS: `ru_maxrss` of the worker at the end of the
