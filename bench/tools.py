@@ -177,7 +177,7 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool("load_file", "fx_pkg/weights.safetensors", _load_file, source="fxexport", load_imports=("safetensors.torch",)),
     # Building fxexport's module tree without reading any weights: what any loader of this
-    # model pays before its first tensor, the floor under "fxexport load / load_file".
+    # model pays before its first tensor; the load targets are over skeleton + load_file.
     Tool("skeleton", "fx_pkg", _import_skeleton, source="fxexport"),
     # The floor under fxexport's export of a weight-heavy model: the bytes of fxexport's
     # weights.safetensors (header and tensors, prepared before the clock) written with plain
