@@ -1,4 +1,4 @@
-"""What to measure: one Cell per (phase, model, tool), in stages: exports, then loads, then forward."""
+"""What to measure: one Cell per (phase, model, tool), in stages: exports, loads, forward, whole processes."""
 
 from __future__ import annotations
 
@@ -7,20 +7,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from models import MODELS
+from processes import GROUP, PROCESSES
 from tools import REFERENCE, TOOLS, tool
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One measurement: a tool saving or loading a model, or the forward comparison of a model."""
+    """One measurement: a tool saving or loading a model, the forward comparison of a model, or
+    a whole process (phase and model "process", tool the process's name)."""
 
-    phase: str  # "export", "load" or "forward"
+    phase: str  # "export", "load", "forward" or "process"
     model: str
     tool: str
 
     def needs(self) -> Cell | None:
         """The export whose artifact this cell reads."""
-        if self.phase == "export":
+        if self.phase in ("export", "process"):
             return None
         return Cell("export", self.model, REFERENCE if self.phase == "forward" else tool(self.tool).source or self.tool)
 
@@ -41,20 +43,24 @@ class Outcome:
     stderr: str = ""
 
 
-def select(only: list[str]) -> tuple[list[str], list[str]]:
-    """Model and tool names for `--only` NAMEs (each a model or a tool); no NAME of a kind means all."""
+def select(only: list[str]) -> tuple[list[str], list[str], bool]:
+    """Model and tool names for `--only` NAMEs (each a model, a tool or "process"), and whether to
+    time the whole processes. No NAME of a kind means all of it; "process" alone means only those."""
     model_names, tool_names = [m.name for m in MODELS], [t.name for t in TOOLS]
-    unknown = [name for name in only if name not in model_names + tool_names]
+    unknown = [name for name in only if name not in [*model_names, *tool_names, GROUP]]
     if unknown:
-        raise ValueError(f"unknown --only {', '.join(unknown)}; choose from {', '.join(model_names + tool_names)}")
+        choices = ", ".join([*model_names, *tool_names, GROUP])
+        raise ValueError(f"unknown --only {', '.join(unknown)}; choose from {choices}")
+    if only and set(only) == {GROUP}:
+        return [], [], True
     models = [m for m in model_names if m in only] or model_names
     tools = [t for t in tool_names if t in only] or tool_names
-    return models, tools
+    return models, tools, not only or GROUP in only
 
 
 def plan(only: list[str]) -> list[list[Cell]]:
-    """Three stages of cells: every export needed, every load, the forward comparisons."""
-    models, tools = select(only)
+    """Four stages of cells: every export needed, every load, the forward comparisons, the processes."""
+    models, tools, processes = select(only)
     exporters = {tool(t).source or t for t in tools}
     forward = [
         Cell("forward", m.name, REFERENCE)
@@ -64,5 +70,6 @@ def plan(only: list[str]) -> list[list[Cell]]:
     if forward:
         exporters.add(REFERENCE)
     exports = [Cell("export", m, t.name) for m in models for t in TOOLS if t.name in exporters and t.save]
-    loads = [Cell("load", m, t) for m in models for t in tools]
-    return [exports, loads, forward]
+    loads = [Cell("load", m, t) for m in models for t in tools if tool(t).load]
+    whole = [Cell("process", GROUP, p.name) for p in PROCESSES] if processes else []
+    return [exports, loads, forward, whole]

@@ -5,9 +5,11 @@
     python bench/run.py --only node_heavy --only fxexport --profile /tmp/prof
 
 Every measurement (one tool saving or loading one model, or the forward comparison) runs in a
-fresh worker process (worker.py), bounded by --timeout; this process never imports torch. The
-table goes to stdout and to bench/results.md (results-quick.md for --quick), with a bar chart
-beside it when matplotlib is importable.
+fresh worker process (worker.py), bounded by --timeout; the whole processes (processes.py) are
+timed from here, from start to exit. This process never imports torch. Every child process
+imports fxexport from this checkout (its folder first on PYTHONPATH), not from wherever
+fxexport happens to be installed. The table goes to stdout and to bench/results.md
+(results-quick.md for --quick), with a bar chart beside it when matplotlib is importable.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
+ROOT = BENCH.parent  # the checkout whose fxexport is measured
+sys.path[:0] = [str(BENCH), str(ROOT)]  # ROOT: the report names the fxexport the children import
 
 import report  # noqa: E402
 from cells import Cell, Outcome, plan  # noqa: E402
+from processes import process  # noqa: E402
 from worker import MARKER  # noqa: E402
 
 
@@ -89,8 +93,42 @@ def _result(stdout: str) -> dict[str, Any] | None:
     return json.loads(lines[-1][len(MARKER) :]) if lines else None
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment of every child process: this one's, with the checkout first on PYTHONPATH."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env | extra
+
+
+def run_process(cell: Cell, config: Config) -> Outcome:
+    """Run one whole process in an empty folder of its own; its wall time, from start to exit."""
+    spec = process(cell.tool)
+    folder = Path(tempfile.mkdtemp(prefix="process-", dir=config.workdir))
+    out = folder / "out"  # the command's output folder: a package name, not there yet
+    command = [sys.executable, *spec.argv(out)]
+    try:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=config.timeout, cwd=folder, env=child_env(), check=False
+            )
+        except subprocess.TimeoutExpired:
+            return Outcome(cell, None, f"timeout after {config.timeout:g} s", time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        missing = [name for name in spec.expects if not (out / name).exists()]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if proc.returncode:
+        return Outcome(cell, None, _reason(proc), wall, proc.stderr)
+    if missing:
+        return Outcome(cell, None, f"exit status 0 but no {', '.join(missing)}", wall, proc.stderr)
+    return Outcome(cell, {"time_s": wall, "command": spec.command()}, None, wall, proc.stderr)
+
+
 def run_cell(cell: Cell, config: Config) -> Outcome:
-    """Run one measurement in a fresh worker process."""
+    """Run one measurement in a fresh worker process (a whole process: the process itself)."""
+    if cell.phase == "process":
+        return run_process(cell, config)
     job = {
         "phase": cell.phase,
         "model": cell.model,
@@ -100,7 +138,7 @@ def run_cell(cell: Cell, config: Config) -> Outcome:
         "cache": config.cache,
         "profile": config.profile,
     }
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # no load leaves bytecode for the next one
+    env = child_env(PYTHONDONTWRITEBYTECODE="1")  # no load leaves bytecode for the next one
     command = [sys.executable, str(BENCH / "worker.py"), json.dumps(job)]
     start = time.monotonic()
     try:
@@ -116,17 +154,44 @@ def run_cell(cell: Cell, config: Config) -> Outcome:
     return Outcome(cell, None if "error" in result else result, result.get("error"), wall, proc.stderr)
 
 
+def _median(cell: Cell, runs: list[Outcome]) -> Outcome:
+    """The run with the median result, with every run's result as its samples."""
+    key = "ratio" if cell.phase == "forward" else "time_s"
+    middle = sorted(runs, key=lambda run: run.result[key])[len(runs) // 2]
+    samples = [run.result[key] for run in runs]
+    return replace(middle, result={**middle.result, "samples": samples}, wall_s=sum(run.wall_s for run in runs))
+
+
 def run_repeated(cell: Cell, config: Config) -> Outcome:
     """Run a cell `config.repeat` times (stopping at a failure); the run with the median result."""
-    key = "ratio" if cell.phase == "forward" else "time_s"
     runs: list[Outcome] = []
     for _ in range(config.repeat):
         runs.append(run_cell(cell, config))
         if runs[-1].error:
             return runs[-1]
-    middle = sorted(runs, key=lambda run: run.result[key])[len(runs) // 2]
-    samples = [run.result[key] for run in runs]
-    return replace(middle, result={**middle.result, "samples": samples}, wall_s=sum(run.wall_s for run in runs))
+    return _median(cell, runs)
+
+
+def run_interleaved(cells: list[Cell], config: Config) -> list[Outcome]:
+    """Whole processes, one at a time: each once untimed (the bytecode of what it imports written,
+    its files in the page cache, as after any earlier use), then `config.repeat` rounds of every
+    cell in turn, the order reversed every other round, so that load from other work, which comes
+    and goes, falls on every command alike; per cell the run with the median time."""
+    failed: dict[Cell, Outcome] = {}
+    runs: dict[Cell, list[Outcome]] = {cell: [] for cell in cells}
+    for cell in cells:  # the untimed run
+        if (outcome := run_cell(cell, config)).error:
+            failed[cell] = outcome
+    for round_ in range(config.repeat):
+        for cell in cells if round_ % 2 == 0 else cells[::-1]:
+            if cell in failed:
+                continue
+            outcome = run_cell(cell, config)
+            if outcome.error:
+                failed[cell] = outcome
+            else:
+                runs[cell].append(outcome)
+    return [failed.get(cell) or _median(cell, runs[cell]) for cell in cells]
 
 
 def _progress(outcome: Outcome, done: int, total: int) -> None:
@@ -138,7 +203,8 @@ def _progress(outcome: Outcome, done: int, total: int) -> None:
 
 
 def run_stages(stages: list[list[Cell]], config: Config) -> list[Outcome]:
-    """Run the stages in order (exports, loads, forward); within a stage, `config.jobs` cells at once."""
+    """Run the stages in order (exports, loads, forward, processes); within a stage, `config.jobs`
+    cells at once, except the whole processes: those run one at a time, interleaved."""
     outcomes: list[Outcome] = []
     total = sum(map(len, stages))
     for stage in stages:
@@ -147,6 +213,11 @@ def run_stages(stages: list[list[Cell]], config: Config) -> list[Outcome]:
             outcomes.append(Outcome(cell, None, f"no artifact: the {cell.needs().tool} export failed", 0.0))
             _progress(outcomes[-1], len(outcomes), total)
         ready = [cell for cell in stage if cell not in blocked]
+        if all(cell.phase == "process" for cell in ready):
+            for outcome in run_interleaved(ready, config):
+                outcomes.append(outcome)
+                _progress(outcome, len(outcomes), total)
+            continue
         with ThreadPoolExecutor(max_workers=config.jobs) as pool:
             for outcome in pool.map(lambda cell: run_repeated(cell, config), ready):
                 outcomes.append(outcome)

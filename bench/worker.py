@@ -160,7 +160,7 @@ def _profile_path(job: Job) -> Path | None:
 
 # phases ---------------------------------------------------------------------------------
 def run_export(job: Job) -> dict[str, Any]:
-    """Build and trace the model, then time the tool's save of it."""
+    """Build and trace the model, then time the tool's save of it (after its untimed `prepare`)."""
     import models
     import tools
     from torch import fx
@@ -169,10 +169,12 @@ def run_export(job: Job) -> dict[str, Any]:
     _import_all(tool.save_imports)
     model = models.build(spec, job.quick)
     source = tools.Source(model, fx.symbolic_trace(model), models.inputs(spec, job.quick))
+    payload = tool.prepare(source) if tool.prepare else source
     path = job.folder / tool.artifact
     job.folder.mkdir(parents=True, exist_ok=True)
     remove(path)
-    details, result = measure(lambda: tool.save(source, path), _profile_path(job))
+    os.sync()  # untimed: no export pays for writing back the pages an earlier one left dirty
+    details, result = measure(lambda: tool.save(payload, path), _profile_path(job))
     result.update(
         details=details or {},
         artifact_bytes=size_bytes(path),
@@ -180,6 +182,8 @@ def run_export(job: Job) -> dict[str, Any]:
         nodes=len(source.gm.graph.nodes),
         reference=fingerprint(source.gm, source.args),
     )
+    if tool.weights_sha256:
+        result["weights_sha256"] = tool.weights_sha256(path)
     return result
 
 
@@ -189,6 +193,8 @@ def run_load(job: Job) -> dict[str, Any]:
     import tools
 
     spec, tool = models.model(job.model), tools.tool(job.tool)
+    if tool.load is None:
+        raise ValueError(f"{tool.name} has no load")
     path = job.folder / tool.artifact
     if not files(path):
         raise FileNotFoundError(f"no artifact at {path}")
