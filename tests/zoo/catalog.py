@@ -5,16 +5,17 @@ built) and makes its example inputs. Nothing is downloaded: torchvision `weights
 timm `pretrained=False`, transformers models from small configs with two layers.
 
 A pair (model, producer) that cannot make a GraphModule for a reason outside fxexport is listed
-in the entry's `unsupported`, with the reason and a piece of the error the producer raises: the
-zoo fails on any unlisted failure, and on a listed pair that works or fails otherwise.
+in the entry's `unsupported`, with the reason and a piece of the error the producer raises (a
+model that cannot be built at all has producer "build"): the zoo fails on any unlisted
+failure, and on a listed pair that works or fails otherwise.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -30,8 +31,9 @@ def always() -> bool:
 
 @dataclass(frozen=True)
 class Unsupported:
-    """Why a producer makes no GraphModule of a model (or the model cannot be built at all)."""
+    """Why a producer makes no GraphModule of a model (producer "build": the model cannot be built at all)."""
 
+    producer: str
     reason: str
     error: str  # a piece of the error raised, so that a listing which fails otherwise is noticed
     applies: Callable[[], bool] = always  # asked at run time: some reasons hold for one library version only
@@ -45,13 +47,11 @@ class ZooModel:
     build: Callable[[], nn.Module]
     inputs: Callable[[], Inputs]
     producers: tuple[str, ...] = ("symbolic_trace", "export")  # "feature_extraction": build() makes the graph
-    unsupported: Mapping[str, Unsupported] = field(default_factory=dict)  # producer -> why it makes no GraphModule
-    unbuildable: Unsupported | None = None  # why this model cannot be built with the libraries installed
+    unsupported: tuple[Unsupported, ...] = ()
 
     def listed(self, producer: str) -> Unsupported | None:
         """The catalog's reason why `producer` makes no GraphModule here, None when it must make one."""
-        listing = self.unbuildable or self.unsupported.get(producer)
-        return listing if listing is not None and listing.applies() else None
+        return next((u for u in self.unsupported if u.producer in (producer, "build") and u.applies()), None)
 
 
 def image(size: int = 64, frames: int = 0) -> Callable[[], Inputs]:
@@ -161,10 +161,10 @@ def tm_features(name: str, nodes: dict[str, str]) -> Callable[[], nn.Module]:
     return lambda: _attr("timm.layers._fx.create_feature_extractor")(tm(name)(), nodes)
 
 
-def traced_branch(where: str) -> dict[str, Unsupported]:
+def traced_branch(where: str) -> tuple[Unsupported, ...]:
     """symbolic_trace cannot trace Python control flow on a traced value (torch.export guards or branches instead)."""
     reason = f"{where}, and under symbolic_trace that value is a Proxy"
-    return {"symbolic_trace": Unsupported(reason, "symbolically traced variables cannot be used as inputs to control flow")}
+    return (Unsupported("symbolic_trace", reason, "symbolically traced variables cannot be used as inputs to control flow"),)
 
 
 TIMM = [
@@ -238,50 +238,69 @@ def no_hf_tracer() -> bool:
     return importlib.util.find_spec("transformers.utils.fx") is None
 
 
-NO_HF_TRACER = "transformers 5 has no fx tracer (transformers.utils.fx is gone), and torch.fx.symbolic_trace "
-# forward is wrapped by transformers' (self, *args, **kwargs) decorators (can_return_tuple, deprecate_kwarg, ...)
-WRAPPED = {"symbolic_trace": Unsupported(
-    NO_HF_TRACER + "takes the argument count from the signature that forward's (*args, **kwargs) decorators wrap and "
-    "cannot rebuild the outer decorator's code with it", "code: co_varnames is too small", no_hf_tracer)}  # fmt: skip
-DEFAULTS = {"symbolic_trace": Unsupported(
-    NO_HF_TRACER + "passes forward's **kwargs as one Proxy, which the merge_with_config_defaults decorator assigns into",
-    "'Proxy' object does not support item assignment", no_hf_tracer)}  # fmt: skip
+def hf_tracer() -> bool:
+    """transformers 4 (put in front of the venv's, see README.md): "symbolic_trace" means its HFTracer."""
+    return not no_hf_tracer()
+
+
+# Why symbolic_trace makes no GraphModule of a transformers model, with transformers 5 (V5) or 4 (V4, 4.57).
+V5, V4 = "transformers 5 has no fx tracer (transformers.utils.fx is gone), and torch.fx.symbolic_trace ", "transformers 4's HFTracer "
+REBUILD = ("takes the argument count from the signature that forward's (self, *args, **kwargs) decorators wrap and cannot "
+           "rebuild the outer decorator's code with it")  # fmt: skip
+WRAPPED = Unsupported("symbolic_trace", V5 + REBUILD, "code: co_varnames is too small", no_hf_tracer)
+DEFAULTS = Unsupported("symbolic_trace", V5 + "passes forward's **kwargs as one Proxy, which the merge_with_config_defaults "
+                       "decorator assigns into", "'Proxy' object does not support item assignment", no_hf_tracer)  # fmt: skip
+WRAPPED_4 = Unsupported("symbolic_trace", V4 + "(a torch.fx Tracer) " + REBUILD, "code: co_varnames is too small", hf_tracer)
+KWARGS_4 = Unsupported("symbolic_trace", V4 + "passes None for forward's **kwargs, on which the check_model_inputs decorator "
+                       "calls .get", "'NoneType' object has no attribute 'get'", hf_tracer)  # fmt: skip
+VMAP_4 = Unsupported("symbolic_trace", V4 + "cannot trace create_causal_mask, which vmaps the mask function over traced "
+                     "positions", "but the input is of type <class 'transformers.utils.fx.HFProxy'>", hf_tracer)  # fmt: skip
+
+
+def not_in_hf_tracer(model: str) -> Unsupported:
+    return Unsupported("symbolic_trace", V4 + f"does not support {model} (it is not in the tracer's list of supported models)",
+                       f"Model {model} is not supported yet", hf_tracer)  # fmt: skip
+
 
 TRANSFORMERS = [
     ZooModel("hf_bert", "transformers", "encoder", hf("BertModel", "BertConfig", **SMALL), text("attention_mask", "token_type_ids"),
-             unsupported=DEFAULTS),  # fmt: skip
+             unsupported=(DEFAULTS,)),  # fmt: skip
     ZooModel("hf_roberta", "transformers", "encoder", hf("RobertaForMaskedLM", "RobertaConfig", **{**SMALL, "pad_token_id": 0}),
-             text("attention_mask"), unsupported=WRAPPED),  # fmt: skip
+             text("attention_mask"), unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_distilbert", "transformers", "encoder", hf("DistilBertForSequenceClassification", "DistilBertConfig", vocab_size=100,
              dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64), text("attention_mask"),
-             unsupported=WRAPPED),  # fmt: skip
+             unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_albert", "transformers", "encoder", hf("AlbertModel", "AlbertConfig", **SMALL, embedding_size=16), text(),
-             unsupported=DEFAULTS),  # fmt: skip
+             unsupported=(DEFAULTS,)),  # fmt: skip
     ZooModel("hf_electra", "transformers", "encoder", hf("ElectraForTokenClassification", "ElectraConfig", **SMALL, embedding_size=16),
-             text(), unsupported=WRAPPED),  # fmt: skip
+             text(), unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_vit", "transformers", "vit", hf("ViTModel", "ViTConfig", hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
              intermediate_size=64, image_size=32, patch_size=8), lambda: ((), {"pixel_values": image(32)()[0][0]}),
-             unsupported=DEFAULTS),  # fmt: skip
-    ZooModel("hf_gpt2", "transformers", "decoder", hf("GPT2LMHeadModel", "GPT2Config", **gpt()), text(), unsupported=WRAPPED),
-    ZooModel("hf_llama", "transformers", "decoder", hf("LlamaForCausalLM", "LlamaConfig", **LLAMA_LIKE), text(), unsupported=WRAPPED),
+             unsupported=(DEFAULTS, KWARGS_4)),  # fmt: skip
+    ZooModel("hf_gpt2", "transformers", "decoder", hf("GPT2LMHeadModel", "GPT2Config", **gpt()), text(), unsupported=(WRAPPED, VMAP_4)),
+    ZooModel("hf_llama", "transformers", "decoder", hf("LlamaForCausalLM", "LlamaConfig", **LLAMA_LIKE), text(),
+             unsupported=(WRAPPED, WRAPPED_4)),  # fmt: skip
     ZooModel("hf_mistral", "transformers", "decoder", hf("MistralForCausalLM", "MistralConfig", **LLAMA_LIKE), text(),
-             unsupported=WRAPPED),  # fmt: skip
-    ZooModel("hf_qwen2", "transformers", "decoder", hf("Qwen2ForCausalLM", "Qwen2Config", **LLAMA_LIKE), text(), unsupported=WRAPPED),
+             unsupported=(WRAPPED, WRAPPED_4)),  # fmt: skip
+    ZooModel("hf_qwen2", "transformers", "decoder", hf("Qwen2ForCausalLM", "Qwen2Config", **LLAMA_LIKE), text(),
+             unsupported=(WRAPPED, WRAPPED_4)),  # fmt: skip
     ZooModel("hf_gemma", "transformers", "decoder", hf("GemmaForCausalLM", "GemmaConfig", **LLAMA_LIKE, head_dim=16), text(),
-             unsupported=WRAPPED),  # fmt: skip
+             unsupported=(WRAPPED, not_in_hf_tracer("GemmaForCausalLM"))),  # fmt: skip
     ZooModel("hf_opt", "transformers", "decoder", hf("OPTForCausalLM", "OPTConfig", vocab_size=100, hidden_size=32, num_hidden_layers=2,
              num_attention_heads=2, ffn_dim=64, max_position_embeddings=64, word_embed_proj_dim=32), text(),
-             unsupported=WRAPPED),  # fmt: skip
-    ZooModel("hf_gpt_neox", "transformers", "decoder", hf("GPTNeoXForCausalLM", "GPTNeoXConfig", **SMALL), text(), unsupported=WRAPPED),
-    ZooModel("hf_phi", "transformers", "decoder", hf("PhiForCausalLM", "PhiConfig", **SMALL), text(), unsupported=WRAPPED),
+             unsupported=(WRAPPED, WRAPPED_4)),  # fmt: skip
+    ZooModel("hf_gpt_neox", "transformers", "decoder", hf("GPTNeoXForCausalLM", "GPTNeoXConfig", **SMALL), text(),
+             unsupported=(WRAPPED, not_in_hf_tracer("GPTNeoXForCausalLM"))),  # fmt: skip
+    ZooModel("hf_phi", "transformers", "decoder", hf("PhiForCausalLM", "PhiConfig", **SMALL), text(),
+             unsupported=(WRAPPED, not_in_hf_tracer("PhiForCausalLM"))),  # fmt: skip
     ZooModel("hf_t5", "transformers", "encoder-decoder", hf("T5ForConditionalGeneration", "T5Config", vocab_size=100, d_model=32,
-             d_kv=16, d_ff=64, num_layers=2, num_heads=2), text("decoder_input_ids"), unsupported=WRAPPED),  # fmt: skip
+             d_kv=16, d_ff=64, num_layers=2, num_heads=2), text("decoder_input_ids"), unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_bart", "transformers", "encoder-decoder", hf("BartForConditionalGeneration", "BartConfig", **seq2seq()),
-             text("decoder_input_ids"), unsupported=WRAPPED),  # fmt: skip
+             text("decoder_input_ids"), unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_marian", "transformers", "encoder-decoder", hf("MarianMTModel", "MarianConfig", **seq2seq()), text("decoder_input_ids"),
-             unsupported=WRAPPED),  # fmt: skip
+             unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_pegasus", "transformers", "encoder-decoder", hf("PegasusModel", "PegasusConfig", **seq2seq()), text("decoder_input_ids"),
-             unsupported=WRAPPED),  # fmt: skip
+             unsupported=(WRAPPED,)),  # fmt: skip
 ]
 
 ZOO = [*TORCHVISION, *TIMM, *TRANSFORMERS]

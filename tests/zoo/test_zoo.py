@@ -20,7 +20,7 @@ from tests.zoo.harness import Row, failure, missing_libraries, run
 MISSING = missing_libraries()
 ONLY = [part for part in os.environ.get("FXEXPORT_ZOO_ONLY", "").split(",") if part]  # e.g. "tv_,hf_t5": a quicker run
 SELECTED = [m for m in ZOO if not ONLY or any(part in m.name for part in ONLY)]
-LISTINGS = [(m, p, u) for m in ZOO for p, u in m.unsupported.items()] + [(m, "build", m.unbuildable) for m in ZOO if m.unbuildable]
+LISTINGS = [(m, u) for m in ZOO for u in m.unsupported]
 needs_zoo = pytest.mark.skipif(bool(MISSING), reason=f"the zoo needs {', '.join(MISSING)} (a second venv, see README.md)")
 
 
@@ -38,9 +38,9 @@ def test_zoo_is_large_and_varied() -> None:
     assert {"cnn", "vit", "segmentation", "detection", "encoder", "decoder", "encoder-decoder"} <= kinds
 
 
-@pytest.mark.parametrize("model, producer, listed", LISTINGS, ids=[f"{m.name}-{p}" for m, p, _ in LISTINGS])
-def test_unsupported_listing_names_a_producer_a_reason_and_an_error(model: ZooModel, producer: str, listed: Unsupported) -> None:
-    assert producer == "build" or producer in model.producers, f"{model.name} does not go through {producer}"
+@pytest.mark.parametrize("model, listed", LISTINGS, ids=[f"{m.name}-{u.producer}-{u.applies.__name__}" for m, u in LISTINGS])
+def test_unsupported_listing_names_a_producer_a_reason_and_an_error(model: ZooModel, listed: Unsupported) -> None:
+    assert listed.producer == "build" or listed.producer in model.producers, f"{model.name} does not go through {listed.producer}"
     assert listed.reason.strip() and listed.error.strip()
 
 
