@@ -83,7 +83,16 @@ def format_python(path: str, source: str) -> str:
 
 def _too_long(lines: list[str], start: int, end: int) -> bool:
     """True when a line of code (not a comment: black never wraps those) is longer than black allows."""
-    return any(len(line) > LINE_LENGTH and not line.lstrip().startswith("#") for line in lines[start - 1 : end])
+    return any(_width(line) > LINE_LENGTH and not line.lstrip().startswith("#") for line in lines[start - 1 : end])
+
+
+def _width(line: str) -> int:
+    """Columns, as black counts them: a double-width character (`日`) takes two, a combining one none."""
+    if line.isascii():
+        return len(line)
+    from black.strings import str_width
+
+    return int(str_width(line))
 
 
 def _first_line(node: ast.stmt) -> int:

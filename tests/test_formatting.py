@@ -32,7 +32,20 @@ def _hostile_graph() -> fx.GraphModule:
     return fx.GraphModule(root, graph)
 
 
-@pytest.mark.parametrize("name,build", [*ALL, ("hostile", _hostile_graph)], ids=[n for n, _ in ALL] + ["hostile"])
+def _wide_names() -> fx.GraphModule:
+    """Names of double-width characters: a line of 84 characters is 88 columns wide for black."""
+    graph = fx.Graph()
+    graph.output(graph.placeholder("x"))
+    gm = fx.GraphModule(nn.Module(), graph)
+    gm.add_module("日本", nn.Module())
+    gm.get_submodule("日本").register_parameter("日本", nn.Parameter(torch.arange(3.0)))
+    return gm
+
+
+OTHERS = [("hostile", _hostile_graph), ("wide_names", _wide_names)]
+
+
+@pytest.mark.parametrize("name,build", ALL + OTHERS, ids=[n for n, _ in ALL + OTHERS])
 def test_written_code_is_what_black_writes(name: str, build) -> None:
     _, files = fxexport.generate(build(), package_name="pkg")
     assert {p: t for p, t in files.items() if p.endswith(".py")} == formatting.black_everything({p: t for p, t in files.items() if p.endswith(".py")})
