@@ -11,6 +11,7 @@ import dataclasses
 import re
 
 import black
+from black.strings import str_width
 
 from .errors import FxExportError
 from .ir import PackageIR
@@ -63,8 +64,11 @@ def _statements(lines: tuple[str, ...]) -> list[list[str]]:
 
 
 def _fits(group: list[str], indent: int) -> bool:
-    """True when black would leave the statement as it is: short lines, or a comment (never wrapped)."""
-    return group[0].startswith("#") or all(len(line) + indent <= MODE.line_length for line in group)
+    """True when black would leave the statement as it is: short lines, or a comment (never wrapped).
+
+    Short as black measures: in columns, where a double-width character (`日`) takes two.
+    """
+    return group[0].startswith("#") or all(str_width(line) + indent <= MODE.line_length for line in group)
 
 
 def _black_batch(groups: list[list[str]], indent: int) -> list[list[str]]:

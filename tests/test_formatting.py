@@ -28,7 +28,20 @@ def _hostile_graph() -> fx.GraphModule:
     return fx.GraphModule(root, graph)
 
 
-@pytest.mark.parametrize("name,build", [*ALL, ("hostile", _hostile_graph)], ids=[n for n, _ in ALL] + ["hostile"])
+def _wide_names() -> fx.GraphModule:
+    """Names of double-width characters: a line of 84 characters is 88 columns wide for black."""
+    graph = fx.Graph()
+    graph.output(graph.placeholder("x"))
+    gm = fx.GraphModule(nn.Module(), graph)
+    gm.add_module("日本", nn.Module())
+    gm.get_submodule("日本").register_parameter("日本", nn.Parameter(torch.arange(3.0)))
+    return gm
+
+
+OTHERS = [("hostile", _hostile_graph), ("wide_names", _wide_names)]
+
+
+@pytest.mark.parametrize("name,build", ALL + OTHERS, ids=[n for n, _ in ALL + OTHERS])
 def test_fast_path_equals_black(name: str, build, monkeypatch: pytest.MonkeyPatch) -> None:
     gm = build()
     _, expected = fxexport.generate(gm, package_name="pkg")
