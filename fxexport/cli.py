@@ -143,7 +143,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--standalone", action="store_true", help="fail instead of importing anything but torch and the standard library")
     run.add_argument("--weights", choices=("safetensors", "none"), default="safetensors", help="write the weights (default), or code only")
     run.add_argument("--no-bytecode", dest="bytecode", action="store_false", help="do not write __pycache__ (compiled, hash-checked bytecode that makes the first import fast)")
-    run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB) with an index")
+    run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB; at least 1MB) with an index")
     run.add_argument("--check", type=_path, metavar="GOLDEN", help="after exporting, show the changes from this golden export folder to the new one, as `fxexport diff GOLDEN DIR` (exit 1 if different)")
     run.add_argument("--templates", type=_path, metavar="DIR", action="append", default=[],
                      help="a folder of Jinja templates searched before fxexport's own (repeatable; the first given wins)")  # fmt: skip
