@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from .formatting import check_python, format_definitions, format_sources
 from .ir import PackageIR
 from .names import is_plain_identifier
 from .producers import normalize
-from .render import check_template_dirs, render
+from .render import TemplateFolders, render, template_folders
 from .shards import plan_weights
 from .write import check_target, write_package
 
@@ -33,12 +33,18 @@ class ExportResult:
     warnings: tuple[str, ...]
 
 
+def check_class_name(name: str) -> None:
+    """Refuse a generated class name that is not a plain Python identifier."""
+    if not is_plain_identifier(name):
+        raise FxExportError(f"class name {name!r} is not a valid Python identifier")
+
+
 def generate(
     gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
     *,
     package_name: str,
     module_name: str = "FxModule",
-    templates: Sequence[str | Path] = (),
+    templates: TemplateFolders = (),
     standalone: bool = False,
     input_checks: bool = True,
     weights: str = "safetensors",
@@ -49,12 +55,10 @@ def generate(
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
-    `templates` are folders searched, in order, before fxexport's own templates.
+    `templates` is a folder, or folders searched in order, before fxexport's own templates.
     """
-    if not is_plain_identifier(module_name):
-        raise FxExportError(f"class name {module_name!r} is not a valid Python identifier")
-    folders = tuple(map(Path, templates))
-    check_template_dirs(folders)
+    check_class_name(module_name)
+    folders = template_folders(templates)
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes)
     package = format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
     return package, _format(render(package, folders), folders)
@@ -84,7 +88,7 @@ def export(
     weights: str = "safetensors",
     max_shard_size: str | int | None = None,
     progress: Callable[[int, int], None] | None = None,
-    templates: Sequence[str | Path] = (),
+    templates: TemplateFolders = (),
     annotate: bool = True,
     shapes: bool = False,
     bytecode: bool = True,
@@ -92,7 +96,8 @@ def export(
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
     The folder holds `__init__.py`, `module.py`, `README.md`, the weights as safetensors and a
-    manifest. `templates` are folders of Jinja templates searched before fxexport's own.
+    manifest. `templates` is a folder of Jinja templates searched before fxexport's own, or a
+    list of such folders (the first wins).
     With `standalone=True`, any import other than torch and the standard library is an error.
     `input_checks=False` drops the input checks torch.export graphs carry (kept by default).
     `weights="none"` writes code only (the class then takes `weights=` a path or state_dict);

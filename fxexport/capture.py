@@ -11,24 +11,45 @@ from typing import Any
 import torch
 from torch import fx, nn
 
-from .errors import FxExportError
+from .errors import FxExportError, user_code
 from .producers import load_pt2, normalize
 
 
-def _load_file(path: Path) -> Any:
+def _existing_file(path: Path, kind: str) -> Path:
+    """`path` if it is a file; else FxExportError saying that it is a folder, or that it does not exist."""
+    if path.is_dir():
+        raise FxExportError(f"{str(path)!r} is a folder, not {kind}; name a file (path/to/file.py:attr), a module (package.module:attr) or a .pt2 file")
     if not path.is_file():
         raise FxExportError(f"no such file: {str(path)!r}")
+    return path
+
+
+def _load_file(path: Path) -> Any:
+    _existing_file(path, "a Python file")
     name = path.stem
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)  # so functions defined there can be imported again by name
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise FxExportError(f"cannot import {str(path)!r} as Python")
+        raise FxExportError(f"cannot import {str(path)!r} as Python: name a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        with user_code(f"cannot import {str(path)!r}"):
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)  # as the import system does: no half-run module stays behind
+        raise
     return module
+
+
+def _import_module(source: str, spec: str) -> Any:
+    with user_code(f"cannot import module {source!r} from spec {spec!r}"):
+        return importlib.import_module(source)
+
+
+_MISSING = object()
 
 
 def load_object(spec: str) -> Any:
@@ -36,38 +57,29 @@ def load_object(spec: str) -> Any:
     source, sep, attr = spec.rpartition(":")
     if not sep or not source or not attr:
         raise FxExportError(f"bad spec {spec!r}: expected 'package.module:attr' or 'path/to/file.py:attr'")
-    if source.endswith(".py") or "/" in source:
-        module = _load_file(Path(source))
-    else:
-        try:
-            module = importlib.import_module(source)
-        except ImportError as error:
-            raise FxExportError(f"cannot import module {source!r} from spec {spec!r}: {error}") from error
+    module = _load_file(Path(source)) if source.endswith(".py") or "/" in source else _import_module(source, spec)
     obj: Any = module
     for part in attr.split("."):
-        if not hasattr(obj, part):
+        with user_code(f"reading {attr!r} of {source!r} failed (spec {spec!r})"):
+            obj = getattr(obj, part, _MISSING)
+        if obj is _MISSING:
             raise FxExportError(f"{source!r} has no attribute {attr!r} (spec {spec!r})")
-        obj = getattr(obj, part)
     return obj
 
 
 def to_graph_module(obj: Any, where: str, via: str = "trace", example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> fx.GraphModule:
     """A GraphModule as is; an nn.Module traced (`via="trace"`) or exported (`via="export"`); a callable called once."""
     if not isinstance(obj, nn.Module) and not isinstance(obj, torch.export.ExportedProgram) and callable(obj):
-        try:
+        with user_code(f"calling {where} with no arguments failed"):
             obj = obj()
-        except Exception as error:
-            raise FxExportError(f"calling {where} with no arguments failed: {type(error).__name__}: {error}") from error
     obj = normalize(obj)
     if via == "export":
         return _export(obj, where, example)
     if isinstance(obj, fx.GraphModule):
         return obj
     if isinstance(obj, nn.Module):
-        try:
+        with user_code(f"torch.fx.symbolic_trace failed on {where}", "; try --via export"):
             return fx.symbolic_trace(obj)
-        except Exception as error:
-            raise FxExportError(f"torch.fx.symbolic_trace failed on {where}: {type(error).__name__}: {error}; try --via export") from error
     raise FxExportError(f"{where} is a {type(obj).__qualname__}, not a GraphModule, an nn.Module or a callable returning one")
 
 
@@ -80,14 +92,12 @@ def _export(obj: Any, where: str, example: tuple[tuple[Any, ...], dict[str, Any]
             "(or a dict with 'args' and 'kwargs', or a function returning one)"
         )
     args, kwargs = example
-    try:
+    with user_code(f"torch.export.export failed on {where}"):
         return torch.export.export(obj, args, kwargs).module()
-    except Exception as error:
-        raise FxExportError(f"torch.export.export failed on {where}: {type(error).__name__}: {error}") from error
 
 
 def capture(spec: str, via: str = "trace", example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> fx.GraphModule:
     """A spec (`module:attr`, `file.py:attr` or a `.pt2` file) as a GraphModule."""
-    if spec.endswith(".pt2") and Path(spec).is_file():
-        return load_pt2(Path(spec))
+    if spec.endswith(".pt2"):
+        return load_pt2(_existing_file(Path(spec), "a .pt2 file"))
     return to_graph_module(load_object(spec), repr(spec), via, example)

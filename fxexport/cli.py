@@ -3,21 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
-from .api import __version__, export
+from .api import __version__, check_class_name, export
 from .capture import capture, load_object, to_graph_module
-from .diff import diff_exports
+from .diff import diff_exports, export_manifest
 from .errors import FxExportError
+from .render import template_folders
+from .shards import parse_size
 from .show import show
 from .verify import example_inputs, verify_against, verify_files
+from .write import check_target
+
+
+def _check_export_options(args: argparse.Namespace) -> None:
+    """The options' own errors, reported before the user's code is imported and nothing is written."""
+    check_target(args.output, args.overwrite)
+    template_folders(args.templates)
+    check_class_name(args.name)
+    if args.max_shard_size is not None:
+        parse_size(args.max_shard_size)
+    if args.check is not None:
+        export_manifest(args.check)
 
 
 def _export(args: argparse.Namespace) -> int:
+    _check_export_options(args)
     example = None
     if args.example_inputs is not None:
         example = example_inputs(load_object(args.example_inputs), repr(args.example_inputs))
@@ -42,7 +58,7 @@ def _export(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"exported {args.spec} to {result.folder} ({len(result.files)} files, {result.parameter_count:,} parameters)")
     if args.check is not None:
-        return _print_diff(result.folder, args.check, args.quiet)
+        return _print_diff(args.check, result.folder, args.quiet)
     return 0
 
 
@@ -68,14 +84,15 @@ class ProgressBar:
             self.stream.flush()
 
 
-def _print_diff(actual: Path, golden: Path, quiet: bool) -> int:
-    result = diff_exports(actual, golden)
+def _print_diff(old: Path, new: Path, quiet: bool) -> int:
+    result = diff_exports(old, new)
     if not result.equal or not quiet:
         print(result.report())
     return 0 if result.equal else 1
 
 
 def _verify(args: argparse.Namespace) -> int:
+    export_manifest(args.folder)  # a wrong folder is reported before any user code is imported
     if args.against is None:
         if args.example_inputs is not None:
             raise FxExportError("--example-inputs needs --against SPEC (the source to compare with)")
@@ -92,7 +109,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _diff(args: argparse.Namespace) -> int:
-    return _print_diff(args.actual, args.golden, args.quiet)
+    return _print_diff(args.old, args.new, args.quiet)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -106,10 +123,10 @@ def _show(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The `fxexport` argument parser: one subcommand per command, each with its handler."""
-    main_parser = argparse.ArgumentParser(prog="fxexport", description="Export torch.fx GraphModules as standalone Python packages.")
+    main_parser = _Parser(prog="fxexport", description="Export torch.fx GraphModules as standalone Python packages.")
     main_parser.add_argument("--version", action="version", version=f"fxexport {__version__}")
     commands = main_parser.add_subparsers(dest="command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show a traceback on errors")
     common.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors and warnings")
 
@@ -120,44 +137,90 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--no-annotate", dest="annotate", action="store_false", help="leave out the source-location comments in forward")
     run.add_argument("--shapes", action="store_true", help="add a shape/dtype comment to each statement whose node recorded one")
     run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")
-    run.add_argument("-o", "--output", required=True, type=Path, help="the package folder to write")
+    run.add_argument("-o", "--output", required=True, type=_path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")
     run.add_argument("--overwrite", action="store_true", help="replace an earlier fxexport export at the output folder")
     run.add_argument("--standalone", action="store_true", help="fail instead of importing anything but torch and the standard library")
     run.add_argument("--weights", choices=("safetensors", "none"), default="safetensors", help="write the weights (default), or code only")
     run.add_argument("--no-bytecode", dest="bytecode", action="store_false", help="do not write __pycache__ (compiled, hash-checked bytecode that makes the first import fast)")
-    run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB) with an index")
-    run.add_argument("--check", type=Path, metavar="GOLDEN", help="after exporting, diff against this golden export folder (exit 1 if different)")
-    run.add_argument("--templates", type=Path, metavar="DIR", action="append", default=[],
+    run.add_argument("--max-shard-size", metavar="SIZE", help="split weights into safetensors shards of at most SIZE (e.g. 2GB; at least 1MB) with an index")
+    run.add_argument("--check", type=_path, metavar="GOLDEN", help="after exporting, show the changes from this golden export folder to the new one, as `fxexport diff GOLDEN DIR` (exit 1 if different)")
+    run.add_argument("--templates", type=_path, metavar="DIR", action="append", default=[],
                      help="a folder of Jinja templates searched before fxexport's own (repeatable; the first given wins)")  # fmt: skip
     run.set_defaults(handler=_export)
 
-    diff = commands.add_parser("diff", parents=[common], help="compare two export folders (exit 0 same, 1 different)")
-    diff.add_argument("actual", type=Path, help="an export folder")
-    diff.add_argument("golden", type=Path, help="the expected export folder")
+    diff = commands.add_parser("diff", parents=[common], help="show the changes from export folder OLD to NEW (exit 0 same, 1 different)",
+                               description="Show the changes from export folder OLD to NEW, as `diff -u OLD NEW` does: "
+                                           "'-' marks what OLD had, '+' what NEW has.")  # fmt: skip
+    diff.add_argument("old", type=_path, metavar="OLD", help="the earlier or expected export folder (e.g. a golden one)")
+    diff.add_argument("new", type=_path, metavar="NEW", help="the export folder to compare with it")
     diff.set_defaults(handler=_diff)
 
     check = commands.add_parser("verify", parents=[common], help="check an export against its manifest (and its source)")
-    check.add_argument("folder", type=Path, help="an export folder")
+    check.add_argument("folder", type=_path, help="an export folder")
     check.add_argument("--against", metavar="SPEC", help="also import the export in a fresh process and compare outputs with this source")
     check.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of the inputs: a tuple of args, or a dict with 'args'/'kwargs'")
     check.set_defaults(handler=_verify)
 
     summary = commands.add_parser("show", parents=[common], help="summarise an export folder (module tree, tensors, warnings)")
-    summary.add_argument("folder", type=Path, help="an export folder (read only: nothing is imported or unpickled)")
+    summary.add_argument("folder", type=_path, help="an export folder (read only: nothing is imported or unpickled)")
     summary.add_argument("--depth", type=int, metavar="N", help="show the module tree N levels deep (0: the root only)")
     summary.set_defaults(handler=_show)
     return main_parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line too, naming the help to read."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print `fxexport: error: ...` and exit 2, as every user error does."""
+        self.exit(2, f"fxexport: error: {message} (see: {self.prog} --help)\n")
+
+
+def _path(text: str) -> Path:
+    if not text:
+        raise argparse.ArgumentTypeError("the path is empty")
+    return Path(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (errors are printed once, here)."""
+    """Run the command line; returns the exit code (errors are printed once, here).
+
+    0: done (or the same, or OK); 1: differences or problems found, or an internal error;
+    2: an error the user can fix; 130: interrupted. Tracebacks only with --debug.
+    """
     args = parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
     except FxExportError as error:
-        if args.debug:
-            traceback.print_exc()
-        print(f"fxexport: error: {error}", file=sys.stderr)
-        return 2
+        return _fail(args, f"fxexport: error: {error}", 2)
+    except BrokenPipeError:
+        _discard_stdout()
+        return 1
+    except KeyboardInterrupt:
+        return _fail(args, "fxexport: interrupted", 130)
+    except Exception as error:  # noqa: BLE001 - the boundary: a bug in fxexport is still one line without --debug
+        first = (str(error).strip().splitlines() or [""])[0]
+        return _fail(args, f"fxexport: internal error: {type(error).__name__}: {first}; rerun with --debug for the traceback, and please report it", 1)
+
+
+def _fail(args: argparse.Namespace, line: str, code: int) -> int:
+    if args.debug:
+        traceback.print_exc()
+    print(line, file=sys.stderr)
+    return code
+
+
+def _discard_stdout() -> None:
+    """The reader of our output went away (`fxexport show DIR | head`): stop without a word.
+
+    What is still buffered goes to /dev/null, so Python's flush at exit cannot fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        pass  # stdout is not a real file (captured in-process): nothing is flushed at exit

@@ -1,4 +1,4 @@
-"""Compare two export folders: unified diffs for text, tensor by tensor for weights."""
+"""Compare two export folders, OLD then NEW as `diff -u` does: unified diffs for text, tensor by tensor for weights."""
 
 from __future__ import annotations
 
@@ -21,16 +21,16 @@ class FileDifference:
     """One file that differs between two export folders."""
 
     path: str
-    kind: str  # "missing", "extra", "text", "tensors" or "binary"
+    kind: str  # "removed" (only in old), "added" (only in new), "text", "tensors" or "binary"
     detail: str
 
 
 @dataclass(frozen=True)
 class DiffResult:
-    """The differences between export folder `actual` and `golden`; `report()` renders them."""
+    """The changes from export folder `old` (say, a golden export) to `new`; `report()` renders them."""
 
-    actual: Path
-    golden: Path
+    old: Path
+    new: Path
     differences: tuple[FileDifference, ...]
 
     @property
@@ -39,15 +39,15 @@ class DiffResult:
         return not self.differences
 
     def report(self) -> str:
-        """Human-readable: one paragraph per differing file."""
+        """Human-readable: one paragraph per differing file; `-` marks what OLD had, `+` what NEW has."""
         if self.equal:
-            return f"{self.actual} and {self.golden} are the same"
+            return f"{self.old} and {self.new} are the same"
         parts = []
         for item in self.differences:
-            if item.kind == "missing":
-                parts.append(f"missing from {self.actual}: {item.path}")
-            elif item.kind == "extra":
-                parts.append(f"not in {self.golden}: {item.path}")
+            if item.kind == "removed":
+                parts.append(f"only in {self.old}: {item.path}")
+            elif item.kind == "added":
+                parts.append(f"only in {self.new}: {item.path}")
             else:
                 parts.append(item.detail.rstrip("\n"))
         return "\n".join(parts)
@@ -60,11 +60,21 @@ def export_manifest(folder: Path) -> dict[str, Any]:
         raise FxExportError(f"{str(folder)!r} is not an fxexport export folder (no {MANIFEST})")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise FxExportError(f"cannot read {str(path)!r}: {error.strerror or error}") from error
     except (ValueError, UnicodeDecodeError) as error:
         raise FxExportError(f"{str(path)!r} is not a valid manifest: {error}") from error
     if not isinstance(data, dict):
         raise FxExportError(f"{str(path)!r} is not a valid manifest")
+    for key, kind, what in _MAPS:
+        value = data.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(item, kind) for item in value.values()):
+            raise FxExportError(f"{str(path)!r} is not a valid manifest: {key!r} must map names to {what}")
     return data
+
+
+# The manifest's maps that every reader walks: key, type of each value, and that type in words.
+_MAPS = (("files", str, "sha256 strings"), ("tensors", dict, "objects"))
 
 
 def _files(folder: Path) -> set[str]:
@@ -75,27 +85,27 @@ def _files(folder: Path) -> set[str]:
     }
 
 
-def _text_diff(relative: str, actual: Path, golden: Path) -> str | None:
-    old = golden.read_text(encoding="utf-8").splitlines(keepends=True)
-    new = actual.read_text(encoding="utf-8").splitlines(keepends=True)
-    if old == new:
+def _text_diff(relative: str, old: Path, new: Path) -> str | None:
+    before = (old / relative).read_text(encoding="utf-8").splitlines(keepends=True)
+    after = (new / relative).read_text(encoding="utf-8").splitlines(keepends=True)
+    if before == after:
         return None
-    return "".join(difflib.unified_diff(old, new, f"golden/{relative}", f"actual/{relative}"))
+    return "".join(difflib.unified_diff(before, after, str(old / relative), str(new / relative)))
 
 
-def tensor_differences(actual: Path, golden: Path) -> list[str]:
-    """Names each tensor that is missing, extra, or differs in shape, dtype or values."""
+def tensor_differences(old: Path, new: Path) -> list[str]:
+    """Names each tensor that was removed, added, or changed shape, dtype or values from `old` to `new`."""
     from safetensors import SafetensorError, safe_open
 
     try:
-        with safe_open(str(golden), framework="pt") as old, safe_open(str(actual), framework="pt") as new:
-            old_keys, new_keys = set(old.keys()), set(new.keys())
-            lines = [f"tensor {k!r}: missing" for k in sorted(old_keys - new_keys)]
-            lines += [f"tensor {k!r}: extra" for k in sorted(new_keys - old_keys)]
+        with safe_open(str(old), framework="pt") as before, safe_open(str(new), framework="pt") as after:
+            old_keys, new_keys = set(before.keys()), set(after.keys())
+            lines = [f"tensor {k!r}: removed" for k in sorted(old_keys - new_keys)]
+            lines += [f"tensor {k!r}: added" for k in sorted(new_keys - old_keys)]
             for key in sorted(old_keys & new_keys):
-                a, b = new.get_tensor(key), old.get_tensor(key)
+                a, b = before.get_tensor(key), after.get_tensor(key)
                 if a.dtype != b.dtype or a.shape != b.shape:
-                    lines.append(f"tensor {key!r}: {a.dtype}{list(a.shape)} != golden {b.dtype}{list(b.shape)}")
+                    lines.append(f"tensor {key!r}: {a.dtype}{list(a.shape)} -> {b.dtype}{list(b.shape)}")
                 elif not torch.equal(a, b):
                     lines.append(f"tensor {key!r}: values differ (max abs diff {_max_diff(a, b)})")
     except (SafetensorError, OSError) as error:
@@ -109,34 +119,34 @@ def _max_diff(a: torch.Tensor, b: torch.Tensor) -> str:
     return f"{(a.double() - b.double()).abs().max().item():.3g}"
 
 
-def _compare(relative: str, actual: Path, golden: Path) -> FileDifference | None:
-    a, g = actual / relative, golden / relative
+def _compare(relative: str, old: Path, new: Path) -> FileDifference | None:
+    before, after = old / relative, new / relative
     if relative.endswith(".safetensors"):
-        lines = tensor_differences(a, g)
+        lines = tensor_differences(before, after)
         if lines:
             return FileDifference(relative, "tensors", f"{relative}:\n" + "\n".join(f"  {line}" for line in lines))
         return None
     if Path(relative).suffix in TEXT_SUFFIXES:
         try:
-            text = _text_diff(relative, a, g)
+            text = _text_diff(relative, old, new)
         except UnicodeDecodeError:
-            text = None if a.read_bytes() == g.read_bytes() else f"{relative}: not valid UTF-8 text, contents differ"
+            text = None if before.read_bytes() == after.read_bytes() else f"{relative}: not valid UTF-8 text, contents differ"
         return FileDifference(relative, "text", text) if text else None
-    if a.read_bytes() != g.read_bytes():
+    if before.read_bytes() != after.read_bytes():
         return FileDifference(relative, "binary", f"{relative}: binary contents differ")
     return None
 
 
-def diff_exports(actual: str | Path, golden: str | Path, *, ignore: frozenset[str] = frozenset()) -> DiffResult:
-    """Compare export folder `actual` with `golden`; `ignore` lists relative paths to skip."""
-    actual, golden = Path(actual), Path(golden)
-    export_manifest(actual)
-    export_manifest(golden)
-    ours, theirs = _files(actual) - ignore, _files(golden) - ignore
-    differences = [FileDifference(p, "missing", "") for p in sorted(theirs - ours)]
-    differences += [FileDifference(p, "extra", "") for p in sorted(ours - theirs)]
-    for relative in sorted(ours & theirs):
-        found = _compare(relative, actual, golden)
+def diff_exports(old: str | Path, new: str | Path, *, ignore: frozenset[str] = frozenset()) -> DiffResult:
+    """The changes from export folder `old` (the golden, expected one) to `new`; `ignore` lists relative paths to skip."""
+    old, new = Path(old), Path(new)
+    export_manifest(old)
+    export_manifest(new)
+    before, after = _files(old) - ignore, _files(new) - ignore
+    differences = [FileDifference(p, "removed", "") for p in sorted(before - after)]
+    differences += [FileDifference(p, "added", "") for p in sorted(after - before)]
+    for relative in sorted(before & after):
+        found = _compare(relative, old, new)
         if found:
             differences.append(found)
-    return DiffResult(actual, golden, tuple(differences))
+    return DiffResult(old, new, tuple(differences))

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import fx, nn
 
-from .errors import FxExportError
+from .errors import user_code
 
 
 def _is_unflattened(obj: Any) -> bool:
@@ -59,10 +59,8 @@ def from_unflattened(module: Any) -> fx.GraphModule:
 
 def load_pt2(path: Path) -> fx.GraphModule:
     """A `torch.export.save` file, loaded without unpickling arbitrary objects."""
-    try:
+    with user_code(f"cannot load {str(path)!r} as a torch.export program"):  # torch raises many types for a bad archive
         program = torch.export.load(str(path))
-    except Exception as error:  # torch raises many types for a bad archive
-        raise FxExportError(f"cannot load {str(path)!r} as a torch.export program: {type(error).__name__}: {error}") from error
     return program.module()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,6 +61,17 @@ def _environment(extra: tuple[str, ...]) -> jinja2.Environment:
 def thousands(number: int) -> str:
     """`12,345`: the one number format of generated text."""
     return f"{number:,}"
+
+
+# One folder, or several searched in order: `templates="my_templates"` or `templates=["a", "b"]`.
+TemplateFolders = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def template_folders(templates: TemplateFolders) -> tuple[Path, ...]:
+    """The user's template folders, in order; each must exist (checked before any work)."""
+    folders = (Path(templates),) if isinstance(templates, (str, os.PathLike)) else tuple(map(Path, templates))
+    check_template_dirs(folders)
+    return folders
 
 
 def check_template_dirs(folders: Sequence[Path]) -> None:

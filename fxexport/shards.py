@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from decimal import Decimal
 
 from .errors import FxExportError
 from .ir import PackageIR, TensorIR
@@ -12,17 +13,28 @@ from .ir import PackageIR, TensorIR
 SINGLE = "weights.safetensors"
 INDEX = "weights.safetensors.index.json"
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE = re.compile(r"^\s*(\d{1,20}(?:\.\d{1,20})?)\s*([a-zA-Z]*)\s*$", re.ASCII)
+MIN_SHARD_SIZE = 10**6
 
 
-def parse_size(text: str | int) -> int:
-    """`500MB`, `2GiB`, `1.5GB` or a number of bytes."""
+def _bytes(text: str | int) -> int:
     if isinstance(text, int):
         return text
     match = _SIZE.match(text)
     if not match or match.group(2).lower() not in _UNITS:
         raise FxExportError(f"bad size {text!r}: use a number of bytes or e.g. '500MB', '2GiB'")
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    return int(Decimal(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def parse_size(text: str | int) -> int:
+    """A shard size: `500MB`, `2GiB`, `1.5GB` or a number of bytes, at least MIN_SHARD_SIZE (1MB)."""
+    size = _bytes(text)
+    if size < MIN_SHARD_SIZE:
+        raise FxExportError(
+            f"max shard size {text!r} is under the 1MB minimum (a tensor is never split, so smaller shards only "
+            "multiply files); use e.g. '500MB' or '2GB'"
+        )
+    return size
 
 
 def _shards(tensors: list[TensorIR], limit: int | None) -> list[list[TensorIR]]:

@@ -16,7 +16,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from .diff import export_manifest
-from .errors import FxExportError
+from .errors import FxExportError, user_code
 from .write import MANIFEST, write_bytecode
 
 
@@ -72,8 +72,8 @@ def _weight_problems(path: Path, expected: dict[str, Any]) -> list[str]:
     problems += [f"{path.name}: tensor {k!r} is not in the manifest" for k in sorted(set(shapes) - set(expected))]
     for key in sorted(set(expected) & set(shapes)):
         shape, _ = shapes[key]
-        if shape != expected[key]["shape"]:
-            problems.append(f"{path.name}: tensor {key!r} has shape {shape}, manifest says {expected[key]['shape']}")
+        if shape != expected[key].get("shape"):
+            problems.append(f"{path.name}: tensor {key!r} has shape {shape}, manifest says {expected[key].get('shape')}")
     return problems
 
 
@@ -170,8 +170,9 @@ def verify_against(folder: str | Path, source: torch.nn.Module, args: tuple[Any,
     folder = Path(folder)
     files = verify_files(folder)
     class_name = str(export_manifest(folder).get("module_name", "FxModule"))
-    with torch.no_grad():
-        expected = source(*args, **kwargs)
+    with torch.no_grad(), user_code("running the source on the example inputs failed"):
+        # nn.Module's call, not GraphModule's: that prints a traceback to stderr before it re-raises
+        expected = torch.nn.Module.__call__(source, *args, **kwargs)
     want, want_spec = pytree.tree_flatten(expected)
     from safetensors.torch import load_file, save_file
 
@@ -179,7 +180,13 @@ def verify_against(folder: str | Path, source: torch.nn.Module, args: tuple[Any,
         data = os.path.join(tmp, "data")
         tensors: dict[str, torch.Tensor] = {}
         spec = {"args": _encode(list(args), tensors), "kwargs": _encode(kwargs, tensors)}
-        Path(data + ".json").write_text(json.dumps(spec))
+        try:
+            Path(data + ".json").write_text(json.dumps(spec))
+        except (TypeError, ValueError) as error:
+            raise FxExportError(
+                f"verify passes the example inputs to a fresh process, so they must be tensors, numbers, strings, "
+                f"lists, tuples or dicts: {error}"
+            ) from error
         save_file(tensors, data + ".in.safetensors")
         run = subprocess.run([sys.executable, "-c", CHILD, str(folder), class_name, data], capture_output=True, text=True)
         if run.returncode != 0:
@@ -193,10 +200,10 @@ def verify_against(folder: str | Path, source: torch.nn.Module, args: tuple[Any,
     outputs = []
     for index, value in enumerate(want):
         got = got_tensors.get(str(index), report["others"].get(str(index)))
-        error = _error(index, got, value)
-        outputs.append(error)
-        if error.problem or error.max_abs > atol + rtol * _magnitude(value):
-            problems.append(f"output {index} differs: max abs error {error.max_abs:.3g}{error.problem}")
+        found = _error(index, got, value)
+        outputs.append(found)
+        if found.problem or found.max_abs > atol + rtol * _magnitude(value):
+            problems.append(f"output {index} differs: max abs error {found.max_abs:.3g}{found.problem}")
     return VerifyResult(folder, tuple(problems), tuple(outputs))
 
 
@@ -209,11 +216,17 @@ def _magnitude(value: Any) -> float:
 def example_inputs(obj: Any, where: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """A tuple of args, a dict with 'args'/'kwargs', or a zero-argument callable returning one."""
     if callable(obj) and not isinstance(obj, (tuple, dict, torch.Tensor)):
-        obj = obj()
+        with user_code(f"calling example inputs {where} with no arguments failed"):
+            obj = obj()
     if isinstance(obj, torch.Tensor):
         return (obj,), {}
     if isinstance(obj, tuple):
         return obj, {}
     if isinstance(obj, dict) and set(obj) <= {"args", "kwargs"}:
-        return tuple(obj.get("args", ())), dict(obj.get("kwargs", {}))
-    raise FxExportError(f"example inputs {where} must be a tuple of args, a tensor, or a dict with 'args' and 'kwargs'")
+        args, kwargs = obj.get("args", ()), obj.get("kwargs", {})
+        if isinstance(args, (tuple, list)) and isinstance(kwargs, dict) and all(isinstance(k, str) for k in kwargs):
+            return tuple(args), dict(kwargs)
+    raise FxExportError(
+        f"example inputs {where} must be a tuple of args, a tensor, or a dict with 'args' (a tuple) and 'kwargs' "
+        "(a dict with string keys)"
+    )

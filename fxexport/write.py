@@ -23,6 +23,8 @@ MANIFEST = "fxexport.json"
 
 def check_target(folder: Path, overwrite: bool) -> None:
     """Refuse, before any work, a target that cannot or must not be written."""
+    if folder.name in ("", ".."):  # "", ".", "/" and ".." name no new folder
+        raise FxExportError(f"output path {str(folder)!r} does not end in a package name; name the folder to write, e.g. exports/my_model")
     if not is_plain_identifier(folder.name):
         raise FxExportError(
             f"output folder name {folder.name!r} is not a valid Python package name; use e.g. {sanitize(folder.name)!r}"

@@ -46,7 +46,7 @@ def test_export_matches_golden(case, exports: Path, request: pytest.FixtureReque
     golden_torch = export_manifest(golden).get("torch")
     if golden_torch != TORCH:
         pytest.skip(f"golden text was generated with torch {golden_torch}, this is torch {TORCH}; fx prints code differently between releases")
-    result = diff_exports(exports / case.name, golden)
+    result = diff_exports(golden, exports / case.name)  # golden is the old, expected side: `+` marks what the export adds
     assert result.equal, f"{result.report()}\n\nIf this change is intended, regenerate with: {REGEN}"
 
 

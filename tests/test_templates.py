@@ -65,6 +65,27 @@ def test_extending_template_adds_a_method_and_the_package_still_works(
     torch.testing.assert_close(model(x), source(x))
 
 
+# `templates=` as users write it: one folder as a string or a path, or several in a list or tuple.
+TEMPLATE_ARGUMENTS = [
+    ("one_string", lambda folder: str(folder)),
+    ("one_path", lambda folder: folder),
+    ("list_of_strings", lambda folder: [str(folder)]),
+    ("tuple_of_paths", lambda folder: (folder, folder)),
+]
+
+
+@pytest.mark.parametrize("name,argument", TEMPLATE_ARGUMENTS, ids=[case[0] for case in TEMPLATE_ARGUMENTS])
+def test_templates_take_one_folder_or_several(tmp_path: Path, name: str, argument) -> None:
+    folder = _folder(tmp_path, "my_templates", {"README.md.jinja": "mine {{ package.module_name }}\n"})
+    gm = fx.symbolic_trace(models.MLP().eval())
+    _, sources = fxexport.generate(gm, package_name="gen_pkg", templates=argument(folder))
+    assert sources["README.md"] == "mine gen_pkg\n"
+    fxexport.export(gm, tmp_path / "out_pkg", templates=argument(folder), bytecode=False)
+    assert (tmp_path / "out_pkg" / "README.md").read_text() == "mine out_pkg\n"
+    with pytest.raises(fxexport.FxExportError, match=r"^template folder '.*nothere' does not exist or is not a folder$"):
+        fxexport.generate(gm, package_name="gen_pkg", templates=argument(tmp_path / "nothere"))
+
+
 def test_cli_templates_are_searched_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = _folder(tmp_path, "first", {"README.md.jinja": "first {{ package.module_name }}\n"})
     second = _folder(tmp_path, "second", {"README.md.jinja": "second\n", "module.py.jinja": EXTENDING})

@@ -17,9 +17,9 @@ from fxexport.verify import verify_files
 from fxexport.weights import header, layout
 
 
-def _model() -> fx.GraphModule:
+def _model(width: int = 64) -> fx.GraphModule:
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 64), nn.LayerNorm(64), nn.Linear(64, 64), nn.BatchNorm1d(64)).eval()
+    model = nn.Sequential(nn.Linear(width, width), nn.LayerNorm(width), nn.Linear(width, width), nn.BatchNorm1d(width)).eval()
     return fx.symbolic_trace(model)
 
 
@@ -33,14 +33,14 @@ def _load(folder: Path, **options):
 
 
 def test_shards_with_index_load_transparently(tmp_path: Path) -> None:
-    gm = _model()
-    result = fxexport.export(gm, tmp_path / "sharded_pkg", max_shard_size="20kB")
+    gm = _model(512)  # each weight is 1MiB, over the smallest shard size (1MB)
+    result = fxexport.export(gm, tmp_path / "sharded_pkg", max_shard_size="1MB")
     shards = sorted(f for f in result.files if f.endswith(".safetensors"))
     assert len(shards) > 1 and shards[0] == f"weights-00001-of-{len(shards):05d}.safetensors"
     index = json.loads((tmp_path / "sharded_pkg" / "weights.safetensors.index.json").read_text())
     assert set(index["weight_map"]) == set(gm.state_dict()) and set(index["weight_map"].values()) == set(shards)
     model = _load(tmp_path / "sharded_pkg")
-    x = torch.randn(4, 64)
+    x = torch.randn(4, 512)
     assert torch.equal(model(x), gm(x))
     assert verify_files(tmp_path / "sharded_pkg").ok
 
@@ -115,12 +115,15 @@ def test_progress_bar_only_for_large_exports_on_a_terminal() -> None:
         assert ("100%" in terminal.text) == shown
 
 
-def test_cli_weights_options(tmp_path: Path) -> None:
+def test_cli_weights_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_code"), "--weights", "none", "-q"]) == 0
     assert not (tmp_path / "cli_code" / "weights.safetensors").exists()
-    assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_sharded"), "--max-shard-size", "10KB", "-q"]) == 0
+    (tmp_path / "wide.py").write_text("from torch import nn\nmodel = nn.Sequential(nn.Linear(512, 512), nn.Linear(512, 512))\n")
+    assert main(["export", f"{tmp_path / 'wide.py'}:model", "-o", str(tmp_path / "cli_sharded"), "--max-shard-size", "1MB", "-q"]) == 0
     assert (tmp_path / "cli_sharded" / "weights.safetensors.index.json").is_file()
-    assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_bad"), "--max-shard-size", "lots"]) == 2
+    for size, message in [("lots", "bad size 'lots'"), ("10KB", "max shard size '10KB' is under the 1MB minimum")]:
+        assert main(["export", "fxexport.examples:mlp", "-o", str(tmp_path / "cli_bad"), "--max-shard-size", size]) == 2
+        assert message in capsys.readouterr().err
 
 
 def test_generated_module_works_under_torch_compile(tmp_path: Path) -> None:
