@@ -9,11 +9,11 @@ from pathlib import Path
 import torch
 from torch import fx
 
-from .collect import collect
+from .collect import RESERVED, collect
 from .errors import FxExportError
 from .formatting import check_python, format_definitions, format_sources
 from .ir import PackageIR
-from .names import is_plain_identifier
+from .names import BUILTIN_NAMES, is_plain_identifier
 from .producers import normalize
 from .render import TemplateFolders, render, template_folders
 from .shards import plan_weights
@@ -33,10 +33,16 @@ class ExportResult:
     warnings: tuple[str, ...]
 
 
+# Module-level names the templates use as they are: a class of that name would shadow them.
+TEMPLATE_NAMES = frozenset({"torch", "nn", "F", "gc", "json", "math", "struct", "threading", "Mapping", "contextmanager", "Path"})
+
+
 def check_class_name(name: str) -> None:
-    """Refuse a generated class name that is not a plain Python identifier."""
+    """Refuse a generated class name that is not a plain Python identifier, or that module.py uses already."""
     if not is_plain_identifier(name):
         raise FxExportError(f"class name {name!r} is not a valid Python identifier")
+    if name in RESERVED or name in BUILTIN_NAMES or name in TEMPLATE_NAMES:
+        raise FxExportError(f"class name {name!r} is a name module.py uses already; choose another, e.g. {name.capitalize() + 'Model'!r}")
 
 
 def generate(
