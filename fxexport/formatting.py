@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import FxExportError
 from .ir import PackageIR
@@ -25,6 +25,7 @@ LINE_LENGTH = 88
 _SPLIT = "# fxexport: split"
 _END = "# fxexport: end"
 _COMPOUND_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_HEADED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)  # one header, then one body
 
 
 @functools.cache
@@ -41,7 +42,11 @@ def format_source(path: str, source: str) -> str:
     try:
         return black.format_str(source, mode=_mode())
     except Exception as error:  # black raises several types for invalid input
-        raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
+        raise _not_python(path, error) from error
+
+
+def _not_python(path: str, error: Exception) -> FxExportError:
+    return FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug")
 
 
 @functools.lru_cache(maxsize=256)
@@ -72,7 +77,7 @@ def format_python(path: str, source: str) -> str:
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
-        raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
+        raise _not_python(path, error) from error
     spans = list(_long_spans(tree.body, lines))
     if not spans:
         return source
@@ -100,10 +105,8 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _children(node: ast.stmt) -> list[list[ast.stmt]]:
-    lists = [getattr(node, name, None) for name in _COMPOUND_BODIES]
-    found: list[list[Any]] = [x for x in lists if isinstance(x, list) and x]
-    return found
+def _has_body(node: ast.stmt) -> bool:
+    return any(isinstance(getattr(node, name, None), list) and getattr(node, name) for name in _COMPOUND_BODIES)
 
 
 def _header_end(node: ast.stmt, lines: list[str]) -> int:
@@ -118,20 +121,15 @@ def _long_spans(body: list[ast.stmt], lines: list[str]):  # type: ignore[no-unty
     """The statements (and compound headers) that have a line too long, in order."""
     for node in body:
         start, indent = _first_line(node), node.col_offset
-        children = _children(node)
-        if not children:
-            if _too_long(lines, start, node.end_lineno or node.lineno):
-                yield _Span(start, node.end_lineno or node.lineno, indent, False)
-            continue
-        simple_compound = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith))
-        if not simple_compound:  # if/for/while/try: their `else:`/`except:` lines too; small in generated code
+        # A simple statement whole; so too if/for/while/try, for their `else:`/`except:` lines (small in generated code).
+        if not _has_body(node) or not isinstance(node, _HEADED):
             if _too_long(lines, start, node.end_lineno or node.lineno):
                 yield _Span(start, node.end_lineno or node.lineno, indent, False)
             continue
         end = _header_end(node, lines)
         if _too_long(lines, start, end):
             yield _Span(start, end, indent, True)
-        yield from _long_spans(node.body, lines)  # type: ignore[attr-defined]
+        yield from _long_spans(node.body, lines)
 
 
 def _black_spans(path: str, spans: list[_Span], lines: list[str]) -> list[list[str]]:
@@ -190,7 +188,7 @@ def check_python(files: dict[str, str]) -> None:
             try:
                 compile(text, path, "exec", dont_inherit=True)
             except (SyntaxError, ValueError) as error:
-                raise FxExportError(f"generated {path} is not valid Python ({error}); please report this as a bug") from error
+                raise _not_python(path, error) from error
 
 
 def format_sources(files: dict[str, str]) -> dict[str, str]:

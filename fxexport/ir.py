@@ -124,11 +124,6 @@ class PackageIR:
         return (*(t for t in self.tensors if t.is_stored), *self.storages)
 
     @property
-    def views(self) -> dict[str, ViewIR]:
-        """Each tensor rebuilt as a view, by key."""
-        return {t.key: t.view for t in self.tensors if t.view is not None}
-
-    @property
     def parameter_bytes(self) -> int:
         """Bytes of parameter data."""
         return sum(t.nbytes for t in self.tensors if t.kind == "parameter")

@@ -9,7 +9,6 @@ source's. Kernels pick their paths by these; a contiguous copy may round differe
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterable
 
 import torch
@@ -31,9 +30,10 @@ def share_storages(tensors: Iterable[TensorIR]) -> tuple[tuple[TensorIR, ...], t
     for members in groups.values():
         if len(members) == 1 and _is_plain(members[0].tensor):
             continue
-        base = _covering_member(members)
+        span = max(_span(m.tensor) for m in members)
+        base = next((m for m in members if _is_plain(m.tensor) and m.nbytes == span), None)  # saved as itself
         if base is None:
-            storage = _storage_entry(members, taken)
+            storage = _storage_entry(members, span, taken)
             taken.add(storage.key)
             storages.append(storage)
         key = storage.key if base is None else base.key
@@ -67,15 +67,8 @@ def _span(tensor: torch.Tensor) -> int:
     return (last + 1) * tensor.element_size()
 
 
-def _covering_member(members: list[TensorIR]) -> TensorIR | None:
-    """A member that is the whole shared range laid out plainly: saved as itself, the others view it."""
-    span = max(_span(m.tensor) for m in members)
-    return next((m for m in members if _is_plain(m.tensor) and m.nbytes == span), None)
-
-
-def _storage_entry(members: list[TensorIR], taken: set[str]) -> TensorIR:
-    """The storage's bytes from its start to the end of the last member, as a 1-d tensor."""
-    span = max(_span(m.tensor) for m in members)
+def _storage_entry(members: list[TensorIR], span: int, taken: set[str]) -> TensorIR:
+    """The storage's first `span` bytes (to the end of the last member), as a 1-d tensor."""
     dtypes = {m.tensor.dtype for m in members}
     dtype = dtypes.pop() if len(dtypes) == 1 else torch.uint8
     if span % dtype.itemsize:
@@ -85,5 +78,4 @@ def _storage_entry(members: list[TensorIR], taken: set[str]) -> TensorIR:
     key = f"{members[0].key}@storage"
     while key in taken:
         key += "_"
-    shape = (math.prod(data.shape),)
-    return TensorIR(key, "storage", shape, str(dtype).removeprefix("torch."), False, False, data)
+    return TensorIR(key, "storage", tuple(data.shape), str(dtype).removeprefix("torch."), False, False, data)

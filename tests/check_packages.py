@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from tests.structure import alignments, flatten, layouts, storage_sharing  # noqa: E402
+from tests.structure import alignments, flatten, layouts, storage_sharing, tensor_sharing  # noqa: E402
 
 _torch_load = torch.load
 
@@ -136,8 +136,8 @@ def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[st
     training = {k: m.training for k, m in model.named_modules(remove_duplicate=False)}
     if training != spec["training"]:
         problems.append(f"training flags {training} != {spec['training']}")
-    if _sharing(model) != spec["sharing"]:
-        problems.append(f"shared tensors {_sharing(model)} != {spec['sharing']}")
+    if tensor_sharing(model) != spec["sharing"]:
+        problems.append(f"shared tensors {tensor_sharing(model)} != {spec['sharing']}")
     if storage_sharing(model) != spec["storages"]:
         problems.append(f"tensors sharing a storage {storage_sharing(model)} != {spec['storages']}")
     if layouts(model) != spec["layouts"]:
@@ -154,13 +154,6 @@ def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[st
 def _class_name(name: str, expected: str | None) -> str:
     """A generated class specialised for one configuration is `Name_2`: it counts as `Name`."""
     return expected if expected is not None and re.fullmatch(rf"{re.escape(expected)}_\d+", name) else name
-
-
-def _sharing(model: torch.nn.Module) -> list[list[str]]:
-    groups: dict[int, list[str]] = {}
-    for key, tensor in [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]:
-        groups.setdefault(id(tensor), []).append(key)
-    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from torch import fx, nn
 
 from fxexport.guards import is_guards_module
 from fxexport.producers import normalize
-from tests.structure import alignments, flatten, layouts, storage_sharing
+from tests.structure import alignments, flatten, layouts, storage_sharing, tensor_sharing
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKER = Path(__file__).resolve().parent / "check_packages.py"
@@ -65,7 +65,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "buffers": list(buffers),
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
         "training": {k: m.training for k, m in _modules(gm)},
-        "sharing": _sharing(gm),
+        "sharing": tensor_sharing(gm),
         "storages": storage_sharing(gm),
         "layouts": layouts(gm),
         "alignment": alignments(gm),
@@ -79,13 +79,6 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
 def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
     """Every module but torch.export's `_guards_fn`, which the export writes as code in forward."""
     return [(k, m) for k, m in model.named_modules(remove_duplicate=False) if not is_guards_module(m)]
-
-
-def _sharing(model: nn.Module) -> list[list[str]]:
-    groups: dict[int, list[str]] = {}
-    for key, tensor in [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]:
-        groups.setdefault(id(tensor), []).append(key)
-    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
 
 
 def check_in_fresh_process(packages: Path, expect: Path, names: list[str], block: tuple[str, ...] = ()) -> dict[str, list[str]]:

@@ -40,9 +40,20 @@ def _describe(value: Any, leaves: list[Any]) -> Any:
     return "tensor" if isinstance(value, torch.Tensor) else kind
 
 
+def _named(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
+    return [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
+
+
 def _tensors(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
-    named = [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
-    return [(key, tensor) for key, tensor in named if tensor.numel() and tensor.device.type != "meta"]
+    return [(key, tensor) for key, tensor in _named(model) if tensor.numel() and tensor.device.type != "meta"]
+
+
+def tensor_sharing(model: nn.Module) -> list[list[str]]:
+    """Groups of names that hold the same tensor object (ties)."""
+    groups: dict[int, list[str]] = {}
+    for key, tensor in _named(model):
+        groups.setdefault(id(tensor), []).append(key)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
 
 
 def storage_sharing(model: nn.Module) -> list[list[str]]:
