@@ -6,6 +6,8 @@ so annotations do not leak the exporting machine's layout and exports stay repro
 
 from __future__ import annotations
 
+import inspect
+import linecache
 import os
 import re
 import site
@@ -18,9 +20,12 @@ import torch
 from torch import fx
 from torch.fx.passes.shape_prop import TensorMetadata
 
+from .calls import resolve_class
+
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
+_GENERATED_CLASS = re.compile(r"class \w+\(nn\.Module\):  # (?P<comment>[^\n]+)$")
 
 
 @cache
@@ -37,6 +42,70 @@ def short_path(path: str) -> str:
         if resolved.is_relative_to(root):
             return resolved.relative_to(root).as_posix()
     return resolved.name
+
+
+def class_annotation(cls: type | str) -> str:
+    """`# torchvision/models/resnet.py:59 BasicBlock`: where the source class is defined.
+
+    A class fxexport generated keeps the comment it was written with, so exports stay a fixed point.
+    """
+    name = _CONTROL.sub(" ", cls.__qualname__ if isinstance(cls, type) else cls.rpartition(".")[2])
+    found = _class_source(cls)
+    if found is None:
+        return f"# {name}"
+    file, line, first = found
+    kept = _GENERATED_CLASS.match(first)
+    if kept and kept["comment"].endswith(f" {name}"):
+        return f"# {_CONTROL.sub(' ', kept['comment'])}"
+    return f"# {short_path(file)}:{line} {name}" if file else f"# {name}"
+
+
+def _class_source(cls: type | str) -> tuple[str, int, str] | None:
+    """(file, line, text of that line) where a class is defined, or None.
+
+    A class whose module has left sys.modules (an imported export) is found from its forward's code.
+    """
+    found = resolve_class(cls)
+    if found is None:
+        return None
+    try:
+        lines, line = inspect.getsourcelines(found)
+        file = inspect.getsourcefile(found)
+        return (file, line, lines[0]) if file and lines else None
+    except (TypeError, OSError):
+        code = getattr(vars(found).get("forward"), "__code__", None)
+    if code is None:
+        return None
+    text = linecache.getlines(code.co_filename)
+    for line in range(min(code.co_firstlineno, len(text)), 0, -1):
+        if re.match(rf"class {re.escape(found.__name__)}\b", text[line - 1]):
+            return code.co_filename, line, text[line - 1]
+    return None
+
+
+@cache
+def _class_span(cls: type | str) -> tuple[str, int, int] | None:
+    """(file, first line, last line) of a class's source, or None."""
+    found = resolve_class(cls)
+    try:
+        lines, start = inspect.getsourcelines(found)  # type: ignore[arg-type]
+        file = inspect.getsourcefile(found)  # type: ignore[arg-type]
+    except (TypeError, OSError):
+        return None
+    return (str(Path(file).resolve()), start, start + len(lines) - 1) if file else None
+
+
+def own_stack_trace(stack_trace: str | None, cls: type | str) -> str | None:
+    """The part of a node's stack trace from the frame inside `cls`'s own code on (None if none is),
+    so a generated class's comments point into its source class, not into its callers."""
+    span = _class_span(cls)
+    if not stack_trace or span is None:
+        return None
+    for match in _FRAME.finditer(stack_trace):
+        file, line = str(Path(match["file"]).resolve()), int(match["line"])
+        if file == span[0] and span[1] <= line <= span[2]:
+            return stack_trace[match.start() :]
+    return None
 
 
 def annotation(node: fx.Node) -> str | None:

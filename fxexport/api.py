@@ -57,6 +57,7 @@ def generate(
     max_shard_size: str | int | None = None,
     annotate: bool = True,
     shapes: bool = False,
+    structure: str = "structured",
 ) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
@@ -65,7 +66,7 @@ def generate(
     """
     check_class_name(module_name)
     folders = template_folders(templates)
-    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes)
+    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
     package = format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
     return package, _format(render(package, folders), folders)
 
@@ -98,6 +99,7 @@ def export(
     annotate: bool = True,
     shapes: bool = False,
     bytecode: bool = True,
+    structure: str = "structured",
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
@@ -112,6 +114,9 @@ def export(
     the comments that say which source line each group of statements came from; `shapes=True`
     adds a shape/dtype comment to each statement whose node recorded one. `bytecode=False`
     leaves out the compiled `__pycache__` (hash-checked pycs that make the first import fast).
+    `structure="structured"` (the default) writes a class per module the graph recorded calls of,
+    named after its source class, with containers indexed; `structure="flat"` writes the whole
+    graph as one forward. Modules that cannot be cut out stay inline (listed in the manifest).
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
@@ -128,6 +133,7 @@ def export(
         templates=templates,
         annotate=annotate,
         shapes=shapes,
+        structure=structure,
     )
     files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -52,6 +52,7 @@ def _export(args: argparse.Namespace) -> int:
         max_shard_size=args.max_shard_size,
         progress=None if args.quiet else ProgressBar(sys.stderr),
         templates=args.templates,
+        structure="flat" if args.flat else "structured",
     )
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
@@ -136,6 +137,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of example inputs for --via export: a tuple of args, or a dict with 'args'/'kwargs'")
     run.add_argument("--no-annotate", dest="annotate", action="store_false", help="leave out the source-location comments in forward")
     run.add_argument("--shapes", action="store_true", help="add a shape/dtype comment to each statement whose node recorded one")
+    run.add_argument("--flat", action="store_true", help="write the whole graph as one forward instead of a class per module")
     run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")
     run.add_argument("-o", "--output", required=True, type=_path, help="the package folder to write")
     run.add_argument("--name", default="FxModule", help="the generated class name (default: FxModule)")

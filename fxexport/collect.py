@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 from torch import fx, nn
 
+from .access import module_access
+from .annotations import class_annotation
 from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
+from .generalize import generalize
 from .guards import is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
-from .names import BUILTIN_NAMES, Namespace, attribute_access, is_plain_identifier, quote
+from .names import BUILTIN_NAMES, Namespace, is_plain_identifier, quote
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
+from .split import Structure, split
 from .storages import share_storages
 from .usermodules import trace_user_module
 
@@ -27,6 +32,7 @@ RESERVED = {
     "held_tensors", "saved_tensors", "read_safetensors", "tensor_entry", "skip_init", "gc_paused", "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
+STRUCTURES = ("structured", "flat")
 # Builtins the emitted code may call; a forward parameter with one of these names is renamed.
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
@@ -42,8 +48,10 @@ class _ClassDraft:
 
 class _Collector:
     def __init__(
-        self, root: fx.GraphModule, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False
+        self, structure: Structure, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False
     ) -> None:
+        root = structure.root
+        self.structure = structure
         self.input_checks = input_checks
         self.annotate = annotate
         self.shapes = shapes
@@ -64,6 +72,9 @@ class _Collector:
         self.params: dict[str, str] = {}
         self.class_name = class_name
         self.standalone = standalone
+
+    def root_access(self, path: tuple[str, ...]) -> str:
+        return module_access("self", self.root, path)
 
     # names -----------------------------------------------------------------------------
     def reserve_parameters(self, graph: fx.Graph) -> None:
@@ -92,37 +103,58 @@ class _Collector:
         self.attribute_values(draft)
         forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes)
         init = tuple(draft.init_lines + draft.attr_lines)
-        key = (init, forward.params, forward.lines)
+        source = self.structure.source_of(".".join(path)) if path else None
+        comment = class_annotation(source) if source is not None and self.annotate else ""
+        key = (init, forward.params, forward.lines, comment)
         if not path:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
         elif key not in self.classes:
             name = self.namespace.create(_camel(_class_hint(gm, path)))
-            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines)
+            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
-    def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> None:
+    def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> list[tuple[str, str]] | None:
+        """Add the lines that build each child; returns (name, code) per child when each is one constructor call."""
+        calls: list[tuple[str, str]] | None = []
         for name, child in module._modules.items():
             child_path = (*path, name)
             target = _access(owner, path)
+            start = len(owner.init_lines)
+            code = None
             if child is None:
                 owner.init_lines.append(f"{target}.register_module({quote(name)}, None)")
             elif is_guards_module(child):
                 continue  # torch.export's input checks: emitted as readable code in forward
             elif id(child) in self.module_paths:
-                self.fixups.append(_assign_module(attribute_access("self", path), name, _root_access(self.module_paths[id(child)])))
+                self.fixups.append(_assign_module(self.root_access(path), name, self.root_access(self.module_paths[id(child)])))
             elif self.is_plain_holder(owner, child, child_path):
                 self.module_paths[id(child)] = child_path
-                kind = type(child).__name__ if is_holder(child) else "Module"
-                owner.init_lines.append(_assign_module(target, name, f"{self.imports.use('nn')}.{kind}()"))
-                self.build_children(owner, child, child_path)
-                self.declare_tensors(owner, child, child_path)
+                self.build_holder(owner, child, child_path)
             else:
                 self.module_paths[id(child)] = child_path
                 code = self.child_code(owner, child, child_path)
                 if code is not None:
                     owner.init_lines.append(_assign_module(target, name, code))
                     owner.init_lines += self.extra_lines(owner, child, child_path, code)
+            if calls is not None and code is not None and len(owner.init_lines) == start + 1:
+                calls.append((name, code))
+            else:
+                calls = None
+        return calls
+
+    def build_holder(self, owner: _ClassDraft, holder: nn.Module, path: tuple[str, ...]) -> None:
+        """A plain module or container, filled child by child; a container of constructor calls in one line."""
+        kind = type(holder).__name__ if is_holder(holder) else "Module"
+        start = len(owner.init_lines)
+        target = _access(owner, path[:-1])
+        owner.init_lines.append(_assign_module(target, path[-1], f"{self.imports.use('nn')}.{kind}()"))
+        calls = self.build_children(owner, holder, path)
+        self.declare_tensors(owner, holder, path)
+        if calls and len(owner.init_lines) == start + 1 + len(calls):
+            filled = _container_code(type(holder), f"{self.imports.use('nn')}.{kind}", calls)
+            if filled is not None:
+                owner.init_lines[start:] = [_assign_module(target, path[-1], filled)]
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
         """Plain attributes a library set on a torch layer after building it (transformers' `_is_hf_initialized`)."""
@@ -193,7 +225,7 @@ class _Collector:
         """Remember a tensor for the weights file; False (and a tie line) when it was seen before."""
         if id(tensor) in self.tensor_paths:
             first = self.tensor_paths[id(tensor)]
-            self.fixups.append(_tie(path, first, kind, persistent))
+            self.fixups.append(_tie(self.root_access, path, first, kind, persistent))
             self.ties.append((".".join(path), ".".join(first)))
             return False
         self.tensor_paths[id(tensor)] = path
@@ -209,7 +241,7 @@ class _Collector:
             full = (*path, *filter(None, sub_path.split(".")))
             for name, param in sub._parameters.items():
                 if param is not None and self.record_tensor(param, (*full, name), "parameter", True) and not param.requires_grad:
-                    self.fixups.append(f"{_root_access((*full, name))}.requires_grad_(False)")
+                    self.fixups.append(f"{self.root_access((*full, name))}.requires_grad_(False)")
             for name, buf in sub._buffers.items():
                 if buf is not None:
                     self.record_tensor(buf, (*full, name), "buffer", name not in sub._non_persistent_buffers_set)
@@ -271,7 +303,7 @@ class _Collector:
             self.fixups.append("self.eval()")
         for path, module in modules.values():
             if module.training == evaluating:
-                self.fixups.append(f"{_root_access(path)}.training = {module.training}")
+                self.fixups.append(f"{self.root_access(path)}.training = {module.training}")
 
     def external_warnings(self) -> None:
         for item in self.imports.external():
@@ -298,16 +330,25 @@ def _camel(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) or "Module"
 
 
+def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:
+    """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind."""
+    codes = ", ".join(code for _, code in calls)
+    numbered = [name for name, _ in calls] == [str(i) for i in range(len(calls))]
+    if kind is nn.Sequential and numbered:
+        return f"{constructor}({codes})"
+    if kind is nn.ModuleList and numbered:
+        return f"{constructor}([{codes}])"
+    if kind is nn.ModuleDict:
+        return f"{constructor}({{{', '.join(f'{quote(name)}: {code}' for name, code in calls)}}})"
+    return None
+
+
 def _no_name(_value: object) -> None:
     return None
 
 
 def _access(owner: _ClassDraft, path: tuple[str, ...]) -> str:
-    return attribute_access("self", path[len(owner.path) :])
-
-
-def _root_access(path: tuple[str, ...]) -> str:
-    return attribute_access("self", path)
+    return module_access("self", owner.gm, path[len(owner.path) :])
 
 
 def _assign(target: str, name: str, code: str, register: str | None) -> str:
@@ -322,13 +363,13 @@ def _assign_module(target: str, name: str, code: str) -> str:
     return _assign(target, name, code, "add_module")
 
 
-def _tie(path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: bool) -> str:
+def _tie(access: Callable[[tuple[str, ...]], str], path: tuple[str, ...], first: tuple[str, ...], kind: str, persistent: bool) -> str:
     *owner, name = path
-    target = _root_access(tuple(owner))
+    target = access(tuple(owner))
     if kind == "buffer":
         flag = "" if persistent else ", persistent=False"
-        return f"{target}.register_buffer({quote(name)}, {_root_access(first)}{flag})"
-    return _assign(target, name, _root_access(first), None)
+        return f"{target}.register_buffer({quote(name)}, {access(first)}{flag})"
+    return _assign(target, name, access(first), None)
 
 
 def collect(
@@ -340,15 +381,24 @@ def collect(
     input_checks: bool = True,
     annotate: bool = True,
     shapes: bool = False,
+    structure: str = "structured",
 ) -> PackageIR:
-    """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`."""
+    """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`.
+
+    `structure="structured"` writes a class per module the graph recorded calls of (split.py);
+    `"flat"` writes the whole graph as the root's forward.
+    """
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
-    collector = _Collector(root, class_name, standalone, input_checks, annotate, shapes)
-    collector.new_class(root, ())
+    if structure not in STRUCTURES:
+        raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
+    split_tree = split(root) if structure == "structured" else Structure(root)
+    collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes)
+    collector.new_class(split_tree.root, ())
     collector.training_fixups()
-    classes = [c for c in collector.classes.values() if not c.is_root]
-    root_class = next(c for c in collector.classes.values() if c.is_root)
+    generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create)
+    classes = [c for c in generalized if not c.is_root]
+    root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))
     if collector.tensors:
         # What the loader (templates/loader.py.jinja) uses.
@@ -371,5 +421,6 @@ def collect(
         buffer_count=len({id(b) for b in root.buffers()}),
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
+        inline_modules=split_tree.inline,
     )
-    return describe(root, package, collector.class_paths)
+    return describe(root, package, {path: renamed.get(name, name) for path, name in collector.class_paths.items()})

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from torch import fx
 
+from .access import module_access
 from .annotations import annotation, shape_comment
 from .containers import is_output_class
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .literals import index_code, literal
-from .names import Namespace, attribute_access, is_plain_identifier, quote
+from .names import Namespace, is_plain_identifier, quote
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .targets import function_reference
 
@@ -125,9 +126,9 @@ class _Emitter:
                 self.names[node] = params[placeholder_name(node)]
         else:
             self.bind_pytree_inputs(placeholders, namespace, params)
-        for node in self.graph.nodes:
-            if node.op not in ("placeholder", "output"):
-                self.names[node] = namespace.create(node.name)
+        self.last_use = _last_uses(self.graph)
+        self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
+        self.name_values(namespace)
 
     @property
     def pytree(self) -> _PyTreeInfo:
@@ -236,9 +237,9 @@ class _Emitter:
     def expression(self, node: fx.Node) -> str:
         target, args, kwargs = node.target, node.args, dict(node.kwargs)
         if node.op == "get_attr":
-            return attribute_access("self", str(target).split("."))
+            return module_access("self", self.gm, str(target).split("."))
         if node.op == "call_module":
-            return f"{attribute_access('self', str(target).split('.'))}({self.call_args(node, args, kwargs)})"
+            return f"{module_access('self', self.gm, str(target).split('.'))}({self.call_args(node, args, kwargs)})"
         if node.op == "call_method":
             receiver = self.operand(args[0], node)
             method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
@@ -262,16 +263,48 @@ class _Emitter:
         reference = function_reference(target, self.imports, f"node {node.name!r}")
         return f"{reference}({self.call_args(node, args, kwargs)})"
 
-    def statements(self) -> list[str]:
-        last_use: dict[fx.Node, fx.Node] = {}
-        for node in self.graph.nodes:
-            if _skipped(node):
-                continue  # its inputs are freed after their last emitted use instead
-            for used in node.all_input_nodes:
-                last_use[used] = node
+    def name_values(self, namespace: Namespace) -> None:
+        """One name per value, or per chain of values each taking its input's name; a chain of
+        three or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
+        reused = {node: self.reusable_input(node) for node in self.graph.nodes if node.op not in ("placeholder", "output")}
+        head: dict[fx.Node, fx.Node] = {}
+        length: dict[fx.Node, int] = {}
+        for node, previous in reused.items():
+            head[node] = node if previous is None else head.get(previous, previous)
+            length[head[node]] = length.get(head[node], 0) + 1
+        for node, first in head.items():
+            if node is first:
+                self.names[node] = namespace.create("out" if length[node] >= CHAIN else node.name)
+            else:
+                self.names[node] = self.names[first]
+
+    def frees(self) -> dict[fx.Node, list[str]]:
+        """`del` after a value's last use, for computed values not rebound that die well before return."""
+        order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n))}
+        end = len(order)
         frees: dict[fx.Node, list[str]] = {}
-        for used, user in last_use.items():
-            frees.setdefault(user, []).append(self.names[used])
+        for used, user in self.last_use.items():
+            if used.op in ("placeholder", "get_attr") or used in self.rebinds or user.op == "output":
+                continue
+            if end - order[user] > DEL_DISTANCE:
+                frees.setdefault(user, []).append(self.names[used])
+        return frees
+
+    def reusable_input(self, node: fx.Node) -> fx.Node | None:
+        """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
+        which frees the old value as a `del` would. Parameters read into locals keep their names."""
+        if not node.users or _skipped(node) or node.op == "get_attr":
+            return None
+        for used in node.all_input_nodes:
+            if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds:
+                if used.op == "placeholder" and self.names.get(used) != placeholder_name(used):
+                    continue  # bound from a pytree input: keep the binding's name
+                self.rebinds.add(used)
+                return used
+        return None
+
+    def statements(self) -> list[str]:
+        frees = self.frees()
         lines: list[str] = list(self.bindings)
         last_note: str | None = None
         for node in self.graph.nodes:
@@ -303,6 +336,22 @@ class _Emitter:
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
+
+
+# A value that dies this many statements or more before its method returns gets a `del`; in a
+# short method locals die at return instead.
+DEL_DISTANCE = 6
+CHAIN = 3
+
+
+def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
+    last_use: dict[fx.Node, fx.Node] = {}
+    for node in graph.nodes:
+        if _skipped(node):
+            continue  # its inputs are freed after their last emitted use instead
+        for used in node.all_input_nodes:
+            last_use[used] = node
+    return last_use
 
 
 def _skipped(node: fx.Node) -> bool:

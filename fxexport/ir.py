@@ -52,6 +52,17 @@ class ClassIR:
     fixup_lines: tuple[str, ...]
     forward_params: tuple[str, ...]
     forward_lines: tuple[str, ...]
+    comment: str = ""  # where the source class is defined: "# torchvision/models/resnet.py:59 BasicBlock"
+    init_params: tuple[str, ...] = ()  # `__init__` parameters as code, without self: "in_channels", "stride=1"
+
+
+@dataclass(frozen=True)
+class InlineModule:
+    """A module whose calls stay written out in its caller's forward, and why."""
+
+    path: str
+    class_name: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,7 @@ class PackageIR:
     signature: SignatureIR = SignatureIR()
     modules: tuple[ModuleIR, ...] = ()
     storages: tuple[TensorIR, ...] = ()  # kind "storage": bytes shared by views that no single tensor covers
+    inline_modules: tuple[InlineModule, ...] = ()  # modules not cut out as a class of their own
 
     @property
     def stored(self) -> tuple[TensorIR, ...]:

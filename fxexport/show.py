@@ -81,6 +81,7 @@ class ShowResult:
     weight_files: tuple[WeightFile, ...]
     warnings: tuple[str, ...]
     problems: tuple[str, ...]
+    inline_modules: tuple[str, ...] = ()  # "layer1.0 (BasicBlock): why it stays written out in its caller"
 
     @property
     def ok(self) -> bool:
@@ -92,7 +93,8 @@ class ShowResult:
         head = f"{self.folder.name}: {self.class_name}, exported by fxexport {self.fxexport} with torch {self.torch}"
         shown = [m for m in self.modules if depth is None or _depth(m.path) <= depth]
         sections = [head, _module_table(shown), _tensor_list(self, "buffer"), _tensor_list(self, "constant"),
-                    _frozen(self), _weights(self), _bullets("warnings", self.warnings)]  # fmt: skip
+                    _frozen(self), _weights(self), _bullets("modules written inline in their caller", self.inline_modules),
+                    _bullets("warnings", self.warnings)]  # fmt: skip
         sections += [_bullets("problems", self.problems)] if self.problems else []
         return "\n\n".join(s for s in sections if s)
 
@@ -135,7 +137,15 @@ def show(folder: str | Path) -> ShowResult:
         weight_files=tuple(files),
         warnings=tuple(map(str, manifest.get("warnings", []))),
         problems=tuple(problems),
+        inline_modules=_inline_modules(manifest),
     )
+
+
+def _inline_modules(manifest: dict[str, Any]) -> tuple[str, ...]:
+    entries = manifest.get("inline_modules", [])
+    if not isinstance(entries, list):
+        return ()
+    return tuple(f"{e.get('path', '?')} ({e.get('class', '?')}): {e.get('reason', '?')}" for e in entries if isinstance(e, dict))
 
 
 def _dict(manifest: dict[str, Any], key: str) -> dict[str, Any]:

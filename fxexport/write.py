@@ -70,6 +70,7 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
         "format": 1,
         "fxexport": version,
         "modules": [[m.path, m.class_name] for m in package.modules],
+        "inline_modules": [{"path": m.path, "class": m.class_name, "reason": m.reason} for m in package.inline_modules],
         "tensors": dict(sorted(tensors.items())),
         "torch": package.torch_version,
         "warnings": list(package.warnings),

@@ -82,6 +82,8 @@ CASES = [
     Case("deep_copied", models.deep_copied, _randn(2, 6)),
     Case("unpickled", models.unpickled, _randn(2, 5)),
     Case("user_leaves", models.user_leaves, _randn(3, 4)),
+    Case("resnet_like", traced(models.ResNetLike), _randn(2, 3, 8, 8)),
+    Case("escapes", traced(models.Escapes), _randn(2, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
 ]
 

@@ -441,3 +441,74 @@ def user_leaves() -> fx.GraphModule:
     torch.manual_seed(0)
     root = UserLeaves().eval()
     return fx.GraphModule(root, UserLeafTracer().trace(root), "UserLeaves")
+
+
+class BasicBlock(nn.Module):
+    """A torchvision-style residual block: `downsample` only where the shape changes."""
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = None
+        if stride != 1 or inplanes != planes:
+            self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes))
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        return self.relu(out + identity)
+
+
+class ResNetLike(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+        self.layer1 = nn.Sequential(BasicBlock(8, 8), BasicBlock(8, 8))
+        self.layer2 = nn.Sequential(BasicBlock(8, 16, stride=2), BasicBlock(16, 16))
+        self.head = nn.ModuleDict({"pool": nn.AdaptiveAvgPool2d(1), "fc": nn.Linear(16, 5)})
+
+    def forward(self, x):
+        x = self.layer2(self.layer1(self.stem(x)))
+        return self.head["fc"](torch.flatten(self.head["pool"](x), 1))
+
+
+class Cached(nn.Module):
+    """Keeps an intermediate value that its caller reads: its body cannot become a function."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        self.hidden = self.lin(x)
+        return torch.relu(self.hidden) * 2
+
+
+class Scaled(nn.Module):
+    """A module called with a different Python constant each time: the calls' bodies differ."""
+
+    def forward(self, x, scale: float):
+        return x * scale
+
+
+class Escapes(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached = Cached()
+        self.scaled = Scaled()
+        self.twice = Leaf(4)
+        self.blocks = nn.ModuleList([Leaf(4), Leaf(4)])
+
+    def forward(self, x):
+        y = self.cached(x) + self.cached.hidden
+        y = self.scaled(y, 2.0) + self.scaled(y, 3.0)
+        for block in self.blocks:
+            y = block(y)
+        return self.twice(self.twice(y))

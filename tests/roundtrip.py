@@ -69,11 +69,31 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "storages": storage_sharing(gm),
         "layouts": layouts(gm),
         "alignment": alignments(gm),
-        "classes": {k: type(m).__name__ for k, m in _modules(gm) if not isinstance(m, fx.GraphModule)},
+        "classes": expected_classes(gm),
     }
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(spec, indent=1))
     save_file(encoder.tensors, str(folder / f"{name}.safetensors"))
+
+
+# A plain holder module may come back as the container it stands for (numbered children: a list).
+HOLDER_CLASSES = ["Module", "Sequential", "ModuleList", "ModuleDict"]
+
+
+def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
+    """The class names each module may have in the export: its own; a holder's container or the
+    source class its recorded calls name (the structured export's generated class)."""
+    recorded: dict[str, set[str]] = {}
+    for node in gm.graph.nodes:
+        for path, cls in (node.meta.get("nn_module_stack") or {}).values():
+            recorded.setdefault(path, set()).add(cls.__name__ if isinstance(cls, type) else str(cls).rpartition(".")[2])
+    classes = {}
+    for path, module in _modules(gm):
+        if isinstance(module, fx.GraphModule):
+            continue
+        name = type(module).__name__
+        classes[path] = sorted({name, *HOLDER_CLASSES, *recorded.get(path, ())}) if name == "Module" else [name]
+    return classes
 
 
 def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:

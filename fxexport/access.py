@@ -1,0 +1,27 @@
+"""Code that reaches a submodule or tensor by its path: `self.layer1[0].conv1.weight`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from torch import nn
+
+from .names import is_plain_identifier, quote
+
+INDEXED = (nn.Sequential, nn.ModuleList)
+
+
+def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> str:
+    """Index into containers (`[0]`, `["q"]`), attributes elsewhere (`getattr` for odd names)."""
+    expr = base
+    for atom in path:
+        if type(module) in INDEXED and atom.isdigit() and str(int(atom)) == atom:
+            expr = f"{expr}[{int(atom)}]"
+        elif type(module) is nn.ModuleDict and atom in module._modules:
+            expr = f"{expr}[{quote(atom)}]"
+        elif is_plain_identifier(atom):
+            expr = f"{expr}.{atom}"
+        else:
+            expr = f"getattr({expr}, {quote(atom)})"
+        module = module._modules.get(atom) if isinstance(module, nn.Module) else None
+    return expr

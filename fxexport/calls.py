@@ -1,0 +1,126 @@
+"""The module calls a flat graph recorded (`node.meta["nn_module_stack"]`), grouped into a tree.
+
+symbolic_trace, torch.export and dynamo record, for every node, the module calls it ran inside,
+outermost first, each as `key: (path, class)`; a module called again gets a new key
+(`shared@1`). A call's nodes are a run of consecutive nodes sharing its key: the `Call`s below
+form a tree of such runs, whose leaves are nodes. torch.nn layers (other than Sequential) are
+not cut out: symbolic_trace calls them as leaves, and torch.export traces them into operations.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from torch import fx
+
+from .guards import is_guards_module
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One recorded module call: its key (unique per call), the module's path and its class."""
+
+    key: str
+    path: str
+    cls: type | str  # torch.export records the qualified name, symbolic_trace the class
+
+
+@dataclass
+class Call:
+    """A run of consecutive nodes inside one module call: nodes and nested calls, in order."""
+
+    frame: Frame
+    items: list[fx.Node | Call] = field(default_factory=list)
+
+    def nodes(self) -> list[fx.Node]:
+        """Every node of the call, nested calls' included, in graph order."""
+        out: list[fx.Node] = []
+        for item in self.items:
+            out += item.nodes() if isinstance(item, Call) else [item]
+        return out
+
+    def calls(self) -> list[Call]:
+        """This call and every nested call, children before their parents."""
+        out: list[Call] = []
+        for item in self.items:
+            if isinstance(item, Call):
+                out += item.calls()
+        return [*out, self]
+
+
+def class_name(cls: type | str) -> str:
+    """`BasicBlock` for the class or for `torchvision.models.resnet.BasicBlock`."""
+    return cls.__name__ if isinstance(cls, type) else cls.rpartition(".")[2]
+
+
+def qualified_name(cls: type | str) -> str:
+    """`torchvision.models.resnet.BasicBlock`."""
+    return f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else cls
+
+
+def resolve_class(cls: type | str) -> type | None:
+    """The class itself; torch.export records only its name, imported here when it can be."""
+    if isinstance(cls, type):
+        return cls
+    module, _, name = cls.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except Exception:  # noqa: BLE001 - importing an arbitrary module may raise anything
+        return None
+    return found if isinstance(found, type) else None
+
+
+def is_sequential(cls: type | str) -> bool:
+    """True for torch.nn.Sequential (which symbolic_trace traces through, unlike other torch.nn layers)."""
+    return qualified_name(cls) == "torch.nn.modules.container.Sequential"
+
+
+def is_library_layer(cls: type | str) -> bool:
+    """A torch.nn / torch.ao layer other than Sequential: never cut out as a generated class."""
+    module = qualified_name(cls).rpartition(".")[0]
+    return module.startswith(("torch.nn.", "torch.ao.nn.")) and not is_sequential(cls)
+
+
+def body_nodes(gm: fx.GraphModule) -> list[fx.Node]:
+    """The nodes that run in order: not placeholders, the output, get_attr (made where used) or input guards."""
+    out = []
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output", "get_attr"):
+            continue
+        if node.op == "call_module" and is_guards_module(gm.get_submodule(str(node.target))):
+            continue
+        out.append(node)
+    return out
+
+
+def recorded_frames(node: fx.Node, leaves: set[str]) -> tuple[Frame, ...]:
+    """The calls `node` ran inside that could become classes: not the root, torch.nn layers or called leaves."""
+    stack = node.meta.get("nn_module_stack") or {}
+    frames = []
+    for key, entry in stack.items():
+        if not isinstance(entry, tuple) or len(entry) != 2:
+            continue
+        path, cls = entry
+        if not isinstance(path, str) or not path or path in leaves or is_library_layer(cls):
+            continue
+        frames.append(Frame(str(key), path, cls))
+    return tuple(frames)
+
+
+def call_tree(nodes: list[fx.Node], stacks: dict[fx.Node, tuple[Frame, ...]], depth: int = 0) -> list[fx.Node | Call]:
+    """Group runs of nodes that share the frame at `depth` into calls, recursively."""
+    items: list[fx.Node | Call] = []
+    i = 0
+    while i < len(nodes):
+        stack = stacks[nodes[i]]
+        if len(stack) <= depth:
+            items.append(nodes[i])
+            i += 1
+            continue
+        j = i
+        while j < len(nodes) and len(stacks[nodes[j]]) > depth and stacks[nodes[j]][depth].key == stack[depth].key:
+            j += 1
+        items.append(Call(stack[depth], call_tree(nodes[i:j], stacks, depth + 1)))
+        i = j
+    return items

@@ -1,0 +1,324 @@
+"""Classes that differ only in constructor literals become one class with `__init__` parameters.
+
+Two BasicBlocks built with other channel counts and strides come out of collect as two classes
+whose `__init__` lines differ only in numbers. They are merged into one class whose differing
+literals are parameters named after the argument they fill (`in_channels`, `stride`), and each
+instance is built with its own values (`BasicBlock(64, 128, stride=2)`), as the source wrote it.
+A keyword argument's parameter defaults to its most common value. A variant whose code really
+differs keeps a class of its own, named after what it adds (`BasicBlockWithDownsample`).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import keyword
+import re
+import tokenize
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from torch import nn
+
+from .ir import ClassIR
+from .spelled_calls import char_offset, with_defaults, without_defaults
+
+Create = Callable[[str], str]  # the namespace: a free name like the one given
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """A literal in the `__init__` lines: where it is and what it fills."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+    name: str  # the argument it fills: "stride", "in_channels", or "value"
+    keyword: bool
+
+
+def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
+    """Merged classes (children first, as given) and the new name of every old class name."""
+    calls: dict[str, str] = {}  # old class name -> the constructor call that replaces `Old()`
+    names: dict[str, str] = {}
+    params: dict[str, tuple[str, ...]] = {}  # new class name -> its parameter names, in order
+    out: list[ClassIR] = []
+    pending = list(classes)
+    while pending:
+        level = [c for c in pending if not _uses(c, {p.name for p in pending} - {c.name})]
+        level = [replace(c, init_lines=tuple(_respell(_rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
+        pending = [c for c in pending if c.name not in {c.name for c in level}]
+        for group, optional in _with_optional_children(_groups([c for c in level if not c.is_root], params), params):
+            merged, instance_calls = _merge(group, params, optional)
+            params[merged.name] = merged.init_params
+            out.append(replace(merged, init_lines=tuple(without_defaults(line) for line in merged.init_lines)))
+            for cls in group:
+                calls[cls.name] = instance_calls[cls.name]
+                names[cls.name] = merged.name
+        out += [c for c in level if c.is_root]
+    return _name_variants(tuple(out), names, create)
+
+
+def _respell(line: str, cls: ClassIR) -> str:
+    """Every numeric default written out, so that classes compare by their literals (not the root's lines)."""
+    return line if cls.is_root else with_defaults(line)
+
+
+def _uses(cls: ClassIR, others: set[str]) -> bool:
+    return any(name in others for line in cls.init_lines for name in _called_names(line))
+
+
+def _called_names(line: str) -> list[str]:
+    return [t.string for t in _tokens(line) if t.type == tokenize.NAME]
+
+
+def _tokens(line: str) -> list[tokenize.TokenInfo]:
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(line).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
+def _rewrite_calls(line: str, calls: dict[str, str]) -> str:
+    """`Block()` -> `Block(64, 128, stride=2)`: only a class name token called with no arguments."""
+    tokens = _tokens(line)
+    pieces, last = [], 0
+    for i, token in enumerate(tokens[:-2]):
+        following = tokens[i + 1].string + tokens[i + 2].string
+        if token.type == tokenize.NAME and token.string in calls and following == "()":
+            start, end = token.start[1], tokens[i + 2].end[1]
+            pieces += [line[last:start], calls[token.string]]
+            last = end
+    return "".join(pieces) + line[last:] if pieces else line
+
+
+def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[list[ClassIR]]:
+    """Classes equal but for `__init__` literals, in first-seen order."""
+    groups: dict[tuple[object, ...], list[ClassIR]] = {}
+    for cls in classes:
+        slots = _slots(cls.init_lines, known)
+        key = (cls.comment, _masked(cls.init_lines, slots), cls.forward_params, cls.forward_lines, _base(cls.name))
+        groups.setdefault(key, []).append(cls)
+    return list(groups.values())
+
+
+def _base(name: str) -> str:
+    return re.sub(r"_[0-9]+$", "", name)
+
+
+def _masked(lines: tuple[str, ...], slots: list[_Slot]) -> tuple[str, ...]:
+    return _filled(lines, slots, ["\0"] * len(slots))
+
+
+def _filled(lines: tuple[str, ...], slots: list[_Slot], texts: list[str]) -> tuple[str, ...]:
+    out = list(lines)
+    for slot, text in sorted(zip(slots, texts), key=lambda pair: (pair[0].line, -pair[0].start)):
+        line = out[slot.line]
+        out[slot.line] = line[: slot.start] + text + line[slot.end :]
+    return tuple(out)
+
+
+def _slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[_Slot]:
+    """Number literals (and tuples of them) in constructor arguments and attribute values, in order."""
+    slots: list[_Slot] = []
+    for number, line in enumerate(lines):
+        try:
+            tree = ast.parse(line)
+        except SyntaxError:
+            continue
+        for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
+            target = assign.targets[0]
+            if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
+                text = ast.get_source_segment(line, assign.value) or ""
+                start, end = char_offset(line, assign.value.col_offset), char_offset(line, assign.value.end_col_offset)
+                slots.append(_Slot(number, start, end, text, target.attr, True))
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
+            arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
+            for value, name, is_keyword in arguments:
+                if _is_number(value):
+                    text = ast.get_source_segment(line, value) or ""
+                    start, end = char_offset(line, value.col_offset), char_offset(line, value.end_col_offset)
+                    slots.append(_Slot(number, start, end, text, name, is_keyword))
+    return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _is_number(node.operand)
+    return isinstance(node, ast.Tuple) and bool(node.elts) and all(_is_number(e) for e in node.elts)
+
+
+def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ...]]) -> str:
+    """The parameter a positional argument fills: from the torch.nn or generated class's signature, else `size` or `value`."""
+    func = call.func
+    if isinstance(func, ast.Name) and position < len(known.get(func.id, ())):
+        return known[func.id][position].split("=")[0]
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
+        cls = getattr(nn, func.attr, None)
+        if isinstance(cls, type):
+            try:
+                names = [p for p in inspect.signature(cls).parameters if p != "self"]
+            except (TypeError, ValueError):
+                names = []
+            if position < len(names):
+                return names[position]
+    if isinstance(func, ast.Attribute) and func.attr in ("empty", "zeros", "ones"):
+        return "size"
+    return "value"
+
+
+@dataclass(frozen=True)
+class _Optional:
+    """A child only some instances have (`downsample`): built by the caller and passed in, else None."""
+
+    child: str
+    init_line: int  # where the holders' `__init__` assigns it
+    forward_line: int  # where the holders' forward calls it: `x = self.downsample(x)`
+    holders: frozenset[str]  # the classes that have it
+    forward: tuple[str, ...]  # a holder's forward lines
+
+
+def _with_optional_children(
+    groups: list[list[ClassIR]], known: dict[str, tuple[str, ...]]
+) -> list[tuple[list[ClassIR], _Optional | None]]:
+    """Join a group to an earlier one of the same source class that lacks just one child it has."""
+    out: list[tuple[list[ClassIR], _Optional | None]] = []
+    for group in groups:
+        for i, (base, optional) in enumerate(out):
+            found = None if optional else _optional_child(base[0], group[0], known)
+            if found is not None:
+                holders = frozenset(c.name for c in group)
+                out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, group[0].forward_lines))
+                break
+        else:
+            out.append((group, None))
+    return out
+
+
+def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, int] | None:
+    """(child, init line, forward line) when `b` is `a` plus one child, applied to a value in place."""
+    if (a.comment, _base(a.name), a.forward_params) != (b.comment, _base(b.name), b.forward_params):
+        return None
+    if len(b.init_lines) != len(a.init_lines) + 1 or len(b.forward_lines) != len(a.forward_lines) + 1:
+        return None
+    template = _masked(a.init_lines, _slots(a.init_lines, known))
+    for i, line in enumerate(b.init_lines):
+        match = re.fullmatch(r"self\.(\w+) = .+", line)
+        core = b.init_lines[:i] + b.init_lines[i + 1 :]
+        if match is None or _masked(core, _slots(core, known)) != template:
+            continue
+        child = match[1]
+        if any(f"self.{child}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
+            continue
+        for j, text in enumerate(b.forward_lines):
+            if re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) and b.forward_lines[:j] + b.forward_lines[j + 1 :] == a.forward_lines:
+                return child, i, j
+    return None
+
+
+def _core_lines(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
+    if optional is None or cls.name not in optional.holders:
+        return cls.init_lines
+    return cls.init_lines[: optional.init_line] + cls.init_lines[optional.init_line + 1 :]
+
+
+def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _Optional | None = None) -> tuple[ClassIR, dict[str, str]]:
+    """One class for the group and, per old class name, the call that builds an instance of it."""
+    first = group[0]
+    cores = [_core_lines(c, optional) for c in group]
+    slots = [_slots(core, known) for core in cores]
+    columns = list(zip(*[[s.text for s in row] for row in slots])) if slots[0] else []
+    varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
+    parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
+    taken: set[str] = {optional.child} if optional else set()
+    texts = [s.text for s in slots[0]]
+    for i in varying:
+        column = columns[i]
+        if column not in parameters:
+            parameters[column] = _parameter_name(slots[0][i].name, taken)
+        texts[i] = parameters[column]
+    keyword_params = {parameters[columns[i]] for i in varying if slots[0][i].keyword}
+    positional = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p not in keyword_params]
+    keywords = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p in keyword_params]
+    values = {name: column for column, name in parameters.items()}
+    defaults = {name: Counter(values[name]).most_common(1)[0][0] for name in keywords}
+    init_params = (*positional, *(f"{name}={defaults[name]}" for name in keywords))
+    merged = replace(first, init_lines=_filled(cores[0], slots[0], texts), init_params=init_params)
+    if optional is not None:
+        merged = _with_child(merged, optional)
+    calls = {}
+    for row, cls in enumerate(group):
+        args = [values[name][row] for name in positional]
+        args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
+        if optional is not None and cls.name in optional.holders:
+            args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line]).split(' = ', 1)[1]}")
+        calls[cls.name] = f"{first.name}({', '.join(args)})"
+    return merged, calls
+
+
+def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:
+    """`self.downsample = downsample` in `__init__`, `if self.downsample is not None:` in forward."""
+    child, line = optional.child, optional.forward_line
+    init = list(merged.init_lines)
+    init.insert(optional.init_line, f"self.{child} = {child}")
+    forward = [*optional.forward[:line], f"if self.{child} is not None:", f"    {optional.forward[line]}", *optional.forward[line + 1 :]]
+    return replace(merged, init_lines=tuple(init), forward_lines=tuple(forward), init_params=(*merged.init_params, f"{child}=None"))
+
+
+def _parameter_name(base: str, taken: set[str]) -> str:
+    base = base if base.isidentifier() and not keyword.iskeyword(base) and base != "self" else "value"
+    name, count = base, 1
+    while name in taken:
+        count += 1
+        name = f"{base}_{count}"
+    taken.add(name)
+    return name
+
+
+def _name_variants(
+    classes: tuple[ClassIR, ...], names: dict[str, str], create: Create
+) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
+    """`Block_1` that differs from `Block` by holding `downsample` becomes `BlockWithDownsample`."""
+    by_base: dict[str, ClassIR] = {}
+    renames: dict[str, str] = {}
+    for cls in classes:
+        if cls.is_root:
+            continue
+        base = _base(cls.name)
+        if base not in by_base:
+            by_base[base] = cls
+            continue
+        extra = sorted(_children(cls) - _children(by_base[base]))
+        if extra and base != cls.name:
+            renames[cls.name] = create(base + "With" + "".join(_camel(e) for e in extra[:2]))
+    if not renames:
+        return classes, names
+    out = []
+    for cls in classes:
+        lines = tuple(_rename(line, renames) for line in cls.init_lines)
+        out.append(replace(cls, name=renames.get(cls.name, cls.name), init_lines=lines))
+    return tuple(out), {old: renames.get(new, new) for old, new in names.items()}
+
+
+def _children(cls: ClassIR) -> set[str]:
+    return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = ", line))}
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def _rename(line: str, renames: dict[str, str]) -> str:
+    tokens = _tokens(line)
+    pieces, last = [], 0
+    for token in tokens:
+        if token.type == tokenize.NAME and token.string in renames:
+            pieces += [line[last : token.start[1]], renames[token.string]]
+            last = token.end[1]
+    return "".join(pieces) + line[last:] if pieces else line

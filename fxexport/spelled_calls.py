@@ -1,0 +1,99 @@
+"""torch.nn constructor calls spelled with every numeric default (to compare them) or without (to print).
+
+`nn.Conv2d(64, 64, 3, padding=1)` and `nn.Conv2d(64, 128, 3, stride=2, padding=1)` differ in
+which keywords they spell out. With every numeric default written, in signature order, they
+differ only in literals, so the classes holding them can be merged (generalize.py); the
+merged code then leaves out the keywords that still equal their default.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+
+from torch import nn
+
+
+@functools.cache
+def _numeric_defaults(name: str) -> tuple[tuple[str, str], ...]:
+    """(parameter, default as code) for the numeric keyword defaults of `nn.<name>`, in signature order."""
+    cls = getattr(nn, name, None)
+    if not isinstance(cls, type) or not issubclass(cls, nn.Module):
+        return ()
+    try:
+        parameters = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    out = []
+    for p in parameters:
+        default = p.default
+        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+        if numeric or (isinstance(default, tuple) and default and all(isinstance(v, int) and not isinstance(v, bool) for v in default)):
+            out.append((p.name, repr(default)))
+    return tuple(out)
+
+
+@functools.cache
+def _parameter_names(name: str) -> tuple[str, ...]:
+    cls = getattr(nn, name, None)
+    try:
+        return tuple(inspect.signature(cls).parameters) if isinstance(cls, type) else ()
+    except (TypeError, ValueError):
+        return ()
+
+
+def _layer_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
+        return func.attr
+    return None
+
+
+def _spelled(node: ast.expr, line: str, full: bool) -> str:
+    text = ast.get_source_segment(line, node) or ""
+    if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        return text
+    args = [_spelled(a, line, full) for a in node.args]
+    keywords = {k.arg: _spelled(k.value, line, full) for k in node.keywords if k.arg}
+    name = _layer_name(node)
+    defaults = dict(_numeric_defaults(name)) if name else {}
+    order = list(_parameter_names(name)) if name else []
+    if full:
+        covered = set(order[: len(args)])
+        for key, value in defaults.items():
+            if key not in keywords and key not in covered:
+                keywords[key] = value
+    else:
+        keywords = {k: v for k, v in keywords.items() if defaults.get(k) != v}
+    ordered = sorted(keywords, key=lambda k: order.index(k) if k in order else len(order)) if order else list(keywords)
+    func = ast.get_source_segment(line, node.func) or ""
+    return f"{func}({', '.join([*args, *(f'{k}={keywords[k]}' for k in ordered)])})"
+
+
+def _respelled(line: str, full: bool) -> str:
+    try:
+        tree = ast.parse(line)
+    except SyntaxError:
+        return line
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+        return line
+    value = tree.body[0].value
+    if not isinstance(value, ast.Call):
+        return line
+    return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full) + line[char_offset(line, value.end_col_offset) :]
+
+
+def char_offset(line: str, byte_offset: int | None) -> int:
+    """ast counts columns in UTF-8 bytes; this is the same place in characters."""
+    return len(line.encode()[: byte_offset or 0].decode(errors="ignore"))
+
+
+def with_defaults(line: str) -> str:
+    """`self.c = nn.Conv2d(3, 8, 3)` -> `self.c = nn.Conv2d(3, 8, 3, stride=1, padding=0, dilation=1, groups=1)`."""
+    return _respelled(line, True)
+
+
+def without_defaults(line: str) -> str:
+    """The reverse: keywords of torch.nn layers that equal their default left out."""
+    return _respelled(line, False)

@@ -1,0 +1,238 @@
+"""split: a flat GraphModule -> a tree of GraphModules, one per module the graph recorded calls of.
+
+Each module call the graph recorded (calls.py) becomes a `call_module` of that module in its
+caller's graph, and the module becomes a GraphModule (named after its source class) whose graph
+holds exactly the nodes that ran inside the call. A module whose body cannot be cut out as a
+function stays inline in its caller, with the reason (`Structure.inline`). A Sequential whose
+body is its children called one after another stays an `nn.Sequential` and is called as one.
+The input GraphModule is not changed: holders are copied, layers and tensors shared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import torch
+from torch import fx, nn
+
+from .calls import Call, Frame, body_nodes, call_tree, class_name, is_sequential, recorded_frames
+from .ir import InlineModule
+from .rebuild import is_holder
+from .subgraphs import Builder, interface, module_from
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The split module tree: `root` and, for each generated class's module path, its source class."""
+
+    root: fx.GraphModule
+    inline: tuple[InlineModule, ...] = ()
+    sources: tuple[tuple[str, type | str], ...] = ()
+
+    def source_of(self, path: str) -> type | str | None:
+        """The source class of the module at `path`, when it became a generated class."""
+        return dict(self.sources).get(path)
+
+
+def split(gm: fx.GraphModule) -> Structure:
+    """Cut every recorded module call that can be cut out of `gm` into a method of its module."""
+    leaves = {str(n.target) for n in gm.graph.find_nodes(op="call_module")}
+    nodes = body_nodes(gm)
+    frames = {n: recorded_frames(n, leaves) for n in nodes}
+    modules = dict(gm.named_modules(remove_duplicate=False))
+    inline: dict[str, InlineModule] = {}
+    while True:
+        stacks = {n: tuple(f for f in frames[n] if f.path not in inline) for n in nodes}
+        items = call_tree(nodes, stacks)
+        calls = [c for item in items if isinstance(item, Call) for c in item.calls()]
+        found = _problems(calls, modules)
+        if not found:
+            break
+        inline.update(found)
+    inline.update(_unrecorded(gm, nodes, modules, inline))
+    kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
+    if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
+        return Structure(gm, tuple(inline.values()))
+    return _assemble(gm, items, calls, kinds, tuple(sorted(inline.values(), key=lambda m: m.path)))
+
+
+def _problems(calls: list[Call], modules: dict[str, nn.Module]) -> dict[str, InlineModule]:
+    """Modules (by path) some call of which cannot be cut out, and why; all their calls stay inline."""
+    problems: dict[str, InlineModule] = {}
+
+    def refuse(frame: Frame, reason: str) -> None:
+        problems.setdefault(frame.path, InlineModule(frame.path, class_name(frame.cls), reason))
+
+    counts = Counter(c.frame.key for c in calls)
+    paths_of = Counter(id(m) for m in modules.values())
+    bodies: dict[str, set[str]] = {}
+    for call in calls:
+        path, frame = call.frame.path, call.frame
+        module = modules.get(path) or _creatable(path, modules)
+        if module is None:
+            refuse(frame, "the GraphModule holds no module at this path, and cannot hold one")
+        elif not is_holder(module) or paths_of[id(module)] > 1:
+            refuse(frame, "the module is not a plain holder of its own path")
+        elif counts[frame.key] > 1:
+            refuse(frame, "its body interleaves with code of its caller")
+        elif (why := _cannot_cut(call, module)) is not None:
+            refuse(frame, why)
+        elif not is_sequential(frame.cls):
+            bodies.setdefault(path, set()).add(_body_code(call))
+    for call in calls:
+        if len(bodies.get(call.frame.path, ())) > 1:
+            refuse(call.frame, "it is called several times with different bodies")
+    return problems
+
+
+def _creatable(path: str, modules: dict[str, nn.Module]) -> nn.Module | None:
+    """An empty module for a stateless module the GraphModule does not hold, when its nearest held ancestor is a holder."""
+    parent = path
+    while parent:
+        parent = parent.rpartition(".")[0]
+        if parent in modules:
+            return nn.Module() if is_holder(modules[parent]) or not parent else None
+    return nn.Module()
+
+
+def _cannot_cut(call: Call, module: nn.Module) -> str | None:
+    """Why this call cannot become a method of its module, or None."""
+    path = call.frame.path
+    inputs, outputs = interface(call)
+    body = call.nodes()
+    for node in body:
+        if node.op == "call_module" and not _under(str(node.target), path):
+            return f"it calls module {node.target!r}, which is not one of its submodules"
+    for item in call.items:
+        if isinstance(item, Call) and not _under(item.frame.path, path):
+            return f"it calls module {item.frame.path!r}, which is not one of its submodules"
+    if len(outputs) > 1:
+        position = {n: i for i, n in enumerate(body)}
+        for out in outputs:
+            later = [u for u in out.users if u in position and position[u] > position[out]]
+            if later:
+                return f"its intermediate value {out.name!r} is used outside it"
+    if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs):
+        return "its body is not its children called one after another"
+    return None
+
+
+def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node]) -> bool:
+    """True when the body is `for child in self: x = child(x)`, as nn.Sequential.forward runs it."""
+    children = [f"{call.frame.path}.{name}" for name in module._modules]
+    if len(inputs) != 1 or len(outputs) != 1 or len(call.items) != len(children):
+        return False
+    previous: fx.Node = inputs[0]
+    for item, child in zip(call.items, children):
+        if isinstance(item, Call):
+            item_inputs, item_outputs = interface(item)
+            path, last = item.frame.path, item_outputs
+        elif item.op == "call_module" and not item.kwargs and len(item.args) == 1:
+            path, item_inputs, last = str(item.target), [a for a in item.args if isinstance(a, fx.Node)], [item]
+        else:
+            return False
+        if path != child or item_inputs != [previous] or len(last) != 1:
+            return False
+        previous = last[0]
+    return previous is outputs[0]
+
+
+def _under(target: str, path: str) -> bool:
+    return target.startswith(f"{path}.")
+
+
+def _body_code(call: Call) -> str:
+    return Builder.for_call(call).graph.python_code("self").src
+
+
+def _unrecorded(gm: fx.GraphModule, nodes: list[fx.Node], modules: dict[str, nn.Module], inline: dict[str, InlineModule]) -> dict[str, InlineModule]:
+    """Plain modules whose code the graph runs without recording a call of them (as after make_fx)."""
+    recorded = {entry[0] for n in nodes for entry in (n.meta.get("nn_module_stack") or {}).values()} | set(inline)
+    owners = {str(n.target).rpartition(".")[0] for n in gm.graph.nodes if n.op == "get_attr"}
+    out = {}
+    for path, module in modules.items():
+        if path and type(module) is nn.Module and path not in recorded and path in owners:
+            if not any(_under(path, other) for other in recorded):
+                out[path] = InlineModule(path, "Module", "the graph recorded no call of it (no nn_module_stack)")
+    return {p: m for p, m in out.items() if not any(_under(p, q) for q in out)}
+
+
+def _container_kind(module: nn.Module) -> type:
+    """The container class a plain holder stands for: numbered children make a ModuleList."""
+    if type(module) is not nn.Module or module._parameters or module._buffers or not module._modules:
+        return type(module)
+    if any(isinstance(v, torch.Tensor) for v in vars(module).values()):
+        return type(module)
+    names = list(module._modules)
+    if names == [str(i) for i in range(len(names))]:
+        return nn.ModuleList
+    if not any(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", n) for n in names):
+        return nn.ModuleDict
+    return nn.Module
+
+
+def _mirror(gm: fx.GraphModule, sequential: set[str]) -> nn.Module:
+    """Copies of the holders of `gm`'s tree (as their containers), sharing layers and tensors."""
+    memo: dict[int, nn.Module] = {}
+
+    def copy(module: nn.Module, path: str) -> nn.Module:
+        if id(module) in memo:
+            return memo[id(module)]
+        if path and not is_holder(module):
+            return module
+        kind = nn.Sequential if path in sequential else (_container_kind(module) if path else nn.Module)
+        new: nn.Module = kind.__new__(kind)  # type: ignore[call-overload]
+        nn.Module.__init__(new)
+        memo[id(module)] = new
+        new.training = module.training
+        new._parameters.update(module._parameters)
+        new._buffers.update(module._buffers)
+        new._non_persistent_buffers_set.update(module._non_persistent_buffers_set)
+        for key, value in vars(module).items():
+            if isinstance(value, torch.Tensor) and key not in new.__dict__:
+                new.__dict__[key] = value
+        for name, child in module._modules.items():
+            new._modules[name] = None if child is None else copy(child, f"{path}.{name}" if path else name)
+        return new
+
+    return copy(gm, "")
+
+
+def _create(holders: dict[str, nn.Module], path: str) -> None:
+    """Empty holders along `path` for a stateless module the GraphModule did not keep."""
+    parts = path.split(".")
+    for i in range(1, len(parts) + 1):
+        prefix, parent = ".".join(parts[:i]), ".".join(parts[: i - 1])
+        if prefix not in holders:
+            holders[prefix] = nn.Module()
+            holders[prefix].training = holders[parent].training
+            holders[parent]._modules[parts[i - 1]] = holders[prefix]
+
+
+def _assemble(
+    gm: fx.GraphModule, items: list[fx.Node | Call], calls: list[Call], kinds: dict[str, type | str], inline: tuple[InlineModule, ...]
+) -> Structure:
+    sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
+    cut = {c.frame.path for c in calls}
+    root = _mirror(gm, sequential)
+    holders = dict(root.named_modules(remove_duplicate=False))
+    for path in sorted({c.frame.path for c in calls} - set(holders)):
+        _create(holders, path)
+    built: set[str] = set()
+    for call in sorted(calls, key=lambda c: -c.frame.path.count(".")):
+        path = call.frame.path
+        if path in built or path in sequential:
+            continue
+        built.add(path)
+        module = module_from(holders[path], Builder.for_call(call).graph, class_name(call.frame.cls))
+        parent, _, name = path.rpartition(".")
+        holders[parent]._modules[name] = module
+        holders[path] = module
+    graph = Builder.for_root(gm, items).graph
+    top = module_from(root, graph, type(gm).__name__)
+    top.meta = dict(getattr(gm, "meta", {}))
+    sources = tuple((path, kinds[path]) for path in sorted(built & cut))
+    return Structure(top, inline, sources)
+

@@ -1,0 +1,154 @@
+"""The graphs of a split module tree: a call's body as its module's graph, and its caller's graph.
+
+A call's inputs are the values its nodes use from outside it (a parameter of a module outside
+its own subtree included); its outputs are its values used after it. Parameters of its own
+subtree are read where used, as `get_attr` of the relative path.
+"""
+
+from __future__ import annotations
+
+import keyword
+import operator
+import re
+
+import torch
+from torch import fx, nn
+
+from .annotations import own_stack_trace
+from .calls import Call
+from .guards import is_guards_module
+
+
+def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
+    """(inputs, outputs) of a call, each in the order the graph first uses or computes them."""
+    body = call.nodes()
+    inside = set(body)
+    prefix = f"{call.frame.path}."
+    inputs: list[fx.Node] = []
+    for node in body:
+        for used in node.all_input_nodes:
+            if used in inside or used in inputs or (used.op == "get_attr" and str(used.target).startswith(prefix)):
+                continue
+            inputs.append(used)
+    outputs = [n for n in body if any(u not in inside for u in n.users)]
+    return inputs, outputs
+
+
+def _base_name(name: str) -> str:
+    """`add` for `add_3`: names in a method of its own are numbered afresh."""
+    return re.sub(r"_[0-9]+$", "", name) or name
+
+
+def _parameter_name(used: fx.Node, position: int, taken: set[str]) -> str:
+    """`x` for a call's first input, the caller's name for a model input or another value."""
+    if used.op == "placeholder":
+        base = str(used.target).lstrip("*")
+    elif used.op == "get_attr":
+        base = str(used.target).rpartition(".")[2]
+    else:
+        base = "x" if position == 0 else _base_name(used.name)
+    if not base.isidentifier() or keyword.iskeyword(base) or base == "self":
+        base = "x"
+    name, count = base, 0
+    while name in taken:
+        count += 1
+        name = f"{base}_{count}"
+    taken.add(name)
+    return name
+
+
+class Builder:
+    """Copies nodes into a new graph whose module paths are relative to `prefix`."""
+
+    def __init__(self, prefix: str, cls: type | str | None = None) -> None:
+        self.prefix = prefix
+        self.cls = cls
+        self.graph = fx.Graph()
+        self.env: dict[fx.Node, fx.Node] = {}
+
+    @classmethod
+    def for_call(cls, call: Call) -> Builder:
+        """The graph of one call's body: its inputs are placeholders, its outputs returned."""
+        builder = cls(call.frame.path, call.frame.cls)
+        inputs, outputs = interface(call)
+        taken: set[str] = set()
+        for position, used in enumerate(inputs):
+            placeholder = builder.graph.placeholder(_parameter_name(used, position, taken))
+            placeholder.meta = dict(used.meta)
+            builder.env[used] = placeholder
+        builder.emit(call.items, keep_names=False)
+        values = [builder.env[out] for out in outputs]
+        builder.graph.output(None if not values else values[0] if len(values) == 1 else tuple(values))
+        return builder
+
+    @classmethod
+    def for_root(cls, gm: fx.GraphModule, items: list[fx.Node | Call]) -> Builder:
+        """The root's graph: its own placeholders, input guards and output; calls as `call_module`."""
+        builder = cls("")
+        builder.graph._codegen = gm.graph._codegen
+        for node in gm.graph.nodes:
+            if node.op == "placeholder" or (node.op == "call_module" and is_guards_module(gm.get_submodule(str(node.target)))):
+                builder.env[node] = builder.graph.node_copy(node, builder.value)
+        builder.emit(items, keep_names=True)
+        for node in gm.graph.find_nodes(op="output"):
+            builder.graph.node_copy(node, builder.value)
+        return builder
+
+    def relative(self, target: str) -> str:
+        """A module path relative to the module whose graph this is."""
+        return target[len(self.prefix) + 1 :] if self.prefix else target
+
+    def value(self, old: fx.Node) -> fx.Node:
+        """The copy of `old`; a parameter or buffer is read where first used."""
+        new = self.env.get(old)
+        if new is None:
+            new = self.graph.get_attr(self.relative(str(old.target)))
+            new.meta = dict(old.meta)
+            self.env[old] = new
+        return new
+
+    def emit(self, items: list[fx.Node | Call], keep_names: bool) -> None:
+        """Copy nodes and write nested calls as calls."""
+        for item in items:
+            if isinstance(item, Call):
+                self.call(item)
+            else:
+                self.copy(item, keep_names)
+
+    def copy(self, node: fx.Node, keep_names: bool) -> None:
+        """Copy one node, its module path made relative (names numbered afresh unless `keep_names`)."""
+        target = self.relative(str(node.target)) if node.op in ("call_module", "get_attr") else node.target
+        args, kwargs = fx.map_arg(node.args, self.value), fx.map_arg(node.kwargs, self.value)
+        name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else _base_name(node.name)
+        new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
+        new.meta = dict(node.meta)
+        if self.cls is not None and "stack_trace" in new.meta:
+            new.meta["stack_trace"] = own_stack_trace(new.meta["stack_trace"], self.cls)
+        self.env[node] = new
+
+    def call(self, call: Call) -> None:
+        """`call_module` of the called module; several outputs come back as a tuple, taken apart."""
+        inputs, outputs = interface(call)
+        node = self.graph.call_module(self.relative(call.frame.path), tuple(self.value(i) for i in inputs))
+        if len(outputs) == 1:
+            node.meta = {k: v for k, v in outputs[0].meta.items() if k in ("val", "tensor_meta", "type")}
+            self.env[outputs[0]] = node
+            return
+        for position, out in enumerate(outputs):
+            item = self.graph.call_function(operator.getitem, (node, position))
+            item.meta = {k: v for k, v in out.meta.items() if k in ("val", "tensor_meta", "type")}
+            self.env[out] = item
+
+
+def module_from(holder: nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule:
+    """A GraphModule running `graph` that holds exactly what `holder` holds, in the same order."""
+    module = fx.GraphModule(holder, graph, name if name.isidentifier() else "GraphModule")
+    object.__setattr__(module, "_modules", type(holder._modules)(holder._modules))
+    object.__setattr__(module, "_parameters", type(holder._parameters)(holder._parameters))
+    object.__setattr__(module, "_buffers", type(holder._buffers)(holder._buffers))
+    object.__setattr__(module, "_non_persistent_buffers_set", set(holder._non_persistent_buffers_set))
+    for key, value in vars(holder).items():
+        if isinstance(value, torch.Tensor):
+            module.__dict__[key] = value
+    module.training = holder.training
+    return module

@@ -1,0 +1,170 @@
+"""Structured export: a class per module the graph recorded calls of, containers indexed, and
+modules that cannot be cut out left inline with the reason listed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import fx, nn
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxexport
+from fxexport.show import show
+from tests import models
+
+
+def _trace(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    return fx.symbolic_trace(model)
+
+
+def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    return torch.export.export(model, args).module()
+
+
+def _make_fx(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    return make_fx(model)(*args)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A model, how it is captured, and the structure its export must have."""
+
+    name: str
+    model: Callable[[], nn.Module]
+    args: Callable[[], tuple[Any, ...]]
+    capture: Callable[[nn.Module, tuple[Any, ...]], fx.GraphModule]
+    classes: frozenset[str]  # generated classes besides the root
+    inline: dict[str, str] = field(default_factory=dict)  # module path -> words of the reason it stays inline
+    counts: dict[str, int] = field(default_factory=dict)  # text -> times module.py has it
+
+
+def _image() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(0)),)
+
+
+def _rows() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(2, 4, generator=torch.Generator().manual_seed(0)),)
+
+
+def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
+    def build() -> nn.Module:
+        torch.manual_seed(0)
+        model = cls().eval()
+        with torch.no_grad():  # nonzero running statistics, so the batch norms do something
+            for module in model.modules():
+                if isinstance(module, nn.BatchNorm2d):
+                    module.running_mean.uniform_(-0.5, 0.5)
+                    module.running_var.uniform_(0.5, 1.5)
+        return model
+
+    return build
+
+
+SHAPES = [
+    Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock"}),
+          counts={"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "downsample=None": 1,
+                  "if self.downsample is not None:": 1, "BasicBlock(8, 16, stride=2, downsample=nn.Sequential(": 1}),
+    Shape("resnet_export", _model(models.ResNetLike), _image, _export, frozenset({"BasicBlock", "BasicBlockWithDownsample"}),
+          inline={"stem": "not its children called", "layer2.0.downsample": "not its children called"},
+          counts={"getattr(": 0, "x = self.layer1(x)": 1}),
+    Shape("escapes_trace", _model(models.Escapes), _rows, _trace, frozenset({"Leaf"}),
+          inline={"cached": "intermediate value", "scaled": "different bodies"},
+          counts={"self.twice(": 2, "self.blocks[0](": 1, "self.blocks[1](": 1, "getattr(": 0}),
+    Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
+          inline={"cached": "intermediate value", "scaled": "different bodies"}, counts={"self.twice(": 2}),
+    Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
+]  # fmt: skip
+
+
+@dataclass
+class Exported:
+    source: nn.Module
+    gm: fx.GraphModule
+    args: tuple[Any, ...]
+    folder: Path
+    text: str
+    model: nn.Module
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Exported]:
+    root = tmp_path_factory.mktemp("structure")
+    sys.path.insert(0, str(root))
+    out = {}
+    for shape in SHAPES:
+        source, args = shape.model(), shape.args()
+        gm = shape.capture(source, args)
+        fxexport.export(gm, root / shape.name)
+        model = importlib.import_module(shape.name).FxModule()
+        out[shape.name] = Exported(source, gm, args, root / shape.name, (root / shape.name / "module.py").read_text(), model)
+    yield out
+    sys.path.remove(str(root))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+def test_outputs_equal_the_source_graph_bit_for_bit(shape: Shape, exported: dict[str, Exported]) -> None:
+    item = exported[shape.name]
+    with torch.no_grad():
+        assert torch.equal(item.model(*item.args), item.gm(*item.args))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+def test_one_class_per_kind_of_module(shape: Shape, exported: dict[str, Exported]) -> None:
+    classes = set(re.findall(r"^class (\w+)\(nn\.Module\)", exported[shape.name].text, re.MULTILINE)) - {"FxModule"}
+    assert classes == shape.classes
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+def test_modules_left_inline_are_listed_with_the_reason(shape: Shape, exported: dict[str, Exported]) -> None:
+    manifest = json.loads((exported[shape.name].folder / "fxexport.json").read_text())
+    listed = {entry["path"]: entry["reason"] for entry in manifest["inline_modules"]}
+    assert set(listed) == set(shape.inline)
+    for path, words in shape.inline.items():
+        assert words in listed[path]
+        assert f"{path} (" in show(exported[shape.name].folder).report()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+def test_code_reads_like_the_source(shape: Shape, exported: dict[str, Exported]) -> None:
+    text = re.sub(r"\s", "", exported[shape.name].text)  # black may have split a call over lines
+    assert {t: text.count(re.sub(r"\s", "", t)) for t in shape.counts} == shape.counts
+
+
+def test_resnet_blocks_are_one_class_indexed_and_callable(exported: dict[str, Exported]) -> None:
+    item = exported["resnet_trace"]
+    blocks = [item.model.layer1[0], item.model.layer1[1], item.model.layer2[0], item.model.layer2[1]]
+    assert {type(b).__name__ for b in blocks} == {"BasicBlock"}
+    assert type(item.model.layer1).__name__ == "Sequential" and type(item.model.head).__name__ == "Module"
+    x = torch.randn(2, 8, 8, 8, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        assert torch.equal(item.model.layer1(x), item.source.layer1(x))
+        assert torch.equal(item.model.layer2[0](x), item.source.layer2[0](x))
+    assert item.model.layer1[0].downsample is None and isinstance(item.model.layer2[0].downsample, nn.Sequential)
+
+
+def test_a_shared_module_is_one_instance_called_twice(exported: dict[str, Exported]) -> None:
+    item = exported["escapes_trace"]
+    assert re.search(r"^ +self\.twice = Leaf\(\)$", item.text, re.MULTILINE)
+    assert type(item.model.twice).__name__ == "Leaf" and type(item.model.blocks).__name__ == "ModuleList"
+
+
+@pytest.mark.parametrize("option", [{"structure": "flat"}])
+def test_flat_keeps_the_whole_graph_in_one_forward(option: dict[str, str]) -> None:
+    gm = fx.symbolic_trace(_model(models.ResNetLike)())
+    package, sources = fxexport.generate(gm, package_name="pkg", **option)
+    assert [c.name for c in package.classes] == ["FxModule"] and not package.inline_modules
+    assert 'getattr(self.layer1, "0").conv1(' in sources["module.py"]  # as before structured exports
+
+
+def test_an_unknown_structure_is_a_one_line_error() -> None:
+    with pytest.raises(fxexport.FxExportError, match="structure must be one of 'structured', 'flat', not 'tree'"):
+        fxexport.generate(fx.symbolic_trace(models.MLP()), package_name="pkg", structure="tree")
