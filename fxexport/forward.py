@@ -13,14 +13,13 @@ from torch import fx
 
 from .access import module_access
 from .annotations import annotation, shape_comment
-from .containers import is_output_class
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
-from .literals import index_code, literal
+from .literals import function_reference, index_code, literal
 from .names import Namespace, is_plain_identifier, quote
+from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
-from .targets import function_reference
 
 if TYPE_CHECKING:
     from torch.fx.graph import _PyTreeInfo

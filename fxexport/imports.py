@@ -93,7 +93,7 @@ class ImportTable:
         self._defining: dict[int, tuple[str, object]] = {}
         self._reasons: dict[str, str] = {}
         self._wrapped: set[int] = set()
-        self.references: dict[object, str] = {}  # callable -> the code that names it (see targets.py)
+        self.references: dict[object, str] = {}  # callable -> the code that names it (see literals.function_reference)
         self.built: dict[str, nn.Module] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
         self._bindings: dict[str, object] | None = None
         for alias in FIXED:

@@ -6,6 +6,11 @@ function whose globals are torch, the standard library, plain constants, or othe
 that can be copied the same way. The copy drops decorators and type annotations, writes
 defaults as the values they evaluated to, and renames globals to the names module.py binds.
 Anything else is left to the caller, which imports the function by name (with a warning).
+
+This module decides whether a function can be copied (`check_function`, `check_value`) and
+rewrites its source (`emit`) given the code of each global and default. Spelling those values
+recurses into every kind of value, so it lives with `literal()` in literals.py, which is the
+one module above this one in the family.
 """
 
 from __future__ import annotations
@@ -25,8 +30,9 @@ from typing import Any
 
 import torch
 
-from .errors import FxExportError
 from .imports import ImportTable, is_stdlib
+from .outputclasses import is_output_class
+from .qualnames import library_free_name
 from .sourceimports import imported_name
 
 DATA = (type(None), bool, int, float, complex, str, bytes)
@@ -190,6 +196,14 @@ def emit(source: Source, name: str, global_codes: dict[str, str], value_code: Ca
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
+def module_code(module: types.ModuleType, imports: ImportTable) -> str:
+    """The name module.py binds a module global to: torch, nn, F, math and operator by their fixed names."""
+    fixed = {"torch": "torch", "torch.nn": "nn", "torch.nn.functional": "F", "math": "math", "operator": "operator"}
+    if module.__name__ in fixed:
+        return imports.use(fixed[module.__name__])
+    return imports.module(module.__name__)
+
+
 def logger_code(value: logging.Logger, module: str) -> str:
     """Code that gets the same logger in the generated module."""
     return f"{module}.getLogger({value.name!r})"
@@ -203,9 +217,6 @@ def global_import(source: Source, name: str) -> str | None:
 # planning: everything a function needs must be standalone before any of it is written ------
 def _check_value(value: Any, seen: set[int], source: Source | None = None, name: str = "") -> None:
     """Raise NotInlinable unless module.py can express `value` without the library."""
-    from .containers import is_output_class
-    from .targets import library_free_name
-
     if isinstance(value, types.ModuleType):
         top = value.__name__.split(".")[0]
         if top != "torch" and not is_stdlib(top):
@@ -241,41 +252,6 @@ def _plan(fn: types.FunctionType, seen: set[int]) -> None:
         _check_value(value, seen, None, "a default value")
 
 
-# writing -----------------------------------------------------------------------------------
-def _module_code(module: types.ModuleType, imports: ImportTable) -> str:
-    fixed = {"torch": "torch", "torch.nn": "nn", "torch.nn.functional": "F", "math": "math", "operator": "operator"}
-    if module.__name__ in fixed:
-        return imports.use(fixed[module.__name__])
-    return imports.module(module.__name__)
-
-
-def _value_code(value: Any, imports: ImportTable, hint: str, source: Source | None = None) -> str:
-    from .literals import literal
-    from .targets import function_reference, named_reference
-
-    if isinstance(value, types.ModuleType):
-        return _module_code(value, imports)
-    if isinstance(value, logging.Logger):
-        return imports.define(value, hint, lambda n: f"{n} = {logger_code(value, imports.module('logging'))}")
-    if is_data(value):
-        code = literal(value, imports, lambda _: None, hint)
-        return imports.define(value, hint, lambda n: f"{n} = {code}") if is_mutable_data(value) else code
-    try:
-        return function_reference(value, imports, hint)
-    except FxExportError:
-        dotted = global_import(source, hint) if source is not None else None
-        if dotted is None:
-            raise
-        return named_reference(dotted, value, imports)  # e.g. types.FunctionType, named only by how it was imported
-
-
-def function_code(fn: types.FunctionType, imports: ImportTable, name: str) -> str:
-    """`fn`'s copy under `name`, binding what it needs in module.py (plan it first: see check_function)."""
-    source = load_source(fn)
-    codes = {g: _value_code(v, imports, g, source) for g, v in source.globals.items()}
-    return emit(source, name, codes, lambda v: _value_code(v, imports, "default"))
-
-
 def check_function(fn: types.FunctionType) -> None:
     """Raise NotInlinable unless `fn` and everything it needs can be copied."""
     _plan(fn, set())
@@ -284,24 +260,3 @@ def check_function(fn: types.FunctionType) -> None:
 def check_value(value: Any, name: str) -> None:
     """Raise NotInlinable unless module.py can write `value` (called `name` in messages) without its library."""
     _check_value(value, set(), None, name)
-
-
-def value_code(value: Any, imports: ImportTable, hint: str) -> str:
-    """Code for a global value a copied function reads."""
-    return _value_code(value, imports, hint)
-
-
-def _write(fn: types.FunctionType, imports: ImportTable) -> str:
-    return imports.define(fn, fn.__name__, lambda name: function_code(fn, imports, name))
-
-
-def inline_function(fn: object, imports: ImportTable) -> tuple[str | None, str]:
-    """(the name module.py defines `fn` under, "") or (None, why it cannot be copied)."""
-    if not is_plain_function(fn):
-        return None, ""
-    assert isinstance(fn, types.FunctionType)
-    try:
-        _plan(fn, set())
-    except NotInlinable as error:
-        return None, str(error)
-    return _write(fn, imports), ""

@@ -20,8 +20,10 @@ import torch
 from torch import nn
 
 from .imports import ImportTable
-from .inline import NotInlinable, check_function, check_value, function_code, is_data, is_method, value_code
-from .rebuild import is_torch_module
+from .inline import NotInlinable, check_function, check_value, is_data, is_method
+from .literals import function_code, value_code
+from .names import is_plain_identifier
+from .rebuild import class_reference, is_torch_module
 
 _SKIPPED = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__", "__init__",
             "__firstlineno__", "__static_attributes__", "__orig_bases__", "__parameters__", "_abc_impl",
@@ -97,8 +99,6 @@ def _class_code(cls: type, name: str, base: str, first: bool, imports: ImportTab
 
 def copied_class(cls: type, imports: ImportTable) -> str:
     """The name module.py gives its copy of `cls` (check_class first)."""
-    from .rebuild import class_reference
-
     chain, torch_base = library_chain(cls)
     base = class_reference(torch_base, imports)
     for index, klass in enumerate(reversed(chain)):
@@ -108,8 +108,6 @@ def copied_class(cls: type, imports: ImportTable) -> str:
 
 def setting_lines(module: nn.Module, target: str, imports: ImportTable) -> list[str]:
     """`target.name = value` for the instance's own attributes that are not layers or tensors."""
-    from .names import is_plain_identifier
-
     lines = []
     for key, value in vars(module).items():
         if key in _INTERNALS or isinstance(value, (torch.Tensor, nn.Module)):

@@ -1,11 +1,24 @@
-"""Python values as code: `repr()` for plain literals, explicit forms for torch and float specials."""
+"""Any Python object as code: the entry point of the family that spells objects in module.py.
+
+`literal()` writes a value: `repr()` for plain literals, explicit forms for torch and float
+specials, containers item by item, and callables and classes through `function_reference()`.
+That in turn names torch and the standard library (qualnames.py), defines a stand-in for a
+library's output class (outputclasses.py), or copies a library function (inline.py); and the
+field defaults of a stand-in and the globals and defaults of a copy are written by `literal()`
+again. That recursion lives here alone, and the modules below never import this one: a
+stand-in gets its defaults' code as a callback, a copy its globals' code as a dict.
+
+    names, imports, sourceimports  <-  outputclasses, qualnames  <-  inline  <-  literals
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import inspect
+import logging
 import math
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -13,13 +26,31 @@ import torch
 import torch.utils._pytree as pytree
 from torch.fx.immutable_collections import immutable_dict, immutable_list
 
-from .containers import is_output_class
 from .errors import FxExportError
 from .imports import ImportTable
+from .inline import (
+    NotInlinable,
+    Source,
+    check_function,
+    emit,
+    global_import,
+    is_data,
+    is_mutable_data,
+    is_plain_function,
+    load_source,
+    logger_code,
+    module_code,
+)
 from .names import quote
-from .targets import function_reference
+from .outputclasses import is_output_class, output_class_reference
+from .qualnames import imported_reference, named_reference, simple_reference
 
 NameOf = Callable[[Any], "str | None"]
+
+
+def _no_name(value: Any) -> None:
+    """The `name_of` of a value that is never a graph node."""
+    return None
 
 
 def _float(value: float, imports: ImportTable) -> str:
@@ -131,3 +162,86 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
     if isinstance(value, type) or callable(value):
         return function_reference(value, imports, where)
     raise FxExportError(f"{where}: cannot write a value of type {type(value).__qualname__} as code ({value!r:.60})")
+
+
+# callables and classes ---------------------------------------------------------------------
+def function_reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
+    """The expression that names `target` in generated code; `where` names the node for errors.
+
+    torch and the standard library by name; a library's output class (namedtuple, dataclass)
+    as the library's class with a stand-in; a library function copied from its source; only
+    what cannot be copied is imported by qualified name (and module.py then needs its library).
+    """
+    try:
+        return imports.references[target]
+    except (KeyError, TypeError):  # TypeError: an unhashable callable
+        pass
+    reference = _reference(target, imports, where)
+    try:
+        imports.references[target] = reference
+    except TypeError:
+        pass
+    return reference
+
+
+def _reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
+    simple = simple_reference(target, imports)
+    if simple is not None:
+        return simple
+    if is_output_class(target):
+        return output_class_reference(target, imports, lambda value: _default_code(value, imports))  # type: ignore[arg-type]
+    inlined, why = _inline_function(target, imports)
+    if inlined is not None:
+        return inlined
+    code = imported_reference(target, imports)
+    if code is not None:
+        imports.explain(code.split(".")[0], why)
+        return code
+    raise FxExportError(
+        f"{where} calls {target!r}, which has no importable qualified name; "
+        "define it at module level (and torch.fx.wrap it), or keep the module that calls it as a leaf"
+        + (f" (it cannot be copied into module.py: {why})" if why else "")
+    )
+
+
+def _default_code(value: Any, imports: ImportTable) -> str | None:
+    """A stand-in's field default: plain data other than a (mutable) list or dict, else None."""
+    return literal(value, imports, _no_name, "a field default") if is_data(value) and not isinstance(value, (list, dict)) else None
+
+
+# copied library functions (inline.py plans and rewrites them) ------------------------------
+def value_code(value: Any, imports: ImportTable, hint: str, source: Source | None = None) -> str:
+    """Code for a global value (or a default) a copied function reads; `hint` is its name there."""
+    if isinstance(value, types.ModuleType):
+        return module_code(value, imports)
+    if isinstance(value, logging.Logger):
+        return imports.define(value, hint, lambda n: f"{n} = {logger_code(value, imports.module('logging'))}")
+    if is_data(value):
+        code = literal(value, imports, _no_name, hint)
+        return imports.define(value, hint, lambda n: f"{n} = {code}") if is_mutable_data(value) else code
+    try:
+        return function_reference(value, imports, hint)
+    except FxExportError:
+        dotted = global_import(source, hint) if source is not None else None
+        if dotted is None:
+            raise
+        return named_reference(dotted, value, imports)  # e.g. types.FunctionType, named only by how it was imported
+
+
+def function_code(fn: types.FunctionType, imports: ImportTable, name: str) -> str:
+    """`fn`'s copy under `name`, binding what it needs in module.py (plan it first: see inline.check_function)."""
+    source = load_source(fn)
+    codes = {g: value_code(v, imports, g, source) for g, v in source.globals.items()}
+    return emit(source, name, codes, lambda v: value_code(v, imports, "default"))
+
+
+def _inline_function(fn: object, imports: ImportTable) -> tuple[str | None, str]:
+    """(the name module.py defines `fn` under, "") or (None, why it cannot be copied)."""
+    if not is_plain_function(fn):
+        return None, ""
+    assert isinstance(fn, types.FunctionType)
+    try:
+        check_function(fn)
+    except NotInlinable as error:
+        return None, str(error)
+    return imports.define(fn, fn.__name__, lambda name: function_code(fn, imports, name)), ""

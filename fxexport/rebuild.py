@@ -19,9 +19,8 @@ from torch.nn.parameter import is_lazy
 
 from .errors import FxExportError
 from .imports import ImportTable
-from .literals import literal
+from .literals import function_reference, literal
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
-from .targets import function_reference
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
 

@@ -12,6 +12,9 @@ the same name, fields and field order, so a folder whose library is missing stil
 A dict-like dataclass (transformers' `ModelOutput`) gets a stand-in on a small base class
 that keeps the fields that are not None as its items, indexes by key or position, and is a
 pytree node like the original.
+
+A leaf of the family that spells objects as code (below inline.py and literals.py): field
+defaults are written by the `default_code` its caller passes in (literals.py's `literal()`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import torch.utils._pytree as pytree
@@ -27,6 +31,8 @@ from .imports import ImportTable
 from .names import is_plain_identifier
 
 _MAPPING_BASE = object()  # the key of the one OutputMapping definition
+
+DefaultCode = Callable[[Any], "str | None"]  # a field default's code, or None when it cannot be written
 
 MAPPING_BASE_CODE = '''
 class {name}({ordered_dict}):
@@ -87,31 +93,24 @@ def _import_line(cls: type, name: str) -> str | None:
     return f"from {module} import {qualname}" + ("" if name == qualname else f" as {name}")
 
 
-def _default_code(value: Any, imports: ImportTable) -> str | None:
-    from .inline import is_data
-    from .literals import literal
-
-    return literal(value, imports, lambda _: None, "a field default") if is_data(value) and not isinstance(value, (list, dict)) else None
-
-
-def _namedtuple_stand_in(cls: type, name: str, imports: ImportTable) -> str:
-    defaults = [_default_code(v, imports) for v in vars(cls)["_field_defaults"].values()]
+def _namedtuple_stand_in(cls: type, name: str, imports: ImportTable, default_code: DefaultCode) -> str:
+    defaults = [default_code(v) for v in vars(cls)["_field_defaults"].values()]
     codes = [d for d in defaults if d is not None]
     extra = f", defaults=({', '.join(codes)},)" if codes and len(codes) == len(defaults) else ""
     return f"{name} = {imports.module('collections')}.namedtuple({cls.__name__!r}, {field_names(cls)!r}{extra})"
 
 
-def _field_line(field: dataclasses.Field, imports: ImportTable) -> str:
-    default = None if field.default is dataclasses.MISSING else _default_code(field.default, imports)
+def _field_line(field: dataclasses.Field, default_code: DefaultCode) -> str:
+    default = None if field.default is dataclasses.MISSING else default_code(field.default)
     return f"{field.name}: object" + ("" if default is None else f" = {default}")
 
 
-def _dataclass_stand_in(cls: type, name: str, imports: ImportTable) -> str:
+def _dataclass_stand_in(cls: type, name: str, imports: ImportTable, default_code: DefaultCode) -> str:
     module = imports.module("dataclasses")
     base = ""
     if is_mapping_dataclass(cls):
         base = f"({mapping_base(imports)})"
-    lines = [_field_line(f, imports) for f in dataclasses.fields(cls)]
+    lines = [_field_line(f, default_code) for f in dataclasses.fields(cls)]
     if any("=" in a and "=" not in b for a, b in zip(lines, lines[1:])):
         lines = [line.split(" = ")[0] + " = None" for line in lines]  # a required field after a defaulted one
     doc = f'"""Stand-in for {cls.__module__}.{cls.__qualname__}: the same fields, in order."""'
@@ -135,8 +134,11 @@ def mapping_base(imports: ImportTable) -> str:
     return imports.define(_MAPPING_BASE, "OutputMapping", build)
 
 
-def _definition(cls: type, name: str, imports: ImportTable) -> str:
-    stand_in = _namedtuple_stand_in(cls, name, imports) if is_namedtuple_class(cls) else _dataclass_stand_in(cls, name, imports)
+def _definition(cls: type, name: str, imports: ImportTable, default_code: DefaultCode) -> str:
+    if is_namedtuple_class(cls):
+        stand_in = _namedtuple_stand_in(cls, name, imports, default_code)
+    else:
+        stand_in = _dataclass_stand_in(cls, name, imports, default_code)
     origin = _import_line(cls, name)
     if origin is None:
         return stand_in
@@ -146,6 +148,6 @@ def _definition(cls: type, name: str, imports: ImportTable) -> str:
     )
 
 
-def output_class_reference(cls: type, imports: ImportTable) -> str:
-    """The name module.py binds `cls` to: the library's class, or its stand-in."""
-    return imports.define(cls, cls.__name__, lambda name: _definition(cls, name, imports))
+def output_class_reference(cls: type, imports: ImportTable, default_code: DefaultCode) -> str:
+    """The name module.py binds `cls` to: the library's class, or its stand-in (its field defaults by `default_code`)."""
+    return imports.define(cls, cls.__name__, lambda name: _definition(cls, name, imports, default_code))

@@ -1,4 +1,10 @@
-"""Code that names a callable: torch functions through `torch`, others imported by qualified name."""
+"""Where a callable lives: its qualified names, and the code that reaches it from module.py.
+
+torch functions through `torch` or `F`, builtins and `operator` by name, anything else by
+`from module import name`. A leaf of the family that spells objects as code: it knows nothing
+of copying functions (inline.py) or of output classes (outputclasses.py); literals.py's
+`function_reference()` tries these spellings in turn.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,6 @@ from typing import Any
 import torch
 from torch.fx.node import _get_qualified_name
 
-from .errors import FxExportError
 from .imports import ImportTable, is_stdlib
 from .sourceimports import resolve
 
@@ -98,7 +103,8 @@ def named_reference(dotted: str, target: object, imports: ImportTable) -> str:
     return ".".join([imports.symbol(module, first), *rest])
 
 
-def _simple_reference(target: Callable[..., Any], imports: ImportTable) -> str | None:
+def simple_reference(target: Callable[..., Any], imports: ImportTable) -> str | None:
+    """A builtin by name, `operator.x`, or a name in torch or the standard library; else None."""
     name = getattr(target, "__name__", "")
     if getattr(builtins, name, None) is target:
         return name
@@ -108,50 +114,15 @@ def _simple_reference(target: Callable[..., Any], imports: ImportTable) -> str |
     return None if dotted is None else named_reference(dotted, target, imports)
 
 
-def function_reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
-    """The expression that names `target` in generated code; `where` names the node for errors.
-
-    torch and the standard library by name; a library's output class (namedtuple, dataclass)
-    as the library's class with a stand-in; a library function copied from its source; only
-    what cannot be copied is imported by qualified name (and module.py then needs its library).
-    """
-    try:
-        return imports.references[target]
-    except (KeyError, TypeError):  # TypeError: an unhashable callable
-        pass
-    reference = _reference(target, imports, where)
-    try:
-        imports.references[target] = reference
-    except TypeError:
-        pass
-    return reference
-
-
-def _reference(target: Callable[..., Any], imports: ImportTable, where: str) -> str:
-    from .containers import is_output_class, output_class_reference
-    from .inline import inline_function
-
-    simple = _simple_reference(target, imports)
-    if simple is not None:
-        return simple
-    if is_output_class(target):
-        return output_class_reference(target, imports)  # type: ignore[arg-type]
-    inlined, why = inline_function(target, imports)
-    if inlined is not None:
-        return inlined
+def imported_reference(target: Callable[..., Any], imports: ImportTable) -> str | None:
+    """`target` imported by a qualified name that resolves to it (never from `__main__`), or None."""
     for dotted in _candidates(target):
         if "<" in dotted or dotted.startswith("__main__.") or not _resolves_to(dotted, target):
             continue
         if not any(_is_importable_module(dotted[:i]) for i in range(len(dotted)) if dotted[i] == "."):
             continue
-        code = named_reference(dotted, target, imports)
-        imports.explain(code.split(".")[0], why)
-        return code
-    raise FxExportError(
-        f"{where} calls {target!r}, which has no importable qualified name; "
-        "define it at module level (and torch.fx.wrap it), or keep the module that calls it as a leaf"
-        + (f" (it cannot be copied into module.py: {why})" if why else "")
-    )
+        return named_reference(dotted, target, imports)
+    return None
 
 
 def is_torch_object(target: object) -> bool:
