@@ -82,6 +82,11 @@ def is_library_layer(cls: type | str) -> bool:
     return module.startswith(("torch.nn.", "torch.ao.nn.")) and not is_sequential(cls)
 
 
+def _names_a_class(cls: object) -> bool:
+    """A class or its dotted name (torch.export records `_empty_nn_module_stack_from_metadata_hook` for some nodes)."""
+    return isinstance(cls, type) or (isinstance(cls, str) and "." in cls)
+
+
 def body_nodes(gm: fx.GraphModule) -> list[fx.Node]:
     """The nodes that run in order: not placeholders, the output, get_attr (made where used) or input guards."""
     out = []
@@ -102,7 +107,7 @@ def recorded_frames(node: fx.Node, leaves: set[str]) -> tuple[Frame, ...]:
         if not isinstance(entry, tuple) or len(entry) != 2:
             continue
         path, cls = entry
-        if not isinstance(path, str) or not path or path in leaves or is_library_layer(cls):
+        if not isinstance(path, str) or not path or path in leaves or is_library_layer(cls) or not _names_a_class(cls):
             continue
         frames.append(Frame(str(key), path, cls))
     return tuple(frames)

@@ -265,7 +265,9 @@ class _Emitter:
     def name_values(self, namespace: Namespace) -> None:
         """One name per value, or per chain of values each taking its input's name; a chain of
         three or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
-        reused = {node: self.reusable_input(node) for node in self.graph.nodes if node.op not in ("placeholder", "output")}
+        for node in self.graph.find_nodes(op="get_attr"):
+            self.names[node] = self.expression(node)  # read where used, as `self.scale`, not into a local
+        reused = {node: self.reusable_input(node) for node in self.graph.nodes if node.op not in ("placeholder", "output", "get_attr")}
         head: dict[fx.Node, fx.Node] = {}
         length: dict[fx.Node, int] = {}
         for node, previous in reused.items():
@@ -292,12 +294,12 @@ class _Emitter:
     def reusable_input(self, node: fx.Node) -> fx.Node | None:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
-        if not node.users or _skipped(node) or node.op == "get_attr":
-            return None
+        if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
+            return None  # a tuple and its items keep names of their own
         for used in node.all_input_nodes:
             if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds:
-                if used.op == "placeholder" and self.names.get(used) != placeholder_name(used):
-                    continue  # bound from a pytree input: keep the binding's name
+                if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
+                    continue  # an input named for what it holds (`tokens`), or bound from a pytree input
                 self.rebinds.add(used)
                 return used
         return None
@@ -317,7 +319,7 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if _skipped(node):
+            if _skipped(node) or node.op == "get_attr":
                 continue
             note = annotation(node) if self.annotate else None
             if note is not None and note != last_note:
@@ -341,6 +343,8 @@ class _Emitter:
 # short method locals die at return instead.
 DEL_DISTANCE = 6
 CHAIN = 3
+# Inputs whose name says nothing of what they hold: a value computed from one may take its name.
+GENERIC_INPUTS = frozenset({"x", "input", "inputs", "hidden_states", "h", "out"})
 
 
 def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
@@ -351,6 +355,10 @@ def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
         for used in node.all_input_nodes:
             last_use[used] = node
     return last_use
+
+
+def _is_item(node: fx.Node) -> bool:
+    return node.op == "call_function" and node.target is operator.getitem
 
 
 def _skipped(node: fx.Node) -> bool:

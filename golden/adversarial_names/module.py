@@ -34,33 +34,23 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.add_module("my layer", nn.Linear(3, 3))
-            self.layers = nn.Module()
-            self.layers.add_module("0", nn.Linear(3, 3))
-            self.layers.add_module("1", nn.ReLU(inplace=True))
+            self.layers = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True))
             self.add_module("class", nn.Linear(2, 2))
-            self.holder = nn.Module()
+            self.holder = nn.ModuleList()
             self.holder.add_module("0", nn.Module())
-            getattr(self.holder, "0").add_module("import", nn.Module())
-            getattr(self.holder, "0").register_buffer('q"uote\\', torch.empty(1))
+            self.holder[0].add_module("import", nn.Module())
+            self.holder[0].register_buffer('q"uote\\', torch.empty(1))
             self.register_parameter("é", nn.Parameter(torch.empty(3)))
             self.register_buffer("a'b", torch.empty(3))
         if load_weights:
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        my_layer = getattr(self, "my layer")(x)
-        del x
-        a_b = getattr(self, "a'b")
-        add = my_layer + a_b
-        del my_layer, a_b
-        layers_0 = getattr(self.layers, "0")(add)
-        del add
-        layers_1 = getattr(self.layers, "1")(layers_0)
-        del layers_0
-        __ = getattr(self, "é")
-        mul = layers_1 * __
-        del layers_1, __
-        return mul
+        x = getattr(self, "my layer")(x)
+        x = x + getattr(self, "a'b")
+        x = self.layers(x)
+        x = x * getattr(self, "é")
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -45,18 +45,12 @@ class FxModule(nn.Module):
 
     def forward(self, tokens):
         embed = self.embed(tokens)
-        del tokens
-        norm = self.norm(embed)
-        del embed
-        attn = self.attn(norm, norm, norm, need_weights=True)
-        del norm
-        getitem = attn[0]
+        embed = self.norm(embed)
+        attn = self.attn(embed, embed, embed, need_weights=True)
+        out = attn[0]
         getitem_1 = attn[1]
-        del attn
-        glu = self.glu(getitem)
-        del getitem
-        out = self.out(glu)
-        del glu
+        out = self.glu(out)
+        out = self.out(out)
         return (out, getitem_1)
 
 

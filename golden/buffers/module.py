@@ -43,20 +43,11 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        mean = self.mean
-        sub = x - mean
-        del x, mean
-        scale = self.scale
-        mul = sub * scale
-        del sub, scale
-        steps = self.steps
-        mul_1 = mul * steps
-        del mul, steps
-        mask = self.mask
-        _tensor_constant0 = self._tensor_constant0
-        where = torch.where(mask, mul_1, _tensor_constant0)
-        del mask, mul_1, _tensor_constant0
-        return where
+        x = x - self.mean
+        x = x * self.scale
+        x = x * self.steps
+        x = torch.where(self.mask, x, self._tensor_constant0)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

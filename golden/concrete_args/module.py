@@ -41,19 +41,15 @@ class FxModule(nn.Module):
 
     def forward(self, x, use_relu_1=True, bias_1=None):
         eq = use_relu_1 == False
-        del use_relu_1
         torch._assert(
             eq,
             "use_relu has been specialized to have value False but got another value",
         )
-        del eq
         torch.fx._symbolic_trace._assert_is_none(
             bias_1, "bias has been specialized to have value None but got another value"
         )
-        del bias_1
-        lin = self.lin(x)
-        del x
-        return lin
+        x = self.lin(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

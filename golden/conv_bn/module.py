@@ -49,27 +49,17 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        conv = self.conv(x)
-        del x
-        bn = self.bn(conv)
-        del conv
-        relu = F.relu(bn, inplace=False)
-        del bn
-        pool = self.pool(relu)
-        del relu
-        conv2 = self.conv2(pool)
-        del pool
-        bn2 = self.bn2(conv2)
-        del conv2
-        relu_1 = torch.relu(bn2)
-        del bn2
-        gap = self.gap(relu_1)
-        del relu_1
-        flat = self.flat(gap)
-        del gap
-        fc = self.fc(flat)
-        del flat
-        return fc
+        x = self.conv(x)
+        x = self.bn(x)
+        x = F.relu(x, inplace=False)
+        x = self.pool(x)
+        x = self.conv2(x)
+        x = self.bn2(x)
+        x = torch.relu(x)
+        x = self.gap(x)
+        x = self.flat(x)
+        x = self.fc(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -43,21 +43,14 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x, v):
-        c1 = self.c1(x)
-        del x
-        t1 = self.t1(c1)
-        del c1
-        bn1 = self.bn1(t1)
-        del t1
-        mean = bn1.mean()
-        del bn1
-        c3 = self.c3(v)
-        del v
-        bn3 = self.bn3(c3)
-        del c3
-        sum_1 = bn3.sum()
-        del bn3
-        return (mean, sum_1)
+        x = self.c1(x)
+        x = self.t1(x)
+        x = self.bn1(x)
+        x = x.mean()
+        out = self.c3(v)
+        out = self.bn3(out)
+        out = out.sum()
+        return (x, out)
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

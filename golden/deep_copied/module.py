@@ -27,6 +27,30 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
+class Leaf(nn.Module):  # tests/models.py:68 Leaf
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.scale = nn.Parameter(torch.empty(6))
+
+    def forward(self, x):
+        x = self.lin(x)
+        x = x * self.scale
+        return x
+
+
+class Middle(nn.Module):  # tests/models.py:78 Middle
+    def __init__(self) -> None:
+        super().__init__()
+        self.leaf = Leaf()
+        self.other = Leaf()
+
+    def forward(self, x):
+        x = self.leaf(x)
+        x = self.other(x)
+        return x
+
+
 class FxModule(nn.Module):
     def __init__(
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
@@ -34,40 +58,19 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.outer = nn.Module()
-            self.outer.middle = nn.Module()
-            self.outer.middle.leaf = nn.Module()
-            self.outer.middle.leaf.lin = nn.Linear(6, 6)
-            self.outer.middle.leaf.scale = nn.Parameter(torch.empty(6))
-            self.outer.middle.other = nn.Module()
-            self.outer.middle.other.lin = nn.Linear(6, 6)
-            self.outer.middle.other.scale = nn.Parameter(torch.empty(6))
+            self.outer.middle = Middle()
             self.head = nn.Linear(6, 2)
         if load_weights:
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        outer_middle_leaf_lin = self.outer.middle.leaf.lin(x)
-        del x
-        outer_middle_leaf_scale = self.outer.middle.leaf.scale
-        mul = outer_middle_leaf_lin * outer_middle_leaf_scale
-        del outer_middle_leaf_lin, outer_middle_leaf_scale
-        outer_middle_other_lin = self.outer.middle.other.lin(mul)
-        del mul
-        outer_middle_other_scale = self.outer.middle.other.scale
-        mul_1 = outer_middle_other_lin * outer_middle_other_scale
-        del outer_middle_other_lin
-        outer_middle_leaf_lin_weight = self.outer.middle.leaf.lin.weight
-        t = outer_middle_leaf_lin_weight.t()
-        del outer_middle_leaf_lin_weight
-        matmul = mul_1 @ t
-        del mul_1, t
-        head = self.head(matmul)
-        del matmul
-        sum_1 = outer_middle_other_scale.sum()
-        del outer_middle_other_scale
-        add = head + sum_1
-        del head, sum_1
-        return add
+        x = self.outer.middle(x)
+        t = self.outer.middle.leaf.lin.weight.t()
+        x = x @ t
+        x = self.head(x)
+        sum_1 = self.outer.middle.other.scale.sum()
+        x = x + sum_1
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -40,12 +40,9 @@ class DictRoot(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        blocks_lin = self.blocks.lin(x)
-        del x
-        scale = self.scale
-        mul = torch.mul(blocks_lin, scale)
-        del blocks_lin, scale
-        return mul
+        x = self.blocks.lin(x)
+        x = torch.mul(x, self.scale)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

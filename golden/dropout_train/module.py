@@ -40,13 +40,10 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        lin = self.lin(x)
-        del x
-        drop = self.drop(lin)
-        del lin
-        bn = self.bn(drop)
-        del drop
-        return bn
+        x = self.lin(x)
+        x = self.drop(x)
+        x = self.bn(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -27,20 +27,12 @@ class FxModule(nn.Module):
         L_self_modules_proj_parameters_bias_,
     ):
         # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
-        linear = F.linear(
+        out = F.linear(
             L_x_,
             L_self_modules_proj_parameters_weight_,
             L_self_modules_proj_parameters_bias_,
         )
-        del (
-            L_x_,
-            L_self_modules_proj_parameters_weight_,
-            L_self_modules_proj_parameters_bias_,
-        )
-        reshape = linear.reshape(6, 6)
-        del linear
-        softmax = reshape.softmax(-1)
-        del reshape
-        view = softmax.view(2, 18)
-        del softmax
-        return (view,)
+        out = out.reshape(6, 6)
+        out = out.softmax(-1)
+        out = out.view(2, 18)
+        return (out,)

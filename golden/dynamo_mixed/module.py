@@ -30,24 +30,17 @@ class FxModule(nn.Module):
         L_self_buffers_running_,
     ):
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        linear = F.linear(
+        out = F.linear(
             L_x_,
             L_self_modules_lin_parameters_weight_,
             L_self_modules_lin_parameters_bias_,
         )
-        del L_self_modules_lin_parameters_weight_, L_self_modules_lin_parameters_bias_
-        mul = linear * 2.0
-        del linear
-        add = mul + L_self_buffers_offset_
-        del mul, L_self_buffers_offset_
+        out = out * 2.0
+        out = out + L_self_buffers_offset_
         tensor = torch.tensor([1.0, 2.0, 3.0, 4.0])
-        y = add + tensor
-        del add, tensor
+        out = out + tensor
         # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = L_extra_a_.sum()
-        del L_extra_a_
         relu = L_x_.relu()
-        del L_x_
         add_2 = L_self_buffers_running_ + 1
-        del L_self_buffers_running_
-        return (y, sum_1, relu, add_2)
+        return (out, sum_1, relu, add_2)

@@ -39,13 +39,10 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, input):
-        _0 = getattr(self, "0")(input)
-        del input
-        relu = torch.relu(_0)
-        del _0
-        _1 = getattr(self, "1")(relu)
-        del relu
-        return _1
+        input = getattr(self, "0")(input)
+        input = torch.relu(input)
+        input = getattr(self, "1")(input)
+        return input
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -34,11 +34,9 @@ class TrueGraph0(nn.Module):
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        linear = torch.ops.aten.linear.default(x, p_up_weight, p_up_bias)
-        del x, p_up_weight, p_up_bias
-        relu = torch.ops.aten.relu.default(linear)
-        del linear
-        return (relu,)
+        x = torch.ops.aten.linear.default(x, p_up_weight, p_up_bias)
+        x = torch.ops.aten.relu.default(x)
+        return (x,)
 
 
 class FalseGraph0(nn.Module):
@@ -47,11 +45,9 @@ class FalseGraph0(nn.Module):
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        linear = torch.ops.aten.linear.default(x, p_down_weight, p_down_bias)
-        del x, p_down_weight, p_down_bias
-        sub = torch.ops.aten.sub.Tensor(linear, 1)
-        del linear
-        return (sub,)
+        x = torch.ops.aten.linear.default(x, p_down_weight, p_down_bias)
+        x = torch.ops.aten.sub.Tensor(x, 1)
+        return (x,)
 
 
 class FxModule(nn.Module):
@@ -72,10 +68,6 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        up_weight = self.up.weight
-        up_bias = self.up.bias
-        down_weight = self.down.weight
-        down_bias = self.down.bias
         if (
             x.dim() != 2
             or x.shape[0] != 3
@@ -87,28 +79,14 @@ class FxModule(nn.Module):
             )
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         sum_1 = torch.ops.aten.sum.default(x)
-        gt = torch.ops.aten.gt.Scalar(sum_1, 0)
-        del sum_1
-        true_graph_0 = self.true_graph_0
-        false_graph_0 = self.false_graph_0
+        sum_1 = torch.ops.aten.gt.Scalar(sum_1, 0)
         cond = torch.ops.higher_order.cond(
-            gt,
-            true_graph_0,
-            false_graph_0,
-            (x, up_bias, up_weight, down_bias, down_weight),
-        )
-        del (
-            x,
-            gt,
-            true_graph_0,
-            false_graph_0,
-            up_bias,
-            up_weight,
-            down_bias,
-            down_weight,
+            sum_1,
+            self.true_graph_0,
+            self.false_graph_0,
+            (x, self.up.bias, self.up.weight, self.down.bias, self.down.weight),
         )
         getitem = cond[0]
-        del cond
         return getitem
 
 

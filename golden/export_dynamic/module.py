@@ -40,8 +40,6 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        proj_weight = self.proj.weight
-        proj_bias = self.proj.bias
         if (
             x.dim() != 3
             or x.shape[0] > 16
@@ -55,18 +53,13 @@ class FxModule(nn.Module):
         sym_size_int_2 = torch.ops.aten.sym_size.int(x, 0)
         sym_size_int_3 = torch.ops.aten.sym_size.int(x, 1)
         # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
-        linear = torch.ops.aten.linear.default(x, proj_weight, proj_bias)
-        del x, proj_weight, proj_bias
+        x = torch.ops.aten.linear.default(x, self.proj.weight, self.proj.bias)
         mul = sym_size_int_2 * sym_size_int_3
-        reshape = torch.ops.aten.reshape.default(linear, [mul, 6])
-        del linear, mul
-        softmax = torch.ops.aten.softmax.int(reshape, -1)
-        del reshape
-        mul_1 = sym_size_int_3 * 6
-        del sym_size_int_3
-        view = torch.ops.aten.view.default(softmax, [sym_size_int_2, mul_1])
-        del sym_size_int_2, softmax, mul_1
-        return view
+        x = torch.ops.aten.reshape.default(x, [mul, 6])
+        x = torch.ops.aten.softmax.int(x, -1)
+        sym_size_int_3 = sym_size_int_3 * 6
+        x = torch.ops.aten.view.default(x, [sym_size_int_2, sym_size_int_3])
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

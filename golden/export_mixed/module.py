@@ -44,11 +44,6 @@ class FxModule(nn.Module):
 
     def forward(self, x, extra, scale=2.0):
         extra_a = extra["a"]
-        lin_weight = self.lin.weight
-        lin_bias = self.lin.bias
-        offset = self.offset
-        running = self.running
-        lifted_tensor_0 = self.lifted_tensor_0
         if (
             x.dim() != 2
             or x.shape[0] != 2
@@ -71,26 +66,17 @@ class FxModule(nn.Module):
                 "scale: this export is specialised to 2.0, got " + repr(scale)
             )
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        linear = torch.ops.aten.linear.default(x, lin_weight, lin_bias)
-        del lin_weight, lin_bias
-        mul = torch.ops.aten.mul.Tensor(linear, 2.0)
-        del linear
-        add = torch.ops.aten.add.Tensor(mul, offset)
-        del mul, offset
-        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(lifted_tensor_0)
-        del lifted_tensor_0
-        detach_ = torch.ops.aten.detach_.default(lift_fresh_copy)
-        del lift_fresh_copy
-        add_1 = torch.ops.aten.add.Tensor(add, detach_)
-        del add, detach_
+        out = torch.ops.aten.linear.default(x, self.lin.weight, self.lin.bias)
+        out = torch.ops.aten.mul.Tensor(out, 2.0)
+        out = torch.ops.aten.add.Tensor(out, self.offset)
+        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(self.lifted_tensor_0)
+        lift_fresh_copy = torch.ops.aten.detach_.default(lift_fresh_copy)
+        out = torch.ops.aten.add.Tensor(out, lift_fresh_copy)
         # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = torch.ops.aten.sum.default(extra_a)
-        del extra_a
-        relu = torch.ops.aten.relu.default(x)
-        del x
-        add_2 = torch.ops.aten.add.Tensor(running, 1)
-        del running
-        return {"y": add_1, "rest": (sum_1, [relu, add_2])}
+        x = torch.ops.aten.relu.default(x)
+        add_2 = torch.ops.aten.add.Tensor(self.running, 1)
+        return {"y": out, "rest": (sum_1, [x, add_2])}
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

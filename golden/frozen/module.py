@@ -45,16 +45,11 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        backbone = self.backbone(x)
-        del x
-        double = backbone.double()
-        del backbone
-        head = self.head(double)
-        del double
-        gain = self.gain
-        mul = head * gain
-        del head, gain
-        return mul
+        x = self.backbone(x)
+        x = x.double()
+        x = self.head(x)
+        x = x * self.gain
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

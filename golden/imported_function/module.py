@@ -23,8 +23,6 @@ class FxModule(nn.Module):
         self.eval()
 
     def forward(self, x):
-        configured_scale_1 = configured_scale(x)
-        del x
-        relu = configured_scale_1.relu()
-        del configured_scale_1
-        return relu
+        x = configured_scale(x)
+        x = x.relu()
+        return x

@@ -39,15 +39,11 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x, bias, scale=1.0, power=2):
-        lin = self.lin(x)
-        del x
-        mul = lin * scale
-        del lin, scale
-        add = mul + bias
-        del mul, bias
-        pow_1 = add**power
-        del add, power
-        return pow_1
+        x = self.lin(x)
+        x = x * scale
+        x = x + bias
+        x = x**power
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

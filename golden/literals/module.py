@@ -40,21 +40,16 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        to = x.to(torch.float64)
-        clamp = to.clamp(min=-math.inf, max=math.inf)
-        del to
-        gt = clamp > 100
-        masked_fill = clamp.masked_fill(gt, math.nan)
-        del clamp, gt
-        to_1 = masked_fill.to(device=torch.device("cpu"), dtype=torch.float32)
-        del masked_fill
-        nan_to_num = to_1.nan_to_num()
-        del to_1
+        out = x.to(torch.float64)
+        out = out.clamp(min=-math.inf, max=math.inf)
+        gt = out > 100
+        out = out.masked_fill(gt, math.nan)
+        del gt
+        out = out.to(device=torch.device("cpu"), dtype=torch.float32)
+        out = out.nan_to_num()
         getitem = x[None, ..., ::2]
         getitem_1 = x[1:, -1]
-        del x
-        _tensor_constant0 = self._tensor_constant0
-        return (nan_to_num, _tensor_constant0, getitem, getitem_1)
+        return (out, self._tensor_constant0, getitem, getitem_1)
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -43,30 +43,16 @@ class FxModule(nn.Module):
 
     def forward(self, arg0, arg1):
         arg1_1 = arg1["a"]
-        _param_constant0 = self._param_constant0
-        t = torch.ops.aten.t.default(_param_constant0)
-        del _param_constant0
-        _param_constant1 = self._param_constant1
-        addmm = torch.ops.aten.addmm.default(_param_constant1, arg0, t)
-        del _param_constant1, t
-        mul = torch.ops.aten.mul.Tensor(addmm, 2.0)
-        del addmm
-        _tensor_constant0 = self._tensor_constant0
-        add = torch.ops.aten.add.Tensor(mul, _tensor_constant0)
-        del mul, _tensor_constant0
-        _tensor_constant1 = self._tensor_constant1
-        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(_tensor_constant1)
-        del _tensor_constant1
-        add_1 = torch.ops.aten.add.Tensor(add, lift_fresh_copy)
-        del add, lift_fresh_copy
+        out = torch.ops.aten.t.default(self._param_constant0)
+        out = torch.ops.aten.addmm.default(self._param_constant1, arg0, out)
+        out = torch.ops.aten.mul.Tensor(out, 2.0)
+        out = torch.ops.aten.add.Tensor(out, self._tensor_constant0)
+        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(self._tensor_constant1)
+        out = torch.ops.aten.add.Tensor(out, lift_fresh_copy)
         sum_1 = torch.ops.aten.sum.default(arg1_1)
-        del arg1_1
         relu = torch.ops.aten.relu.default(arg0)
-        del arg0
-        _tensor_constant2 = self._tensor_constant2
-        add_2 = torch.ops.aten.add.Tensor(_tensor_constant2, 1)
-        del _tensor_constant2
-        return {"y": add_1, "rest": (sum_1, [relu, add_2])}
+        add_2 = torch.ops.aten.add.Tensor(self._tensor_constant2, 1)
+        return {"y": out, "rest": (sum_1, [relu, add_2])}
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -21,15 +21,10 @@ class FxModule(nn.Module):
 
     def forward(self, arg0_1):
         sym_size_int = torch.ops.aten.sym_size.int(arg0_1, 0)
-        mul = torch.ops.aten.mul.Tensor(arg0_1, sym_size_int)
+        out = torch.ops.aten.mul.Tensor(arg0_1, sym_size_int)
         sym_size_int_1 = torch.ops.aten.sym_size.int(arg0_1, 1)
-        del arg0_1
-        mul_1 = sym_size_int * sym_size_int_1
-        del sym_size_int
-        view = torch.ops.aten.view.default(mul, [mul_1, -1])
-        del mul, mul_1
-        sum_1 = torch.ops.aten.sum.dim_IntList(view, [0])
-        del view
-        div = torch.ops.aten.div.Tensor(sum_1, sym_size_int_1)
-        del sym_size_int_1, sum_1
-        return div
+        sym_size_int = sym_size_int * sym_size_int_1
+        out = torch.ops.aten.view.default(out, [sym_size_int, -1])
+        out = torch.ops.aten.sum.dim_IntList(out, [0])
+        out = torch.ops.aten.div.Tensor(out, sym_size_int_1)
+        return out

@@ -45,21 +45,14 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        fc1 = self.fc1(x)
-        del x
-        act = self.act(fc1)
-        del fc1
-        drop = self.drop(act)
-        del act
-        norm = self.norm(drop)
-        del drop
-        fc2 = self.fc2(norm)
-        del norm
-        tanh = self.tanh(fc2)
-        del fc2
-        softmax = self.softmax(tanh)
-        del tanh
-        return softmax
+        x = self.fc1(x)
+        x = self.act(x)
+        x = self.drop(x)
+        x = self.norm(x)
+        x = self.fc2(x)
+        x = self.tanh(x)
+        x = self.softmax(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

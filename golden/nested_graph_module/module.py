@@ -34,14 +34,10 @@ class Inner(nn.Module):
         self.register_buffer("offset", torch.empty(4))
 
     def forward(self, x):
-        lin = self.lin(x)
-        del x
-        sigmoid = torch.sigmoid(lin)
-        del lin
-        offset = self.offset
-        add = sigmoid + offset
-        del sigmoid, offset
-        return add
+        x = self.lin(x)
+        x = torch.sigmoid(x)
+        x = x + self.offset
+        return x
 
 
 class FxModule(nn.Module):
@@ -56,13 +52,10 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        inner = self.inner(x)
-        del x
-        mul = inner * 2
-        del inner
-        post = self.post(mul)
-        del mul
-        return post
+        x = self.inner(x)
+        x = x * 2
+        x = self.post(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -28,48 +28,32 @@ class FxModule(nn.Module):
         getitem = getattr_1[0]
         del getattr_1
         size = x.size(1)
-        view = x.view(getitem, size, -1)
+        x = x.view(getitem, size, -1)
+        x = x.permute(0, 2, 1)
+        contiguous = x.contiguous()
         del x
-        permute = view.permute(0, 2, 1)
-        del view
-        contiguous = permute.contiguous()
-        del permute
-        getitem_1 = contiguous[:, 1:, ...]
-        mul = getitem_1 * 2
-        del getitem_1
-        add = mul + 1
-        del mul
+        out = contiguous[:, 1:, ...]
+        out = out * 2
+        out = out + 1
         getitem_2 = contiguous[:, :-1]
         del contiguous
-        truediv = getitem_2 / 3
+        getitem_2 = getitem_2 / 3
+        out = out - getitem_2
         del getitem_2
-        sub = add - truediv
-        del add, truediv
-        pow_1 = sub**2
-        del sub
-        neg = -pow_1
-        del pow_1
-        floordiv = neg // 1
-        del neg
-        mod = floordiv % 5
-        del floordiv
-        transpose = mod.transpose(1, 2)
-        del mod
-        gt = transpose > 0
-        lt = transpose < 3
-        and_ = gt & lt
-        del gt, lt
-        eq = transpose == 1
-        invert = ~eq
-        del eq
-        or_ = and_ | invert
-        del and_, invert
-        masked_fill = transpose.masked_fill(or_, -math.inf)
-        del transpose, or_
-        nan_to_num = masked_fill.nan_to_num(neginf=-1.0)
-        del masked_fill
-        sum_1 = nan_to_num.sum(dim=(1, 2), keepdim=True)
-        del nan_to_num
-        mul_1 = getitem * size
-        del getitem, size
-        return (sum_1, mul_1)
+        out = out**2
+        out = -out
+        out = out // 1
+        out = out % 5
+        out = out.transpose(1, 2)
+        out_1 = out > 0
+        lt = out < 3
+        out_1 = out_1 & lt
+        del lt
+        eq = out == 1
+        eq = ~eq
+        out_1 = out_1 | eq
+        out = out.masked_fill(out_1, -math.inf)
+        out = out.nan_to_num(neginf=-1.0)
+        out = out.sum(dim=(1, 2), keepdim=True)
+        getitem = getitem * size
+        return (out, getitem)

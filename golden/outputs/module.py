@@ -42,14 +42,12 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         a = self.a(x)
-        b = self.b(x)
-        del x
+        x = self.b(x)
         relu = a.relu()
-        sigmoid = b.sigmoid()
+        sigmoid = x.sigmoid()
         getattr_1 = a.shape
         getitem = getattr_1[-1]
-        del getattr_1
-        return {"a": a, "pair": (relu, [b, sigmoid]), "shape": getitem}
+        return {"a": a, "pair": (relu, [x, sigmoid]), "shape": getitem}
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -40,13 +40,10 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, input):
-        _0 = getattr(self, "0")(input)
-        del input
-        _1 = getattr(self, "1")(_0)
-        del _0
-        kept = self.kept(_1)
-        del _1
-        return kept
+        input = getattr(self, "0")(input)
+        input = getattr(self, "1")(input)
+        input = self.kept(input)
+        return input
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

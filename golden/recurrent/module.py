@@ -45,17 +45,15 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         lstm = self.lstm(x)
-        del x
         getitem = lstm[0]
         getitem_1 = lstm[1]
         del lstm
-        getitem_2 = getitem_1[0]
+        out = getitem_1[0]
         getitem_3 = getitem_1[1]
         del getitem_1
-        transpose = getitem.transpose(0, 1)
+        getitem = getitem.transpose(0, 1)
+        gru = self.gru(getitem)
         del getitem
-        gru = self.gru(transpose)
-        del transpose
         getitem_4 = gru[0]
         getitem_5 = gru[1]
         del gru
@@ -63,17 +61,12 @@ class FxModule(nn.Module):
         del getitem_4
         getitem_6 = rnn[0]
         del rnn
-        sum_1 = getitem_2.sum()
-        del getitem_2
-        sum_2 = getitem_3.sum()
-        del getitem_3
-        add = sum_1 + sum_2
-        del sum_1, sum_2
-        sum_3 = getitem_5.sum()
-        del getitem_5
-        add_1 = add + sum_3
-        del add, sum_3
-        return (getitem_6, add_1)
+        out = out.sum()
+        getitem_3 = getitem_3.sum()
+        out = out + getitem_3
+        getitem_5 = getitem_5.sum()
+        out = out + getitem_5
+        return (getitem_6, out)
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -20,10 +20,7 @@ class FxModule(nn.Module):
         super().__init__()
 
     def forward(self, x, y):
-        sub = torch.sub(x, y)
-        del x, y
-        mul = sub.mul(2)
-        del sub
-        relu = mul.relu()
-        del mul
-        return relu
+        x = torch.sub(x, y)
+        x = x.mul(2)
+        x = x.relu()
+        return x

@@ -36,26 +36,18 @@ class FxModule(nn.Module):
             self.add_module("0", nn.Linear(4, 8))
             self.add_module("1", nn.ReLU())
             self.add_module("2", nn.Linear(8, 8))
-            self.add_module("3", nn.Module())
-            getattr(self, "3").add_module("0", nn.Tanh())
-            getattr(self, "3").add_module("1", nn.Linear(8, 2))
+            self.add_module("3", nn.Sequential(nn.Tanh(), nn.Linear(8, 2)))
         self.eval()
         getattr(self, "3").training = True
         if load_weights:
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, input):
-        _0 = getattr(self, "0")(input)
-        del input
-        _1 = getattr(self, "1")(_0)
-        del _0
-        _2 = getattr(self, "2")(_1)
-        del _1
-        _3_0 = getattr(getattr(self, "3"), "0")(_2)
-        del _2
-        _3_1 = getattr(getattr(self, "3"), "1")(_3_0)
-        del _3_0
-        return _3_1
+        input = getattr(self, "0")(input)
+        input = getattr(self, "1")(input)
+        input = getattr(self, "2")(input)
+        input = getattr(self, "3")(input)
+        return input
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -39,11 +39,9 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        first = self.first(x)
-        del x
-        first_1 = self.first(first)
-        del first
-        return first_1
+        x = self.first(x)
+        x = self.first(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

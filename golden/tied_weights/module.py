@@ -42,15 +42,11 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, tokens):
-        embed = self.embed(tokens)
-        del tokens
-        proj = self.proj(embed)
-        del embed
-        tanh = torch.tanh(proj)
-        del proj
-        head = self.head(tanh)
-        del tanh
-        return head
+        out = self.embed(tokens)
+        out = self.proj(out)
+        out = torch.tanh(out)
+        out = self.head(out)
+        return out
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -34,12 +34,9 @@ class Lin(nn.Module):
         self.bias = nn.Parameter(torch.empty(4))
 
     def forward(self, x):
-        weight = self.weight
-        bias = self.bias
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        linear = torch.ops.aten.linear.default(x, weight, bias)
-        del x, weight, bias
-        return linear
+        x = torch.ops.aten.linear.default(x, self.weight, self.bias)
+        return x
 
 
 class FxModule(nn.Module):
@@ -57,29 +54,18 @@ class FxModule(nn.Module):
 
     def forward(self, arg0, arg1, scale=2.0):
         extra_a = arg1["a"]
-        lifted_tensor_0 = self.lifted_tensor_0
-        running = self.running
-        offset = self.offset
-        lin = self.lin(arg0)
+        out = self.lin(arg0)
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        mul = torch.ops.aten.mul.Tensor(lin, 2.0)
-        del lin
-        add = torch.ops.aten.add.Tensor(mul, offset)
-        del mul, offset
-        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(lifted_tensor_0)
-        del lifted_tensor_0
-        detach_ = torch.ops.aten.detach_.default(lift_fresh_copy)
-        del lift_fresh_copy
-        add_1 = torch.ops.aten.add.Tensor(add, detach_)
-        del add, detach_
+        out = torch.ops.aten.mul.Tensor(out, 2.0)
+        out = torch.ops.aten.add.Tensor(out, self.offset)
+        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(self.lifted_tensor_0)
+        lift_fresh_copy = torch.ops.aten.detach_.default(lift_fresh_copy)
+        out = torch.ops.aten.add.Tensor(out, lift_fresh_copy)
         # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = torch.ops.aten.sum.default(extra_a)
-        del extra_a
         relu = torch.ops.aten.relu.default(arg0)
-        del arg0
-        add_2 = torch.ops.aten.add.Tensor(running, 1)
-        del running
-        return {"y": add_1, "rest": (sum_1, [relu, add_2])}
+        add_2 = torch.ops.aten.add.Tensor(self.running, 1)
+        return {"y": out, "rest": (sum_1, [relu, add_2])}
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

@@ -49,15 +49,11 @@ class Gate(nn.Module):
         self.register_buffer("bias", torch.empty(4), persistent=False)
 
     def forward(self, x):
-        proj = self.proj(x)
-        sigmoid = torch.sigmoid(proj)
-        del proj
-        mul = sigmoid * x
-        del x, sigmoid
-        bias = self.bias
-        add = mul + bias
-        del mul, bias
-        return add
+        out = self.proj(x)
+        out = torch.sigmoid(out)
+        out = out * x
+        out = out + self.bias
+        return out
 
 
 class FxModule(nn.Module):
@@ -77,17 +73,12 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x):
-        first = self.first(x)
-        del x
-        second = self.second(first)
-        del first
-        clamp = self.clamp(second)
-        del second
-        limiter = self.limiter(clamp)
-        del clamp
-        head = self.head(limiter)
-        del limiter
-        return head
+        x = self.first(x)
+        x = self.second(x)
+        x = self.clamp(x)
+        x = self.limiter(x)
+        x = self.head(x)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:

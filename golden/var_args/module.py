@@ -23,14 +23,9 @@ class FxModule(nn.Module):
         self.eval()
 
     def forward(self, x, scale=2.0, *args, **kwargs):
-        mul = x * scale
-        del x, scale
+        x = x * scale
         getitem = args[0]
-        del args
-        add = mul + getitem
-        del mul, getitem
+        x = x + getitem
         getitem_1 = kwargs["shift"]
-        del kwargs
-        sub = add - getitem_1
-        del add, getitem_1
-        return sub
+        x = x - getitem_1
+        return x

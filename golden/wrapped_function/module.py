@@ -48,11 +48,9 @@ class FxModule(nn.Module):
             load_tensors(self, weights, device=device, dtype=dtype)
 
     def forward(self, x, y):
-        lin = self.lin(x)
-        del x
-        scaled_sum_1 = scaled_sum(lin, y, scale=3.0)
-        del lin, y
-        return scaled_sum_1
+        x = self.lin(x)
+        x = scaled_sum(x, y, scale=3.0)
+        return x
 
 
 def load_tensors(module: nn.Module, weights=None, *, device=None, dtype=None) -> None:
