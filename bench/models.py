@@ -24,6 +24,7 @@ class Model:
     network: Callable[[bool], nn.Module]
     input_shape: Callable[[bool], tuple[int, ...]]
     forward_bench: bool = False  # also time the exported forward against the source GraphModule
+    memory_bench: bool = False  # also compare the exported forward's peak memory with the source GraphModule's
 
 
 def _weight_heavy(quick: bool) -> nn.Module:
@@ -42,6 +43,12 @@ def _cnn(quick: bool) -> nn.Module:
     from nets import ResNet
 
     return ResNet((8, 16, 32, 64), (1, 1, 1, 1), 10) if quick else ResNet((64, 128, 256, 512), (2, 2, 2, 2), 1000)
+
+
+def _transformer(quick: bool) -> nn.Module:
+    from nets import Transformer
+
+    return Transformer(32, 4, 64, 2, 16, 10) if quick else Transformer(256, 8, 1024, 6, 196, 1000)
 
 
 MODELS: tuple[Model, ...] = (
@@ -63,6 +70,14 @@ MODELS: tuple[Model, ...] = (
         _cnn,
         lambda quick: (1, 3, 32, 32) if quick else (2, 3, 64, 64),
         forward_bench=True,
+        memory_bench=True,
+    ),
+    Model(
+        "transformer",
+        "ViT-style encoder from torch.nn: 6 pre-norm blocks (attention written out), 5.0M parameters, input 2x196x256",
+        _transformer,
+        lambda quick: (1, 16, 32) if quick else (2, 196, 256),
+        memory_bench=True,
     ),
 )
 

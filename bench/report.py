@@ -1,4 +1,4 @@
-"""The results as markdown tables (measurements, targets, forward speed, whole processes) and an optional bar chart."""
+"""The results as markdown tables (measurements, targets, forward speed and peak memory, whole processes) and an optional bar chart."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from processes import BASELINE, GROUP, PROCESSES, process
 from tools import REFERENCE, TOOLS
 
 MIB = 2**20
+KIB = 2**10
 PHASES = ("export", "load")
 
 METHOD = """\
@@ -83,6 +84,10 @@ def brief(outcome: Outcome) -> str:
         return f"failed: {outcome.error}"
     if outcome.cell.phase == "forward":
         return f"forward ratio {outcome.result['ratio']:.3f}"
+    if outcome.cell.phase == "memory":
+        r = outcome.result
+        return (f"forward peak {r['exported']['peak_bytes'] / KIB:,.0f} KiB, source GraphModule "
+                f"{r['source']['peak_bytes'] / KIB:,.0f} KiB, ratio {r['ratio']:.3f}")  # fmt: skip
     if outcome.cell.phase == "process":
         return f"{outcome.result['time_s']:.3f} s, the whole process"
     return f"{outcome.result['time_s']:.3f} s, peak extra {outcome.result['extra_mb']:.0f} MiB"
@@ -152,6 +157,9 @@ TARGETS: tuple[Target, ...] = (
     Target("to_folder load / fxexport load", _ratio("load", "to_folder", REFERENCE), operator.ge, 5),
     Target("forward: fxexport module / source GraphModule", _reference_value("forward", "ratio"), operator.le, 1.02,
            models=tuple(m.name for m in MODELS if m.forward_bench)),
+    # issue 14: the structured module must not keep more intermediates alive than the flat graph
+    Target("forward peak memory: fxexport module / source GraphModule", _reference_value("memory", "ratio"), operator.le,
+           1.05, models=tuple(m.name for m in MODELS if m.memory_bench), why="issue 14; CPU tensor bytes, one forward"),
 )  # fmt: skip
 
 
@@ -313,6 +321,32 @@ def forward_section(outcomes: list[Outcome]) -> list[str]:
     return _table(header, rows)
 
 
+MEMORY_METHOD = """\
+Peak CPU tensor memory of one forward (torch.inference_mode, one intra-op thread, after one
+untimed call), counted at the allocator: torch.profiler with profile_memory=True records each
+allocation and free of the CPU allocator during the call; the peak of their running total is what
+the call had allocated at once above what existed before it (weights and inputs excluded). The
+exported package is imported in a fresh worker process, beside the source GraphModule (the
+model's symbolic_trace) built there; each is measured three times, the largest kept (they are
+equal when "same in every run" says yes)."""
+
+
+def _memory_row(outcome: Outcome) -> list[str]:
+    if not outcome.result:
+        return [outcome.cell.model, f"failed: {_clean(outcome.error or 'no result', 70)}", "—", "—", "—", "—"]
+    r = outcome.result
+    kib = [_num(r[side]["peak_bytes"] / KIB, 1) for side in ("source", "exported")]
+    same = "yes" if r["deterministic"] else "no: " + ", ".join(f"{x:,}" for x in r["exported"]["runs"] + r["source"]["runs"])
+    return [outcome.cell.model, *kib, _num(r["ratio"], 3), _num(r["exported"]["held_bytes"] / KIB, 1), same]
+
+
+def memory_section(outcomes: list[Outcome]) -> list[str]:
+    rows = [_memory_row(o) for o in outcomes if o.cell.phase == "memory"]
+    header = ["model", "source GraphModule peak (KiB)", "fxexport module peak (KiB)", "ratio", "output (KiB)",
+              "same in every run"]  # fmt: skip
+    return _table(header, rows)
+
+
 def process_section(outcomes: list[Outcome]) -> list[str]:
     rows = []
     baseline = value(outcomes, "process", GROUP, BASELINE)
@@ -365,6 +399,8 @@ def markdown(outcomes: list[Outcome], info: RunInfo) -> str:
             " thread, torch.inference_mode); the process with the median ratio is shown."
         )
         lines += ["## Forward speed", "", note, "", *forward_section(outcomes), ""]
+    if any(o.cell.phase == "memory" for o in outcomes):
+        lines += ["## Forward peak memory", "", MEMORY_METHOD, "", *memory_section(outcomes), ""]
     if any(o.cell.phase == "process" for o in outcomes):
         lines += ["## Whole processes", "", PROCESS_METHOD, "", *process_section(outcomes), ""]
     return "\n".join(lines)

@@ -3,8 +3,9 @@
     python bench/run.py            # the full run: ~1 GB, ~20,000-node and ResNet-18-style models
     python bench/run.py --quick    # small sizes: a smoke test of every path (< 60 s)
     python bench/run.py --only node_heavy --only fxexport --profile /tmp/prof
+    python bench/run.py --only forward-memory   # peak memory of one forward, exported vs source GraphModule
 
-Every measurement (one tool saving or loading one model, or the forward comparison) runs in a
+Every measurement (one tool saving or loading one model, or a forward speed or peak memory comparison) runs in a
 fresh worker process (worker.py), bounded by --timeout; the whole processes (processes.py) are
 timed from here, from start to exit. This process never imports torch. Every child process
 imports fxexport from this checkout (its folder first on PYTHONPATH), not from wherever
@@ -33,7 +34,7 @@ ROOT = BENCH.parent  # the checkout whose fxexport is measured
 sys.path[:0] = [str(BENCH), str(ROOT)]  # ROOT: the report names the fxexport the children import
 
 import report  # noqa: E402
-from cells import Cell, Outcome, plan  # noqa: E402
+from cells import COMPARISONS, Cell, Outcome, plan  # noqa: E402
 from processes import process  # noqa: E402
 from worker import MARKER  # noqa: E402
 
@@ -59,7 +60,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="NAME",
-        help="run only this model or tool (repeatable); exports a load needs are run too",
+        help="run only this model or tool, 'process' or 'forward-memory' (repeatable); exports a load needs are run too",
     )
     parser.add_argument("--timeout", type=float, help="seconds per measurement process (default 900; 60 with --quick)")
     parser.add_argument(
@@ -156,7 +157,7 @@ def run_cell(cell: Cell, config: Config) -> Outcome:
 
 def _median(cell: Cell, runs: list[Outcome]) -> Outcome:
     """The run with the median result, with every run's result as its samples."""
-    key = "ratio" if cell.phase == "forward" else "time_s"
+    key = "ratio" if cell.phase in COMPARISONS else "time_s"
     middle = sorted(runs, key=lambda run: run.result[key])[len(runs) // 2]
     samples = [run.result[key] for run in runs]
     return replace(middle, result={**middle.result, "samples": samples}, wall_s=sum(run.wall_s for run in runs))
@@ -203,7 +204,7 @@ def _progress(outcome: Outcome, done: int, total: int) -> None:
 
 
 def run_stages(stages: list[list[Cell]], config: Config) -> list[Outcome]:
-    """Run the stages in order (exports, loads, forward, processes); within a stage, `config.jobs`
+    """Run the stages in order (exports, loads, forward, memory, processes); within a stage, `config.jobs`
     cells at once, except the whole processes: those run one at a time, interleaved."""
     outcomes: list[Outcome] = []
     total = sum(map(len, stages))

@@ -1,6 +1,6 @@
 """One benchmark measurement, run by run.py in a fresh process: `python worker.py '<job json>'`.
 
-The job says which phase (export, load or forward), model and tool. The clock runs around the
+The job says which phase (export, load, forward or memory), model and tool. The clock runs around the
 save or load call only, after `import torch` and the tool's own imports. The result is printed
 as one JSON line after MARKER; an exception becomes {"error": "<type>: <message>"}.
 """
@@ -32,7 +32,7 @@ _CHUNK = 16 << 20
 class Job:
     """The measurement a worker makes, as run.py passes it (JSON of these fields)."""
 
-    phase: str  # "export", "load" or "forward"
+    phase: str  # "export", "load", "forward" or "memory"
     model: str
     tool: str
     quick: bool
@@ -259,7 +259,76 @@ def run_forward(job: Job) -> dict[str, Any]:
     }
 
 
-PHASES = {"export": run_export, "load": run_load, "forward": run_forward}
+def forward_peak(module: Any, args: tuple[Any, ...]) -> tuple[int, int]:
+    """Bytes of CPU tensor memory one call of `module` allocates at its peak, and still holds after it.
+
+    Counted at the allocator: torch.profiler with profile_memory=True records every allocation
+    and free of the CPU allocator while it runs (each a "[memory]" event of signed bytes); their
+    running total, in the order they happened, is the memory allocated since the call began and
+    not yet freed, and its maximum the peak above what was allocated before (weights, inputs).
+    Frees of memory allocated before the call are not recorded, so they cannot lower it. What the
+    call keeps after (its output) ends the total.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    gc.collect()
+    with torch.inference_mode(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        output = module(*args)  # held until the profile ends: the total ends at what the call keeps
+    del output
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    devices = {str(e.device_type()) for e in events}
+    if devices - {"DeviceType.CPU"}:
+        raise ValueError(f"the forward allocated memory on {', '.join(sorted(devices))}, not only on the CPU")
+    total = peak = 0
+    for event in sorted(events, key=lambda e: e.start_ns()):  # sorted() is stable: ties keep their recorded order
+        total += event.nbytes()
+        peak = max(peak, total)
+    return peak, total
+
+
+def _peaks(module: Any, args: tuple[Any, ...], runs: int) -> dict[str, Any]:
+    """`forward_peak` over `runs` calls after one untimed call (lazy initialisation of kernels)."""
+    import torch
+
+    with torch.inference_mode():
+        module(*args)
+    measured = [forward_peak(module, args) for _ in range(runs)]
+    return {"peak_bytes": max(p for p, _ in measured), "held_bytes": measured[-1][1], "runs": [p for p, _ in measured]}
+
+
+def run_memory(job: Job) -> dict[str, Any]:
+    """Peak CPU tensor memory of one forward of the exported package (loaded in this fresh process)
+    and of the source GraphModule, on the same input, and their ratio.
+
+    One intra-op thread (allocations in worker threads would escape the profiler's thread-local
+    recording) and torch.inference_mode, as the forward speed comparison runs.
+    """
+    import models
+    import tools
+    import torch
+    from torch import fx
+
+    torch.set_num_threads(1)
+    spec = models.model(job.model)
+    exported = tools.tool(tools.REFERENCE).load(job.folder / tools.tool(tools.REFERENCE).artifact)
+    gm = fx.symbolic_trace(models.build(spec, job.quick))
+    args = models.inputs(spec, job.quick)
+    with torch.inference_mode():
+        if not torch.allclose(gm(*args), exported(*args), rtol=1e-5, atol=1e-6):
+            raise AssertionError("the exported forward gives a different output than the source")
+    runs = 3
+    source, package = _peaks(gm, args, runs), _peaks(exported, args, runs)
+    return {
+        "source": source,
+        "exported": package,
+        "ratio": package["peak_bytes"] / source["peak_bytes"],
+        "deterministic": len(set(source["runs"])) == 1 and len(set(package["runs"])) == 1,
+        "input_bytes": sum(a.numel() * a.element_size() for a in args),
+    }
+
+
+PHASES = {"export": run_export, "load": run_load, "forward": run_forward, "memory": run_memory}
 
 
 def main(argv: list[str]) -> int:

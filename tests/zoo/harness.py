@@ -1,7 +1,8 @@
 """Run zoo models through each producer, export them, and check them standalone in fresh processes.
 
 A pair (model, producer) that yields a GraphModule is exported to a staging folder, moved,
-and recorded; then batches of packages are imported and compared in fresh interpreters
+recorded, and measured for readability against the eager model's own classes (readability.py:
+the harness hands each export folder its model's classes, read once before any capture); then batches of packages are imported and compared in fresh interpreters
 where torchvision, timm, transformers and fxexport cannot be imported. Outputs must be
 bit-for-bit equal (torch.equal) to the GraphModule's; a pair that makes no GraphModule must
 be listed as unsupported in the catalog (see `failure`).
@@ -24,6 +25,7 @@ from torch import fx, nn
 import fxexport
 from tests.roundtrip import check_details, record
 from tests.zoo.catalog import LIBRARIES, Unsupported, ZooModel, no_hf_tracer
+from tests.zoo.readability import Readability, SourceClass, graph_nodes, measure, source_classes
 
 PRODUCERS = ("symbolic_trace", "export", "feature_extraction")
 SHORT = {"symbolic_trace": "fx", "export": "ep", "feature_extraction": "fe"}
@@ -46,6 +48,7 @@ class Row:
     max_error: float = 0.0
     load_seconds: float = 0.0
     problems: tuple[str, ...] = ()
+    readability: Readability | None = None  # module.py against the source model's classes, once exported
 
     @property
     def package(self) -> str:
@@ -93,8 +96,10 @@ def _short(error: BaseException) -> str:
     return text[:300]
 
 
-def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path) -> Row:
-    """Capture, export, move and record one pair; the check comes later, in a batch."""
+def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, source: tuple[SourceClass, ...] = ()) -> Row:
+    """Capture, export, move, record and measure one pair; the check comes later, in a batch.
+
+    `source`: the eager model's classes (`readability.source_classes`), read before any capture."""
     row = Row(entry.name, entry.library, entry.kind, producer, entry.listed(producer))
     args, kwargs = entry.inputs()
     try:
@@ -113,6 +118,7 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path) ->
     row.export_seconds = time.perf_counter() - start
     shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
     record(row.package, gm, args, kwargs, None, work / "expect")
+    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm))
     return row
 
 
@@ -129,7 +135,8 @@ def check_rows(rows: list[Row], work: Path) -> None:
             row.max_error, row.load_seconds = details["max_error"], details["load_seconds"]
 
 
-def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None) -> list[Row]:
+def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None, check: bool = True) -> list[Row]:
+    """Every pair of `entries` and `producers`; `check=False` skips the standalone check (readability only)."""
     for sub in ("staging", "moved", "expect"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     rows = []
@@ -141,13 +148,15 @@ def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUC
             rows += [Row(entry.name, entry.library, entry.kind, p, entry.listed(p), f"cannot build: {_short(error)}")
                      for p in producers if p in entry.producers]  # fmt: skip
             continue
+        source = source_classes(model)  # before any producer touches the model
         for producer in (p for p in producers if p in entry.producers):
-            rows.append(export_pair(entry, producer, model, work))
+            rows.append(export_pair(entry, producer, model, work, source))
             if log:
                 log(rows[-1])
         del model
         gc.collect()
-    check_rows(rows, work)
+    if check:
+        check_rows(rows, work)
     return rows
 
 

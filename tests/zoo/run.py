@@ -1,9 +1,12 @@
-"""The zoo check: `python -m tests.zoo.run [--only SUBSTRING ...] [--producer NAME] [--keep DIR]`.
+"""The zoo check: `python -m tests.zoo.run [--only SUBSTRING ...] [--producer NAME] [--keep DIR] [--readability-only]`.
 
 Needs torchvision, timm and transformers (a second venv; see README.md). Prints one row per
-(model, producer) pair and, after the table, the cause of every failure. Exits 1 when a pair
-did not export, load standalone and match bit for bit, unless tests/zoo/catalog.py lists it
-as unsupported (and it still fails that way).
+(model, producer) pair, the cause of every failure, then the readability table: one row per
+exported pair, its module.py measured against the source model's classes (readability.py).
+Exits 1 when a pair did not export, load standalone and match bit for bit, unless
+tests/zoo/catalog.py lists it as unsupported (and it still fails that way).
+`--readability-only` skips the standalone check and prints the readability table alone, with
+the failures that need no check (exit 1 when a pair made no GraphModule unlisted, or did not export).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from tests.zoo import readability
 from tests.zoo.catalog import ZOO
 from tests.zoo.harness import PRODUCERS, Row, failure, missing_libraries, run
 
@@ -42,12 +46,22 @@ def cells(row: Row) -> tuple[str, ...]:
     return (row.model, row.library, row.producer, "yes" if row.exported else "no", loaded, matched, export_s, load_s, _note(row))
 
 
-def table(rows: list[Row]) -> str:
-    body = [COLUMNS, *(cells(r) for r in rows)]
-    widths = [max(len(line[i]) for line in body) for i in range(len(COLUMNS))]
+def grid(header: tuple[str, ...], body: list[tuple[str, ...]]) -> str:
+    body = [header, *body]
+    widths = [max(len(line[i]) for line in body) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def table(rows: list[Row]) -> str:
+    return grid(COLUMNS, [cells(r) for r in rows])
+
+
+def readability_table(rows: list[Row]) -> str:
+    """One row per exported pair: module.py against the source model's own classes (issue 14)."""
+    body = [(r.model, r.producer, *readability.cells(r.readability)) for r in rows if r.readability]
+    return "readability (issue 14)\n" + grid(("model", "producer", *readability.HEADER), body)
 
 
 def summary(rows: list[Row]) -> str:
@@ -73,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=[], help="run models whose name contains one of these")
     parser.add_argument("--producer", choices=PRODUCERS, action="append", help="default: every producer")
     parser.add_argument("--keep", type=Path, help="write the exports here instead of a temporary folder")
+    parser.add_argument("--readability-only", action="store_true", help="skip the standalone check; print the readability table alone")
     options = parser.parse_args(argv)
     if missing := missing_libraries():
         print(f"the zoo needs {', '.join(missing)}: install them in a separate venv (see README.md)", file=sys.stderr)
@@ -81,8 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory(prefix="fxexport-zoo-") as scratch:
         work = options.keep or Path(scratch)
-        rows = run(entries, work, tuple(options.producer or PRODUCERS), log=lambda r: print(f"  {r.package}: {cells(r)[3]}", flush=True))
-    print(table(rows), *unsupported(rows), *failures(rows), summary(rows), sep="\n")
+        rows = run(entries, work, tuple(options.producer or PRODUCERS), log=lambda r: print(f"  {r.package}: {cells(r)[3]}", flush=True),
+                   check=not options.readability_only)  # fmt: skip
+    if options.readability_only:
+        unchecked = [r for r in rows if not r.exported or r.unsupported is not None]  # failures the check cannot change
+        print(readability_table(rows), *failures(unchecked), sep="\n")
+        return 1 if failures(unchecked) else 0
+    print(table(rows), *unsupported(rows), *failures(rows), summary(rows), "", readability_table(rows), sep="\n")
     return 1 if failures(rows) else 0
 
 

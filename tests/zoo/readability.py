@@ -1,0 +1,240 @@
+"""How readable an export is: its module.py measured against the source model's own classes (issue 14).
+
+The source side (`source_classes`) is read from the eager model before it is captured: each
+distinct class among its modules that torch does not define (`type(m).__module__` not under
+`torch.`), with its number of instances and the lines of its source. The export side
+(`measure`) is read from the package folder alone: module.py with `ast` (and `tokenize` for the
+comment on each class line) and the manifest. Nothing here imports a model library, so the
+measures are tested on hand-written texts under the main venv. Works on the flat output (one
+class) and on the structured one (a class per kind of block, named after its source class, with
+`# path:line Name` on the class line).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import json
+import tokenize
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from torch import fx, nn
+
+METHODS = ("__init__", "forward")  # the lines counted per generated class
+LINE_RATIO = 1.0  # issue 14: generated class lines <= 1.0x the source classes' lines
+
+
+@dataclass(frozen=True)
+class SourceClass:
+    """A class among the source model's modules that torch does not define."""
+
+    name: str  # __name__
+    qualname: str
+    instances: int  # distinct module objects of the class in the model
+    lines: int | None  # len(inspect.getsource(cls).splitlines()); None when the source cannot be found
+
+
+@dataclass(frozen=True)
+class GeneratedClass:
+    """A class statement of module.py that defines `__init__` or `forward` (the output stand-ins,
+    `OutputMapping` and the dataclasses for library output types, define neither)."""
+
+    name: str
+    comment: str  # the comment on its class line, "" when none
+    lines: int  # line spans of its __init__ and forward
+
+
+@dataclass(frozen=True)
+class Code:
+    """What module.py holds, counted inside its generated classes (the loader is module-level functions)."""
+
+    classes: tuple[GeneratedClass, ...]
+    string_getattrs: int  # getattr(x, "literal") calls
+    torch_ops: int  # calls of torch.ops.*
+    dels: int  # del statements in forward methods
+
+
+@dataclass(frozen=True)
+class Readability:
+    """One export against its source model."""
+
+    graph_nodes: int
+    code: Code
+    source: tuple[SourceClass, ...]
+    inline_modules: int  # manifest "inline_modules": modules the export left inline, with a reason
+
+    @property
+    def class_lines(self) -> int:
+        return sum(c.lines for c in self.code.classes)
+
+    @property
+    def source_lines(self) -> int:
+        return sum(s.lines or 0 for s in self.source)
+
+    @property
+    def ratio(self) -> float | None:
+        return self.class_lines / self.source_lines if self.source_lines else None
+
+    def classes_of(self, source: SourceClass) -> list[GeneratedClass]:
+        """The generated classes for `source`: named after it (variant suffixes allowed) or naming it in their class-line comment."""
+        names = [s.name for s in self.source]
+        return [c for c in self.code.classes if _named_after(c.name, source.name, names) or _comment_names(c.comment, source)]
+
+    @property
+    def found(self) -> int:
+        """How many source classes appear as a generated class (by name or class-line comment)."""
+        return sum(bool(self.classes_of(s)) for s in self.source)
+
+    @property
+    def repeated(self) -> tuple[SourceClass, ...]:
+        """Source classes with two or more instances: the repeated blocks."""
+        return tuple(s for s in self.source if s.instances >= 2)
+
+    def target_failures(self) -> list[str]:
+        """Which of issue 14's targets fail; [] when all hold (only asked of a model with repeated blocks)."""
+        failures = []
+        if self.ratio is None or self.ratio > LINE_RATIO:
+            got = "no source lines" if self.ratio is None else f"{self.ratio:.2f}x"
+            failures.append(f"class lines {got} > {LINE_RATIO:g}x")
+        if self.code.string_getattrs:
+            failures.append(f"{self.code.string_getattrs} string getattr")
+        for block in self.repeated:
+            if (count := len(self.classes_of(block))) != 1:
+                failures.append(f"{block.name}: {count} classes")
+        return failures
+
+    def targets(self) -> str:
+        """'ok', the failed targets, or 'n/a' for a model without repeated blocks."""
+        if not self.repeated:
+            return "n/a"
+        failures = self.target_failures()
+        if len(failures) > 3:
+            failures = [*failures[:3], f"+{len(failures) - 3} more"]
+        return "; ".join(failures) or "ok"
+
+
+# the source model -------------------------------------------------------------------------
+def source_classes(model: nn.Module) -> tuple[SourceClass, ...]:
+    """The distinct non-torch classes among `model`'s modules (the eager model, not its GraphModule)."""
+    counts = Counter(type(m) for m in model.modules())  # modules(): each shared module once
+    classes = [cls for cls in counts if not cls.__module__.startswith("torch.")]
+    return tuple(SourceClass(cls.__name__, cls.__qualname__, counts[cls], _source_lines(cls)) for cls in classes)
+
+
+def _source_lines(cls: type) -> int | None:
+    try:
+        return len(inspect.getsource(cls).splitlines())
+    except (OSError, TypeError):  # built in, defined in a REPL or by exec: no file to read
+        return None
+
+
+def graph_nodes(gm: fx.GraphModule) -> int:
+    """Nodes of the GraphModule's graph and of every GraphModule nested in it."""
+    return sum(len(m.graph.nodes) for m in gm.modules() if isinstance(m, fx.GraphModule))
+
+
+# the export -------------------------------------------------------------------------------
+def measure(folder: Path, source: tuple[SourceClass, ...], nodes: int) -> Readability:
+    """Measure the package at `folder` (module.py, fxexport.json) against its source classes."""
+    code = read_code((folder / "module.py").read_text(encoding="utf-8"))
+    manifest = json.loads((folder / "fxexport.json").read_text(encoding="utf-8"))
+    return Readability(nodes, code, source, len(manifest.get("inline_modules", [])))
+
+
+def read_code(text: str) -> Code:
+    """Count what module.py's classes hold."""
+    tree = ast.parse(text)
+    comments = _line_comments(text)
+    classes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and _methods(n)), key=lambda n: n.lineno)
+    generated = tuple(GeneratedClass(c.name, _class_comment(c, comments), _method_lines(c)) for c in classes)
+    inside = [node for c in _outermost(tree) for node in ast.walk(c)]
+    forwards = [f for c in classes for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
+    return Code(
+        generated,
+        string_getattrs=sum(_is_string_getattr(node) for node in inside),
+        torch_ops=sum(isinstance(node, ast.Call) and _dotted(node.func).startswith("torch.ops.") for node in inside),
+        dels=sum(isinstance(node, ast.Delete) for f in forwards for node in ast.walk(f)),
+    )
+
+
+def _outermost(node: ast.AST) -> list[ast.ClassDef]:
+    """Generated classes not inside another one (so nothing in a nested class is counted twice)."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        found += [child] if isinstance(child, ast.ClassDef) and _methods(child) else _outermost(child)
+    return found
+
+
+def _methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Its `__init__` and `forward`: a class with neither (an output stand-in) is not a generated module class."""
+    return [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in METHODS]
+
+
+def _method_lines(cls: ast.ClassDef) -> int:
+    return sum((f.end_lineno or f.lineno) - f.lineno + 1 for f in _methods(cls))
+
+
+def _line_comments(text: str) -> dict[int, str]:
+    """Comments that follow code on their line, by line number."""
+    found = {}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT and token.line[: token.start[1]].strip():
+            found[token.start[0]] = token.string
+    return found
+
+
+def _class_comment(cls: ast.ClassDef, comments: dict[int, str]) -> str:
+    """The comment on the class statement's header (the lines up to its body)."""
+    header = range(cls.lineno, cls.body[0].lineno)
+    return next((comments[line] for line in header if line in comments), "")
+
+
+def _is_string_getattr(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    )
+
+
+def _dotted(node: ast.AST) -> str:
+    """`torch.ops.aten.add.Tensor` for that attribute chain; '' for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+def _named_after(generated: str, source: str, names: list[str]) -> bool:
+    """`generated` is `source` or `source` with a variant suffix (`BasicBlock_1`, `BasicBlock2`), and no
+    longer source class name prefixes it (`BlockStack` is not a variant of `Block` when both are sources)."""
+    if not generated.startswith(source):
+        return False
+    return not any(len(other) > len(source) and generated.startswith(other) for other in names)
+
+
+def _comment_names(comment: str, source: SourceClass) -> bool:
+    """The class-line comment (`# torchvision/models/resnet.py:59 BasicBlock`) names the source class."""
+    words = {word.strip("(),;:") for word in comment.lstrip("#").split()}
+    return source.name in words or source.qualname in words
+
+
+# the table --------------------------------------------------------------------------------
+HEADER = ("nodes", "classes", "source classes found", "class lines", "source lines", "ratio", "str getattr",
+          "torch.ops", "del", "inline", "targets (repeated blocks)")  # fmt: skip
+
+
+def cells(r: Readability) -> tuple[str, ...]:
+    unknown = sum(s.lines is None for s in r.source)
+    source_lines = f"{r.source_lines}" + (f" (+{unknown} unread)" if unknown else "")
+    ratio = "-" if r.ratio is None else f"{r.ratio:.2f}"
+    return (str(r.graph_nodes), str(len(r.code.classes)), f"{r.found}/{len(r.source)}", str(r.class_lines), source_lines,
+            ratio, str(r.code.string_getattrs), str(r.code.torch_ops), str(r.code.dels), str(r.inline_modules),
+            r.targets())  # fmt: skip
