@@ -11,11 +11,18 @@ from .names import is_plain_identifier, quote
 INDEXED = (nn.Sequential, nn.ModuleList)
 
 
+def _is_position(module: nn.Module | None, atom: str) -> bool:
+    """True when `atom` is a container's child at that position: `seq[i]` counts children, not names."""
+    if module is None or type(module) not in INDEXED or not atom.isdigit() or atom not in module._modules:
+        return False
+    return list(module._modules).index(atom) == int(atom)
+
+
 def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> str:
     """Index into containers (`[0]`, `["q"]`), attributes elsewhere (`getattr` for odd names)."""
     expr = base
     for atom in path:
-        if type(module) in INDEXED and atom.isdigit() and str(int(atom)) == atom:
+        if _is_position(module, atom):
             expr = f"{expr}[{int(atom)}]"
         elif type(module) is nn.ModuleDict and atom in module._modules:
             expr = f"{expr}[{quote(atom)}]"

@@ -121,8 +121,8 @@ def _cannot_cut(call: Call, module: nn.Module) -> str | None:
 
 def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node]) -> bool:
     """True when the body is `for child in self: x = child(x)`, as nn.Sequential.forward runs it."""
-    children = [f"{call.frame.path}.{name}" for name in module._modules]
-    if len(inputs) != 1 or len(outputs) != 1 or len(call.items) != len(children):
+    children = [f"{call.frame.path}.{i}" for i in range(len(call.items))]  # stateless children may be missing
+    if len(inputs) != 1 or len(outputs) != 1 or not set(module._modules) <= {str(i) for i in range(len(children))}:
         return False
     previous: fx.Node = inputs[0]
     for item, child in zip(call.items, children):
@@ -159,30 +159,48 @@ def _unrecorded(gm: fx.GraphModule, nodes: list[fx.Node], modules: dict[str, nn.
     return {p: m for p, m in out.items() if not any(_under(p, q) for q in out)}
 
 
-def _container_kind(module: nn.Module) -> type:
-    """The container class a plain holder stands for: numbered children make a ModuleList."""
-    if type(module) is not nn.Module or module._parameters or module._buffers or not module._modules:
+def _container_kind(module: nn.Module, names: list[str] | None = None, sequential: bool = False) -> type:
+    """The container class a plain holder stands for: a recorded Sequential, or numbered children make a
+    ModuleList. Only numbered 0, 1, ... in order: a container indexes by position."""
+    names = list(module._modules) if names is None else names
+    numbered = bool(names) and names == [str(i) for i in range(len(names))]
+    if type(module) in (nn.Sequential, nn.ModuleList) and not numbered:
+        return nn.Module
+    if type(module) is not nn.Module or module._parameters or module._buffers or not names:
         return type(module)
     if any(isinstance(v, torch.Tensor) for v in vars(module).values()):
         return type(module)
-    names = list(module._modules)
-    if names == [str(i) for i in range(len(names))]:
-        return nn.ModuleList
+    if numbered:
+        return nn.Sequential if sequential else nn.ModuleList
     if not any(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", n) for n in names):
         return nn.ModuleDict
     return nn.Module
 
 
-def _mirror(gm: fx.GraphModule, sequential: set[str]) -> nn.Module:
-    """Copies of the holders of `gm`'s tree (as their containers), sharing layers and tensors."""
+def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.Module:
+    """Copies of the holders of `gm`'s tree (as their containers), sharing layers and tensors, with an
+    empty module at each `missing` path (a stateless module the GraphModule did not keep)."""
     memo: dict[int, nn.Module] = {}
+    created: dict[str, list[str]] = {}
+    for path in sorted(missing):
+        parts = path.split(".")
+        for i in range(1, len(parts) + 1):
+            parent, name = ".".join(parts[: i - 1]), parts[i - 1]
+            created.setdefault(parent, [])
+            if name not in created[parent]:
+                created[parent].append(name)
 
     def copy(module: nn.Module, path: str) -> nn.Module:
         if id(module) in memo:
             return memo[id(module)]
         if path and not is_holder(module):
             return module
-        kind = nn.Sequential if path in sequential else (_container_kind(module) if path else nn.Module)
+        children: dict[str, nn.Module | None] = dict(module._modules)
+        for name in created.get(path, []):
+            children.setdefault(name, nn.Module())
+        if all(name.isdigit() for name in children):
+            children = dict(sorted(children.items(), key=lambda item: int(item[0])))
+        kind = _container_kind(module, list(children), path in sequential) if path else nn.Module
         new: nn.Module = kind.__new__(kind)  # type: ignore[call-overload]
         nn.Module.__init__(new)
         memo[id(module)] = new
@@ -193,22 +211,13 @@ def _mirror(gm: fx.GraphModule, sequential: set[str]) -> nn.Module:
         for key, value in vars(module).items():
             if isinstance(value, torch.Tensor) and key not in new.__dict__:
                 new.__dict__[key] = value
-        for name, child in module._modules.items():
+        for name, child in children.items():
+            if child is not None and name in created.get(path, []) and name not in module._modules:
+                child.training = module.training
             new._modules[name] = None if child is None else copy(child, f"{path}.{name}" if path else name)
         return new
 
     return copy(gm, "")
-
-
-def _create(holders: dict[str, nn.Module], path: str) -> None:
-    """Empty holders along `path` for a stateless module the GraphModule did not keep."""
-    parts = path.split(".")
-    for i in range(1, len(parts) + 1):
-        prefix, parent = ".".join(parts[:i]), ".".join(parts[: i - 1])
-        if prefix not in holders:
-            holders[prefix] = nn.Module()
-            holders[prefix].training = holders[parent].training
-            holders[parent]._modules[parts[i - 1]] = holders[prefix]
 
 
 def _assemble(
@@ -216,10 +225,8 @@ def _assemble(
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
     cut = {c.frame.path for c in calls}
-    root = _mirror(gm, sequential)
+    root = _mirror(gm, sequential, cut - {path for path, _ in gm.named_modules(remove_duplicate=False)})
     holders = dict(root.named_modules(remove_duplicate=False))
-    for path in sorted({c.frame.path for c in calls} - set(holders)):
-        _create(holders, path)
     built: set[str] = set()
     for call in sorted(calls, key=lambda c: -c.frame.path.count(".")):
         path = call.frame.path

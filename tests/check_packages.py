@@ -154,7 +154,12 @@ def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[st
 
 def _is_one_of(name: str, expected: list[str]) -> bool:
     """A generated class specialised for one configuration is `Name_2` or `NameWithX`: it counts as `Name`."""
-    return any(name == e or re.fullmatch(rf"{re.escape(e)}(_\d+|With\w+)", name) for e in expected)
+    names = {e for e in expected} | {_camel(e) for e in expected}  # a generated class is named in CamelCase: `_DenseLayer` -> `DenseLayer`
+    return any(name == e or re.fullmatch(rf"{re.escape(e)}(_\d+|With\w+)", name) for e in names)
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
 
 
 def main() -> None:
