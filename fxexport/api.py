@@ -33,7 +33,8 @@ class ExportResult:
     warnings: tuple[str, ...]
 
 
-# Module-level names the templates use as they are: a class of that name would shadow them.
+# Module-level names module.py uses as they are, or that the import table keeps for imports (imports.FIXED): a class
+# of that name would shadow them.
 TEMPLATE_NAMES = frozenset({"torch", "nn", "F", "gc", "json", "math", "struct", "threading", "Mapping", "contextmanager", "Path"})
 
 

@@ -28,8 +28,7 @@ from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "SAFETENSORS_DTYPES", "load_tensors", "place_tensor", "rebuilt_views",
-    "held_tensors", "saved_tensors", "read_safetensors", "tensor_entry", "skip_init", "gc_paused", "load_weights", "weights",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "load_tensors", "skip_init", "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
@@ -401,9 +400,7 @@ def collect(
     root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))
     if collector.tensors:
-        # What the loader (templates/loader.py.jinja) uses.
-        for name in ("Path", "Mapping", "contextmanager", "gc", "json", "math", "struct", "threading"):
-            collector.imports.use(name)
+        collector.imports.use("Path")  # module.py tells the loader (loader.py) its folder
     collector.external_warnings()
     params = {id(p): p for p in root.parameters()}
     tensors, storages = share_storages(collector.tensors)

@@ -20,7 +20,14 @@ from .write import MANIFEST
 
 _HERE = Path(__file__).resolve().parent
 # Each generated file and the template that produces it.
-OUTPUTS = {"__init__.py": "__init__.py.jinja", "module.py": "module.py.jinja", "README.md": "README.md.jinja"}
+OUTPUTS = {
+    "__init__.py": "__init__.py.jinja",
+    "module.py": "module.py.jinja",
+    "loader.py": "loader.py.jinja",
+    "README.md": "README.md.jinja",
+}
+# The safetensors loader module.py imports: the same text in every export, written when there are tensors to load.
+LOADER = "loader.py"
 # Our templates stay reachable under this prefix, so a user's `module.py.jinja` can extend ours.
 BUILTIN_PREFIX = "fxexport"
 
@@ -112,7 +119,8 @@ def _files(package: PackageIR) -> tuple[tuple[str, str], ...]:
     )
     return (
         ("__init__.py", f"re-exports `{package.class_name}`"),
-        ("module.py", "the model code" + (", and the loader that fills it from the weight file" if weights else "")),
+        ("module.py", "the model code"),
+        *([(LOADER, "the loader that fills the model with its tensors (the same file in every export)")] if package.tensors else []),
         *weights,
         (MANIFEST, "manifest: versions, the sha256 of each file, every tensor's shape and dtype"),
         ("README.md", "this file"),
@@ -159,12 +167,17 @@ def context(package: PackageIR) -> dict[str, Any]:
             "requirements": requirements(package)}  # fmt: skip
 
 
+def outputs(package: PackageIR) -> dict[str, str]:
+    """The text files of this export and their templates: the loader only when there are tensors."""
+    return {path: name for path, name in OUTPUTS.items() if path != LOADER or package.tensors}
+
+
 def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]:
     """Every generated text file; a broken user template raises FxExportError naming it."""
     check_template_dirs(templates)
     env = environment(templates)
     values = context(package)
-    return {path: _render_one(env, name, values) for path, name in OUTPUTS.items()}
+    return {path: _render_one(env, name, values) for path, name in outputs(package).items()}
 
 
 def _render_one(env: jinja2.Environment, name: str, values: dict[str, Any]) -> str:

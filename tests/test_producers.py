@@ -57,7 +57,7 @@ def test_export_input_checks_are_code_and_can_be_dropped(tmp_path: Path) -> None
     fxexport.export(gm, tmp_path / "checked_pkg")
     fxexport.export(gm, tmp_path / "unchecked_pkg", input_checks=False)
     assert "raise ValueError" in (tmp_path / "checked_pkg" / "module.py").read_text()
-    assert "raise ValueError" not in (tmp_path / "unchecked_pkg" / "module.py").read_text().split("def load_tensors")[0]
+    assert "raise ValueError" not in (tmp_path / "unchecked_pkg" / "module.py").read_text()
     model = _import(tmp_path / "checked_pkg").FxModule()
     with pytest.raises(ValueError, match=r"x: expected a float32 tensor of shape \[\.\.16, \.\.32, 6\]"):
         model(_x(17, 3, 6))

@@ -94,7 +94,7 @@ def _copy(exports: Path, case: str, tmp_path: Path) -> Path:
 
 def test_show_never_imports_the_package(exports: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder, marker = _copy(exports, "mlp", tmp_path), tmp_path / "imported"
-    for name in ("__init__.py", "module.py"):
+    for name in ("__init__.py", "module.py", "loader.py"):
         (folder / name).write_text(f"open({str(marker)!r}, 'w').close()\n")
     assert main(["show", str(folder)]) == 0
     assert "fc1" in capsys.readouterr().out and not marker.exists()

@@ -46,8 +46,8 @@ def _folder(root: Path, name: str, files: dict[str, str]) -> Path:
 def _load(folder: Path, class_name: str, monkeypatch: pytest.MonkeyPatch) -> torch.nn.Module:
     monkeypatch.syspath_prepend(str(folder.parent))
     module = importlib.import_module(folder.name)
-    monkeypatch.delitem(sys.modules, folder.name)
-    monkeypatch.delitem(sys.modules, f"{folder.name}.module")
+    for name in [n for n in sys.modules if n == folder.name or n.startswith(f"{folder.name}.")]:
+        monkeypatch.delitem(sys.modules, name)
     return getattr(module, class_name)()
 
 
@@ -141,7 +141,7 @@ def _variables() -> list[str]:
     for cls in (ir.PackageIR, ir.ClassIR, ir.TensorIR, ir.SignatureIR, ir.ValueIR, ir.ModuleIR):
         names += [f"`{f.name}`" for f in dataclasses.fields(cls)]
         names += [f"`{name}`" for name, value in vars(cls).items() if isinstance(value, property)]
-    names += [f"`{template}`" for template in (*OUTPUTS.values(), "loader.py.jinja")]
+    names += [f"`{template}`" for template in OUTPUTS.values()]
     return names
 
 
@@ -154,3 +154,37 @@ def test_documented_blocks_exist() -> None:
     template = (REPO / "templates" / "module.py.jinja").read_text()
     blocks = set(re.findall(r"{% block (\w+)", template))
     assert blocks and all(f"`{block}`" in _documented_section() for block in blocks)
+
+
+def test_the_loader_is_one_file_the_same_in_every_export() -> None:
+    loaders = set()
+    for model in (models.MLP(), models.Tied()):
+        package, sources = fxexport.generate(fx.symbolic_trace(model.eval()), package_name="pkg")
+        assert "from .loader import load_tensors, skip_init\n" in sources["module.py"]
+        assert "def load_tensors" not in sources["module.py"] and "import json" not in sources["module.py"]
+        assert "TIED_TENSORS" not in sources["loader.py"] and "WEIGHT_FILES" not in sources["loader.py"]
+        loaders.add(sources["loader.py"])
+    assert len(loaders) == 1
+    _, sources = fxexport.generate(fx.symbolic_trace(torch.nn.ReLU()), package_name="pkg")
+    assert "loader.py" not in sources and ".loader" not in sources["module.py"]  # nothing to load
+
+
+# A user loader.py.jinja: ours, and a function of theirs after it.
+LOADER = '''{% include "fxexport/loader.py.jinja" %}
+
+
+def acme_loader() -> str:
+    return "ACME"
+'''
+
+
+def test_a_user_loader_template_replaces_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = fx.symbolic_trace(models.MLP().eval())
+    templates = _folder(tmp_path, "acme_templates", {"loader.py.jinja": LOADER})
+    fxexport.export(source, tmp_path / "acme_loaded", templates=templates)
+    model = _load(tmp_path / "acme_loaded", "FxModule", monkeypatch)
+    loader = type(model).__init__.__globals__["load_tensors"].__globals__  # the loader.py that module.py imported
+    assert loader["acme_loader"]() == "ACME"
+    x = torch.randn(3, 16)
+    torch.testing.assert_close(model(x), source(x))
+    assert main(["verify", str(tmp_path / "acme_loaded"), "-q"]) == 0

@@ -36,4 +36,4 @@ def test_wheel_installs_and_exports(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[0].startswith(site)
-    assert (work / "resnet_pkg" / "weights.safetensors").is_file()
+    assert (work / "resnet_pkg" / "weights.safetensors").is_file() and (work / "resnet_pkg" / "loader.py").is_file()
