@@ -6,8 +6,8 @@ Runs under the main venv: no torchvision, timm or transformers needed.
 from __future__ import annotations
 
 import inspect
-import re
 import json
+import re
 import textwrap
 from pathlib import Path
 
