@@ -198,7 +198,8 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.M
         children: dict[str, nn.Module | None] = dict(module._modules)
         for name in created.get(path, []):
             children.setdefault(name, nn.Module())
-        if all(name.isdigit() for name in children):
+        held = list(module._modules)
+        if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))
         kind = _container_kind(module, list(children), path in sequential) if path else nn.Module
         new: nn.Module = kind.__new__(kind)  # type: ignore[call-overload]

@@ -133,7 +133,8 @@ def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[st
     grads = {k: p.requires_grad for k, p in model.named_parameters(remove_duplicate=False)}
     if grads != spec["requires_grad"]:
         problems.append(f"requires_grad {grads} != {spec['requires_grad']}")
-    training = {k: m.training for k, m in model.named_modules(remove_duplicate=False)}
+    # A stateless module the source GraphModule did not keep (traced through) may come back as its class.
+    training = {k: m.training for k, m in model.named_modules(remove_duplicate=False) if k in spec["training"] or _holds_tensors(m)}
     if training != spec["training"]:
         problems.append(f"training flags {training} != {spec['training']}")
     if tensor_sharing(model) != spec["sharing"]:
@@ -150,6 +151,10 @@ def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[st
     if wrong:
         problems.append(f"module classes {wrong} are none of {({k: spec['classes'][k] for k in wrong})}")
     return problems
+
+
+def _holds_tensors(module: torch.nn.Module) -> bool:
+    return any(True for _ in module.parameters()) or any(True for _ in module.buffers())
 
 
 def _is_one_of(name: str, expected: list[str]) -> bool:
