@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from torch import fx
+from torch import fx, nn
 
 from .guards import is_guards_module
 
@@ -72,14 +72,23 @@ def resolve_class(cls: type | str) -> type | None:
 
 
 def is_sequential(cls: type | str) -> bool:
-    """True for torch.nn.Sequential (which symbolic_trace traces through, unlike other torch.nn layers)."""
+    """True for torch.nn.Sequential (which symbolic_trace traces through, unlike other torch.nn layers),
+    and for a subclass that runs Sequential's forward (torchvision's Conv2dNormActivation)."""
+    if qualified_name(cls) == "torch.nn.modules.container.Sequential":
+        return True
+    found = resolve_class(cls)
+    return found is not None and issubclass(found, nn.Sequential) and found.forward is nn.Sequential.forward
+
+
+def is_library_sequential(cls: type | str) -> bool:
+    """True for torch.nn.Sequential itself."""
     return qualified_name(cls) == "torch.nn.modules.container.Sequential"
 
 
 def is_library_layer(cls: type | str) -> bool:
     """A torch.nn / torch.ao layer other than Sequential: never cut out as a generated class."""
     module = qualified_name(cls).rpartition(".")[0]
-    return module.startswith(("torch.nn.", "torch.ao.nn.")) and not is_sequential(cls)
+    return module.startswith(("torch.nn.", "torch.ao.nn.")) and not is_library_sequential(cls)
 
 
 def _names_a_class(cls: object) -> bool:

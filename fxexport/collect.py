@@ -11,6 +11,7 @@ from torch import fx, nn
 
 from .access import module_access
 from .annotations import class_annotation
+from .calls import class_name, qualified_name
 from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
@@ -59,7 +60,7 @@ class _Collector:
         self.imports = ImportTable(self.namespace)
         self.imports.use("torch")
         self.imports.use("nn")
-        self.classes: dict[tuple[object, ...], ClassIR] = {}
+        self.classes: dict[tuple[object, ...], ClassIR] = {}  # children before the classes that use them
         self.class_paths: dict[str, str] = {}  # module path -> generated class name
         self.module_paths: dict[int, tuple[str, ...]] = {}
         self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
@@ -145,15 +146,30 @@ class _Collector:
     def build_holder(self, owner: _ClassDraft, holder: nn.Module, path: tuple[str, ...]) -> None:
         """A plain module or container, filled child by child; a container of constructor calls in one line."""
         kind = type(holder).__name__ if is_holder(holder) else "Module"
+        constructor = self.sequential_class(path) if type(holder) is nn.Sequential else None
+        constructor = constructor or f"{self.imports.use('nn')}.{kind}"
         start = len(owner.init_lines)
         target = _access(owner, path[:-1])
-        owner.init_lines.append(_assign_module(target, path[-1], f"{self.imports.use('nn')}.{kind}()"))
+        owner.init_lines.append(_assign_module(target, path[-1], f"{constructor}()"))
         calls = self.build_children(owner, holder, path)
         self.declare_tensors(owner, holder, path)
         if calls and len(owner.init_lines) == start + 1 + len(calls):
-            filled = _container_code(type(holder), f"{self.imports.use('nn')}.{kind}", calls)
+            filled = _container_code(type(holder), constructor, calls)
             if filled is not None:
                 owner.init_lines[start:] = [_assign_module(target, path[-1], filled)]
+
+    def sequential_class(self, path: tuple[str, ...]) -> str | None:
+        """The generated subclass of nn.Sequential for a source Sequential subclass (one per source class)."""
+        source = self.structure.source_of(".".join(path))
+        if source is None:
+            return None
+        comment = class_annotation(source) if self.annotate else ""
+        key = ("sequential", qualified_name(source), comment)
+        if key not in self.classes:
+            name = self.namespace.create(_camel(class_name(source)))
+            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True)
+        self.class_paths[".".join(path)] = self.classes[key].name
+        return self.classes[key].name
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
         """Plain attributes a library set on a torch layer after building it (transformers' `_is_hf_initialized`)."""

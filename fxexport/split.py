@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx, nn
 
-from .calls import Call, Frame, body_nodes, call_tree, class_name, is_sequential, recorded_frames
+from .calls import Call, Frame, body_nodes, call_tree, class_name, is_library_sequential, is_sequential, recorded_frames
 from .ir import InlineModule
 from .rebuild import is_holder
 from .subgraphs import Builder, interface, module_from
@@ -241,6 +241,7 @@ def _assemble(
     graph = Builder.for_root(gm, items).graph
     top = module_from(root, graph, type(gm).__name__)
     top.meta = dict(getattr(gm, "meta", {}))
-    sources = tuple((path, kinds[path]) for path in sorted(built & cut))
+    containers = {p for p in sequential & cut if type(holders.get(p)) is nn.Sequential and not is_library_sequential(kinds[p])}
+    sources = tuple((path, kinds[path]) for path in sorted((built & cut) | containers))
     return Structure(top, inline, sources)
 

@@ -466,10 +466,17 @@ class BasicBlock(nn.Module):
         return self.relu(out + identity)
 
 
+class ConvNormAct(nn.Sequential):
+    """A Sequential subclass that only builds its layers, like torchvision's Conv2dNormActivation."""
+
+    def __init__(self, inplanes: int, planes: int) -> None:
+        super().__init__(nn.Conv2d(inplanes, planes, 3, padding=1, bias=False), nn.BatchNorm2d(planes), nn.ReLU(inplace=True))
+
+
 class ResNetLike(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+        self.stem = ConvNormAct(3, 8)
         self.layer1 = nn.Sequential(BasicBlock(8, 8), BasicBlock(8, 8))
         self.layer2 = nn.Sequential(BasicBlock(8, 16, stride=2), BasicBlock(16, 16))
         self.head = nn.ModuleDict({"pool": nn.AdaptiveAvgPool2d(1), "fc": nn.Linear(16, 5)})

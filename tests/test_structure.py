@@ -70,9 +70,10 @@ def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
 
 
 SHAPES = [
-    Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock"}),
+    Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock", "ConvNormAct"}),
           counts={"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "downsample=None": 1,
-                  "if self.downsample is not None:": 1, "BasicBlock(8, 16, stride=2, downsample=nn.Sequential(": 1}),
+                  "if self.downsample is not None:": 1, "BasicBlock(8, 16, stride=2, downsample=nn.Sequential(": 1,
+                  "class ConvNormAct(nn.Sequential):": 1, "self.stem = ConvNormAct(nn.Conv2d(": 1}),
     Shape("resnet_export", _model(models.ResNetLike), _image, _export, frozenset({"BasicBlock", "BasicBlockWithDownsample"}),
           inline={"stem": "not its children called", "layer2.0.downsample": "not its children called"},
           counts={"getattr(": 0, "x = self.layer1(x)": 1}),
@@ -119,7 +120,7 @@ def test_outputs_equal_the_source_graph_bit_for_bit(shape: Shape, exported: dict
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 def test_one_class_per_kind_of_module(shape: Shape, exported: dict[str, Exported]) -> None:
-    classes = set(re.findall(r"^class (\w+)\(nn\.Module\)", exported[shape.name].text, re.MULTILINE)) - {"FxModule"}
+    classes = set(re.findall(r"^class (\w+)\(nn\.(?:Module|Sequential)\)", exported[shape.name].text, re.MULTILINE)) - {"FxModule"}
     assert classes == shape.classes
 
 
