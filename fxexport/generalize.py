@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from torch import nn
 
 from .ir import ClassIR
-from .spelled_calls import char_offset, with_defaults, without_defaults
+from .spelled_calls import char_offset, layer_defaults, with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
 
@@ -38,6 +38,7 @@ class _Slot:
     text: str
     name: str  # the argument it fills: "stride", "in_channels", or "value"
     keyword: bool
+    default: str | None = None  # the torch.nn layer's default for that keyword, as code
 
 
 def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
@@ -138,11 +139,12 @@ def _slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[_S
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
             arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
             arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
+            defaults = layer_defaults(call)
             for value, name, is_keyword in arguments:
                 if _is_number(value):
                     text = ast.get_source_segment(line, value) or ""
                     start, end = char_offset(line, value.col_offset), char_offset(line, value.end_col_offset)
-                    slots.append(_Slot(number, start, end, text, name, is_keyword))
+                    slots.append(_Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
     return sorted(slots, key=lambda s: (s.line, s.start))
 
 
@@ -191,10 +193,15 @@ def _with_optional_children(
     out: list[tuple[list[ClassIR], _Optional | None]] = []
     for group in groups:
         for i, (base, optional) in enumerate(out):
-            found = None if optional else _optional_child(base[0], group[0], known)
-            if found is not None:
-                holders = frozenset(c.name for c in group)
-                out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, group[0].forward_lines))
+            if optional:
+                continue
+            for lacking, having in ((base, group), (group, base)):
+                found = _optional_child(lacking[0], having[0], known)
+                if found is not None:
+                    holders = frozenset(c.name for c in having)
+                    out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, having[0].forward_lines))
+                    break
+            if out[i][1] is not None:
                 break
         else:
             out.append((group, None))
@@ -247,7 +254,9 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     positional = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p not in keyword_params]
     keywords = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p in keyword_params]
     values = {name: column for column, name in parameters.items()}
-    defaults = {name: Counter(values[name]).most_common(1)[0][0] for name in keywords}
+    layer_default = {parameters[columns[i]]: slots[0][i].default for i in varying}
+    defaults = {name: layer_default[name] if layer_default[name] in values[name] else Counter(values[name]).most_common(1)[0][0]
+                for name in keywords}  # fmt: skip
     init_params = (*positional, *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=_filled(cores[0], slots[0], texts), init_params=init_params)
     if optional is not None:

@@ -43,6 +43,12 @@ def _parameter_names(name: str) -> tuple[str, ...]:
         return ()
 
 
+def layer_defaults(call: ast.Call) -> dict[str, str]:
+    """The numeric keyword defaults of the torch.nn layer `call` builds, as code; {} for another call."""
+    name = _layer_name(call)
+    return dict(_numeric_defaults(name)) if name else {}
+
+
 def _layer_name(call: ast.Call) -> str | None:
     func = call.func
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
