@@ -6,6 +6,7 @@ so annotations do not leak the exporting machine's layout and exports stay repro
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import linecache
 import os
@@ -25,7 +26,7 @@ from .calls import resolve_class
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
-_GENERATED_CLASS = re.compile(r"class \w+\(nn\.Module\):  # (?P<comment>[^\n]+)$")
+_GENERATED_CLASS = re.compile(r"class \w+\(nn\.(?:Module|Sequential)\):  # (?P<comment>[^\n]+)$")
 
 
 @cache
@@ -74,13 +75,22 @@ def _class_source(cls: type | str) -> tuple[str, int, str] | None:
         return (file, line, lines[0]) if file and lines else None
     except (TypeError, OSError):
         code = getattr(vars(found).get("forward"), "__code__", None)
-    if code is None:
+    file, last = (code.co_filename, code.co_firstlineno) if code is not None else (_module_file(found.__module__), None)
+    if file is None:
         return None
-    text = linecache.getlines(code.co_filename)
-    for line in range(min(code.co_firstlineno, len(text)), 0, -1):
+    text = linecache.getlines(file)
+    for line in range(min(last or len(text), len(text)), 0, -1):
         if re.match(rf"class {re.escape(found.__name__)}\b", text[line - 1]):
-            return code.co_filename, line, text[line - 1]
+            return file, line, text[line - 1]
     return None
+
+
+def _module_file(module: str) -> str | None:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None else None
 
 
 @cache
