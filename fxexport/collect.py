@@ -130,7 +130,7 @@ class _Collector:
                 self.fixups.append(_assign_module(self.root_access(path), name, self.root_access(self.module_paths[id(child)])))
             elif self.is_plain_holder(owner, child, child_path):
                 self.module_paths[id(child)] = child_path
-                self.build_holder(owner, child, child_path)
+                code = self.build_holder(owner, child, child_path)
             else:
                 self.module_paths[id(child)] = child_path
                 code = self.child_code(owner, child, child_path)
@@ -143,8 +143,9 @@ class _Collector:
                 calls = None
         return calls
 
-    def build_holder(self, owner: _ClassDraft, holder: nn.Module, path: tuple[str, ...]) -> None:
-        """A plain module or container, filled child by child; a container of constructor calls in one line."""
+    def build_holder(self, owner: _ClassDraft, holder: nn.Module, path: tuple[str, ...]) -> str | None:
+        """A plain module or container, filled child by child; a container of constructor calls in one
+        line, whose expression is returned (None otherwise)."""
         kind = type(holder).__name__ if is_holder(holder) else "Module"
         constructor = self.sequential_class(path) if type(holder) is nn.Sequential else None
         constructor = constructor or f"{self.imports.use('nn')}.{kind}"
@@ -157,6 +158,8 @@ class _Collector:
             filled = _container_code(type(holder), constructor, calls)
             if filled is not None:
                 owner.init_lines[start:] = [_assign_module(target, path[-1], filled)]
+                return filled
+        return None
 
     def sequential_class(self, path: tuple[str, ...]) -> str | None:
         """The generated subclass of nn.Sequential for a source Sequential subclass (one per source class)."""

@@ -361,9 +361,18 @@ def _is_item(node: fx.Node) -> bool:
     return node.op == "call_function" and node.target is operator.getitem
 
 
+# Tensor attributes that only read metadata: reading one nothing uses is left out (symbolic_trace
+# records `x.ndim` for an f-string in an assert message).
+_METADATA = frozenset({"ndim", "shape", "dtype", "device", "is_cuda", "requires_grad", "layout"})
+
+
 def _skipped(node: fx.Node) -> bool:
-    """An unused element of a tuple result: nothing to compute, so no statement is emitted."""
-    return not node.users and node.op == "call_function" and node.target is operator.getitem
+    """An unused element of a tuple result or unused tensor metadata: nothing to compute, so no statement is emitted."""
+    if node.users or node.op != "call_function":
+        return False
+    if node.target is builtins.getattr:
+        return len(node.args) == 2 and node.args[1] in _METADATA
+    return node.target is operator.getitem
 
 
 def emit_forward(

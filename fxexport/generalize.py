@@ -101,9 +101,15 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in classes:
         slots = _slots(cls.init_lines, known)
-        key = (cls.comment, _masked(cls.init_lines, slots), cls.forward_params, cls.forward_lines, _base(cls.name))
+        forward = tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines)
+        key = (cls.comment, _masked(cls.init_lines, slots), cls.forward_params, forward, _base(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
+
+
+# symbolic_trace bakes a proxy's node name into messages built from it (`f"expected 4D input (got
+# {x.ndim}D input)"` becomes "...(got Proxy(getattr_4)D input)"): instances differing only there are one class.
+_TRACED_PROXY = re.compile(r"Proxy\([A-Za-z_][A-Za-z0-9_]*\)")
 
 
 def _base(name: str) -> str:
@@ -250,7 +256,7 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
         if column not in parameters:
             parameters[column] = _parameter_name(slots[0][i].name, taken)
         texts[i] = parameters[column]
-    keyword_params = {parameters[columns[i]] for i in varying if slots[0][i].keyword}
+    keyword_params = {parameters[columns[i]] for i in varying} - {parameters[columns[i]] for i in varying if not slots[0][i].keyword}
     positional = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p not in keyword_params]
     keywords = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p in keyword_params]
     values = {name: column for column, name in parameters.items()}
@@ -296,6 +302,7 @@ def _name_variants(
     """`Block_1` that differs from `Block` by holding `downsample` becomes `BlockWithDownsample`."""
     by_base: dict[str, ClassIR] = {}
     renames: dict[str, str] = {}
+    numbered: dict[str, int] = {}
     for cls in classes:
         if cls.is_root:
             continue
@@ -306,6 +313,11 @@ def _name_variants(
         extra = sorted(_children(cls) - _children(by_base[base]))
         if extra and base != cls.name:
             renames[cls.name] = create(base + "With" + "".join(_camel(e) for e in extra[:2]))
+            continue
+        numbered[base] = numbered.get(base, 0) + 1
+        plain = f"{base}_{numbered[base]}"  # numbered afresh: merged classes left gaps (`Block_6` after `Block_2`)
+        if plain != cls.name and plain in names:  # a name the namespace gave a class of this base
+            renames[cls.name] = plain
     if not renames:
         return classes, names
     out = []
