@@ -148,7 +148,7 @@ def read_code(text: str) -> Code:
     """Count what module.py's classes hold."""
     tree = ast.parse(text)
     comments = _line_comments(text)
-    classes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and _methods(n)), key=lambda n: n.lineno)
+    classes = sorted((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and _is_module_class(n)), key=lambda n: n.lineno)
     generated = tuple(GeneratedClass(c.name, _class_comment(c, comments), _method_lines(c)) for c in classes)
     inside = [node for c in _outermost(tree) for node in ast.walk(c)]
     forwards = [f for c in classes for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "forward"]
@@ -164,8 +164,14 @@ def _outermost(node: ast.AST) -> list[ast.ClassDef]:
     """Generated classes not inside another one (so nothing in a nested class is counted twice)."""
     found = []
     for child in ast.iter_child_nodes(node):
-        found += [child] if isinstance(child, ast.ClassDef) and _methods(child) else _outermost(child)
+        found += [child] if isinstance(child, ast.ClassDef) and _is_module_class(child) else _outermost(child)
     return found
+
+
+def _is_module_class(cls: ast.ClassDef) -> bool:
+    """A generated module class: it has `__init__` or `forward`, or subclasses nn.Sequential (a source
+    Sequential subclass that only builds its layers)."""
+    return bool(_methods(cls)) or any(_dotted(base) == "nn.Sequential" for base in cls.bases)
 
 
 def _methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

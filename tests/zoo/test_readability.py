@@ -112,6 +112,15 @@ def test_output_stand_ins_are_not_generated_classes() -> None:
     assert code.string_getattrs == 2  # FxModule's: the stand-ins are not generated classes
 
 
+def test_a_sequential_subclass_is_a_generated_class() -> None:
+    text = textwrap.dedent('''
+        class ConvNormAct(nn.Sequential):  # models/layers.py:3 ConvNormAct
+            pass
+        ''') + FLAT
+    code = read_code(text)
+    assert [(c.name, c.comment, c.lines) for c in code.classes][0] == ("ConvNormAct", "# models/layers.py:3 ConvNormAct", 0)
+
+
 def test_a_repeated_block_split_into_variants_fails_one_class_per_block() -> None:
     variants = STRUCTURED + "\n\nclass BasicBlock_1(nn.Module):\n    def forward(self, x):\n        return x\n"
     r = readability(variants)
