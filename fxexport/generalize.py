@@ -102,7 +102,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     for cls in classes:
         slots = _slots(cls.init_lines, known)
         forward = tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines)
-        key = (cls.comment, _masked(cls.init_lines, slots), cls.forward_params, forward, _base(cls.name))
+        key = (cls.comment, _masked(cls.init_lines, slots), cls.forward_params, _masked(forward, _numbers(forward)), _base(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
 
@@ -154,6 +154,26 @@ def _slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[_S
     return sorted(slots, key=lambda s: (s.line, s.start))
 
 
+def _numbers(lines: tuple[str, ...]) -> list[_Slot]:
+    """Every number literal in forward lines, one by one (inside tuples too), in order."""
+    slots: list[_Slot] = []
+    for number, line in enumerate(lines):
+        try:
+            tree = ast.parse(line)
+        except SyntaxError:
+            continue  # a line of a compound statement: compared as it is
+        for node in ast.walk(tree):
+            if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and not _is_negated(tree, node):
+                text = ast.get_source_segment(line, node) or ""
+                slots.append(_Slot(number, char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), text, "value", False))
+    return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+def _is_negated(tree: ast.AST, node: ast.AST) -> bool:
+    """The `1` of `-1` (the whole `-1` is the literal)."""
+    return any(isinstance(n, ast.UnaryOp) and n.operand is node for n in ast.walk(tree))
+
+
 def _is_number(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
@@ -199,7 +219,7 @@ def _with_optional_children(
     out: list[tuple[list[ClassIR], _Optional | None]] = []
     for group in groups:
         for i, (base, optional) in enumerate(out):
-            if optional:
+            if optional or not _same_forward(base) or not _same_forward(group):
                 continue
             for lacking, having in ((base, group), (group, base)):
                 found = _optional_child(lacking[0], having[0], known)
@@ -212,6 +232,11 @@ def _with_optional_children(
         else:
             out.append((group, None))
     return out
+
+
+def _same_forward(group: list[ClassIR]) -> bool:
+    """True when the group's forwards are the same (their literals too)."""
+    return all(c.forward_lines == group[0].forward_lines for c in group)
 
 
 def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, int] | None:
@@ -263,8 +288,13 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     layer_default = {parameters[columns[i]]: slots[0][i].default for i in varying}
     defaults = {name: layer_default[name] if layer_default[name] in values[name] else Counter(values[name]).most_common(1)[0][0]
                 for name in keywords}  # fmt: skip
+    init_lines = _filled(cores[0], slots[0], texts)
+    forward_lines = first.forward_lines
+    if optional is None:  # a holder's forward has a line more: its literals do not line up
+        forward_lines, stored = _forward_parameters(group, parameters, values, positional, taken)
+        init_lines += tuple(stored)
     init_params = (*positional, *(f"{name}={defaults[name]}" for name in keywords))
-    merged = replace(first, init_lines=_filled(cores[0], slots[0], texts), init_params=init_params)
+    merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
     if optional is not None:
         merged = _with_child(merged, optional)
     calls = {}
@@ -275,6 +305,29 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
             args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line]).split(' = ', 1)[1]}")
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls
+
+
+def _forward_parameters(
+    group: list[ClassIR], parameters: dict[tuple[str, ...], str], values: dict[str, tuple[str, ...]], positional: list[str], taken: set[str]
+) -> tuple[tuple[str, ...], list[str]]:
+    """Forward literals that differ between instances read `self.<parameter>`: (forward lines, parameters to store)."""
+    first = group[0]
+    rows = [_numbers(c.forward_lines) for c in group]
+    texts = [s.text for s in rows[0]]
+    stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
+    attributes = {m[1] for line in first.init_lines if (m := re.match(r"self\.(\w+)\b", line))}
+    for i, column in enumerate(zip(*[[s.text for s in row] for row in rows])):
+        if len(set(column)) == 1:
+            continue
+        if column not in parameters:
+            parameters[column] = _parameter_name(rows[0][i].name, taken)
+            values[parameters[column]] = column
+            positional.append(parameters[column])
+        name = parameters[column]
+        if name not in stored:
+            stored[name] = _parameter_name(name if name not in attributes else f"{name}_value", attributes)
+        texts[i] = f"self.{stored[name]}"
+    return _filled(first.forward_lines, rows[0], texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
 
 
 def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:

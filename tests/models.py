@@ -519,3 +519,28 @@ class Escapes(nn.Module):
         for block in self.blocks:
             y = block(y)
         return self.twice(self.twice(y))
+
+
+class ChannelNorm(nn.Module):
+    """A layer norm over channels whose forward spells the channel count: instances differ in a forward literal."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(channels))
+        self.bias = nn.Parameter(torch.zeros(channels))
+        self.channels = channels
+
+    def forward(self, x):
+        x = torch.nn.functional.layer_norm(x.permute(0, 2, 3, 1), (self.channels,), self.weight, self.bias, 1e-6)
+        return x.permute(0, 3, 1, 2)
+
+
+class Stages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm1 = ChannelNorm(4)
+        self.conv = nn.Conv2d(4, 8, 1)
+        self.norm2 = ChannelNorm(8)
+
+    def forward(self, x):
+        return self.norm2(self.conv(self.norm1(x)))

@@ -82,6 +82,8 @@ SHAPES = [
           counts={"self.twice(": 2, "self.blocks[0](": 1, "self.blocks[1](": 1, "getattr(": 0}),
     Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
           inline={"cached": "intermediate value", "scaled": "different bodies"}, counts={"self.twice(": 2}),
+    Shape("forward_literals", _model(models.Stages), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"ChannelNorm"}),
+          counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
