@@ -307,7 +307,7 @@ def targets_section(outcomes: list[Outcome]) -> list[str]:
 
 def _forward_row(outcome: Outcome) -> list[str]:
     if not outcome.result:
-        return [outcome.cell.model, f"failed: {_clean(outcome.error or 'no result', 70)}", "—", "—", "—", "—"]
+        return [outcome.cell.model, f"failed: {_clean(outcome.error or 'no result', 70)}", "—", "—", "—", "—", "—"]
     r = outcome.result
     runs = ", ".join(f"{x:.3f}" for x in r.get("samples", [r["ratio"]]))
     ms = [_num(r["source_s"] * 1e3, 3), _num(r["exported_s"] * 1e3, 3)]
@@ -327,23 +327,26 @@ untimed call), counted at the allocator: torch.profiler with profile_memory=True
 allocation and free of the CPU allocator during the call; the peak of their running total is what
 the call had allocated at once above what existed before it (weights and inputs excluded). The
 exported package is imported in a fresh worker process, beside the source GraphModule (the
-model's symbolic_trace) built there; each is measured three times, the largest kept (they are
-equal when "same in every run" says yes)."""
+model's symbolic_trace) built there, and the eager model itself; each is measured three times, the
+largest kept (they are equal when "same in every run" says yes). A structured export calls a
+module per source module, and a module call holds its inputs until it returns (the caller's
+local and `nn.Module.__call__`'s arguments), where the flat GraphModule frees a value after its
+last use: its peak is the eager model's, not the GraphModule's."""
 
 
 def _memory_row(outcome: Outcome) -> list[str]:
     if not outcome.result:
-        return [outcome.cell.model, f"failed: {_clean(outcome.error or 'no result', 70)}", "—", "—", "—", "—"]
+        return [outcome.cell.model, f"failed: {_clean(outcome.error or 'no result', 70)}", "—", "—", "—", "—", "—"]
     r = outcome.result
-    kib = [_num(r[side]["peak_bytes"] / KIB, 1) for side in ("source", "exported")]
+    kib = [_num(r[side]["peak_bytes"] / KIB, 1) if side in r else "—" for side in ("source", "exported", "eager")]
     same = "yes" if r["deterministic"] else "no: " + ", ".join(f"{x:,}" for x in r["exported"]["runs"] + r["source"]["runs"])
     return [outcome.cell.model, *kib, _num(r["ratio"], 3), _num(r["exported"]["held_bytes"] / KIB, 1), same]
 
 
 def memory_section(outcomes: list[Outcome]) -> list[str]:
     rows = [_memory_row(o) for o in outcomes if o.cell.phase == "memory"]
-    header = ["model", "source GraphModule peak (KiB)", "fxexport module peak (KiB)", "ratio", "output (KiB)",
-              "same in every run"]  # fmt: skip
+    header = ["model", "source GraphModule peak (KiB)", "fxexport module peak (KiB)", "eager source model peak (KiB)",
+              "ratio", "output (KiB)", "same in every run"]  # fmt: skip
     return _table(header, rows)
 
 
