@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+import re
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,10 @@ def test_every_command_exits_quietly_when_its_output_pipe_closes(tmp_path: Path,
         _, stderr = process.communicate(timeout=300)
         assert (process.returncode, stderr) == (1, ""), argv  # exit 1 as Python's own EPIPE handling does; no message
     assert (tmp_path / "out" / "module.py").is_file()  # the export was done; only its last line had nowhere to go
+
+
+@pytest.mark.parametrize("flags, classes", [([], ["Block", "FxModule"]), (["--flat"], ["FxModule"])])
+def test_flat_flag_writes_one_class(tmp_path: Path, flags: list[str], classes: list[str]) -> None:
+    assert main(["export", "fxexport.examples:resnet", "-o", str(tmp_path / "pkg"), "-q", *flags]) == 0
+    text = (tmp_path / "pkg" / "module.py").read_text()
+    assert re.findall(r"^class (\w+)\(nn\.Module\)", text, re.MULTILINE) == classes
