@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import inspect
 import io
-import keyword
 import re
 import tokenize
 from collections import Counter
@@ -23,6 +22,7 @@ from dataclasses import dataclass, replace
 from torch import nn
 
 from .ir import ClassIR
+from .names import unique_identifier
 from .spelled_calls import char_offset, layer_defaults, with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
@@ -340,13 +340,7 @@ def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:
 
 
 def _parameter_name(base: str, taken: set[str]) -> str:
-    base = base if base.isidentifier() and not keyword.iskeyword(base) and base != "self" else "value"
-    name, count = base, 1
-    while name in taken:
-        count += 1
-        name = f"{base}_{count}"
-    taken.add(name)
-    return name
+    return unique_identifier(base, taken, "value", start=2)
 
 
 def _name_variants(

@@ -1,4 +1,4 @@
-"""One namespace for every name fxexport emits, and safe attribute access expressions."""
+"""One namespace for every name fxexport emits."""
 
 from __future__ import annotations
 
@@ -97,9 +97,13 @@ def code_of(value: Any) -> str:
     return repr(value)  # numbers, booleans, None, torch.float32
 
 
-def attribute_access(base: str, path: Iterable[str]) -> str:
-    """`self.layer1.conv` for plain names, `getattr(self.seq, "0")` for anything else."""
-    expr = base
-    for atom in path:
-        expr = f"{expr}.{atom}" if is_plain_identifier(atom) else f"getattr({expr}, {quote(atom)})"
-    return expr
+def unique_identifier(base: str, taken: set[str], fallback: str, start: int = 1) -> str:
+    """`base`, or `base_<n>` (n from `start`) when taken; `fallback` for a keyword, `self` or a non-identifier.
+    The name is added to `taken`."""
+    base = base if base.isidentifier() and not keyword.iskeyword(base) and base != "self" else fallback
+    name, count = base, start - 1
+    while name in taken:
+        count += 1
+        name = f"{base}_{count}"
+    taken.add(name)
+    return name

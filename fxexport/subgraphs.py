@@ -7,7 +7,6 @@ subtree are read where used, as `get_attr` of the relative path.
 
 from __future__ import annotations
 
-import keyword
 import operator
 import re
 
@@ -17,6 +16,7 @@ from torch import fx, nn
 from .annotations import own_stack_trace
 from .calls import Call
 from .guards import is_guards_module
+from .names import unique_identifier
 
 
 def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
@@ -47,14 +47,7 @@ def _parameter_name(used: fx.Node, position: int, taken: set[str]) -> str:
         base = str(used.target).rpartition(".")[2]
     else:
         base = "x" if position == 0 else _base_name(used.name)
-    if not base.isidentifier() or keyword.iskeyword(base) or base == "self":
-        base = "x"
-    name, count = base, 0
-    while name in taken:
-        count += 1
-        name = f"{base}_{count}"
-    taken.add(name)
-    return name
+    return unique_identifier(base, taken, "x")
 
 
 class Builder:
