@@ -346,25 +346,25 @@ def _parameter_name(base: str, taken: set[str]) -> str:
 def _name_variants(
     classes: tuple[ClassIR, ...], names: dict[str, str], create: Create
 ) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
-    """`Block_1` that differs from `Block` by holding `downsample` becomes `BlockWithDownsample`."""
-    by_base: dict[str, ClassIR] = {}
-    renames: dict[str, str] = {}
-    numbered: dict[str, int] = {}
+    """A variant that holds a child the first class of its source lacks is named after it
+    (`BlockWithDownsample`); the others are numbered afresh (`Block`, `Block_1`, ...: merged classes
+    left gaps), with names the namespace gave classes of that source."""
+    members: dict[str, list[ClassIR]] = {}
     for cls in classes:
-        if cls.is_root:
-            continue
-        base = _base(cls.name)
-        if base not in by_base:
-            by_base[base] = cls
-            continue
-        extra = sorted(_children(cls) - _children(by_base[base]))
-        if extra and base != cls.name:
-            renames[cls.name] = create(base + "With" + "".join(_camel(e) for e in extra[:2]))
-            continue
-        numbered[base] = numbered.get(base, 0) + 1
-        plain = f"{base}_{numbered[base]}"  # numbered afresh: merged classes left gaps (`Block_6` after `Block_2`)
-        if plain != cls.name and plain in names:  # a name the namespace gave a class of this base
-            renames[cls.name] = plain
+        if not cls.is_root:
+            members.setdefault(_base(cls.name), []).append(cls)
+    renames: dict[str, str] = {}
+    for base, group in members.items():
+        first, numbered = group[0], [group[0]]
+        for cls in group[1:]:
+            extra = sorted(_children(cls) - _children(first))
+            if extra:
+                renames[cls.name] = create(base + "With" + "".join(_camel(e) for e in extra[:2]))
+            else:
+                numbered.append(cls)
+        wanted = [base, *(f"{base}_{k}" for k in range(1, len(numbered)))]
+        if all(name in names for name in wanted):
+            renames.update({cls.name: name for cls, name in zip(numbered, wanted) if cls.name != name})
     if not renames:
         return classes, names
     out = []
@@ -375,7 +375,8 @@ def _name_variants(
 
 
 def _children(cls: ClassIR) -> set[str]:
-    return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = ", line))}
+    """Attributes `__init__` builds a module or tensor for (`self.downsample = nn.Sequential(...)`)."""
+    return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = [\w.]+\(", line))}
 
 
 def _camel(name: str) -> str:

@@ -544,3 +544,38 @@ class Stages(nn.Module):
 
     def forward(self, x):
         return self.norm2(self.conv(self.norm1(x)))
+
+
+class Excite(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.fc(x))
+
+
+class Variant(nn.Module):
+    """One source class, three codes: with an excitation child (a generated class of its own) and
+    with or without a residual connection."""
+
+    def __init__(self, width: int, excite: bool = False, residual: bool = False) -> None:
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.excite = Excite(width) if excite else None
+        self.residual = residual
+
+    def forward(self, x):
+        y = torch.relu(self.lin(x))
+        if self.excite is not None:
+            y = self.excite(y) * 2
+        return x + y if self.residual else y
+
+
+class Variants(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Variant(4, excite=True), Variant(4), Variant(4, residual=True), Variant(4))
+
+    def forward(self, x):
+        return self.blocks(x)
