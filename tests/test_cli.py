@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
-import re
 from pathlib import Path
 
 import pytest
