@@ -39,14 +39,14 @@ def _base_name(name: str) -> str:
     return re.sub(r"_[0-9]+$", "", name) or name
 
 
-def _parameter_name(used: fx.Node, position: int, taken: set[str]) -> str:
-    """`x` for a call's first input, the caller's name for a model input or another value."""
+def _parameter_name(used: fx.Node, taken: set[str]) -> str:
+    """The model input's name for a model input, the attribute's for a tensor of another module, else `x`, `x_1`, ..."""
     if used.op == "placeholder":
         base = str(used.target).lstrip("*")
     elif used.op == "get_attr":
         base = str(used.target).rpartition(".")[2]
     else:
-        base = "x" if position == 0 else _base_name(used.name)
+        base = "x"  # not the caller's name for it: two callers (or two instances) give the body the same code
     return unique_identifier(base, taken, "x")
 
 
@@ -65,8 +65,8 @@ class Builder:
         builder = cls(call.frame.path, call.frame.cls)
         inputs, outputs = interface(call)
         taken: set[str] = set()
-        for position, used in enumerate(inputs):
-            placeholder = builder.graph.placeholder(_parameter_name(used, position, taken))
+        for used in inputs:
+            placeholder = builder.graph.placeholder(_parameter_name(used, taken))
             placeholder.meta = dict(used.meta)
             builder.env[used] = placeholder
         builder.emit(call.items, keep_names=False)
