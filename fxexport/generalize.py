@@ -100,16 +100,42 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     """Classes equal but for `__init__` literals, in first-seen order."""
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in classes:
-        slots = _slots(cls.init_lines, known)
-        forward = tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines)
-        key = (cls.comment, _masked(cls.init_lines, slots), cls.forward_params, _masked(forward, _numbers(forward)), _base(cls.name))
+        init = tuple(_CHILD.sub(r"\1<child>", line) for line in cls.init_lines)
+        slots = _slots(init, known)
+        forward = _positional(cls, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
+        shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
+        key = (cls.comment, _masked(init, slots), shape, _masked(forward, _numbers(forward)), _base(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
+
+
+# A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
+# `nn.Identity()`) share a class that takes the child as an argument, as timm's `act_layer`.
+_CHILD = re.compile(r"^(self\.\w+ = )[A-Za-z_][\w.]*\(.*\)$")
+_CHILD_ARGUMENT = "\0child"
 
 
 # symbolic_trace bakes a proxy's node name into messages built from it (`f"expected 4D input (got
 # {x.ndim}D input)"` becomes "...(got Proxy(getattr_4)D input)"): instances differing only there are one class.
 _TRACED_PROXY = re.compile(r"Proxy\([A-Za-z_][A-Za-z0-9_]*\)")
+
+
+def _positional(cls: ClassIR, lines: tuple[str, ...]) -> tuple[str, ...]:
+    """Forward lines with each parameter named by its position: callers pass arguments by position,
+    so `forward(self, weight, input_ids)` and `forward(self, weight, decoder_input_ids)` are one code."""
+    params = {p.lstrip("*").split("=")[0]: f"_{i}" for i, p in enumerate(cls.forward_params)}
+    out = []
+    for line in lines:
+        tokens = _tokens(line)
+        pieces, last = [], 0
+        for i, token in enumerate(tokens):
+            after_dot = i > 0 and tokens[i - 1].string == "."
+            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
+            if token.type == tokenize.NAME and token.string in params and not after_dot and not keyword:
+                pieces += [line[last : token.start[1]], params[token.string]]
+                last = token.end[1]
+        out.append("".join(pieces) + line[last:])
+    return tuple(out)
 
 
 def _base(name: str) -> str:
@@ -270,11 +296,14 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
     cores = [_core_lines(c, optional) for c in group]
+    children = _child_arguments(cores, known)  # line -> attribute, for children passed in
+    cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
     slots = [_slots(core, known) for core in cores]
     columns = list(zip(*[[s.text for s in row] for row in slots])) if slots[0] else []
     varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
     parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
     taken: set[str] = {optional.child} if optional else set()
+    child_params = {j: _parameter_name(attribute, taken) for j, attribute in children.items()}
     texts = [s.text for s in slots[0]]
     for i in varying:
         column = columns[i]
@@ -293,7 +322,8 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     if optional is None:  # a holder's forward has a line more: its literals do not line up
         forward_lines, stored = _forward_parameters(group, parameters, values, positional, taken)
         init_lines += tuple(stored)
-    init_params = (*positional, *(f"{name}={defaults[name]}" for name in keywords))
+    init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
+    init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
     if optional is not None:
         merged = _with_child(merged, optional)
@@ -301,6 +331,8 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     for row, cls in enumerate(group):
         args = [values[name][row] for name in positional]
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
+        core = _core_lines(cls, optional)
+        args += [f"{name}={without_defaults(core[j]).split(' = ', 1)[1]}" for j, name in child_params.items()]
         if optional is not None and cls.name in optional.holders:
             args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line]).split(' = ', 1)[1]}")
         calls[cls.name] = f"{first.name}({', '.join(args)})"
@@ -328,6 +360,19 @@ def _forward_parameters(
             stored[name] = _parameter_name(name if name not in attributes else f"{name}_value", attributes)
         texts[i] = f"self.{stored[name]}"
     return _filled(first.forward_lines, rows[0], texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
+
+
+def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]]) -> dict[int, str]:
+    """Lines building a child that differs between instances in more than literals: line -> attribute."""
+    out = {}
+    for j, line in enumerate(cores[0]):
+        match = _CHILD.match(line)
+        if match is None:
+            continue
+        templates = {_masked((core[j],), _slots((core[j],), known)) for core in cores}
+        if len(templates) > 1:
+            out[j] = line.split(".", 1)[1].split(" = ")[0]
+    return out
 
 
 def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:

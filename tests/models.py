@@ -579,3 +579,27 @@ class Variants(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class NormAct(nn.Module):
+    """Built with an activation or without (nn.Identity), as timm's BatchNormAct2d takes `act_layer`."""
+
+    def __init__(self, channels: int, act: bool) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm2d(channels)
+        self.act = nn.SiLU(inplace=True) if act else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.bn(x))
+
+
+class NormActs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = NormAct(4, act=True)
+        self.second = NormAct(4, act=False)
+        self.conv = nn.Conv2d(4, 8, 1)
+        self.third = NormAct(8, act=True)
+
+    def forward(self, x):
+        return self.third(self.conv(self.second(self.first(x))))

@@ -86,6 +86,8 @@ SHAPES = [
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     Shape("variants", _model(models.Variants), _rows, _trace, frozenset({"Excite", "Variant", "Variant_1", "VariantWithExcite"}),
           counts={"Variant()": 2, "Variant_1()": 1, "VariantWithExcite()": 1}),
+    Shape("child_arguments", _model(models.NormActs), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct"}),
+          counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
