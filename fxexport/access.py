@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from torch import nn
+from torch import fx, nn
 
 from .names import is_plain_identifier, quote
 
 INDEXED = (nn.Sequential, nn.ModuleList)
+# Set in a GraphModule's meta by split.py when its generated class will subclass nn.Sequential.
+SEQUENTIAL_BASE = "fxexport_sequential_base"
 
 
 def _is_position(module: nn.Module | None, atom: str) -> bool:
     """True when `atom` is a container's child at that position: `seq[i]` counts children, not names."""
-    if module is None or type(module) not in INDEXED or not atom.isdigit() or atom not in module._modules:
+    indexed = type(module) in INDEXED or (isinstance(module, fx.GraphModule) and module.meta.get(SEQUENTIAL_BASE, False))
+    if module is None or not indexed or not atom.isdigit() or atom not in module._modules:
         return False
     return list(module._modules).index(atom) == int(atom)
 

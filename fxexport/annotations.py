@@ -26,6 +26,7 @@ from .calls import resolve_class
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
+_ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
 _GENERATED_CLASS = re.compile(r"class \w+\(nn\.(?:Module|Sequential)\):  # (?P<comment>[^\n]+)$")
 
 
@@ -56,7 +57,7 @@ def class_annotation(cls: type | str) -> str:
         return f"# {name}"
     file, line, first = found
     kept = _GENERATED_CLASS.match(first)
-    if kept and kept["comment"].endswith(f" {name}"):
+    if kept and _ANNOTATION.fullmatch(kept["comment"]):
         return f"# {_CONTROL.sub(' ', kept['comment'])}"
     return f"# {short_path(file)}:{line} {name}" if file else f"# {name}"
 
@@ -91,6 +92,12 @@ def _module_file(module: str) -> str | None:
     except (ImportError, ValueError):
         return None
     return spec.origin if spec is not None else None
+
+
+def source_class_name(cls: type | str) -> str:
+    """The name a generated class takes: the source class's, or for a class fxexport generated
+    (`Block_1` with `# models.py:3 Block`), the one its comment names."""
+    return class_annotation(cls).rsplit(" ", 1)[-1].rpartition(".")[2]
 
 
 @cache

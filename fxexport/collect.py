@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import torch
 from torch import fx, nn
 
-from .access import module_access
-from .annotations import class_annotation
-from .calls import class_name, qualified_name
+from .access import SEQUENTIAL_BASE, module_access
+from .annotations import class_annotation, source_class_name
+from .calls import qualified_name
 from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
@@ -105,12 +105,14 @@ class _Collector:
         init = tuple(draft.init_lines + draft.attr_lines)
         source = self.structure.source_of(".".join(path)) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
-        key = (init, forward.params, forward.lines, comment)
+        base = "Sequential" if gm.meta.get(SEQUENTIAL_BASE, False) else "Module"
+        key = (init, forward.params, forward.lines, comment, base)
         if not path:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
         elif key not in self.classes:
-            name = self.namespace.create(_camel(_class_hint(gm, path)))
-            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment)
+            hint = source_class_name(source) if source is not None else _class_hint(gm, path)
+            name = self.namespace.create(_camel(hint))
+            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
@@ -169,8 +171,8 @@ class _Collector:
         comment = class_annotation(source) if self.annotate else ""
         key = ("sequential", qualified_name(source), comment)
         if key not in self.classes:
-            name = self.namespace.create(_camel(class_name(source)))
-            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True)
+            name = self.namespace.create(_camel(source_class_name(source)))
+            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential")
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 

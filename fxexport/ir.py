@@ -55,6 +55,7 @@ class ClassIR:
     comment: str = ""  # where the source class is defined: "# torchvision/models/resnet.py:59 BasicBlock"
     init_params: tuple[str, ...] = ()  # `__init__` parameters as code, without self: "in_channels", "stride=1"
     is_sequential: bool = False  # a subclass of nn.Sequential with nothing of its own (the source's Sequential subclass)
+    base: str = "Module"  # the torch.nn class it subclasses: "Module", or "Sequential" for a source Sequential subclass
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,18 @@ from dataclasses import dataclass
 import torch
 from torch import fx, nn
 
-from .calls import Call, Frame, body_nodes, call_tree, class_name, is_library_sequential, is_sequential, recorded_frames
+from .access import SEQUENTIAL_BASE
+from .calls import (
+    Call,
+    Frame,
+    body_nodes,
+    call_tree,
+    class_name,
+    is_library_sequential,
+    is_sequential,
+    recorded_frames,
+    resolve_class,
+)
 from .ir import InlineModule
 from .rebuild import is_holder
 from .subgraphs import Builder, interface, module_from
@@ -221,6 +232,14 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.M
     return copy(gm, "")
 
 
+def _sequential_base(cls: type | str, module: nn.Module) -> bool:
+    """A Sequential subclass with a forward of its own, its children numbered in order: its class
+    subclasses nn.Sequential too, so its forward indexes them (`self[0](x)`)."""
+    found = resolve_class(cls)
+    names = list(module._modules)
+    return found is not None and issubclass(found, nn.Sequential) and names == [str(i) for i in range(len(names))]
+
+
 def _assemble(
     gm: fx.GraphModule, items: list[fx.Node | Call], calls: list[Call], kinds: dict[str, type | str], inline: tuple[InlineModule, ...]
 ) -> Structure:
@@ -235,6 +254,8 @@ def _assemble(
             continue
         built.add(path)
         module = module_from(holders[path], Builder.for_call(call).graph, class_name(call.frame.cls))
+        if _sequential_base(call.frame.cls, module):
+            module.meta[SEQUENTIAL_BASE] = True
         parent, _, name = path.rpartition(".")
         holders[parent]._modules[name] = module
         holders[path] = module

@@ -84,6 +84,10 @@ CASES = [
     Case("user_leaves", models.user_leaves, _randn(3, 4)),
     Case("resnet_like", traced(models.ResNetLike), _randn(2, 3, 8, 8)),
     Case("escapes", traced(models.Escapes), _randn(2, 4)),
+    Case("variants", traced(models.Variants), _randn(2, 4)),
+    Case("norm_acts", traced(models.NormActs), _randn(2, 4, 3, 3)),
+    Case("forward_literals", traced(models.Stages), _randn(2, 4, 3, 3)),
+    Case("sequential_with_forward", traced(models.Heads), _randn(2, 4, 3, 3)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
 ]
 

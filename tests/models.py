@@ -603,3 +603,25 @@ class NormActs(nn.Module):
 
     def forward(self, x):
         return self.third(self.conv(self.second(self.first(x))))
+
+
+class PooledHead(nn.Sequential):
+    """A Sequential subclass with a forward of its own (as torchvision's ASPPPooling)."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__(nn.AdaptiveAvgPool2d(1), nn.Conv2d(channels, channels, 1), nn.ReLU())
+
+    def forward(self, x):
+        size = x.shape[-2:]
+        for module in self:
+            x = module(x)
+        return torch.nn.functional.interpolate(x, size=size, mode="nearest")
+
+
+class Heads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = PooledHead(4)
+
+    def forward(self, x):
+        return self.head(x) + x

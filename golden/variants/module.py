@@ -1,0 +1,104 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 100; buffers: 0; 400 bytes of tensors in weights.safetensors.
+Producer: torch.fx.symbolic_trace; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .loader import load_tensors, skip_init
+
+WEIGHT_FILES = ("weights.safetensors",)
+TENSOR_COUNT = 10
+TIED_TENSORS = {}
+TENSOR_VIEWS = {}
+
+
+class Excite(nn.Module):  # tests/models.py:549 Excite
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        fc = self.fc(x)
+        fc = torch.sigmoid(fc)
+        x = x * fc
+        return x
+
+
+class Variant(nn.Module):  # tests/models.py:558 Variant
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = self.lin(x)
+        x = torch.relu(x)
+        return x
+
+
+class Variant_1(nn.Module):  # tests/models.py:558 Variant
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        lin = self.lin(x)
+        lin = torch.relu(lin)
+        x = x + lin
+        return x
+
+
+class VariantWithExcite(nn.Module):  # tests/models.py:558 Variant
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.excite = Excite()
+
+    def forward(self, x):
+        x = self.lin(x)
+        x = torch.relu(x)
+        x = self.excite(x)
+        x = x * 2
+        return x
+
+
+class FxModule(nn.Module):
+    def __init__(
+        self, *, load_weights: bool = True, weights=None, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        with torch.device("meta"), skip_init():
+            self.blocks = nn.Sequential(
+                VariantWithExcite(), Variant(), Variant_1(), Variant()
+            )
+        self.training = False
+        self.blocks[0].lin.training = False
+        self.blocks[0].excite.fc.training = False
+        self.blocks[1].lin.training = False
+        self.blocks[2].lin.training = False
+        self.blocks[3].lin.training = False
+        if load_weights:
+            load_tensors(
+                self,
+                weights,
+                device=device,
+                dtype=dtype,
+                folder=Path(__file__).resolve().parent,
+                weight_files=WEIGHT_FILES,
+                tensor_count=TENSOR_COUNT,
+                tied_tensors=TIED_TENSORS,
+                tensor_views=TENSOR_VIEWS,
+            )
+
+    def forward(self, x):
+        x = self.blocks(x)
+        return x
