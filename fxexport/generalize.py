@@ -111,7 +111,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
 # `nn.Identity()`) share a class that takes the child as an argument, as timm's `act_layer`.
-_CHILD = re.compile(r"^(self\.\w+ = )[A-Za-z_][\w.]*\(.*\)$")
+_CHILD = re.compile(r"^(self\.\w+ = )[A-Za-z_][\w.]*\([^()]*\)$")  # one call: a layer, not a container of them
 _CHILD_ARGUMENT = "\0child"
 
 
@@ -402,7 +402,7 @@ def _name_variants(
     for base, group in members.items():
         first, numbered = group[0], [group[0]]
         for cls in group[1:]:
-            extra = sorted(_children(cls) - _children(first))
+            extra = sorted(_children(cls) - _attributes(first))
             if extra:
                 renames[cls.name] = create(base + "With" + "".join(_camel(e) for e in extra[:2]))
             else:
@@ -417,6 +417,11 @@ def _name_variants(
         lines = tuple(_rename(line, renames) for line in cls.init_lines)
         out.append(replace(cls, name=renames.get(cls.name, cls.name), init_lines=lines))
     return tuple(out), {old: renames.get(new, new) for old, new in names.items()}
+
+
+def _attributes(cls: ClassIR) -> set[str]:
+    """Every attribute `__init__` assigns."""
+    return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = ", line))}
 
 
 def _children(cls: ClassIR) -> set[str]:
