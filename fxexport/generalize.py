@@ -302,7 +302,7 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     columns = list(zip(*[[s.text for s in row] for row in slots])) if slots[0] else []
     varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
     parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
-    taken: set[str] = {optional.child} if optional else set()
+    taken: set[str] = ({optional.child} if optional else set()) | _global_names(cores[0])  # a parameter must not shadow `nn`
     child_params = {j: _parameter_name(attribute, taken) for j, attribute in children.items()}
     texts = [s.text for s in slots[0]]
     for i in varying:
@@ -360,6 +360,19 @@ def _forward_parameters(
             stored[name] = _parameter_name(name if name not in attributes else f"{name}_value", attributes)
         texts[i] = f"self.{stored[name]}"
     return _filled(first.forward_lines, rows[0], texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
+
+
+def _global_names(lines: tuple[str, ...]) -> set[str]:
+    """Names the lines read from outside (`nn`, `torch`, `BasicBlock`): not attributes or keywords."""
+    names = set()
+    for line in lines:
+        tokens = _tokens(line)
+        for i, token in enumerate(tokens):
+            after_dot = i > 0 and tokens[i - 1].string == "."
+            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
+            if token.type == tokenize.NAME and not after_dot and not keyword:
+                names.add(token.string)
+    return names
 
 
 def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]]) -> dict[int, str]:

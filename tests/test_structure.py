@@ -178,3 +178,29 @@ def test_flat_keeps_the_whole_graph_in_one_forward(option: dict[str, str]) -> No
 def test_an_unknown_structure_is_a_one_line_error() -> None:
     with pytest.raises(fxexport.FxExportError, match="structure must be one of 'structured', 'flat', not 'tree'"):
         fxexport.generate(fx.symbolic_trace(models.MLP()), package_name="pkg", structure="tree")
+
+
+class _Shadowing(nn.Module):
+    """Attributes named like the module-level names the generated code reads."""
+
+    def __init__(self, width: int, act: bool) -> None:
+        super().__init__()
+        self.torch = nn.Linear(width, width)
+        self.nn = nn.SiLU() if act else nn.Identity()
+
+    def forward(self, x):
+        return self.nn(self.torch(x))
+
+
+def test_parameters_never_shadow_the_names_init_reads(tmp_path: Path) -> None:
+    model = nn.Sequential(_Shadowing(4, True), _Shadowing(4, False), nn.Linear(4, 8), _Shadowing(8, True)).eval()
+    fxexport.export(fx.symbolic_trace(model), tmp_path / "shadowing")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        exported = importlib.import_module("shadowing").FxModule()
+    finally:
+        sys.path.remove(str(tmp_path))
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert torch.equal(exported(x), model(x))
+    assert "self.nn = nn_2" in (tmp_path / "shadowing" / "module.py").read_text()
