@@ -10,35 +10,27 @@ differs keeps a class of its own, named after what it adds (`BasicBlockWithDowns
 
 from __future__ import annotations
 
-import ast
-import inspect
-import io
 import re
-import tokenize
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from torch import nn
-
+from .code_slots import (
+    called_names,
+    filled,
+    global_names,
+    literal_slots,
+    masked,
+    number_slots,
+    positional,
+    rename_names,
+    rewrite_calls,
+)
 from .ir import ClassIR
 from .names import unique_identifier
-from .spelled_calls import char_offset, layer_defaults, with_defaults, without_defaults
+from .spelled_calls import with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
-
-
-@dataclass(frozen=True)
-class _Slot:
-    """A literal in the `__init__` lines: where it is and what it fills."""
-
-    line: int
-    start: int
-    end: int
-    text: str
-    name: str  # the argument it fills: "stride", "in_channels", or "value"
-    keyword: bool
-    default: str | None = None  # the torch.nn layer's default for that keyword, as code
 
 
 def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
@@ -50,7 +42,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
     pending = list(classes)
     while pending:
         level = [c for c in pending if not _uses(c, {p.name for p in pending} - {c.name})]
-        level = [replace(c, init_lines=tuple(_respell(_rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
+        level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         for group, optional in _with_optional_children(_groups([c for c in level if not c.is_root], params), params):
             merged, instance_calls = _merge(group, params, optional)
@@ -69,31 +61,7 @@ def _respell(line: str, cls: ClassIR) -> str:
 
 
 def _uses(cls: ClassIR, others: set[str]) -> bool:
-    return any(name in others for line in cls.init_lines for name in _called_names(line))
-
-
-def _called_names(line: str) -> list[str]:
-    return [t.string for t in _tokens(line) if t.type == tokenize.NAME]
-
-
-def _tokens(line: str) -> list[tokenize.TokenInfo]:
-    try:
-        return list(tokenize.generate_tokens(io.StringIO(line).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return []
-
-
-def _rewrite_calls(line: str, calls: dict[str, str]) -> str:
-    """`Block()` -> `Block(64, 128, stride=2)`: only a class name token called with no arguments."""
-    tokens = _tokens(line)
-    pieces, last = [], 0
-    for i, token in enumerate(tokens[:-2]):
-        following = tokens[i + 1].string + tokens[i + 2].string
-        if token.type == tokenize.NAME and token.string in calls and following == "()":
-            start, end = token.start[1], tokens[i + 2].end[1]
-            pieces += [line[last:start], calls[token.string]]
-            last = end
-    return "".join(pieces) + line[last:] if pieces else line
+    return any(name in others for line in cls.init_lines for name in called_names(line))
 
 
 def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[list[ClassIR]]:
@@ -101,10 +69,10 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in classes:
         init = tuple(_CHILD.sub(r"\1<child>", line) for line in cls.init_lines)
-        slots = _slots(init, known)
-        forward = _positional(cls, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
+        slots = literal_slots(init, known)
+        forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
-        key = (cls.comment, _masked(init, slots), shape, _masked(forward, _numbers(forward)), _base(cls.name))
+        key = (cls.comment, masked(init, slots), shape, masked(forward, number_slots(forward)), _base(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
 
@@ -120,111 +88,8 @@ _CHILD_ARGUMENT = "\0child"
 _TRACED_PROXY = re.compile(r"Proxy\([A-Za-z_][A-Za-z0-9_]*\)")
 
 
-def _positional(cls: ClassIR, lines: tuple[str, ...]) -> tuple[str, ...]:
-    """Forward lines with each parameter named by its position: callers pass arguments by position,
-    so `forward(self, weight, input_ids)` and `forward(self, weight, decoder_input_ids)` are one code."""
-    params = {p.lstrip("*").split("=")[0]: f"_{i}" for i, p in enumerate(cls.forward_params)}
-    out = []
-    for line in lines:
-        tokens = _tokens(line)
-        pieces, last = [], 0
-        for i, token in enumerate(tokens):
-            after_dot = i > 0 and tokens[i - 1].string == "."
-            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
-            if token.type == tokenize.NAME and token.string in params and not after_dot and not keyword:
-                pieces += [line[last : token.start[1]], params[token.string]]
-                last = token.end[1]
-        out.append("".join(pieces) + line[last:])
-    return tuple(out)
-
-
 def _base(name: str) -> str:
     return re.sub(r"_[0-9]+$", "", name)
-
-
-def _masked(lines: tuple[str, ...], slots: list[_Slot]) -> tuple[str, ...]:
-    return _filled(lines, slots, ["\0"] * len(slots))
-
-
-def _filled(lines: tuple[str, ...], slots: list[_Slot], texts: list[str]) -> tuple[str, ...]:
-    out = list(lines)
-    for slot, text in sorted(zip(slots, texts), key=lambda pair: (pair[0].line, -pair[0].start)):
-        line = out[slot.line]
-        out[slot.line] = line[: slot.start] + text + line[slot.end :]
-    return tuple(out)
-
-
-def _slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[_Slot]:
-    """Number literals (and tuples of them) in constructor arguments and attribute values, in order."""
-    slots: list[_Slot] = []
-    for number, line in enumerate(lines):
-        try:
-            tree = ast.parse(line)
-        except SyntaxError:
-            continue
-        for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
-            target = assign.targets[0]
-            if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
-                text = ast.get_source_segment(line, assign.value) or ""
-                start, end = char_offset(line, assign.value.col_offset), char_offset(line, assign.value.end_col_offset)
-                slots.append(_Slot(number, start, end, text, target.attr, True))
-        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
-            arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
-            arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
-            defaults = layer_defaults(call)
-            for value, name, is_keyword in arguments:
-                if _is_number(value):
-                    text = ast.get_source_segment(line, value) or ""
-                    start, end = char_offset(line, value.col_offset), char_offset(line, value.end_col_offset)
-                    slots.append(_Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
-    return sorted(slots, key=lambda s: (s.line, s.start))
-
-
-def _numbers(lines: tuple[str, ...]) -> list[_Slot]:
-    """Every number literal in forward lines, one by one (inside tuples too), in order."""
-    slots: list[_Slot] = []
-    for number, line in enumerate(lines):
-        try:
-            tree = ast.parse(line)
-        except SyntaxError:
-            continue  # a line of a compound statement: compared as it is
-        for node in ast.walk(tree):
-            if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and not _is_negated(tree, node):
-                text = ast.get_source_segment(line, node) or ""
-                slots.append(_Slot(number, char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), text, "value", False))
-    return sorted(slots, key=lambda s: (s.line, s.start))
-
-
-def _is_negated(tree: ast.AST, node: ast.AST) -> bool:
-    """The `1` of `-1` (the whole `-1` is the literal)."""
-    return any(isinstance(n, ast.UnaryOp) and n.operand is node for n in ast.walk(tree))
-
-
-def _is_number(node: ast.expr) -> bool:
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _is_number(node.operand)
-    return isinstance(node, ast.Tuple) and bool(node.elts) and all(_is_number(e) for e in node.elts)
-
-
-def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ...]]) -> str:
-    """The parameter a positional argument fills: from the torch.nn or generated class's signature, else `size` or `value`."""
-    func = call.func
-    if isinstance(func, ast.Name) and position < len(known.get(func.id, ())):
-        return known[func.id][position].split("=")[0]
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
-        cls = getattr(nn, func.attr, None)
-        if isinstance(cls, type):
-            try:
-                names = [p for p in inspect.signature(cls).parameters if p != "self"]
-            except (TypeError, ValueError):
-                names = []
-            if position < len(names):
-                return names[position]
-    if isinstance(func, ast.Attribute) and func.attr in ("empty", "zeros", "ones"):
-        return "size"
-    return "value"
 
 
 @dataclass(frozen=True)
@@ -271,11 +136,11 @@ def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -
         return None
     if len(b.init_lines) != len(a.init_lines) + 1 or len(b.forward_lines) != len(a.forward_lines) + 1:
         return None
-    template = _masked(a.init_lines, _slots(a.init_lines, known))
+    template = masked(a.init_lines, literal_slots(a.init_lines, known))
     for i, line in enumerate(b.init_lines):
         match = re.fullmatch(r"self\.(\w+) = .+", line)
         core = b.init_lines[:i] + b.init_lines[i + 1 :]
-        if match is None or _masked(core, _slots(core, known)) != template:
+        if match is None or masked(core, literal_slots(core, known)) != template:
             continue
         child = match[1]
         if any(f"self.{child}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
@@ -298,11 +163,11 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     cores = [_core_lines(c, optional) for c in group]
     children = _child_arguments(cores, known)  # line -> attribute, for children passed in
     cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
-    slots = [_slots(core, known) for core in cores]
+    slots = [literal_slots(core, known) for core in cores]
     columns = list(zip(*[[s.text for s in row] for row in slots])) if slots[0] else []
     varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
     parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
-    taken: set[str] = ({optional.child} if optional else set()) | _global_names(cores[0])  # a parameter must not shadow `nn`
+    taken: set[str] = ({optional.child} if optional else set()) | global_names(cores[0])  # a parameter must not shadow `nn`
     child_params = {j: _parameter_name(attribute, taken) for j, attribute in children.items()}
     texts = [s.text for s in slots[0]]
     for i in varying:
@@ -317,7 +182,7 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
     layer_default = {parameters[columns[i]]: slots[0][i].default for i in varying}
     defaults = {name: layer_default[name] if layer_default[name] in values[name] else Counter(values[name]).most_common(1)[0][0]
                 for name in keywords}  # fmt: skip
-    init_lines = _filled(cores[0], slots[0], texts)
+    init_lines = filled(cores[0], slots[0], texts)
     forward_lines = first.forward_lines
     if optional is None:  # a holder's forward has a line more: its literals do not line up
         forward_lines, stored = _forward_parameters(group, parameters, values, positional, taken)
@@ -344,7 +209,7 @@ def _forward_parameters(
 ) -> tuple[tuple[str, ...], list[str]]:
     """Forward literals that differ between instances read `self.<parameter>`: (forward lines, parameters to store)."""
     first = group[0]
-    rows = [_numbers(c.forward_lines) for c in group]
+    rows = [number_slots(c.forward_lines) for c in group]
     texts = [s.text for s in rows[0]]
     stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
     attributes = {m[1] for line in first.init_lines if (m := re.match(r"self\.(\w+)\b", line))}
@@ -359,20 +224,7 @@ def _forward_parameters(
         if name not in stored:
             stored[name] = _parameter_name(name if name not in attributes else f"{name}_value", attributes)
         texts[i] = f"self.{stored[name]}"
-    return _filled(first.forward_lines, rows[0], texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
-
-
-def _global_names(lines: tuple[str, ...]) -> set[str]:
-    """Names the lines read from outside (`nn`, `torch`, `BasicBlock`): not attributes or keywords."""
-    names = set()
-    for line in lines:
-        tokens = _tokens(line)
-        for i, token in enumerate(tokens):
-            after_dot = i > 0 and tokens[i - 1].string == "."
-            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
-            if token.type == tokenize.NAME and not after_dot and not keyword:
-                names.add(token.string)
-    return names
+    return filled(first.forward_lines, rows[0], texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
 
 
 def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]]) -> dict[int, str]:
@@ -382,7 +234,7 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
         match = _CHILD.match(line)
         if match is None:
             continue
-        templates = {_masked((core[j],), _slots((core[j],), known)) for core in cores}
+        templates = {masked((core[j],), literal_slots((core[j],), known)) for core in cores}
         if len(templates) > 1:
             out[j] = line.split(".", 1)[1].split(" = ")[0]
     return out
@@ -427,7 +279,7 @@ def _name_variants(
         return classes, names
     out = []
     for cls in classes:
-        lines = tuple(_rename(line, renames) for line in cls.init_lines)
+        lines = tuple(rename_names(line, renames) for line in cls.init_lines)
         out.append(replace(cls, name=renames.get(cls.name, cls.name), init_lines=lines))
     return tuple(out), {old: renames.get(new, new) for old, new in names.items()}
 
@@ -446,11 +298,3 @@ def _camel(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
 
 
-def _rename(line: str, renames: dict[str, str]) -> str:
-    tokens = _tokens(line)
-    pieces, last = [], 0
-    for token in tokens:
-        if token.type == tokenize.NAME and token.string in renames:
-            pieces += [line[last : token.start[1]], renames[token.string]]
-            last = token.end[1]
-    return "".join(pieces) + line[last:] if pieces else line

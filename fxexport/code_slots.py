@@ -1,0 +1,187 @@
+"""Where the literals and names of generated code lines are: the pieces generalize.py compares and fills.
+
+A `Slot` is a number literal in a line (`64` in `nn.Conv2d(64, 128, 3)`) and the argument it
+fills; lines are compared with their slots masked and rebuilt with other text in them.
+Lines are parsed one by one with ast (columns in UTF-8 bytes, turned into characters) or
+tokenized, never edited as free text.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import tokenize
+from dataclasses import dataclass
+
+from torch import nn
+
+from .spelled_calls import char_offset, layer_defaults
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A literal in the `__init__` lines: where it is and what it fills."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+    name: str  # the argument it fills: "stride", "in_channels", or "value"
+    keyword: bool
+    default: str | None = None  # the torch.nn layer's default for that keyword, as code
+
+
+def called_names(line: str) -> list[str]:
+    """Every name token of the line."""
+    return [t.string for t in line_tokens(line) if t.type == tokenize.NAME]
+
+
+def line_tokens(line: str) -> list[tokenize.TokenInfo]:
+    """The line's tokens; none for a piece of a statement that does not tokenize alone."""
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(line).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+
+
+def rewrite_calls(line: str, calls: dict[str, str]) -> str:
+    """`Block()` -> `Block(64, 128, stride=2)`: only a class name token called with no arguments."""
+    tokens = line_tokens(line)
+    pieces, last = [], 0
+    for i, token in enumerate(tokens[:-2]):
+        following = tokens[i + 1].string + tokens[i + 2].string
+        if token.type == tokenize.NAME and token.string in calls and following == "()":
+            start, end = token.start[1], tokens[i + 2].end[1]
+            pieces += [line[last:start], calls[token.string]]
+            last = end
+    return "".join(pieces) + line[last:] if pieces else line
+
+
+def positional(params: tuple[str, ...], lines: tuple[str, ...]) -> tuple[str, ...]:
+    """Forward lines with each parameter named by its position: callers pass arguments by position,
+    so `forward(self, weight, input_ids)` and `forward(self, weight, decoder_input_ids)` are one code."""
+    by_position = {p.lstrip("*").split("=")[0]: f"_{i}" for i, p in enumerate(params)}
+    out = []
+    for line in lines:
+        tokens = line_tokens(line)
+        pieces, last = [], 0
+        for i, token in enumerate(tokens):
+            after_dot = i > 0 and tokens[i - 1].string == "."
+            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
+            if token.type == tokenize.NAME and token.string in by_position and not after_dot and not keyword:
+                pieces += [line[last : token.start[1]], by_position[token.string]]
+                last = token.end[1]
+        out.append("".join(pieces) + line[last:])
+    return tuple(out)
+
+
+def masked(lines: tuple[str, ...], slots: list[Slot]) -> tuple[str, ...]:
+    """The lines with every slot blanked: lines equal but for those literals compare equal."""
+    return filled(lines, slots, ["\0"] * len(slots))
+
+
+def filled(lines: tuple[str, ...], slots: list[Slot], texts: list[str]) -> tuple[str, ...]:
+    """The lines with each slot's text replaced by the matching one of `texts`."""
+    out = list(lines)
+    for slot, text in sorted(zip(slots, texts), key=lambda pair: (pair[0].line, -pair[0].start)):
+        line = out[slot.line]
+        out[slot.line] = line[: slot.start] + text + line[slot.end :]
+    return tuple(out)
+
+
+def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[Slot]:
+    """Number literals (and tuples of them) in constructor arguments and attribute values, in order."""
+    slots: list[Slot] = []
+    for number, line in enumerate(lines):
+        try:
+            tree = ast.parse(line)
+        except SyntaxError:
+            continue
+        for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
+            target = assign.targets[0]
+            if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
+                text = ast.get_source_segment(line, assign.value) or ""
+                start, end = char_offset(line, assign.value.col_offset), char_offset(line, assign.value.end_col_offset)
+                slots.append(Slot(number, start, end, text, target.attr, True))
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
+            arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
+            defaults = layer_defaults(call)
+            for value, name, is_keyword in arguments:
+                if _is_number(value):
+                    text = ast.get_source_segment(line, value) or ""
+                    start, end = char_offset(line, value.col_offset), char_offset(line, value.end_col_offset)
+                    slots.append(Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
+    return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+def number_slots(lines: tuple[str, ...]) -> list[Slot]:
+    """Every number literal in forward lines, one by one (inside tuples too), in order."""
+    slots: list[Slot] = []
+    for number, line in enumerate(lines):
+        try:
+            tree = ast.parse(line)
+        except SyntaxError:
+            continue  # a line of a compound statement: compared as it is
+        for node in ast.walk(tree):
+            if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and not _is_negated(tree, node):
+                text = ast.get_source_segment(line, node) or ""
+                slots.append(Slot(number, char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), text, "value", False))
+    return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+def _is_negated(tree: ast.AST, node: ast.AST) -> bool:
+    """The `1` of `-1` (the whole `-1` is the literal)."""
+    return any(isinstance(n, ast.UnaryOp) and n.operand is node for n in ast.walk(tree))
+
+
+def _is_number(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _is_number(node.operand)
+    return isinstance(node, ast.Tuple) and bool(node.elts) and all(_is_number(e) for e in node.elts)
+
+
+def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ...]]) -> str:
+    """The parameter a positional argument fills: from the torch.nn or generated class's signature, else `size` or `value`."""
+    func = call.func
+    if isinstance(func, ast.Name) and position < len(known.get(func.id, ())):
+        return known[func.id][position].split("=")[0]
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
+        cls = getattr(nn, func.attr, None)
+        if isinstance(cls, type):
+            try:
+                names = [p for p in inspect.signature(cls).parameters if p != "self"]
+            except (TypeError, ValueError):
+                names = []
+            if position < len(names):
+                return names[position]
+    if isinstance(func, ast.Attribute) and func.attr in ("empty", "zeros", "ones"):
+        return "size"
+    return "value"
+
+
+def global_names(lines: tuple[str, ...]) -> set[str]:
+    """Names the lines read from outside (`nn`, `torch`, `BasicBlock`): not attributes or keywords."""
+    names = set()
+    for line in lines:
+        tokens = line_tokens(line)
+        for i, token in enumerate(tokens):
+            after_dot = i > 0 and tokens[i - 1].string == "."
+            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
+            if token.type == tokenize.NAME and not after_dot and not keyword:
+                names.add(token.string)
+    return names
+
+
+def rename_names(line: str, renames: dict[str, str]) -> str:
+    """The line with each name token in `renames` replaced."""
+    tokens = line_tokens(line)
+    pieces, last = [], 0
+    for token in tokens:
+        if token.type == tokenize.NAME and token.string in renames:
+            pieces += [line[last : token.start[1]], renames[token.string]]
+            last = token.end[1]
+    return "".join(pieces) + line[last:] if pieces else line
