@@ -132,8 +132,14 @@ def _cannot_cut(call: Call, module: nn.Module) -> str | None:
 
 def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node]) -> bool:
     """True when the body is `for child in self: x = child(x)`, as nn.Sequential.forward runs it."""
-    children = [f"{call.frame.path}.{i}" for i in range(len(call.items))]  # stateless children may be missing
-    if len(inputs) != 1 or len(outputs) != 1 or not set(module._modules) <= {str(i) for i in range(len(children))}:
+    names = list(module._modules)
+    if names and not all(name.isdigit() for name in names):  # named children (OrderedDict): all held, in order
+        children = [f"{call.frame.path}.{name}" for name in names]
+    else:  # numbered: stateless children the GraphModule did not keep are created
+        children = [f"{call.frame.path}.{i}" for i in range(len(call.items))]
+        if not set(names) <= {str(i) for i in range(len(children))}:
+            return False
+    if len(inputs) != 1 or len(outputs) != 1 or len(call.items) != len(children):
         return False
     previous: fx.Node = inputs[0]
     for item, child in zip(call.items, children):
@@ -175,6 +181,9 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
     ModuleList. Only numbered 0, 1, ... in order: a container indexes by position."""
     names = list(module._modules) if names is None else names
     numbered = bool(names) and names == [str(i) for i in range(len(names))]
+    stateless = not module._parameters and not module._buffers and not any(isinstance(v, torch.Tensor) for v in vars(module).values())
+    if sequential and names and stateless and type(module) in (nn.Module, nn.Sequential):
+        return nn.Sequential  # a recorded Sequential: numbered, or named as an OrderedDict Sequential is
     if type(module) in (nn.Sequential, nn.ModuleList) and not numbered:
         return nn.Module
     if type(module) is not nn.Module or module._parameters or module._buffers or not names:
