@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import torch
 import torch.nn.functional as F
 from torch import fx, nn
@@ -625,3 +627,15 @@ class Heads(nn.Module):
 
     def forward(self, x):
         return self.head(x) + x
+
+
+class NamedStage(nn.Module):
+    """A Sequential built from an OrderedDict: named children, called as one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layers = [("block1-0", nn.Linear(4, 4)), ("act", nn.ReLU()), ("block1-1", nn.Linear(4, 4))]
+        self.stage = nn.Sequential(collections.OrderedDict(layers))
+
+    def forward(self, x):
+        return self.stage(x)
