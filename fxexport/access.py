@@ -13,20 +13,27 @@ INDEXED = (nn.Sequential, nn.ModuleList)
 SEQUENTIAL_BASE = "fxexport_sequential_base"
 
 
-def _is_position(module: nn.Module | None, atom: str) -> bool:
-    """True when `atom` is a container's child at that position: `seq[i]` counts children, not names."""
+def _position(module: nn.Module | None, atom: str) -> int | None:
+    """The index of a container's child: `seq[i]` counts children in order, not names. A numbered
+    child only where its number is its place; a Sequential's child with a name that is no identifier
+    (`block1-0`) by its place too."""
+    if module is None or atom not in module._modules:
+        return None
     indexed = type(module) in INDEXED or (isinstance(module, fx.GraphModule) and module.meta.get(SEQUENTIAL_BASE, False))
-    if module is None or not indexed or not atom.isdigit() or atom not in module._modules:
-        return False
-    return list(module._modules).index(atom) == int(atom)
+    if not indexed:
+        return None
+    position = list(module._modules).index(atom)
+    if atom.isdigit():
+        return position if position == int(atom) else None
+    return None if is_plain_identifier(atom) or type(module) is nn.ModuleList else position
 
 
 def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> str:
     """Index into containers (`[0]`, `["q"]`), attributes elsewhere (`getattr` for odd names)."""
     expr = base
     for atom in path:
-        if _is_position(module, atom):
-            expr = f"{expr}[{int(atom)}]"
+        if (position := _position(module, atom)) is not None:
+            expr = f"{expr}[{position}]"
         elif type(module) is nn.ModuleDict and atom in module._modules:
             expr = f"{expr}[{quote(atom)}]"
         elif is_plain_identifier(atom):

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class Leaf(nn.Module):  # tests/models.py:68 Leaf
+class Leaf(nn.Module):  # tests/models.py:70 Leaf
     def __init__(self) -> None:
         super().__init__()
         self.lin = nn.Linear(6, 6)
@@ -34,7 +34,7 @@ class Leaf(nn.Module):  # tests/models.py:68 Leaf
         return x
 
 
-class Middle(nn.Module):  # tests/models.py:78 Middle
+class Middle(nn.Module):  # tests/models.py:80 Middle
     def __init__(self) -> None:
         super().__init__()
         self.leaf = Leaf()

@@ -23,7 +23,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class ChannelNorm(nn.Module):  # tests/models.py:524 ChannelNorm
+class ChannelNorm(nn.Module):  # tests/models.py:526 ChannelNorm
     def __init__(self, size) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.empty(size))

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class NormAct(nn.Module):  # tests/models.py:584 NormAct
+class NormAct(nn.Module):  # tests/models.py:586 NormAct
     def __init__(self, num_features, act) -> None:
         super().__init__()
         self.bn = nn.BatchNorm2d(num_features)

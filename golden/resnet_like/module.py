@@ -22,11 +22,11 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class ConvNormAct(nn.Sequential):  # tests/models.py:469 ConvNormAct
+class ConvNormAct(nn.Sequential):  # tests/models.py:471 ConvNormAct
     pass
 
 
-class BasicBlock(nn.Module):  # tests/models.py:446 BasicBlock
+class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
     def __init__(self, in_channels, out_channels, stride=1, downsample=None) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(

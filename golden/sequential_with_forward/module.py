@@ -24,7 +24,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class PooledHead(nn.Sequential):  # tests/models.py:608 PooledHead
+class PooledHead(nn.Sequential):  # tests/models.py:610 PooledHead
     def __init__(self) -> None:
         super().__init__()
         self.add_module("0", nn.AdaptiveAvgPool2d(1))

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class Excite(nn.Module):  # tests/models.py:549 Excite
+class Excite(nn.Module):  # tests/models.py:551 Excite
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(4, 4)
@@ -34,7 +34,7 @@ class Excite(nn.Module):  # tests/models.py:549 Excite
         return x
 
 
-class Variant(nn.Module):  # tests/models.py:558 Variant
+class Variant(nn.Module):  # tests/models.py:560 Variant
     def __init__(self) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
@@ -45,7 +45,7 @@ class Variant(nn.Module):  # tests/models.py:558 Variant
         return x
 
 
-class Variant_1(nn.Module):  # tests/models.py:558 Variant
+class Variant_1(nn.Module):  # tests/models.py:560 Variant
     def __init__(self) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
@@ -57,7 +57,7 @@ class Variant_1(nn.Module):  # tests/models.py:558 Variant
         return x
 
 
-class VariantWithExcite(nn.Module):  # tests/models.py:558 Variant
+class VariantWithExcite(nn.Module):  # tests/models.py:560 Variant
     def __init__(self) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
