@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+import torch
 from torch import fx
 
 from .access import module_access
@@ -284,8 +285,9 @@ class _Emitter:
         order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n))}
         end = len(order)
         frees: dict[fx.Node, list[str]] = {}
+        small = _sizes(self.graph)
         for used, user in self.last_use.items():
-            if used.op in ("placeholder", "get_attr") or used in self.rebinds or user.op == "output":
+            if used.op in ("placeholder", "get_attr") or used in self.rebinds or user.op == "output" or used in small:
                 continue
             if end - order[user] > DEL_DISTANCE:
                 frees.setdefault(user, []).append(self.names[used])
@@ -355,6 +357,27 @@ def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
         for used in node.all_input_nodes:
             last_use[used] = node
     return last_use
+
+
+# Methods that give sizes, counts or flags, not tensors: freeing their result pays nothing.
+_SIZE_METHODS = frozenset({"dim", "size", "numel", "nelement", "stride", "element_size", "is_contiguous", "is_floating_point"})
+
+
+def _sizes(graph: fx.Graph) -> set[fx.Node]:
+    """Values that are sizes and flags (`x.shape`, `x.dim() == 3`, `h // 16`): no `del` for them."""
+    small: set[fx.Node] = set()
+    for node in graph.nodes:
+        target = node.target
+        if node.op == "call_method" and target in _SIZE_METHODS:
+            small.add(node)
+        elif node.op == "call_function" and target is builtins.getattr and len(node.args) == 2 and node.args[1] in _METADATA:
+            small.add(node)
+        elif node.op == "call_function" and target is torch._assert:
+            small.add(node)
+        elif node.op == "call_function" and (target in BINARY or target in UNARY or target is operator.getitem):
+            if node.all_input_nodes and all(n in small for n in node.all_input_nodes):
+                small.add(node)
+    return small
 
 
 def _is_item(node: fx.Node) -> bool:

@@ -26,7 +26,6 @@ class FxModule(nn.Module):
     def forward(self, x):
         getattr_1 = x.shape
         getitem = getattr_1[0]
-        del getattr_1
         size = x.size(1)
         x = x.view(getitem, size, -1)
         x = x.permute(0, 2, 1)
