@@ -62,6 +62,7 @@ def class_annotation(cls: type | str) -> str:
     return f"# {short_path(file)}:{line} {name}" if file else f"# {name}"
 
 
+@cache
 def _class_source(cls: type | str) -> tuple[str, int, str] | None:
     """(file, line, text of that line) where a class is defined, or None.
 

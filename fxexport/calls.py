@@ -108,18 +108,16 @@ def body_nodes(gm: fx.GraphModule) -> list[fx.Node]:
     return out
 
 
+def stack_frames(node: fx.Node) -> list[Frame]:
+    """Every well-formed entry of the node's `nn_module_stack`, outermost first."""
+    stack = node.meta.get("nn_module_stack") or {}
+    return [Frame(str(key), entry[0], entry[1]) for key, entry in stack.items()
+            if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)]  # fmt: skip
+
+
 def recorded_frames(node: fx.Node, leaves: set[str]) -> tuple[Frame, ...]:
     """The calls `node` ran inside that could become classes: not the root, torch.nn layers or called leaves."""
-    stack = node.meta.get("nn_module_stack") or {}
-    frames = []
-    for key, entry in stack.items():
-        if not isinstance(entry, tuple) or len(entry) != 2:
-            continue
-        path, cls = entry
-        if not isinstance(path, str) or not path or path in leaves or is_library_layer(cls) or not _names_a_class(cls):
-            continue
-        frames.append(Frame(str(key), path, cls))
-    return tuple(frames)
+    return tuple(f for f in stack_frames(node) if f.path and f.path not in leaves and not is_library_layer(f.cls) and _names_a_class(f.cls))
 
 
 def call_tree(nodes: list[fx.Node], stacks: dict[fx.Node, tuple[Frame, ...]], depth: int = 0) -> list[fx.Node | Call]:

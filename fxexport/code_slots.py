@@ -9,14 +9,11 @@ tokenized, never edited as free text.
 from __future__ import annotations
 
 import ast
-import inspect
 import io
 import tokenize
 from dataclasses import dataclass
 
-from torch import nn
-
-from .spelled_calls import char_offset, layer_defaults
+from .spelled_calls import char_offset, layer_defaults, layer_parameters
 
 
 @dataclass(frozen=True)
@@ -45,35 +42,40 @@ def line_tokens(line: str) -> list[tokenize.TokenInfo]:
         return []
 
 
+def _replaced(line: str, replacements: list[tuple[int, int, str]]) -> str:
+    """The line with each (start column, end column, text), in order, put in place."""
+    pieces, last = [], 0
+    for start, end, text in replacements:
+        pieces += [line[last:start], text]
+        last = end
+    return "".join(pieces) + line[last:]
+
+
+def _free_names(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
+    """Name tokens read as variables: not an attribute (`x.name`) or a keyword argument (`f(name=1)`)."""
+    return [token for i, token in enumerate(tokens)
+            if token.type == tokenize.NAME and not (i > 0 and tokens[i - 1].string == ".")
+            and not (i + 1 < len(tokens) and tokens[i + 1].string == "=")]  # fmt: skip
+
+
 def rewrite_calls(line: str, calls: dict[str, str]) -> str:
     """`Block()` -> `Block(64, 128, stride=2)`: only a class name token called with no arguments."""
     tokens = line_tokens(line)
-    pieces, last = [], 0
-    for i, token in enumerate(tokens[:-2]):
-        following = tokens[i + 1].string + tokens[i + 2].string
-        if token.type == tokenize.NAME and token.string in calls and following == "()":
-            start, end = token.start[1], tokens[i + 2].end[1]
-            pieces += [line[last:start], calls[token.string]]
-            last = end
-    return "".join(pieces) + line[last:] if pieces else line
+    return _replaced(line, [
+        (token.start[1], tokens[i + 2].end[1], calls[token.string])
+        for i, token in enumerate(tokens[:-2])
+        if token.type == tokenize.NAME and token.string in calls and tokens[i + 1].string + tokens[i + 2].string == "()"
+    ])  # fmt: skip
 
 
 def positional(params: tuple[str, ...], lines: tuple[str, ...]) -> tuple[str, ...]:
     """Forward lines with each parameter named by its position: callers pass arguments by position,
     so `forward(self, weight, input_ids)` and `forward(self, weight, decoder_input_ids)` are one code."""
     by_position = {p.lstrip("*").split("=")[0]: f"_{i}" for i, p in enumerate(params)}
-    out = []
-    for line in lines:
-        tokens = line_tokens(line)
-        pieces, last = [], 0
-        for i, token in enumerate(tokens):
-            after_dot = i > 0 and tokens[i - 1].string == "."
-            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
-            if token.type == tokenize.NAME and token.string in by_position and not after_dot and not keyword:
-                pieces += [line[last : token.start[1]], by_position[token.string]]
-                last = token.end[1]
-        out.append("".join(pieces) + line[last:])
-    return tuple(out)
+    return tuple(
+        _replaced(line, [(t.start[1], t.end[1], by_position[t.string]) for t in _free_names(line_tokens(line)) if t.string in by_position])
+        for line in lines
+    )
 
 
 def masked(lines: tuple[str, ...], slots: list[Slot]) -> tuple[str, ...]:
@@ -150,14 +152,9 @@ def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ..
     if isinstance(func, ast.Name) and position < len(known.get(func.id, ())):
         return known[func.id][position].split("=")[0]
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
-        cls = getattr(nn, func.attr, None)
-        if isinstance(cls, type):
-            try:
-                names = [p for p in inspect.signature(cls).parameters if p != "self"]
-            except (TypeError, ValueError):
-                names = []
-            if position < len(names):
-                return names[position]
+        names = layer_parameters(func.attr)
+        if position < len(names):
+            return names[position]
     if isinstance(func, ast.Attribute) and func.attr in ("empty", "zeros", "ones"):
         return "size"
     return "value"
@@ -165,23 +162,10 @@ def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ..
 
 def global_names(lines: tuple[str, ...]) -> set[str]:
     """Names the lines read from outside (`nn`, `torch`, `BasicBlock`): not attributes or keywords."""
-    names = set()
-    for line in lines:
-        tokens = line_tokens(line)
-        for i, token in enumerate(tokens):
-            after_dot = i > 0 and tokens[i - 1].string == "."
-            keyword = i + 1 < len(tokens) and tokens[i + 1].string == "="
-            if token.type == tokenize.NAME and not after_dot and not keyword:
-                names.add(token.string)
-    return names
+    return {token.string for line in lines for token in _free_names(line_tokens(line))}
 
 
 def rename_names(line: str, renames: dict[str, str]) -> str:
     """The line with each name token in `renames` replaced."""
-    tokens = line_tokens(line)
-    pieces, last = [], 0
-    for token in tokens:
-        if token.type == tokenize.NAME and token.string in renames:
-            pieces += [line[last : token.start[1]], renames[token.string]]
-            last = token.end[1]
-    return "".join(pieces) + line[last:] if pieces else line
+    names = [t for t in line_tokens(line) if t.type == tokenize.NAME and t.string in renames]
+    return _replaced(line, [(t.start[1], t.end[1], renames[t.string]) for t in names])

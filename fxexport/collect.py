@@ -21,7 +21,7 @@ from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
-from .names import BUILTIN_NAMES, Namespace, is_plain_identifier, quote
+from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .split import Structure, split
 from .storages import share_storages
@@ -111,7 +111,7 @@ class _Collector:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
         elif key not in self.classes:
             hint = source_class_name(source) if source is not None else _class_hint(gm, path)
-            name = self.namespace.create(_camel(hint))
+            name = self.namespace.create(camel_case(hint) or "Module")
             self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
@@ -171,7 +171,7 @@ class _Collector:
         comment = class_annotation(source) if self.annotate else ""
         key = ("sequential", qualified_name(source), comment)
         if key not in self.classes:
-            name = self.namespace.create(_camel(source_class_name(source)))
+            name = self.namespace.create(camel_case(source_class_name(source)) or "Module")
             self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential")
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
@@ -344,10 +344,6 @@ def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
     name = type(gm).__name__
     generic = name in ("GraphModule", "GraphModuleImpl", "InterpreterModule") or not name.isidentifier()
     return (path[-1] if path[-1][:1].isalpha() else f"{path[-1]}_module") if generic else name
-
-
-def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) or "Module"
 
 
 def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:

@@ -370,7 +370,7 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
         target = node.target
         if node.op == "call_method" and target in _SIZE_METHODS:
             small.add(node)
-        elif node.op == "call_function" and target is builtins.getattr and len(node.args) == 2 and node.args[1] in _METADATA:
+        elif _reads_metadata(node):
             small.add(node)
         elif node.op == "call_function" and target is torch._assert:
             small.add(node)
@@ -378,6 +378,11 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
             if node.all_input_nodes and all(n in small for n in node.all_input_nodes):
                 small.add(node)
     return small
+
+
+def _reads_metadata(node: fx.Node) -> bool:
+    """`x.shape`, `x.ndim`, ...: a tensor attribute that only reads metadata."""
+    return node.op == "call_function" and node.target is builtins.getattr and len(node.args) == 2 and node.args[1] in _METADATA
 
 
 def _is_item(node: fx.Node) -> bool:
@@ -391,11 +396,7 @@ _METADATA = frozenset({"ndim", "shape", "dtype", "device", "is_cuda", "requires_
 
 def _skipped(node: fx.Node) -> bool:
     """An unused element of a tuple result or unused tensor metadata: nothing to compute, so no statement is emitted."""
-    if node.users or node.op != "call_function":
-        return False
-    if node.target is builtins.getattr:
-        return len(node.args) == 2 and node.args[1] in _METADATA
-    return node.target is operator.getitem
+    return not node.users and (_is_item(node) or _reads_metadata(node))
 
 
 def emit_forward(

@@ -27,7 +27,7 @@ from .code_slots import (
     rewrite_calls,
 )
 from .ir import ClassIR
-from .names import unique_identifier
+from .names import camel_case, unique_identifier, without_number
 from .spelled_calls import with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
@@ -72,7 +72,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
         slots = literal_slots(init, known)
         forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
-        key = (cls.comment, masked(init, slots), shape, masked(forward, number_slots(forward)), _base(cls.name))
+        key = (cls.comment, masked(init, slots), shape, masked(forward, number_slots(forward)), without_number(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
 
@@ -86,10 +86,6 @@ _CHILD_ARGUMENT = "\0child"
 # symbolic_trace bakes a proxy's node name into messages built from it (`f"expected 4D input (got
 # {x.ndim}D input)"` becomes "...(got Proxy(getattr_4)D input)"): instances differing only there are one class.
 _TRACED_PROXY = re.compile(r"Proxy\([A-Za-z_][A-Za-z0-9_]*\)")
-
-
-def _base(name: str) -> str:
-    return re.sub(r"_[0-9]+$", "", name)
 
 
 @dataclass(frozen=True)
@@ -132,7 +128,7 @@ def _same_forward(group: list[ClassIR]) -> bool:
 
 def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, int] | None:
     """(child, init line, forward line) when `b` is `a` plus one child, applied to a value in place."""
-    if (a.comment, _base(a.name), a.forward_params) != (b.comment, _base(b.name), b.forward_params):
+    if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
         return None
     if len(b.init_lines) != len(a.init_lines) + 1 or len(b.forward_lines) != len(a.forward_lines) + 1:
         return None
@@ -262,14 +258,14 @@ def _name_variants(
     members: dict[str, list[ClassIR]] = {}
     for cls in classes:
         if not cls.is_root:
-            members.setdefault(_base(cls.name), []).append(cls)
+            members.setdefault(without_number(cls.name), []).append(cls)
     renames: dict[str, str] = {}
     for base, group in members.items():
         first, numbered = group[0], [group[0]]
         for cls in group[1:]:
             extra = sorted(_children(cls) - _attributes(first))
             if extra:
-                renames[cls.name] = create(base + "With" + "".join(_camel(e) for e in extra[:2]))
+                renames[cls.name] = create(base + "With" + "".join(camel_case(e) for e in extra[:2]))
             else:
                 numbered.append(cls)
         wanted = [base, *(f"{base}_{k}" for k in range(1, len(numbered)))]
@@ -292,9 +288,5 @@ def _attributes(cls: ClassIR) -> set[str]:
 def _children(cls: ClassIR) -> set[str]:
     """Attributes `__init__` builds a module or tensor for (`self.downsample = nn.Sequential(...)`)."""
     return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = [\w.]+\(", line))}
-
-
-def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
 
 

@@ -107,3 +107,13 @@ def unique_identifier(base: str, taken: set[str], fallback: str, start: int = 1)
         name = f"{base}_{count}"
     taken.add(name)
     return name
+
+
+def camel_case(name: str) -> str:
+    """`BasicBlock` for `basic_block` or `_BasicBlock` ("" for a name of underscores only)."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def without_number(name: str) -> str:
+    """`add` for `add_3`, `Block` for `Block_1`: the name a namespace numbered."""
+    return re.sub(r"_[0-9]+$", "", name) or name

@@ -35,7 +35,8 @@ def _numeric_defaults(name: str) -> tuple[tuple[str, str], ...]:
 
 
 @functools.cache
-def _parameter_names(name: str) -> tuple[str, ...]:
+def layer_parameters(name: str) -> tuple[str, ...]:
+    """The constructor parameter names of `nn.<name>`, in order; () for anything else."""
     cls = getattr(nn, name, None)
     try:
         return tuple(inspect.signature(cls).parameters) if isinstance(cls, type) else ()
@@ -64,7 +65,7 @@ def _spelled(node: ast.expr, line: str, full: bool) -> str:
     keywords = {k.arg: _spelled(k.value, line, full) for k in node.keywords if k.arg}
     name = _layer_name(node)
     defaults = dict(_numeric_defaults(name)) if name else {}
-    order = list(_parameter_names(name)) if name else []
+    order = list(layer_parameters(name)) if name else []
     if full:
         covered = set(order[: len(args)])
         for key, value in defaults.items():

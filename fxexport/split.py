@@ -28,6 +28,7 @@ from .calls import (
     is_sequential,
     recorded_frames,
     resolve_class,
+    stack_frames,
 )
 from .ir import InlineModule
 from .rebuild import is_holder
@@ -58,7 +59,8 @@ def split(gm: fx.GraphModule) -> Structure:
         stacks = {n: tuple(f for f in frames[n] if f.path not in inline) for n in nodes}
         items = call_tree(nodes, stacks)
         calls = [c for item in items if isinstance(item, Call) for c in item.calls()]
-        found = _problems(calls, modules)
+        graphs: dict[str, fx.Graph] = {}  # module path -> the graph of its first call
+        found = _problems(calls, modules, graphs)
         if not found:
             break
         inline.update(found)
@@ -66,11 +68,12 @@ def split(gm: fx.GraphModule) -> Structure:
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, items, calls, kinds, tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, items, calls, graphs, kinds, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
-def _problems(calls: list[Call], modules: dict[str, nn.Module]) -> dict[str, InlineModule]:
-    """Modules (by path) some call of which cannot be cut out, and why; all their calls stay inline."""
+def _problems(calls: list[Call], modules: dict[str, nn.Module], graphs: dict[str, fx.Graph]) -> dict[str, InlineModule]:
+    """Modules (by path) some call of which cannot be cut out, and why; all their calls stay inline.
+    `graphs` gets the graph of each module's first call, kept for the class."""
     problems: dict[str, InlineModule] = {}
 
     def refuse(frame: Frame, reason: str) -> None:
@@ -91,7 +94,9 @@ def _problems(calls: list[Call], modules: dict[str, nn.Module]) -> dict[str, Inl
         elif (why := _cannot_cut(call, module)) is not None:
             refuse(frame, why)
         elif not is_sequential(frame.cls):
-            bodies.setdefault(path, set()).add(_body_code(call))
+            graph = Builder.for_call(call).graph
+            graphs.setdefault(path, graph)
+            bodies.setdefault(path, set()).add(graph.python_code("self").src)
     for call in calls:
         if len(bodies.get(call.frame.path, ())) > 1:
             refuse(call.frame, "it is called several times with different bodies")
@@ -160,13 +165,9 @@ def _under(target: str, path: str) -> bool:
     return target.startswith(f"{path}.")
 
 
-def _body_code(call: Call) -> str:
-    return Builder.for_call(call).graph.python_code("self").src
-
-
 def _unrecorded(gm: fx.GraphModule, nodes: list[fx.Node], modules: dict[str, nn.Module], inline: dict[str, InlineModule]) -> dict[str, InlineModule]:
     """Plain modules whose code the graph runs without recording a call of them (as after make_fx)."""
-    recorded = {entry[0] for n in nodes for entry in (n.meta.get("nn_module_stack") or {}).values()} | set(inline)
+    recorded = {f.path for n in nodes for f in stack_frames(n)} | set(inline)
     owners = {str(n.target).rpartition(".")[0] for n in gm.graph.nodes if n.op == "get_attr"}
     out = {}
     for path, module in modules.items():
@@ -250,7 +251,12 @@ def _sequential_base(cls: type | str, module: nn.Module) -> bool:
 
 
 def _assemble(
-    gm: fx.GraphModule, items: list[fx.Node | Call], calls: list[Call], kinds: dict[str, type | str], inline: tuple[InlineModule, ...]
+    gm: fx.GraphModule,
+    items: list[fx.Node | Call],
+    calls: list[Call],
+    graphs: dict[str, fx.Graph],
+    kinds: dict[str, type | str],
+    inline: tuple[InlineModule, ...],
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
     cut = {c.frame.path for c in calls}
@@ -262,7 +268,7 @@ def _assemble(
         if path in built or path in sequential:
             continue
         built.add(path)
-        module = module_from(holders[path], Builder.for_call(call).graph, class_name(call.frame.cls))
+        module = module_from(holders[path], graphs[path], class_name(call.frame.cls))
         if _sequential_base(call.frame.cls, module):
             module.meta[SEQUENTIAL_BASE] = True
         parent, _, name = path.rpartition(".")

@@ -8,7 +8,6 @@ subtree are read where used, as `get_attr` of the relative path.
 from __future__ import annotations
 
 import operator
-import re
 
 import torch
 from torch import fx, nn
@@ -16,7 +15,7 @@ from torch import fx, nn
 from .annotations import own_stack_trace
 from .calls import Call
 from .guards import is_guards_module
-from .names import unique_identifier
+from .names import unique_identifier, without_number
 
 
 def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
@@ -32,11 +31,6 @@ def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
             inputs.append(used)
     outputs = [n for n in body if any(u not in inside for u in n.users)]
     return inputs, outputs
-
-
-def _base_name(name: str) -> str:
-    """`add` for `add_3`: names in a method of its own are numbered afresh."""
-    return re.sub(r"_[0-9]+$", "", name) or name
 
 
 def _parameter_name(used: fx.Node, taken: set[str]) -> str:
@@ -112,7 +106,7 @@ class Builder:
         """Copy one node, its module path made relative (names numbered afresh unless `keep_names`)."""
         target = self.relative(str(node.target)) if node.op in ("call_module", "get_attr") else node.target
         args, kwargs = fx.map_arg(node.args, self.value), fx.map_arg(node.kwargs, self.value)
-        name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else _base_name(node.name)
+        name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
         if self.cls is not None and "stack_trace" in new.meta:
