@@ -19,9 +19,11 @@ from .generalize import generalize
 from .guards import is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
+from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
+from .raising import raise_aten
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .split import Structure, split
 from .storages import share_storages
@@ -408,7 +410,7 @@ def collect(
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
-    split_tree = split(root) if structure == "structured" else Structure(root)
+    split_tree = split(raise_aten(restore_layers(root))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes)
     collector.new_class(split_tree.root, ())
     collector.training_fixups()

@@ -64,7 +64,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "state_keys": list(state),
         "buffers": list(buffers),
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
-        "training": {k: m.training for k, m in _modules(gm)},
+        "training": expected_training(gm),
         "sharing": tensor_sharing(gm),
         "storages": storage_sharing(gm),
         "layouts": layouts(gm),
@@ -78,6 +78,28 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
 
 # A plain holder module may come back as the container it stands for (numbered children: a list).
 HOLDER_CLASSES = ["Module", "Sequential", "ModuleList", "ModuleDict"]
+
+
+# ATen calls of a layer whose mode is an argument (torch.export traces a model in the mode it is in):
+# overload -> the position of its training flag, or the flag itself.
+_MODE_ARGUMENT: dict[Any, int | bool] = {
+    torch.ops.aten.batch_norm.default: 5,
+    torch.ops.aten._native_batch_norm_legit_no_training.default: False,
+    torch.ops.aten.dropout.default: 2,
+    torch.ops.aten.dropout_.default: 2,
+}
+
+
+def expected_training(gm: fx.GraphModule) -> dict[str, bool]:
+    """Each module's training flag: its own, but a torch.nn layer traced into ops whose mode is an argument
+    (BatchNorm, Dropout) runs in the mode its ops ran in, as the restored layer must to give the same results."""
+    flags = {k: m.training for k, m in _modules(gm)}
+    for node in gm.graph.nodes:
+        mode = _MODE_ARGUMENT.get(node.target)
+        stack = list((node.meta.get("nn_module_stack") or {}).values())
+        if mode is not None and stack and stack[-1][0] in flags:
+            flags[stack[-1][0]] = mode if isinstance(mode, bool) else bool(node.args[mode])
+    return flags
 
 
 def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:

@@ -83,8 +83,8 @@ class FxModule(nn.Module):
                 f"x: expected a float32 tensor of shape [3, 4], got {x.dtype} {list(x.shape)}"
             )
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        sum_1 = torch.ops.aten.sum.default(x)
-        sum_1 = torch.ops.aten.gt.Scalar(sum_1, 0)
+        sum_1 = x.sum()
+        sum_1 = sum_1 > 0
         cond = torch.ops.higher_order.cond(
             sum_1,
             self.true_graph_0,

@@ -25,7 +25,15 @@ from torch import fx, nn
 import fxexport
 from tests.roundtrip import check_details, record
 from tests.zoo.catalog import LIBRARIES, Unsupported, ZooModel, no_hf_tracer
-from tests.zoo.readability import Readability, SourceClass, graph_nodes, measure, source_classes
+from tests.zoo.readability import (
+    Readability,
+    SourceClass,
+    call_nodes,
+    graph_nodes,
+    layer_paths,
+    measure,
+    source_classes,
+)
 
 PRODUCERS = ("symbolic_trace", "export", "feature_extraction")
 SHORT = {"symbolic_trace": "fx", "export": "ep", "feature_extraction": "fe"}
@@ -118,7 +126,7 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     row.export_seconds = time.perf_counter() - start
     shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
     record(row.package, gm, args, kwargs, None, work / "expect")
-    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm))
+    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm))
     return row
 
 

@@ -59,9 +59,16 @@ def table(rows: list[Row]) -> str:
 
 
 def readability_table(rows: list[Row]) -> str:
-    """One row per exported pair: module.py against the source model's own classes (issue 14)."""
-    body = [(r.model, r.producer, *readability.cells(r.readability)) for r in rows if r.readability]
-    return "readability (issue 14)\n" + grid(("model", "producer", *readability.HEADER), body)
+    """One row per exported pair: module.py against the source model's own classes (issues 14 and 15),
+    and a torch.export's class lines against the symbolic_trace export of the same model."""
+    traced = {r.model: r.readability.class_lines for r in rows if r.readability and r.producer == "symbolic_trace"}
+
+    def versus_fx(r: Row) -> str:
+        lines = traced.get(r.model)
+        return f"{r.readability.class_lines / lines:.2f}" if r.readability and r.producer == "export" and lines else "-"
+
+    body = [(r.model, r.producer, *readability.cells(r.readability), versus_fx(r)) for r in rows if r.readability]
+    return "readability (issues 14, 15)\n" + grid(("model", "producer", *readability.HEADER, "class lines / fx"), body)
 
 
 def summary(rows: list[Row]) -> str:
