@@ -16,7 +16,7 @@ from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
-from .guards import is_guards_module
+from .guards import CHECK_INPUT, is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, TensorIR
 from .layers import restore_layers
@@ -31,7 +31,7 @@ from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "load_tensors", "skip_init", "load_weights", "weights",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "load_tensors", "skip_init", CHECK_INPUT, "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
@@ -438,5 +438,6 @@ def collect(
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
         inline_modules=split_tree.inline,
+        checks_inputs=any(line.startswith(f"{CHECK_INPUT}(") for c in generalized for line in c.forward_lines),
     )
     return describe(root, package, {path: renamed.get(name, name) for path, name in collector.class_paths.items()})

@@ -131,6 +131,7 @@ class PackageIR:
     modules: tuple[ModuleIR, ...] = ()
     storages: tuple[TensorIR, ...] = ()  # kind "storage": bytes shared by views that no single tensor covers
     inline_modules: tuple[InlineModule, ...] = ()  # modules not cut out as a class of their own
+    checks_inputs: bool = False  # a forward calls loader.py's check_input
 
     @property
     def stored(self) -> tuple[TensorIR, ...]:

@@ -29,6 +29,7 @@ class Run:
     calls: tuple[Call, ...]
     inputs: tuple[fx.Node, ...]
     state: dict[str, torch.Tensor]
+    attribute: Callable[[str], Any]  # what a get_attr target reads
 
     def single(self, *overloads: Any) -> Call | None:
         """The one call, when the run is exactly one call of one of `overloads` on the layer's first input."""
@@ -37,8 +38,11 @@ class Run:
         return self.calls[0]
 
     def tensor(self, value: Any, name: str) -> bool:
-        """`value` reads the layer's own tensor `name`."""
-        return isinstance(value, fx.Node) and value.op == "get_attr" and value.target == f"{self.path}.{name}" and name in self.state
+        """`value` reads the layer's own tensor `name`, under its name or another (a tied weight is read
+        under the name export kept)."""
+        if not (isinstance(value, fx.Node) and value.op == "get_attr" and name in self.state):
+            return False
+        return value.target == f"{self.path}.{name}" or self.attribute(str(value.target)) is self.state[name]
 
     def optional(self, value: Any, name: str) -> bool:
         """`value` reads the layer's tensor `name`, or is None where the layer has none (`bias=False`)."""

@@ -20,6 +20,7 @@ from torch import fx, nn
 from .calls import body_nodes, resolve_class, stack_frames
 from .layer_recovery import LAYERS, Recovered, Run, bound_calls, recover
 from .raising import copy_graph, is_aten, with_graph
+from .subgraphs import holder_copy
 
 # Inputs larger than this are not made up to check a layer (its ops stay).
 MAX_SAMPLE_ELEMENTS = 1 << 24
@@ -81,7 +82,7 @@ def _restore(
     calls = bound_calls(nodes)
     if state is None or calls is None or not _reachable(modules, path):
         return None
-    recovered = recover(cls, Run(path, calls, inputs, state))
+    recovered = recover(cls, Run(path, calls, inputs, state, lambda target: _attribute(gm, target)))
     if recovered is None:
         return None
     layer = layers.get(path) or _build(cls, recovered, holder, state, _training(modules, path, holder, recovered))
@@ -89,6 +90,11 @@ def _restore(
         return None
     layers[path] = layer
     return Restored(path, tuple(nodes), inputs)
+
+
+def _attribute(gm: fx.GraphModule, target: str) -> Any:
+    owner, _, name = target.rpartition(".")
+    return getattr(gm.get_submodule(owner), name, None)
 
 
 def _state(holder: nn.Module) -> dict[str, torch.Tensor] | None:
@@ -217,10 +223,7 @@ def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Re
             if not node.users:
                 graph.erase_node(node)
     graph.lint()
-    root = _holder_copy(gm, gm.training)
-    for name, value in vars(gm).items():
-        if isinstance(value, torch.Tensor):
-            root.__dict__[name] = value
+    root = holder_copy(gm)
     private = {id(root)}
     for path, layer in layers.items():
         _install(root, path.split("."), layer, private)
@@ -243,21 +246,17 @@ def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[i
     for name in parts[:-1]:
         child = parent._modules.get(name)
         if child is None or id(child) not in private:
-            child = _holder_copy(child, parent.training)
+            child = _new_holder(parent.training) if child is None else holder_copy(child)
             _place(parent, name, child)
             private.add(id(child))
         parent = child
     _place(parent, parts[-1], layer)
 
 
-def _holder_copy(holder: nn.Module | None, training: bool) -> nn.Module:
+def _new_holder(training: bool) -> nn.Module:
+    """A module for a stateless layer's missing parent, in its parent's mode."""
     new = nn.Module()
-    new.training = training if holder is None else holder.training
-    if holder is not None:
-        new._parameters.update(holder._parameters)
-        new._buffers.update(holder._buffers)
-        new._non_persistent_buffers_set.update(holder._non_persistent_buffers_set)
-        new._modules.update(holder._modules)
+    new.training = training
     return new
 
 

@@ -14,7 +14,7 @@ import torch
 from torch import fx, nn
 
 from .aten_spellings import FIRST_OUTPUT_ONLY, RENAMES, spelling
-from .subgraphs import module_from
+from .subgraphs import holder_copy, module_from
 
 
 def with_graph(gm: fx.GraphModule, graph: fx.Graph, holder: nn.Module | None = None) -> fx.GraphModule:
@@ -44,15 +44,22 @@ def is_aten(node: fx.Node) -> bool:
 
 
 def raise_aten(gm: fx.GraphModule) -> fx.GraphModule:
-    """`gm` with every ATen call that has a public spelling written that way; `gm` itself if none has."""
-    if not any(is_aten(n) for n in gm.graph.nodes):
+    """`gm` with every ATen call that has a public spelling written that way, in its graph and in the
+    graphs of its higher-order ops (`cond` branches, `wrap_with_autocast` bodies); `gm` itself if none has."""
+    children = {name: raise_aten(child) for name, child in gm.named_children() if isinstance(child, fx.GraphModule)}
+    changed = {name: child for name, child in children.items() if child is not gm.get_submodule(name)}
+    if not changed and not any(is_aten(n) for n in gm.graph.nodes):
         return gm
     graph = copy_graph(gm.graph)
     for node in list(graph.nodes):
         if is_aten(node):
             _raise(graph, node)
     graph.lint()
-    return with_graph(gm, graph)
+    holder = None
+    if changed:
+        holder = holder_copy(gm)
+        holder._modules.update(changed)
+    return with_graph(gm, graph, holder)
 
 
 def _raise(graph: fx.Graph, node: fx.Node) -> None:

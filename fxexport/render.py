@@ -13,6 +13,7 @@ import jinja2
 import torch
 
 from .errors import FxExportError
+from .guards import CHECK_INPUT
 from .ir import PackageIR
 from .names import code_of, quote
 from .weights import DTYPES
@@ -26,7 +27,7 @@ OUTPUTS = {
     "loader.py": "loader.py.jinja",
     "README.md": "README.md.jinja",
 }
-# The safetensors loader module.py imports: the same text in every export, written when there are tensors to load.
+# The safetensors loader (and input check) module.py imports: the same text in every export, written when imported.
 LOADER = "loader.py"
 # Our templates stay reachable under this prefix, so a user's `module.py.jinja` can extend ours.
 BUILTIN_PREFIX = "fxexport"
@@ -120,7 +121,8 @@ def _files(package: PackageIR) -> tuple[tuple[str, str], ...]:
     return (
         ("__init__.py", f"re-exports `{package.class_name}`"),
         ("module.py", "the model code"),
-        *([(LOADER, "the loader that fills the model with its tensors (the same file in every export)")] if package.tensors else []),
+        *([(LOADER, "the loader that fills the model with its tensors and checks its inputs (the same file in every export)")]
+          if loader_imports(package) else []),  # fmt: skip
         *weights,
         (MANIFEST, "manifest: versions, the sha256 of each file, every tensor's shape and dtype"),
         ("README.md", "this file"),
@@ -152,6 +154,11 @@ def _views_table(package: PackageIR) -> str:
     })  # fmt: skip
 
 
+def loader_imports(package: PackageIR) -> list[str]:
+    """What module.py imports from loader.py: the input check, the tensor loader."""
+    return [*([CHECK_INPUT] if package.checks_inputs else []), *(["load_tensors", "skip_init"] if package.tensors else [])]
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -162,14 +169,15 @@ def context(package: PackageIR) -> dict[str, Any]:
         "tensor_views": _views_table(package),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
+        "loader_imports": ", ".join(loader_imports(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
             "requirements": requirements(package)}  # fmt: skip
 
 
 def outputs(package: PackageIR) -> dict[str, str]:
-    """The text files of this export and their templates: the loader only when there are tensors."""
-    return {path: name for path, name in OUTPUTS.items() if path != LOADER or package.tensors}
+    """The text files of this export and their templates: the loader only when module.py imports it."""
+    return {path: name for path, name in OUTPUTS.items() if path != LOADER or loader_imports(package)}
 
 
 def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]:

@@ -328,3 +328,16 @@ def test_raised_call_is_public_torch(sample: Sample) -> None:
 def test_every_table_entry_has_a_sample() -> None:
     sampled = {s.op for s in SAMPLES}
     assert [str(op) for op in SPELLINGS if op not in sampled] == []
+
+
+def test_graphs_of_higher_order_ops_are_raised() -> None:
+    class Branches(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cond(x.sum() > 0, lambda v: v.relu() + 1, lambda v: v - 1, (x,))
+
+    gm = torch.export.export(Branches(), (torch.randn(3),)).module()
+    raised = raise_aten(gm)
+    graphs = [m for m in raised.modules() if isinstance(m, fx.GraphModule)]
+    assert len(graphs) == 3 and not [n for g in graphs for n in g.graph.nodes if is_aten(n)]
+    for x in (torch.randn(3), -torch.ones(3), torch.ones(3)):
+        assert torch.equal(raised(x), gm(x))

@@ -187,3 +187,24 @@ def test_a_shared_layer_is_one_module_called_twice() -> None:
     assert isinstance(restored.get_submodule("act"), nn.ReLU) and isinstance(restored.get_submodule("fc"), nn.Linear)
     x = torch.randn(2, 4)
     assert torch.equal(restored(x), gm(x))
+
+
+def test_tied_weights_restore_both_layers() -> None:
+    """torch.export reads a tied weight under one name: both layers holding it come back, still tied."""
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = nn.Linear(4, 10, bias=False)
+            self.embed = nn.Embedding(10, 4)
+            self.head.weight = self.embed.weight
+
+        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+            return self.head(self.embed(tokens))
+
+    tokens = torch.tensor([[1, 2, 3]])
+    gm = torch.export.export(Tied(), (tokens,)).module()
+    restored = restore_layers(gm)
+    head, embed = restored.get_submodule("head"), restored.get_submodule("embed")
+    assert isinstance(head, nn.Linear) and isinstance(embed, nn.Embedding) and head.weight is embed.weight
+    assert torch.equal(restored(tokens), gm(tokens))

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .loader import load_tensors, skip_init
+from .loader import check_input, load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 2
@@ -44,16 +44,7 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        if (
-            x.dim() != 3
-            or x.shape[0] > 16
-            or x.shape[1] > 32
-            or x.shape[2] != 6
-            or x.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"x: expected a float32 tensor of shape [..16, ..32, 6], got {x.dtype} {list(x.shape)}"
-            )
+        check_input(x, "x", torch.float32, ((None, 16), (None, 32), 6))
         sym_size_int_2 = x.size(0)
         sym_size_int_3 = x.size(1)
         # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)

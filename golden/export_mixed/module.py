@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .loader import load_tensors, skip_init
+from .loader import check_input, load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 5
@@ -48,23 +48,8 @@ class FxModule(nn.Module):
 
     def forward(self, x, extra, scale=2.0):
         extra_a = extra["a"]
-        if (
-            x.dim() != 2
-            or x.shape[0] != 2
-            or x.shape[1] != 4
-            or x.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"x: expected a float32 tensor of shape [2, 4], got {x.dtype} {list(x.shape)}"
-            )
-        if (
-            extra_a.dim() != 1
-            or extra_a.shape[0] != 3
-            or extra_a.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"extra_a: expected a float32 tensor of shape [3], got {extra_a.dtype} {list(extra_a.shape)}"
-            )
+        check_input(x, "x", torch.float32, (2, 4))
+        check_input(extra_a, "extra_a", torch.float32, (3,))
         if scale != 2.0:
             raise ValueError(
                 "scale: this export is specialised to 2.0, got " + repr(scale)

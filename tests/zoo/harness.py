@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import importlib
 import shutil
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -71,10 +72,10 @@ class Row:
         return self.has_graph and not self.export_error
 
 
-def missing_libraries() -> list[str]:
+def missing_libraries(libraries: tuple[str, ...] = LIBRARIES) -> list[str]:
     """The zoo libraries that cannot be imported here (torchvision does not import beside another torch)."""
     missing = []
-    for name in LIBRARIES:
+    for name in libraries:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - not installed, or installed for another torch
@@ -130,12 +131,12 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     return row
 
 
-def check_rows(rows: list[Row], work: Path) -> None:
+def check_rows(rows: list[Row], work: Path, python: str = sys.executable) -> None:
     """Fill in loaded/matched from fresh processes, BATCH packages each."""
     exported = [r for r in rows if r.exported]
     for start in range(0, len(exported), BATCH):
         batch = exported[start : start + BATCH]
-        report = check_details(work / "moved", work / "expect", [r.package for r in batch], LIBRARIES)
+        report = check_details(work / "moved", work / "expect", [r.package for r in batch], LIBRARIES, python=python)
         for row in batch:
             details = report[row.package]
             row.loaded, row.problems, row.exact = details["loaded"], tuple(details["problems"]), details["exact"]
@@ -143,8 +144,10 @@ def check_rows(rows: list[Row], work: Path) -> None:
             row.max_error, row.load_seconds = details["max_error"], details["load_seconds"]
 
 
-def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None, check: bool = True) -> list[Row]:
-    """Every pair of `entries` and `producers`; `check=False` skips the standalone check (readability only)."""
+def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None, check: bool = True,
+        python: str = sys.executable) -> list[Row]:  # fmt: skip
+    """Every pair of `entries` and `producers`; `check=False` skips the standalone check (readability only);
+    `python` checks the exports (another interpreter: another torch version loads what this one exported)."""
     for sub in ("staging", "moved", "expect"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     rows = []
@@ -164,7 +167,7 @@ def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUC
         del model
         gc.collect()
     if check:
-        check_rows(rows, work)
+        check_rows(rows, work, python)
     return rows
 
 
