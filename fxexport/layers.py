@@ -33,6 +33,7 @@ class Restored:
     path: str
     nodes: tuple[fx.Node, ...]
     inputs: tuple[fx.Node, ...]
+    mode: bool | None  # the training flag its ops ran in (BatchNorm, Dropout), None when they do not say
 
 
 def restore_layers(gm: fx.GraphModule) -> fx.GraphModule:
@@ -89,7 +90,7 @@ def _restore(
     if layer is None or not _verifies(gm, layer, nodes, inputs, state):
         return None
     layers[path] = layer
-    return Restored(path, tuple(nodes), inputs)
+    return Restored(path, tuple(nodes), inputs, recovered.training)
 
 
 def _attribute(gm: fx.GraphModule, target: str) -> Any:
@@ -227,7 +228,25 @@ def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Re
     private = {id(root)}
     for path, layer in layers.items():
         _install(root, path.split("."), layer, private)
+    modes = [call.mode for call in restored if call.mode is not None]
+    if modes and not any(modes):  # traced in eval: the model is, as a whole, as its source was
+        _evaluate(root, private | {id(layer) for layer in layers.values()}, {}, set())
     return with_graph(gm, graph, root)
+
+
+def _evaluate(module: nn.Module, ours: set[int], copies: dict[int, nn.Module], seen: set[int]) -> None:
+    """Eval mode for `module` and every plain holder and restored layer under it (copying holders
+    that are not ours yet, once each); other modules (subgraphs of higher-order ops) as they are."""
+    module.training = False
+    seen.add(id(module))
+    for name, child in module._modules.items():
+        if child is not None and type(child) is nn.Module and id(child) not in ours:
+            if id(child) not in copies:
+                copies[id(child)] = holder_copy(child)
+                ours.add(id(copies[id(child)]))
+            module._modules[name] = child = copies[id(child)]
+        if child is not None and id(child) in ours and id(child) not in seen:
+            _evaluate(child, ours, copies, seen)
 
 
 _TRACE_FRAME = re.compile(r'^ *File "(?P<file>[^"]*)", line \d+, in .*\n(?: {4}.*(?:\n|$))*', re.MULTILINE)

@@ -11,6 +11,7 @@ from torch import fx, nn
 from torch.export import Dim
 
 from fxexport.examples import TransformerBlock
+from tests.models import ResNetLike
 
 
 class Mixed(nn.Module):
@@ -164,6 +165,7 @@ DYNAMIC_SHAPES = ({0: Dim("batch", min=1, max=16), 1: Dim("tokens", min=2, max=3
 PRODUCERS = [
     Producer("export_mixed", exported(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
     Producer("export_transformer", exported(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
+    Producer("export_resnet", exported(ResNetLike, lambda: (_x(2, 3, 8, 8),)), lambda: (_x(2, 3, 8, 8),)),
     Producer("export_cond", exported(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),), other_sizes=(lambda: (-_x(3, 4).abs(),),)),
     Producer("export_scoped_regions", exported(Scoped, lambda: (_x(2, 4),)), lambda: (_x(2, 4),)),
     Producer("export_while_loop", exported(Loop, lambda: (_x(3),)), lambda: (_x(3),)),

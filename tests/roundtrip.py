@@ -95,14 +95,18 @@ _MODE_LAYERS = {f"torch.nn.modules.batchnorm.BatchNorm{d}d" for d in (1, 2, 3)} 
 
 def expected_training(gm: fx.GraphModule) -> dict[str, bool]:
     """Each module's training flag: its own, but a torch.nn BatchNorm or Dropout traced into ops runs in the
-    mode its ops ran in (an argument of theirs), as the restored layer must to give the same results."""
+    mode its ops ran in (an argument of theirs), as the restored layer must to give the same results; and
+    when all of those ran in eval, the model was traced in eval: every module is (but higher-order ops' graphs)."""
     flags = {k: m.training for k, m in _modules(gm)}
+    modes = {}
     for node in gm.graph.nodes:
         mode = _MODE_ARGUMENT.get(node.target)
         stack = list((node.meta.get("nn_module_stack") or {}).values())
         if mode is not None and stack and stack[-1][0] in flags and _qualified(stack[-1][1]) in _MODE_LAYERS:
-            flags[stack[-1][0]] = mode if isinstance(mode, bool) else bool(node.args[mode])
-    return flags
+            modes[stack[-1][0]] = mode if isinstance(mode, bool) else bool(node.args[mode])
+    if modes and not any(modes.values()):
+        return {k: m.training if k and isinstance(m, fx.GraphModule) else False for k, m in _modules(gm)}
+    return {**flags, **modes}
 
 
 def _qualified(cls: Any) -> str:

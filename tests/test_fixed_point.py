@@ -76,6 +76,7 @@ def _make_fx(mode: str) -> Callable[[nn.Module, Case], Any]:
 # capture's stack traces point into the first export's module.py, which is what they should say.
 OWN_PRODUCERS: dict[str, Callable[[nn.Module, Case], Any]] = {
     "export_mixed": _export(),
+    "export_resnet": _export(),
     "export_cond": _export(),
     "export_dynamic": _export(DYNAMIC_SHAPES),
     "make_fx_mlp": _make_fx("real"),

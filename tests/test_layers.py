@@ -18,6 +18,7 @@ from torch import fx, nn
 
 from fxexport import layer_recovery
 from fxexport.calls import stack_frames
+from fxexport.guards import is_guards_module
 from fxexport.layer_recovery import LAYERS, Recovered
 from fxexport.layers import restore_layers
 from fxexport.raising import is_aten
@@ -208,3 +209,12 @@ def test_tied_weights_restore_both_layers() -> None:
     head, embed = restored.get_submodule("head"), restored.get_submodule("embed")
     assert isinstance(head, nn.Linear) and isinstance(embed, nn.Embedding) and head.weight is embed.weight
     assert torch.equal(restored(tokens), gm(tokens))
+
+
+def test_a_model_traced_in_eval_comes_back_in_eval() -> None:
+    """A BatchNorm traced in eval makes the whole export eval (one `self.eval()`); the input keeps its flags."""
+    model, gm = _exported(Layer(lambda: _eval(nn.BatchNorm2d(3)), (2, 3, 4, 4)))
+    before = {k: m.training for k, m in gm.named_modules()}
+    restored = restore_layers(gm)
+    assert not any(m.training for m in restored.modules() if not is_guards_module(m))
+    assert {k: m.training for k, m in gm.named_modules()} == before and all(before.values())

@@ -29,7 +29,7 @@ class FxModule(nn.Module):
         L_extra_a_,
         L_self_buffers_running_,
     ):
-        # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
+        # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
         out = F.linear(
             L_x_,
             L_self_modules_lin_parameters_weight_,
@@ -39,7 +39,7 @@ class FxModule(nn.Module):
         out = out + L_self_buffers_offset_
         tensor = torch.tensor([1.0, 2.0, 3.0, 4.0])
         out = out + tensor
-        # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
+        # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = L_extra_a_.sum()
         relu = L_x_.relu()
         add_2 = L_self_buffers_running_ + 1

@@ -29,7 +29,7 @@ class TrueGraph0(nn.Module):
         super().__init__()
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
-        # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
+        # tests/producers.py:38 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         x = F.linear(x, p_up_weight, p_up_bias)
         x = F.relu(x)
         return (x,)
@@ -40,7 +40,7 @@ class FalseGraph0(nn.Module):
         super().__init__()
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
-        # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
+        # tests/producers.py:38 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         x = F.linear(x, p_down_weight, p_down_bias)
         x = x - 1
         return (x,)
@@ -75,7 +75,7 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         check_input(x, "x", torch.float32, (3, 4))
-        # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
+        # tests/producers.py:38 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
         sum_1 = x.sum()
         sum_1 = sum_1 > 0
         cond = torch.ops.higher_order.cond(

@@ -47,7 +47,7 @@ class FxModule(nn.Module):
         check_input(x, "x", torch.float32, ((None, 16), (None, 32), 6))
         sym_size_int_2 = x.size(0)
         sym_size_int_3 = x.size(1)
-        # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
+        # tests/producers.py:83 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
         x = self.proj(x)
         mul = sym_size_int_2 * sym_size_int_3
         x = x.reshape(mul, 6)

@@ -1,0 +1,106 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 11,037; buffers: 30; 45,188 bytes of tensors in weights.safetensors.
+Producer: torch.export; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .loader import check_input, load_tensors, skip_init
+
+WEIGHT_FILES = ("weights.safetensors",)
+TENSOR_COUNT = 62
+TIED_TENSORS = {}
+TENSOR_VIEWS = {}
+
+
+class ConvNormAct(nn.Sequential):  # tests/models.py:471 ConvNormAct
+    pass
+
+
+class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
+    def __init__(self, in_channels, out_channels, stride=1, downsample=None) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(
+            in_channels, out_channels, 3, stride=stride, padding=1, bias=False
+        )
+        self.bn1 = nn.BatchNorm2d(out_channels)
+        self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(out_channels)
+        self.downsample = downsample
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        # tests/models.py:464 in forward: out = self.relu(self.bn1(self.conv1(x)))
+        out = self.conv1(x)
+        out = self.bn1(out)
+        out = self.relu(out)
+        # tests/models.py:465 in forward: out = self.bn2(self.conv2(out))
+        out = self.conv2(out)
+        out = self.bn2(out)
+        if self.downsample is not None:
+            x = self.downsample(x)
+        # tests/models.py:468 in forward: return self.relu(out + identity)
+        out = out + x
+        out = self.relu(out)
+        return out
+
+
+class FxModule(nn.Module):
+    def __init__(
+        self, *, load_weights: bool = True, weights=None, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        with torch.device("meta"), skip_init():
+            self.stem = ConvNormAct(
+                nn.Conv2d(3, 8, 3, padding=1, bias=False),
+                nn.BatchNorm2d(8),
+                nn.ReLU(inplace=True),
+            )
+            self.layer1 = nn.Sequential(BasicBlock(8, 8), BasicBlock(8, 8))
+            self.layer2 = nn.Sequential(
+                BasicBlock(
+                    8,
+                    16,
+                    stride=2,
+                    downsample=nn.Sequential(
+                        nn.Conv2d(8, 16, 1, stride=2, bias=False), nn.BatchNorm2d(16)
+                    ),
+                ),
+                BasicBlock(16, 16),
+            )
+            self.head = nn.Module()
+            self.head.fc = nn.Linear(16, 5)
+            self.head.pool = nn.AdaptiveAvgPool2d(1)
+        self.eval()
+        if load_weights:
+            load_tensors(
+                self,
+                weights,
+                device=device,
+                dtype=dtype,
+                folder=Path(__file__).resolve().parent,
+                weight_files=WEIGHT_FILES,
+                tensor_count=TENSOR_COUNT,
+                tied_tensors=TIED_TENSORS,
+                tensor_views=TENSOR_VIEWS,
+            )
+
+    def forward(self, x):
+        check_input(x, "x", torch.float32, (2, 3, 8, 8))
+        x = self.stem(x)
+        x = self.layer1(x)
+        x = self.layer2(x)
+        # tests/models.py:488 in forward: return self.head["fc"](torch.flatten(self.head["pool"](x), 1))
+        x = self.head.pool(x)
+        x = x.flatten(1)
+        x = self.head.fc(x)
+        return x
