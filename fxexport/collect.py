@@ -18,10 +18,11 @@ from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import is_guards_module
 from .imports import ImportTable
-from .ir import ClassIR, PackageIR, TensorIR
+from .ir import ClassIR, PackageIR, PackedIR, QuantizedIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
+from .quantized import SCALE, ZERO_POINT, packing, split_quantized
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .split import Structure, split
 from .storages import share_storages
@@ -29,7 +30,8 @@ from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "load_tensors", "skip_init", "load_weights", "weights",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS",
+    "load_tensors", "skip_init", "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
@@ -66,6 +68,9 @@ class _Collector:
         self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
+        self.qparams: list[TensorIR] = []  # scales and zero points of quantized tensors
+        self.packed: list[PackedIR] = []  # quantized layers whose weights are set through their setter
+        self.build_device = "meta"
         self.fixups: list[str] = []
         self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
         self.warnings: list[str] = []
@@ -116,8 +121,14 @@ class _Collector:
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
-    def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> list[tuple[str, str]] | None:
-        """Add the lines that build each child; returns (name, code) per child when each is one constructor call."""
+    def build_children(
+        self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...], deferred: list[str] | None = None
+    ) -> list[tuple[str, str]] | None:
+        """Add the lines that build each child; returns (name, code) per child when each is one constructor call.
+
+        A layer's settings after its constructor call (a quantized layer's output scale) go to `deferred`
+        when given, so a container of such layers can still be built in one call, followed by them.
+        """
         calls: list[tuple[str, str]] | None = []
         for name, child in module._modules.items():
             child_path = (*path, name)
@@ -138,7 +149,8 @@ class _Collector:
                 code = self.child_code(owner, child, child_path)
                 if code is not None:
                     owner.init_lines.append(_assign_module(target, name, code))
-                    owner.init_lines += self.extra_lines(owner, child, child_path, code)
+                    settings = self.extra_lines(owner, child, child_path, code)
+                    (owner.init_lines if deferred is None else deferred).extend(settings)
             if calls is not None and code is not None and len(owner.init_lines) == start + 1:
                 calls.append((name, code))
             else:
@@ -154,14 +166,16 @@ class _Collector:
         start = len(owner.init_lines)
         target = _access(owner, path[:-1])
         owner.init_lines.append(_assign_module(target, path[-1], f"{constructor}()"))
-        calls = self.build_children(owner, holder, path)
+        settings: list[str] = []
+        calls = self.build_children(owner, holder, path, settings)
         self.declare_tensors(owner, holder, path)
+        filled = None
         if calls and len(owner.init_lines) == start + 1 + len(calls):
             filled = _container_code(type(holder), constructor, calls)
             if filled is not None:
                 owner.init_lines[start:] = [_assign_module(target, path[-1], filled)]
-                return filled
-        return None
+        owner.init_lines += settings
+        return None if settings else filled
 
     def sequential_class(self, path: tuple[str, ...]) -> str | None:
         """The generated subclass of nn.Sequential for a source Sequential subclass (one per source class)."""
@@ -250,15 +264,41 @@ class _Collector:
             return False
         self.tensor_paths[id(tensor)] = path
         data = tensor.detach()
+        key = ".".join(path)
+        quantized = None
+        if data.is_quantized:
+            quantized, data = self.record_qparams(key, data)
         self.tensors.append(
-            TensorIR(".".join(path), kind, tuple(data.shape), str(data.dtype).removeprefix("torch."),
-                     bool(tensor.requires_grad), persistent, data)
+            TensorIR(key, kind, tuple(data.shape), str(data.dtype).removeprefix("torch."),
+                     bool(tensor.requires_grad), persistent, data, quantized=quantized)
         )  # fmt: skip
         return True
+
+    def record_qparams(self, key: str, tensor: torch.Tensor) -> tuple[QuantizedIR, torch.Tensor]:
+        """A quantized tensor's scales and zero points as entries of their own; returns how to rebuild
+        it and its integer values, which are stored under its key."""
+        parts = split_quantized(tensor, key)
+        for suffix, value in ((SCALE, parts.scale), (ZERO_POINT, parts.zero_point)):
+            dtype = str(value.dtype).removeprefix("torch.")
+            self.qparams.append(TensorIR(key + suffix, "qparams", tuple(value.shape), dtype, False, False, value))
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        return QuantizedIR(dtype, parts.qscheme, parts.axis, key + SCALE, key + ZERO_POINT), parts.values
+
+    def record_packed(self, layer: nn.Module, path: tuple[str, ...]) -> None:
+        """A quantized layer's packed weights, stored under their state_dict names and set through its setter."""
+        packed = packing(layer)
+        if packed is None:
+            return
+        self.build_device = "cpu"
+        self.packed.append(PackedIR(".".join(path), packed.setter, packed.names, packed.by_name))
+        for name, tensor in zip(packed.names, packed.tensors):
+            if tensor is not None:
+                self.record_tensor(tensor, (*path, name), "packed", True)
 
     def record_leaf_tensors(self, leaf: nn.Module, path: tuple[str, ...]) -> None:
         for sub_path, sub in leaf.named_modules(remove_duplicate=False):
             full = (*path, *filter(None, sub_path.split(".")))
+            self.record_packed(sub, full)
             for name, param in sub._parameters.items():
                 if param is not None and self.record_tensor(param, (*full, name), "parameter", True) and not param.requires_grad:
                     self.fixups.append(f"{self.root_access((*full, name))}.requires_grad_(False)")
@@ -436,5 +476,8 @@ def collect(
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
         inline_modules=split_tree.inline,
+        qparams=tuple(collector.qparams),
+        packed=tuple(collector.packed),
+        build_device=collector.build_device,
     )
     return describe(root, package, {path: renamed.get(name, name) for path, name in collector.class_paths.items()})

@@ -114,6 +114,15 @@ class ImportTable:
         self._add(Import(module, None, module))
         return module
 
+    def module_as(self, module: str, hint: str) -> str:
+        """`import a.b.c as hint` (another name when `hint` is taken); returns the bound name."""
+        check_dotted(module, "module")
+        found = next((i for i in self._imports.values() if i.module == module and i.attr is None and i.alias != module), None)
+        if found is None:
+            found = Import(module, None, self._namespace.create(hint))
+            self._add(found)
+        return found.alias
+
     def symbol(self, module: str, attr: str) -> str:
         """`from module import attr` (aliased when the name is taken); returns the bound name."""
         check_dotted(module, "module")

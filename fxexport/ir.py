@@ -18,11 +18,32 @@ class ViewIR:
 
 
 @dataclass(frozen=True)
+class QuantizedIR:
+    """A quantized tensor, stored as its integer values with its scales and zero points as entries of their own."""
+
+    dtype: str  # "qint8", "quint8", "qint32": the dtype it is rebuilt as
+    qscheme: str  # "per_tensor_affine", "per_channel_affine", "per_channel_affine_float_qparams"
+    axis: int | None  # the channel axis; None for one scale and zero point
+    scale: str  # the key of its scale(s)
+    zero_point: str  # the key of its zero point(s)
+
+
+@dataclass(frozen=True)
+class PackedIR:
+    """A quantized layer whose weights are packed for its kernel: the loader sets them through `setter`."""
+
+    path: str
+    setter: str  # "set_weight_bias", "set_weight"
+    names: tuple[str, ...]  # its tensors, in the setter's order (keys `<path>.<name>`)
+    by_name: bool  # the setter takes one dict of them (nnqd.LSTM), not positional arguments
+
+
+@dataclass(frozen=True)
 class TensorIR:
     """One tensor of the module tree (or, kind "storage", a storage that views share), keyed by its dotted path."""
 
     key: str
-    kind: str  # "parameter", "buffer", "constant", or "storage" (bytes that several views share, see storages.py)
+    kind: str  # "parameter", "buffer", "constant", "packed" (a quantized layer's), "storage" (see storages.py) or "qparams"
     shape: tuple[int, ...]
     dtype: str
     requires_grad: bool
@@ -30,6 +51,7 @@ class TensorIR:
     tensor: torch.Tensor = field(repr=False, compare=False)
     file: str = ""  # the weight file that holds it (a view: that of its storage); "" when the export has no weight files
     view: ViewIR | None = None  # set when it is rebuilt as a view of a saved storage, keeping strides and sharing
+    quantized: QuantizedIR | None = None  # set for a quantized tensor: `dtype` and `tensor` are then its integer values
 
     @functools.cached_property
     def nbytes(self) -> int:
@@ -131,11 +153,19 @@ class PackageIR:
     modules: tuple[ModuleIR, ...] = ()
     storages: tuple[TensorIR, ...] = ()  # kind "storage": bytes shared by views that no single tensor covers
     inline_modules: tuple[InlineModule, ...] = ()  # modules not cut out as a class of their own
+    qparams: tuple[TensorIR, ...] = ()  # kind "qparams": the scales and zero points of quantized tensors
+    packed: tuple[PackedIR, ...] = ()  # quantized layers whose weights the loader sets through their setter
+    build_device: str = "meta"  # where the module tree is built: "cpu" when quantized layers pack weights there
 
     @property
     def stored(self) -> tuple[TensorIR, ...]:
-        """The entries of the weight files: tensors saved as themselves, then shared storages."""
-        return (*(t for t in self.tensors if t.is_stored), *self.storages)
+        """The entries of the weight files: tensors saved as themselves, shared storages, then quantization parameters."""
+        return (*(t for t in self.tensors if t.is_stored), *self.storages, *self.qparams)
+
+    @property
+    def quantized(self) -> bool:
+        """True when the loader rebuilds quantized tensors or sets packed weights."""
+        return bool(self.qparams or self.packed)
 
     @property
     def parameter_bytes(self) -> int:

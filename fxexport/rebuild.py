@@ -9,6 +9,7 @@ becomes an empty stub that the weights file fills.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import warnings
 from typing import Any
@@ -20,6 +21,7 @@ from torch.nn.parameter import is_lazy
 from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
+from .quantized import namespace_of, needs_cpu, output_qparams, packing, set_packed
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -44,9 +46,12 @@ def is_torch_module(module: nn.Module) -> bool:
 
 
 def class_reference(cls: type, imports: ImportTable) -> str:
-    """The code that names `cls`: `nn.Name` for torch.nn's own classes, else an import."""
+    """The code that names `cls`: `nn.Name` for torch.nn's own classes, `nnq.Name` for torch.ao's quantized
+    ones (imported as torch's documentation does), else an import."""
     if getattr(nn, cls.__name__, None) is cls:
         return f"{imports.use('nn')}.{cls.__name__}"
+    if (namespace := namespace_of(cls)) is not None:
+        return f"{imports.module_as(*namespace)}.{cls.__name__}"
     return function_reference(cls, imports, f"class {cls.__qualname__}")
 
 
@@ -212,9 +217,11 @@ def _module_mismatch(label: str, mod: nn.Module, other: nn.Module) -> str | None
 
 
 def extra_settings(original: nn.Module, code: str, imports: ImportTable) -> list[tuple[tuple[str, ...], str, Any]]:
-    """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set."""
-    rebuilt = dict(_build(code, imports).named_modules(remove_duplicate=False))
-    extras = []
+    """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set:
+    a quantized layer's output scale and zero point, and what a library set on a layer after building it."""
+    built = _build(code, imports, _device(original))
+    extras: list[tuple[tuple[str, ...], str, Any]] = [((), k, v) for k, v in output_qparams(original).items() if not _equal(vars(built)[k], v)]
+    rebuilt = dict(built.named_modules(remove_duplicate=False))
     for path, mod in original.named_modules(remove_duplicate=False):
         other = vars(rebuilt[path]) if path in rebuilt else {}
         extras += [(tuple(filter(None, path.split("."))), k, v) for k, v in _state(mod).items() if k not in other and _plain(v)]
@@ -222,7 +229,8 @@ def extra_settings(original: nn.Module, code: str, imports: ImportTable) -> list
 
 
 def _tensor_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-    return {k: (tuple(v.shape), v.dtype) for k, v in module.state_dict(keep_vars=True).items() if v is not None}
+    # A quantized layer's state_dict also holds packed weights (tuples, torch.classes objects): not compared here.
+    return {k: (tuple(v.shape), v.dtype) for k, v in module.state_dict(keep_vars=True).items() if isinstance(v, torch.Tensor)}
 
 
 def mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
@@ -249,13 +257,31 @@ def _check_materialized(module: nn.Module, where: str) -> None:
         )
 
 
-def _build(code: str, imports: ImportTable) -> nn.Module:
-    """The module `code` builds, on the meta device; built once per export (compared, never changed)."""
+def _device(module: nn.Module) -> str:
+    """Where a rebuild of `module` is built: the meta device, or the CPU for quantized layers (see quantized.py)."""
+    return "cpu" if needs_cpu(module) else "meta"
+
+
+def _build(code: str, imports: ImportTable, device: str = "meta") -> nn.Module:
+    """The module `code` builds, on `device`; built once per export (compared, never changed)."""
     if code not in imports.built:
-        with torch.device("meta"), warnings.catch_warnings():
+        with torch.device(device), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the source module's own construction already warned
             imports.built[code] = eval(code, imports.bindings())  # our own code, built from repr() of literals
     return imports.built[code]
+
+
+def _settled(rebuilt: nn.Module, original: nn.Module) -> nn.Module:
+    """The rebuild as the package leaves it after loading: a quantized layer with its output scale and
+    zero point (written after its constructor call) and its packed weights set, as the loader does; a copy,
+    so the cached rebuild stays as its code builds it."""
+    packed = packing(original)
+    if packed is None:
+        return rebuilt
+    settled = copy.deepcopy(rebuilt)
+    vars(settled).update(output_qparams(original))
+    set_packed(settled, packed)
+    return settled
 
 
 def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str:
@@ -270,11 +296,11 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
             continue
         tried.add(code)
         try:
-            rebuilt = _build(code, imports)
+            rebuilt = _build(code, imports, _device(module))
         except Exception as error:  # noqa: BLE001 - any failure means this rebuild is unusable
-            problem = f"{code} fails on the meta device: {type(error).__name__}: {error}"
+            problem = f"{code} fails on the {_device(module)} device: {type(error).__name__}: {error}"
             continue
-        problem = mismatch(module, rebuilt) or ""
+        problem = mismatch(module, _settled(rebuilt, module)) or ""
         if not problem:
             return code
     raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be rebuilt as code: {problem}")

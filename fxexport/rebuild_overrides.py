@@ -10,18 +10,26 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import torch.ao.nn.quantized as nnq
+import torch.ao.nn.quantized.dynamic as nnqd
 from torch import nn
+from torch.ao.nn.quantized.dynamic.modules.rnn import RNNBase as _QuantizedRNNBase
+from torch.ao.nn.quantized.modules.conv import _ConvNd as _QuantizedConv
 
 Getter = Callable[[Any], Any]
 
 _RNN_PARAMS = [p for p in inspect.signature(nn.RNNBase.__init__).parameters.values() if p.name not in ("self", "mode")]
 _RNN_NONLINEARITY = inspect.Parameter("nonlinearity", inspect.Parameter.KEYWORD_ONLY, default="tanh")
 
+_QUANTIZED_RNN_PARAMS = [p for p in inspect.signature(_QuantizedRNNBase.__init__).parameters.values() if p.name not in ("self", "mode")]
+
 # Constructor parameters for classes whose own __init__ only says (*args, **kwargs).
 SIGNATURES: dict[type, list[inspect.Parameter]] = {
     nn.LSTM: _RNN_PARAMS,
     nn.GRU: _RNN_PARAMS,
     nn.RNN: [*_RNN_PARAMS, _RNN_NONLINEARITY],
+    nnqd.LSTM: _QUANTIZED_RNN_PARAMS,
+    nnqd.GRU: _QUANTIZED_RNN_PARAMS,
 }
 
 # A Transformer{Encoder,Decoder}Layer keeps its arguments in its children.
@@ -66,6 +74,11 @@ ARGUMENTS: dict[type, dict[str, Getter]] = {
     nn.Transformer: _TRANSFORMER,
     nn.AdaptiveLogSoftmaxWithLoss: {"cutoffs": lambda m: m.cutoffs[:-1]},
     nn.PairwiseDistance: {"p": lambda m: m.norm},
+    # Quantized layers keep their weights packed: `bias()` is a method, the weight only in the package.
+    _QuantizedConv: {"bias": lambda m: m.bias() is not None},
+    nnq.Linear: {"bias_": lambda m: m.bias() is not None, "bias": lambda m: m.bias() is not None},
+    nnq.Embedding: {"_weight": lambda m: None},
+    nnq.EmbeddingBag: {"_weight": lambda m: None},
     nn.LinearCrossEntropyLoss: {
         "in_features": lambda m: m.linear.in_features,
         "bias": lambda m: m.linear.bias is not None,

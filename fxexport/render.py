@@ -152,6 +152,16 @@ def _views_table(package: PackageIR) -> str:
     })  # fmt: skip
 
 
+def _quantized_table(package: PackageIR) -> str:
+    """Each quantized tensor's key -> its channel axis (None: one scale and zero point for the whole tensor)."""
+    return code_of({t.key: t.quantized.axis for t in package.tensors if t.quantized is not None})
+
+
+def _packed_table(package: PackageIR) -> str:
+    """Each quantized layer -> (the setter its weights go through, their names, whether it takes them as one dict)."""
+    return code_of({p.path: (p.setter, p.names, p.by_name) for p in package.packed})
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -160,6 +170,9 @@ def context(package: PackageIR) -> dict[str, Any]:
         "tied_tensors": code_of(dict(package.ties)),
         "tensor_count": repr(len(package.tensors)),
         "tensor_views": _views_table(package),
+        "quantized_tensors": _quantized_table(package),
+        "packed_weights": _packed_table(package),
+        "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
     }

@@ -66,8 +66,8 @@ def plan_weights(package: PackageIR, *, weights: str = "safetensors", max_shard_
     def placed(item: TensorIR) -> TensorIR:  # a view is in the file of the storage it views
         return dataclasses.replace(item, file=files[item.key if item.view is None else item.view.storage])
 
-    tensors, storages = tuple(map(placed, package.tensors)), tuple(map(placed, package.storages))
-    return dataclasses.replace(package, tensors=tensors, storages=storages, weight_files=tuple(names))
+    tensors, storages, qparams = (tuple(map(placed, group)) for group in (package.tensors, package.storages, package.qparams))
+    return dataclasses.replace(package, tensors=tensors, storages=storages, qparams=qparams, weight_files=tuple(names))
 
 
 def index_json(package: PackageIR) -> str | None:
