@@ -106,8 +106,8 @@ def load_tensors(
 
 def rebuilt_quantized(pairs, quantized_tensors: dict[str, int | None]):
     """(key, tensor) pairs with each quantized tensor rebuilt from its integer values,
-    scale and zero point, which may come in any order (or given as itself, in a mapping).
-    """
+    scale and zero point, which may come in any order (or given as itself, in a
+    mapping)."""
     parts: dict[str, dict[str, torch.Tensor]] = {}
     for key, tensor in pairs:
         base = key.removesuffix(".q_scale").removesuffix(".q_zero_point")
@@ -121,7 +121,8 @@ def rebuilt_quantized(pairs, quantized_tensors: dict[str, int | None]):
 
 
 def quantized_tensor(parts: dict[str, torch.Tensor], axis: int | None) -> torch.Tensor:
-    """A quantized tensor from its integer values, scales and zero points (per tensor or along `axis`)."""
+    """A quantized tensor from its integer values, scales and zero points: one of
+    each for the whole tensor, or one per channel along `axis`."""
     values = parts["values"]
     if axis is None:
         scale, zero_point = parts[".q_scale"].item(), parts[".q_zero_point"].item()
