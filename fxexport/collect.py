@@ -22,7 +22,7 @@ from .ir import ClassIR, PackageIR, PackedIR, QuantizedIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
-from .quantized import SCALE, ZERO_POINT, packing, split_quantized
+from .quantized import SCALE, ZERO_POINT, needs_cpu, packing, split_quantized
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .split import Structure, split
 from .storages import share_storages
@@ -70,6 +70,7 @@ class _Collector:
         self.tensors: list[TensorIR] = []
         self.qparams: list[TensorIR] = []  # scales and zero points of quantized tensors
         self.packed: list[PackedIR] = []  # quantized layers whose weights are set through their setter
+        self.unpacked: list[torch.Tensor | None] = []  # their weights, unpacked for the export
         self.build_device = "meta"
         self.fixups: list[str] = []
         self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
@@ -289,13 +290,15 @@ class _Collector:
         packed = packing(layer)
         if packed is None:
             return
-        self.build_device = "cpu"
         self.packed.append(PackedIR(".".join(path), packed.setter, packed.names, packed.by_name))
+        self.unpacked.extend(packed.tensors)  # new tensors: kept alive, so no other tensor takes their id
         for name, tensor in zip(packed.names, packed.tensors):
             if tensor is not None:
                 self.record_tensor(tensor, (*path, name), "packed", True)
 
     def record_leaf_tensors(self, leaf: nn.Module, path: tuple[str, ...]) -> None:
+        if needs_cpu(leaf):
+            self.build_device = "cpu"  # quantized layers cannot be built on the meta device
         for sub_path, sub in leaf.named_modules(remove_duplicate=False):
             full = (*path, *filter(None, sub_path.split(".")))
             self.record_packed(sub, full)
@@ -373,9 +376,11 @@ class _Collector:
                     "other than torch and the standard library; make it traceable or use torch.nn modules"
                 )
             why = self.imports.reason(item)
+            what = f"{item.attr} from {item.module}" if item.attr else item.module
             self.warnings.append(
-                f"module.py imports {item.attr} from {item.module}: the folder needs {item.module!r} importable to load"
+                f"module.py imports {what}: the folder needs {item.module!r} importable to load"
                 + (f" (it cannot be copied into module.py: {why})" if why else "")
+                + (f" (it {item.note})" if item.note else "")
             )
 
 

@@ -112,6 +112,12 @@ def packing(module: nn.Module) -> Packing | None:
     return None
 
 
+def is_packed_data(module: nn.Module, value: object) -> bool:
+    """True for a packed-weights object (a torch.classes object) held by a quantized layer or the holder
+    it keeps them in (`LinearPackedParams`, the LSTM's `PackedParameter`): what `packing` reads."""
+    return isinstance(value, torch.ScriptObject) and type(module).__module__.startswith("torch.ao.nn.quantized")
+
+
 def set_packed(module: nn.Module, packed: Packing) -> None:
     """Set packed weights through the layer's setter, as the package's loader does."""
     setter = getattr(module, packed.setter)
@@ -122,9 +128,29 @@ def set_packed(module: nn.Module, packed: Packing) -> None:
 
 
 def needs_cpu(module: nn.Module) -> bool:
-    """True when `module` or a module inside it holds packed weights: their constructors pack on the
-    CPU (the quantized kernels have no meta implementation), so the tree is built there."""
-    return any(packing(m) is not None for m in module.modules())
+    """True when `module` or a module inside it holds packed weights (their constructors pack on the CPU:
+    the quantized kernels have no meta implementation) or is a reference quantized layer (its constructor
+    reads its weight axis with `.item()`), so the tree is built on the CPU."""
+    return any(packing(m) is not None or type(m).__module__.startswith(_REFERENCE) for m in module.modules())
+
+
+_REFERENCE = "torch.ao.nn.quantized.reference."
+
+
+def reference_qparams(module: nn.Module) -> dict[str, Any]:
+    """The `weight_qparams` a reference quantized layer (`nnqr.Linear`, `nnqr.Conv2d`) was built with;
+    its scale and zero point are its buffers (filled from the weights file)."""
+    params: dict[str, Any] = {"qscheme": module.weight_qscheme, "dtype": module.weight_dtype}
+    if module.weight_dtype in (torch.quint8, torch.qint8, torch.quint4x2, torch.qint32):
+        params.update(scale=module.weight_scale, zero_point=module.weight_zero_point)
+        if module.weight_qscheme in (torch.per_channel_affine, torch.per_channel_affine_float_qparams):
+            params["axis"] = module.weight_axis_int
+    if module.is_decomposed:
+        params["is_decomposed"] = True
+    for key in ("quant_min", "quant_max"):
+        if (value := getattr(module, f"weight_{key}")) is not None:
+            params[key] = value
+    return params
 
 
 def output_qparams(module: nn.Module) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from torch.nn.parameter import is_lazy
 from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
-from .quantized import namespace_of, needs_cpu, output_qparams, packing, set_packed
+from .names import quote
+from .quantized import is_packed_data, namespace_of, needs_cpu, output_qparams, packing, set_packed
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -148,6 +149,10 @@ def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTabl
         return _module_argument(module, value, imports, where)
     if isinstance(value, torch.Tensor):
         return _tensor_argument(module, name, value, imports, where)
+    if type(value) is dict and any(isinstance(v, torch.Tensor) for v in value.values()):
+        # A reference quantized layer's weight_qparams: its tensors become the buffers the weights file fills.
+        entries = (f"{quote(k)}: {_argument_code(module, name, v, imports, where, False)}" for k, v in value.items())
+        return f"{{{', '.join(entries)}}}"
     try:
         return literal(_collapse(value) if collapse else value, imports, _no_name, f"module {where!r}")
     except FxExportError as error:
@@ -187,6 +192,7 @@ def _state(module: nn.Module) -> dict[str, Any]:
         for k, v in vars(module).items()
         if k not in _MODULE_INTERNALS
         and not isinstance(v, (torch.Tensor, nn.Module))
+        and not is_packed_data(module, v)
         and (not k.startswith("_") or _plain(v))
     }
 

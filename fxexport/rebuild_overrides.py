@@ -10,11 +10,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import torch.ao.nn.intrinsic as nni
 import torch.ao.nn.quantized as nnq
 import torch.ao.nn.quantized.dynamic as nnqd
+import torch.ao.nn.quantized.reference as nnqr
 from torch import nn
+from torch.ao.nn.intrinsic.modules.fused import _FusedModule
 from torch.ao.nn.quantized.dynamic.modules.rnn import RNNBase as _QuantizedRNNBase
 from torch.ao.nn.quantized.modules.conv import _ConvNd as _QuantizedConv
+
+from .quantized import reference_qparams
 
 Getter = Callable[[Any], Any]
 
@@ -59,8 +64,24 @@ _TRANSFORMER: dict[str, Getter] = {
 
 _STACK: dict[str, Getter] = {"num_layers": lambda m: len(m.layers)}
 
+
+def _child(index: int) -> Getter:
+    return lambda m: m[index]
+
+
+def _fused_layers() -> dict[type, dict[str, Getter]]:
+    """torch.ao's fused layers (`nni.ConvReLU2d(conv, relu)`) are Sequentials: each argument is a child, in order."""
+    classes = [getattr(nni, name) for name in dir(nni)]
+    fused = [c for c in classes if isinstance(c, type) and issubclass(c, _FusedModule) and c is not _FusedModule]
+    return {c: {p: _child(i) for i, p in enumerate(list(inspect.signature(c.__init__).parameters)[1:])} for c in fused}
+
+
+_REFERENCE_LAYERS = (nnqr.Linear, nnqr.Conv1d, nnqr.Conv2d, nnqr.Conv3d, nnqr.ConvTranspose1d, nnqr.ConvTranspose2d, nnqr.ConvTranspose3d)
+
 # Arguments whose value is not stored under the argument's own name.
 ARGUMENTS: dict[type, dict[str, Getter]] = {
+    **_fused_layers(),
+    **{cls: {"weight_qparams": reference_qparams} for cls in _REFERENCE_LAYERS},
     nn.MultiheadAttention: {
         "bias": lambda m: m.in_proj_bias is not None,
         "add_bias_kv": lambda m: m.bias_k is not None,
