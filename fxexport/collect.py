@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import fx, nn
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from .access import SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, source_class_name
@@ -18,9 +19,9 @@ from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import is_guards_module
 from .imports import ImportTable
-from .ir import ClassIR, PackageIR, PackedIR, QuantizedIR, TensorIR
+from .ir import ClassIR, PackageIR, PackedIR, QuantizedIR, SubclassIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
-from .literals import literal
+from .literals import function_reference, literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
 from .quantized import SCALE, ZERO_POINT, needs_cpu, packing, split_quantized
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
@@ -30,7 +31,7 @@ from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS", "TENSOR_SUBCLASSES",
     "load_tensors", "skip_init", "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
@@ -68,7 +69,7 @@ class _Collector:
         self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
-        self.qparams: list[TensorIR] = []  # scales and zero points of quantized tensors
+        self.parts: list[TensorIR] = []  # entries that rebuild another tensor (see PackageIR.parts)
         self.packed: list[PackedIR] = []  # quantized layers whose weights are set through their setter
         self.unpacked: list[torch.Tensor | None] = []  # their weights, unpacked for the export
         self.build_device = "meta"
@@ -264,16 +265,46 @@ class _Collector:
             self.ties.append((".".join(path), ".".join(first)))
             return False
         self.tensor_paths[id(tensor)] = path
-        data = tensor.detach()
         key = ".".join(path)
-        quantized = None
-        if data.is_quantized:
-            quantized, data = self.record_qparams(key, data)
+        quantized = subclass = None
+        if is_traceable_wrapper_subclass(tensor):
+            data, subclass = tensor, self.record_subclass(key, kind, tensor)
+        elif type(tensor).__torch_dispatch__ is not torch.Tensor.__torch_dispatch__:
+            cls = type(tensor)
+            raise FxExportError(
+                f"{kind} {key!r} is a {cls.__module__}.{cls.__qualname__} (a tensor subclass) without __tensor_flatten__ "
+                "and __tensor_unflatten__, so fxexport cannot store it as plain tensors; dequantize it or use a plain tensor"
+            )
+        elif tensor.is_quantized:
+            quantized, data = self.record_qparams(key, tensor.detach())
+        else:
+            data = tensor.detach()
         self.tensors.append(
             TensorIR(key, kind, tuple(data.shape), str(data.dtype).removeprefix("torch."),
-                     bool(tensor.requires_grad), persistent, data, quantized=quantized)
+                     bool(tensor.requires_grad), persistent, data, quantized=quantized, subclass=subclass)
         )  # fmt: skip
         return True
+
+    def record_subclass(self, key: str, kind: str, tensor: torch.Tensor) -> SubclassIR:
+        """A tensor subclass's inner tensors as entries of their own, and how to rebuild it from them."""
+        cls = type(tensor)
+        names, context = tensor.__tensor_flatten__()  # type: ignore[attr-defined]
+        inner = {name: getattr(tensor, name) for name in names}
+        try:
+            nested = next((n for n, t in inner.items() if type(t) not in (torch.Tensor, nn.Parameter)), None)
+            if nested is not None:
+                raise FxExportError(f"its inner tensor {nested!r} is itself a {type(inner[nested]).__qualname__}")
+            code = function_reference(cls, self.imports, "its class"), literal(context, self.imports, _no_name, "its flatten context")
+        except FxExportError as error:
+            raise FxExportError(
+                f"{kind} {key!r} is a {cls.__module__}.{cls.__qualname__} (a tensor subclass) that fxexport cannot store "
+                f"as plain tensors: {error}; dequantize it or use a plain tensor"
+            ) from error
+        for name, value in inner.items():
+            dtype = str(value.dtype).removeprefix("torch.")
+            self.parts.append(TensorIR(f"{key}.{name}", "part", tuple(value.shape), dtype, False, False, value.detach()))
+        qualname = f"{cls.__module__}.{cls.__qualname__}"
+        return SubclassIR(qualname, code[0], tuple(names), code[1], tuple(tensor.shape), tuple(tensor.stride()))
 
     def record_qparams(self, key: str, tensor: torch.Tensor) -> tuple[QuantizedIR, torch.Tensor]:
         """A quantized tensor's scales and zero points as entries of their own; returns how to rebuild
@@ -281,7 +312,7 @@ class _Collector:
         parts = split_quantized(tensor, key)
         for suffix, value in ((SCALE, parts.scale), (ZERO_POINT, parts.zero_point)):
             dtype = str(value.dtype).removeprefix("torch.")
-            self.qparams.append(TensorIR(key + suffix, "qparams", tuple(value.shape), dtype, False, False, value))
+            self.parts.append(TensorIR(key + suffix, "part", tuple(value.shape), dtype, False, False, value))
         dtype = str(tensor.dtype).removeprefix("torch.")
         return QuantizedIR(dtype, parts.qscheme, parts.axis, key + SCALE, key + ZERO_POINT), parts.values
 
@@ -481,7 +512,7 @@ def collect(
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
         inline_modules=split_tree.inline,
-        qparams=tuple(collector.qparams),
+        parts=tuple(collector.parts),
         packed=tuple(collector.packed),
         build_device=collector.build_device,
     )

@@ -29,6 +29,19 @@ class QuantizedIR:
 
 
 @dataclass(frozen=True)
+class SubclassIR:
+    """A tensor subclass (torchao's `Int8Tensor`), stored as its inner tensors (`<key>.<name>`) and rebuilt
+    with `cls.__tensor_unflatten__`; `cls` and `context` are code."""
+
+    qualname: str  # where the class is defined: `torchao.quantization.Int8Tensor`
+    cls: str  # the class as code: `Int8Tensor`
+    names: tuple[str, ...]  # its inner tensors, as `__tensor_flatten__` names them
+    context: str  # the flatten context as code: `{"block_size": [1, 16], "dtype": torch.float32}`
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class PackedIR:
     """A quantized layer whose weights are packed for its kernel: the loader sets them through `setter`."""
 
@@ -43,7 +56,7 @@ class TensorIR:
     """One tensor of the module tree (or, kind "storage", a storage that views share), keyed by its dotted path."""
 
     key: str
-    kind: str  # "parameter", "buffer", "constant", "packed" (a quantized layer's), "storage" (see storages.py) or "qparams"
+    kind: str  # "parameter", "buffer", "constant", "packed" (a quantized layer's), "storage" (see storages.py) or "part"
     shape: tuple[int, ...]
     dtype: str
     requires_grad: bool
@@ -52,6 +65,7 @@ class TensorIR:
     file: str = ""  # the weight file that holds it (a view: that of its storage); "" when the export has no weight files
     view: ViewIR | None = None  # set when it is rebuilt as a view of a saved storage, keeping strides and sharing
     quantized: QuantizedIR | None = None  # set for a quantized tensor: `dtype` and `tensor` are then its integer values
+    subclass: SubclassIR | None = None  # set for a tensor subclass: stored only as its inner tensors (parts)
 
     @functools.cached_property
     def nbytes(self) -> int:
@@ -61,7 +75,7 @@ class TensorIR:
     @property
     def is_stored(self) -> bool:
         """True when its own bytes are an entry of a weight file (not only a view of another entry)."""
-        return self.view is None or self.view.storage == self.key
+        return self.subclass is None and (self.view is None or self.view.storage == self.key)
 
 
 @dataclass(frozen=True)
@@ -153,19 +167,20 @@ class PackageIR:
     modules: tuple[ModuleIR, ...] = ()
     storages: tuple[TensorIR, ...] = ()  # kind "storage": bytes shared by views that no single tensor covers
     inline_modules: tuple[InlineModule, ...] = ()  # modules not cut out as a class of their own
-    qparams: tuple[TensorIR, ...] = ()  # kind "qparams": the scales and zero points of quantized tensors
+    # kind "part": entries that rebuild another tensor: a quantized tensor's scales and zero points, a tensor subclass's inner tensors
+    parts: tuple[TensorIR, ...] = ()
     packed: tuple[PackedIR, ...] = ()  # quantized layers whose weights the loader sets through their setter
     build_device: str = "meta"  # where the module tree is built: "cpu" when quantized layers pack weights there
 
     @property
     def stored(self) -> tuple[TensorIR, ...]:
-        """The entries of the weight files: tensors saved as themselves, shared storages, then quantization parameters."""
-        return (*(t for t in self.tensors if t.is_stored), *self.storages, *self.qparams)
+        """The entries of the weight files: tensors saved as themselves, shared storages, then parts of other tensors."""
+        return (*(t for t in self.tensors if t.is_stored), *self.storages, *self.parts)
 
     @property
     def quantized(self) -> bool:
-        """True when the loader rebuilds quantized tensors or sets packed weights."""
-        return bool(self.qparams or self.packed)
+        """True when the loader rebuilds tensors from parts (quantized tensors, tensor subclasses) or sets packed weights."""
+        return bool(self.parts or self.packed)
 
     @property
     def parameter_bytes(self) -> int:

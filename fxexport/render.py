@@ -162,6 +162,16 @@ def _packed_table(package: PackageIR) -> str:
     return code_of({p.path: (p.setter, p.names, p.by_name) for p in package.packed})
 
 
+def _subclass_table(package: PackageIR) -> str:
+    """Each tensor subclass -> (its class, inner tensor names, flatten context, size, stride); class and context are code."""
+    entries = (
+        f"{quote(t.key)}: ({s.cls}, {code_of(s.names)}, {s.context}, {code_of(s.size)}, {code_of(s.stride)})"
+        for t in package.tensors
+        if (s := t.subclass) is not None
+    )
+    return f"{{{', '.join(entries)}}}"
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -172,6 +182,7 @@ def context(package: PackageIR) -> dict[str, Any]:
         "tensor_views": _views_table(package),
         "quantized_tensors": _quantized_table(package),
         "packed_weights": _packed_table(package),
+        "tensor_subclasses": _subclass_table(package),
         "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),

@@ -63,14 +63,16 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted.
 
     A tensor rebuilt as a view records the key of the storage it views, its stride and offset; a
-    quantized tensor its dtype, scheme, axis and the keys of its scales and zero points; a quantized
+    quantized tensor its dtype, scheme, axis and the keys of its scales and zero points; a tensor subclass
+    its class and the keys of its inner tensors (it has no entry of its own); a quantized
     layer (`packed_weights`, only when there is one) the setter its weights are loaded through.
     """
     tensors = {
         t.key: {"dtype": t.dtype, "file": t.file, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
         | ({} if t.view is None else {"storage": t.view.storage, "stride": list(t.view.stride), "offset": t.view.offset})
         | ({} if t.quantized is None else {"quantized": _quantized(t.quantized)})
-        for t in (*package.tensors, *package.storages, *package.qparams)
+        | ({} if t.subclass is None else {"subclass": {"class": t.subclass.qualname, "parts": [f"{t.key}.{n}" for n in t.subclass.names]}})
+        for t in (*package.tensors, *package.storages, *package.parts)
     }
     data = {
         "module_name": package.class_name,

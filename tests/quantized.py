@@ -216,3 +216,17 @@ PT2E_MODELS = [
 ]
 MODELS = FX_MODELS + (PT2E_MODELS if HAS_TORCHAO else [])
 
+
+
+def int8_weight_only() -> fx.GraphModule:
+    """torchao's `quantize_(model, Int8WeightOnlyConfig())`, then torch.export: weights are torchao tensor subclasses."""
+    from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = _float(LinearReLUs).eval()
+        quantize_(model, Int8WeightOnlyConfig())
+        return torch.export.export(model, (_x(5, 12),)).module()
+
+
+SUBCLASS_MODEL = QuantizedModel("torchao_int8_weight_only", int8_weight_only, lambda: (_x(5, 12),), "torchao")

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 PLAIN = {"immutable_list": "list", "immutable_dict": "dict"}
 
@@ -45,7 +46,9 @@ def _named(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
 
 
 def _tensors(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
-    return [(key, tensor) for key, tensor in _named(model) if tensor.numel() and tensor.device.type != "meta"]
+    """Tensors with storage of their own (a tensor subclass keeps its data in inner tensors)."""
+    return [(key, tensor) for key, tensor in _named(model)
+            if tensor.numel() and tensor.device.type != "meta" and not is_traceable_wrapper_subclass(tensor)]  # fmt: skip
 
 
 def tensor_sharing(model: nn.Module) -> list[list[str]]:
@@ -93,6 +96,9 @@ def _plain_tensors(key: str, value: Any, found: dict[str, torch.Tensor]) -> None
             found[f"{key}#scale"] = value.q_per_channel_scales()
             found[f"{key}#zero_point"] = value.q_per_channel_zero_points()
             found[f"{key}#axis"] = torch.tensor(value.q_per_channel_axis())
+    elif is_traceable_wrapper_subclass(value):
+        for name in value.__tensor_flatten__()[0]:
+            _plain_tensors(f"{key}#{name}", getattr(value, name), found)
     elif isinstance(value, torch.Tensor):
         found[key] = value.detach()
     elif isinstance(value, (tuple, list)):
