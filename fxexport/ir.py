@@ -177,10 +177,6 @@ class PackageIR:
         """The entries of the weight files: tensors saved as themselves, shared storages, then parts of other tensors."""
         return (*(t for t in self.tensors if t.is_stored), *self.storages, *self.parts)
 
-    @property
-    def quantized(self) -> bool:
-        """True when the loader rebuilds tensors from parts (quantized tensors, tensor subclasses) or sets packed weights."""
-        return bool(self.parts or self.packed)
 
     @property
     def parameter_bytes(self) -> int:

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
@@ -172,6 +173,25 @@ def _subclass_table(package: PackageIR) -> str:
     return f"{{{', '.join(entries)}}}"
 
 
+@dataclass(frozen=True)
+class LoaderTable:
+    """A table of module.py that the loader takes as a keyword argument, written only when it has entries."""
+
+    name: str  # `QUANTIZED_TENSORS`
+    keyword: str  # `quantized_tensors`
+    code: str  # the dict literal
+
+
+def loader_tables(package: PackageIR) -> tuple[LoaderTable, ...]:
+    """The optional tables: quantized tensors, quantized layers' packed weights, tensor subclasses."""
+    tables = (
+        LoaderTable("QUANTIZED_TENSORS", "quantized_tensors", _quantized_table(package)),
+        LoaderTable("PACKED_WEIGHTS", "packed_weights", _packed_table(package)),
+        LoaderTable("TENSOR_SUBCLASSES", "tensor_subclasses", _subclass_table(package)),
+    )
+    return tuple(table for table in tables if table.code != "{}")
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -180,15 +200,12 @@ def context(package: PackageIR) -> dict[str, Any]:
         "tied_tensors": code_of(dict(package.ties)),
         "tensor_count": repr(len(package.tensors)),
         "tensor_views": _views_table(package),
-        "quantized_tensors": _quantized_table(package),
-        "packed_weights": _packed_table(package),
-        "tensor_subclasses": _subclass_table(package),
         "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
-            "requirements": requirements(package)}  # fmt: skip
+            "requirements": requirements(package), "loader_tables": loader_tables(package)}  # fmt: skip
 
 
 def outputs(package: PackageIR) -> dict[str, str]:

@@ -230,3 +230,60 @@ def int8_weight_only() -> fx.GraphModule:
 
 
 SUBCLASS_MODEL = QuantizedModel("torchao_int8_weight_only", int8_weight_only, lambda: (_x(5, 12),), "torchao")
+
+
+# Golden cases: their scales are literals in module.py, so calibration must give the same bits on every CPU.
+# Weights are multiples of 1/32 in [-1/4, 1/4) and inputs multiples of 1/4 in [-1, 1): every sum a layer
+# computes is then exact in float32, whatever order a kernel adds in, and min/max observers are exact too.
+def _coarse(model: nn.Module) -> nn.Module:
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for tensor in model.parameters():
+            tensor.copy_(torch.randint(-8, 8, tuple(tensor.shape), generator=generator) / 32)
+    return model
+
+
+def coarse_inputs() -> tuple[torch.Tensor, ...]:
+    return (torch.randint(-4, 4, (4, 16), generator=torch.Generator().manual_seed(1)) / 4,)
+
+
+class GoldenMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = nn.Linear(16, 16)
+        self.relu = nn.ReLU()
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.relu(self.hidden(x)))
+
+
+def golden_fx() -> fx.GraphModule:
+    """FX static quantization with min/max observers: LinearReLU fused, then a quantized Linear."""
+    from torch.ao.quantization import MinMaxObserver, QConfig, default_per_channel_weight_observer
+
+    qconfig = QConfig(activation=MinMaxObserver.with_args(dtype=torch.quint8), weight=default_per_channel_weight_observer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prepared = prepare_fx(_coarse(GoldenMLP()).eval(), QConfigMapping().set_global(qconfig), coarse_inputs())
+        prepared(*coarse_inputs())
+        return convert_fx(prepared)
+
+
+def golden_pt2e() -> fx.GraphModule:
+    """PT2E with X86InductorQuantizer's default config, its histogram observers swapped for min/max ones."""
+    import dataclasses
+
+    import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as x86
+    from torchao.quantization.pt2e import MinMaxObserver
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    config = x86.get_default_x86_inductor_quantization_config()
+    activation = dataclasses.replace(config.input_activation, observer_or_fake_quant_ctr=MinMaxObserver.with_args(eps=2**-12))
+    config = dataclasses.replace(config, input_activation=activation, output_activation=activation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exported = torch.export.export(_coarse(GoldenMLP()).eval(), coarse_inputs()).module()
+        prepared = prepare_pt2e(exported, x86.X86InductorQuantizer().set_global(config))
+        prepared(*coarse_inputs())
+        return convert_pt2e(prepared)

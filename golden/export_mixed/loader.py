@@ -52,6 +52,7 @@ def load_tensors(
     tensor_views: dict[str, tuple],
     quantized_tensors: dict[str, int | None] | None = None,
     packed_weights: dict[str, tuple] | None = None,
+    tensor_subclasses: dict[str, tuple] | None = None,
 ) -> None:
     """Fill every parameter, buffer and tensor constant of `module` with saved values.
 
@@ -65,10 +66,13 @@ def load_tensors(
     whole tensor), saved as its integer values with `<key>.q_scale` and
     `<key>.q_zero_point` beside it; `packed_weights` maps each quantized layer to
     (setter, tensor names, by name): its weights are packed for its kernel, so they
-    are handed to its setter once loaded.
+    are handed to its setter once loaded; `tensor_subclasses` maps each tensor
+    subclass to (class, inner tensor names, flatten context, size, stride), saved as
+    its inner tensors `<key>.<name>`.
     """
     owners = dict(module.named_modules())
     packed_weights = packed_weights or {}
+    tensor_subclasses = tensor_subclasses or {}
     loaded: dict[str, torch.Tensor] = {}
     packed: dict[str, torch.Tensor] = {}
     views: dict[str, list] = {}
@@ -76,6 +80,7 @@ def load_tensors(
         views.setdefault(storage, []).append((name, *layout))
     with gc_paused():
         saved_pairs = saved_tensors(weights, device, folder, weight_files)
+        saved_pairs = rebuilt_subclasses(saved_pairs, tensor_subclasses)
         for saved_key, saved in rebuilt_quantized(saved_pairs, quantized_tensors or {}):
             for key, tensor in rebuilt_views(saved_key, saved, views.get(saved_key)):
                 # A tied tensor, under any of its names, fills the place of its first name.
@@ -85,7 +90,8 @@ def load_tensors(
                 if key.rpartition(".")[0] in packed_weights:
                     loaded[key] = packed[key] = tensor  # set through its layer's setter
                     continue
-                if dtype is not None and tensor.is_floating_point():
+                subclassed = key in tensor_subclasses  # its dtype is its own to change
+                if dtype is not None and tensor.is_floating_point() and not subclassed:
                     tensor = tensor.to(dtype)
                 loaded[key] = place_tensor(owners, key, tensor)
     for key, first in tied_tensors.items():
@@ -118,6 +124,22 @@ def rebuilt_quantized(pairs, quantized_tensors: dict[str, int | None]):
         found[key[len(base) :] or "values"] = tensor
         if len(found) == 3:
             yield base, quantized_tensor(found, quantized_tensors[base])
+
+
+def rebuilt_subclasses(pairs, tensor_subclasses: dict[str, tuple]):
+    """(key, tensor) pairs with each tensor subclass rebuilt from its inner tensors,
+    which may come in any order."""
+    parts: dict[str, dict[str, torch.Tensor]] = {}
+    for key, tensor in pairs:
+        base, _, name = key.rpartition(".")
+        if base not in tensor_subclasses:
+            yield key, tensor
+            continue
+        cls, names, context, size, stride = tensor_subclasses[base]
+        found = parts.setdefault(base, {})
+        found[name] = tensor
+        if len(found) == len(names):
+            yield base, cls.__tensor_unflatten__(found, context, size, stride)
 
 
 def quantized_tensor(parts: dict[str, torch.Tensor], axis: int | None) -> torch.Tensor:
