@@ -6,8 +6,8 @@ import functools
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jinja2

@@ -191,7 +191,7 @@ def _image() -> tuple[torch.Tensor, ...]:
     return (_x(2, 3, 32, 32),)
 
 
-def _small_image() -> tuple[torch.Tensor, ...]:
+def small_image() -> tuple[torch.Tensor, ...]:
     return (_x(2, 3, 8, 8),)
 
 
@@ -201,13 +201,13 @@ def _tokens(high: int) -> Callable[[], tuple[torch.Tensor, ...]]:
 
 FX_MODELS = [
     QuantizedModel("fx_static_resnet", fx_static(TinyResNet, _image), _image, "fx"),
-    QuantizedModel("fx_static_conv_bn_relu", fx_static(ConvBnReLU, _small_image), _small_image, "fx"),
+    QuantizedModel("fx_static_conv_bn_relu", fx_static(ConvBnReLU, small_image), small_image, "fx"),
     QuantizedModel("fx_static_qnnpack_mlp", fx_static(LinearReLUs, lambda: (_x(5, 12),), backend="qnnpack"), lambda: (_x(5, 12),), "fx"),
     QuantizedModel("fx_dynamic_transformer", fx_mapping(TransformerBlock, lambda: (_x(2, 5, 32),), _dynamic_linear_lstm), lambda: (_x(2, 5, 32),), "fx"),
     QuantizedModel("fx_dynamic_lstm", fx_mapping(Tagger, _tokens(30), _dynamic_linear_lstm), _tokens(30), "fx"),
     QuantizedModel("fx_weight_only_embedding", fx_mapping(Bag, _tokens(40), _weight_only_embedding), _tokens(40), "fx"),
-    QuantizedModel("fx_qat_conv_bn_relu", fx_qat(ConvBnReLU, _small_image), _small_image, "fx"),
-    QuantizedModel("fx_reference_conv_gelu", fx_static(ConvGELU, _small_image, reference=True), _small_image, "fx"),
+    QuantizedModel("fx_qat_conv_bn_relu", fx_qat(ConvBnReLU, small_image), small_image, "fx"),
+    QuantizedModel("fx_reference_conv_gelu", fx_static(ConvGELU, small_image, reference=True), small_image, "fx"),
 ]
 PT2E_MODELS = [
     QuantizedModel("pt2e_x86_resnet", pt2e(TinyResNet, _image), _image, "pt2e"),

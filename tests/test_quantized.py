@@ -13,7 +13,17 @@ from torch.utils._python_dispatch import return_and_correct_aliasing
 
 import fxexport
 from fxexport.verify import verify_against
-from tests.quantized import FX_MODELS, HAS_TORCHAO, MODELS, PT2E_MODELS, SUBCLASS_MODEL, QuantizedModel
+from tests.quantized import (
+    FX_MODELS,
+    HAS_TORCHAO,
+    MODELS,
+    PT2E_MODELS,
+    SUBCLASS_MODEL,
+    ConvBnReLU,
+    QuantizedModel,
+    fx_static,
+    small_image,
+)
 from tests.roundtrip import check_in_fresh_process, record
 
 needs_torchao = pytest.mark.skipif(not HAS_TORCHAO, reason="torchao is not installed (pip install -e '.[quant]')")
@@ -146,3 +156,12 @@ def test_a_tensor_subclass_that_cannot_be_stored_is_a_one_line_error(tmp_path: P
     message = str(error.value)
     assert "\n" not in message and "buffer 'weight'" in message and "Opaque (a tensor subclass)" in message
     assert not (tmp_path / "opaque").exists()
+
+
+def test_a_reference_models_fused_layer_is_a_one_line_error(tmp_path: Path) -> None:
+    """`nni.ConvReLU2d` holding an `nnqr.Conv2d`: its constructor takes only float layers, so it has no code form."""
+    gm = fx_static(ConvBnReLU, small_image, reference=True)()
+    with pytest.raises(fxexport.FxExportError) as error:
+        fxexport.export(gm, tmp_path / "reference")
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("module 'features.0' (ConvReLU2d) cannot be rebuilt as code")
