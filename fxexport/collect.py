@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import fx, nn
-from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from .access import SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, source_class_name
@@ -19,11 +18,12 @@ from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import is_guards_module
 from .imports import ImportTable
-from .ir import ClassIR, PackageIR, PackedIR, QuantizedIR, SubclassIR, TensorIR
+from .ir import ClassIR, PackageIR, PackedIR, TensorIR
 from .libclasses import can_copy, copied_class, setting_lines
-from .literals import function_reference, literal
+from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
-from .quantized import SCALE, ZERO_POINT, needs_cpu, packing, split_quantized
+from .parts import is_subclass, quantized_parts, subclass_parts
+from .quantized import needs_cpu, packing
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .split import Structure, split
 from .storages import share_storages
@@ -267,54 +267,19 @@ class _Collector:
         self.tensor_paths[id(tensor)] = path
         key = ".".join(path)
         quantized = subclass = None
-        if is_traceable_wrapper_subclass(tensor):
-            data, subclass = tensor, self.record_subclass(key, kind, tensor)
-        elif type(tensor).__torch_dispatch__ is not torch.Tensor.__torch_dispatch__:
-            cls = type(tensor)
-            raise FxExportError(
-                f"{kind} {key!r} is a {cls.__module__}.{cls.__qualname__} (a tensor subclass) without __tensor_flatten__ "
-                "and __tensor_unflatten__, so fxexport cannot store it as plain tensors; dequantize it or use a plain tensor"
-            )
+        if is_subclass(tensor, kind, key):
+            subclass, parts = subclass_parts(key, kind, tensor, self.imports)
+            data = tensor
         elif tensor.is_quantized:
-            quantized, data = self.record_qparams(key, tensor.detach())
+            quantized, data, parts = quantized_parts(key, tensor.detach())
         else:
-            data = tensor.detach()
+            data, parts = tensor.detach(), []
+        self.parts += parts
         self.tensors.append(
             TensorIR(key, kind, tuple(data.shape), str(data.dtype).removeprefix("torch."),
                      bool(tensor.requires_grad), persistent, data, quantized=quantized, subclass=subclass)
         )  # fmt: skip
         return True
-
-    def record_subclass(self, key: str, kind: str, tensor: torch.Tensor) -> SubclassIR:
-        """A tensor subclass's inner tensors as entries of their own, and how to rebuild it from them."""
-        cls = type(tensor)
-        names, context = tensor.__tensor_flatten__()  # type: ignore[attr-defined]
-        inner = {name: getattr(tensor, name) for name in names}
-        try:
-            nested = next((n for n, t in inner.items() if type(t) not in (torch.Tensor, nn.Parameter)), None)
-            if nested is not None:
-                raise FxExportError(f"its inner tensor {nested!r} is itself a {type(inner[nested]).__qualname__}")
-            code = function_reference(cls, self.imports, "its class"), literal(context, self.imports, _no_name, "its flatten context")
-        except FxExportError as error:
-            raise FxExportError(
-                f"{kind} {key!r} is a {cls.__module__}.{cls.__qualname__} (a tensor subclass) that fxexport cannot store "
-                f"as plain tensors: {error}; dequantize it or use a plain tensor"
-            ) from error
-        for name, value in inner.items():
-            dtype = str(value.dtype).removeprefix("torch.")
-            self.parts.append(TensorIR(f"{key}.{name}", "part", tuple(value.shape), dtype, False, False, value.detach()))
-        qualname = f"{cls.__module__}.{cls.__qualname__}"
-        return SubclassIR(qualname, code[0], tuple(names), code[1], tuple(tensor.shape), tuple(tensor.stride()))
-
-    def record_qparams(self, key: str, tensor: torch.Tensor) -> tuple[QuantizedIR, torch.Tensor]:
-        """A quantized tensor's scales and zero points as entries of their own; returns how to rebuild
-        it and its integer values, which are stored under its key."""
-        parts = split_quantized(tensor, key)
-        for suffix, value in ((SCALE, parts.scale), (ZERO_POINT, parts.zero_point)):
-            dtype = str(value.dtype).removeprefix("torch.")
-            self.parts.append(TensorIR(key + suffix, "part", tuple(value.shape), dtype, False, False, value))
-        dtype = str(tensor.dtype).removeprefix("torch.")
-        return QuantizedIR(dtype, parts.qscheme, parts.axis, key + SCALE, key + ZERO_POINT), parts.values
 
     def record_packed(self, layer: nn.Module, path: tuple[str, ...]) -> None:
         """A quantized layer's packed weights, stored under their state_dict names and set through its setter."""
