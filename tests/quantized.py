@@ -21,7 +21,14 @@ from torch.ao.quantization import (
     get_default_qat_qconfig_mapping,
     get_default_qconfig_mapping,
 )
-from torch.ao.quantization.quantize_fx import convert_fx, convert_to_reference_fx, prepare_fx, prepare_qat_fx
+from torch.ao.quantization.quantize_fx import (
+    _fuse_fx,
+    convert_fx,
+    convert_to_reference_fx,
+    fuse_fx,
+    prepare_fx,
+    prepare_qat_fx,
+)
 
 from fxexport.examples import TinyResNet, TransformerBlock
 
@@ -163,6 +170,18 @@ def fx_qat(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]]) -> Callabl
     return _quiet(build)
 
 
+def fx_fused(cls: type[nn.Module], qat: bool) -> Callable[[], fx.GraphModule]:
+    """The float model with its layers fused as quantization prepares them: ConvReLU2d and LinearReLU
+    (conv-bn folded, fuse_fx), or ConvBnReLU2d with its BatchNorm kept, as for QAT."""
+
+    def build() -> fx.GraphModule:
+        if not qat:
+            return fuse_fx(_float(cls).eval())
+        return _fuse_fx(fx.symbolic_trace(_float(cls, train=True)), True).eval()
+
+    return _quiet(build)
+
+
 def _dynamic_linear_lstm() -> QConfigMapping:
     return QConfigMapping().set_object_type(nn.Linear, default_dynamic_qconfig).set_object_type(nn.LSTM, default_dynamic_qconfig)
 
@@ -209,12 +228,16 @@ FX_MODELS = [
     QuantizedModel("fx_qat_conv_bn_relu", fx_qat(ConvBnReLU, small_image), small_image, "fx"),
     QuantizedModel("fx_reference_conv_gelu", fx_static(ConvGELU, small_image, reference=True), small_image, "fx"),
 ]
+FUSED_MODELS = [
+    QuantizedModel("fx_fused_conv_relu", fx_fused(ConvBnReLU, qat=False), small_image, "fx"),
+    QuantizedModel("fx_fused_conv_bn_relu", fx_fused(ConvBnReLU, qat=True), small_image, "fx"),
+]
 PT2E_MODELS = [
     QuantizedModel("pt2e_x86_resnet", pt2e(TinyResNet, _image), _image, "pt2e"),
     QuantizedModel("pt2e_x86_transformer", pt2e(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),), "pt2e"),
     QuantizedModel("pt2e_x86_dynamic_mlp", pt2e(LinearReLUs, lambda: (_x(5, 12),), dynamic=True), lambda: (_x(5, 12),), "pt2e"),
 ]
-MODELS = FX_MODELS + (PT2E_MODELS if HAS_TORCHAO else [])
+MODELS = FX_MODELS + FUSED_MODELS + (PT2E_MODELS if HAS_TORCHAO else [])
 
 
 
