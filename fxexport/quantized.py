@@ -15,6 +15,7 @@ load with `torch._make_per_tensor_quantized_tensor` / `_make_per_channel_quantiz
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,8 @@ NAMESPACES = {
 SCALE, ZERO_POINT = ".q_scale", ".q_zero_point"
 # Attributes a quantized layer sets after construction: its output's scale and zero point.
 OUTPUT_QPARAMS = ("scale", "zero_point")
+# Reference quantized layers (float weights with their qparams as buffers) cannot be built on meta either.
+_REFERENCE = "torch.ao.nn.quantized.reference."
 
 
 def namespace_of(cls: type) -> tuple[str, str] | None:
@@ -51,8 +54,6 @@ def namespace_of(cls: type) -> tuple[str, str] | None:
 
 
 def _import(module: str) -> Any:
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:  # not in every torch build
@@ -132,9 +133,6 @@ def needs_cpu(module: nn.Module) -> bool:
     the quantized kernels have no meta implementation) or is a reference quantized layer (its constructor
     reads its weight axis with `.item()`), so the tree is built on the CPU."""
     return any(packing(m) is not None or type(m).__module__.startswith(_REFERENCE) for m in module.modules())
-
-
-_REFERENCE = "torch.ao.nn.quantized.reference."
 
 
 def reference_qparams(module: nn.Module) -> dict[str, Any]:
