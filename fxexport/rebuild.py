@@ -64,9 +64,16 @@ def _signature(cls: type[Any]) -> list[inspect.Parameter]:
     return list(inspect.signature(cls.__init__).parameters.values())
 
 
+def _is_argument(param: inspect.Parameter) -> bool:
+    """A constructor argument to recover: not a factory keyword (`device`, `dtype=None`); a `dtype` with a
+    dtype as its default is configuration (a quantized layer's weight dtype: `nnqd.Linear(..., dtype=torch.float16)`)."""
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        return False
+    return param.name not in _NOT_ARGUMENTS or (param.name == "dtype" and isinstance(param.default, torch.dtype))
+
+
 def _parameters(cls: type[Any]) -> list[inspect.Parameter]:
-    params = _signature(cls)
-    return [p for p in params if p.name not in _NOT_ARGUMENTS and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [p for p in _signature(cls) if _is_argument(p)]
 
 
 def _cannot_recover(module: nn.Module, name: str, where: str, why: str = "") -> FxExportError:
@@ -173,7 +180,8 @@ def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bo
         code = _argument_code(module, param.name, value, imports, where, collapse)
         required = param.default is inspect.Parameter.empty and param.kind != param.KEYWORD_ONLY
         args.append(code if required else f"{param.name}={code}")
-    if any(p.name == "dtype" for p in _signature(type(module))) and (dtype := _floating_dtype(module)):
+    factory_dtype = any(p.name == "dtype" and not _is_argument(p) for p in _signature(type(module)))
+    if factory_dtype and (dtype := _floating_dtype(module)):
         args.append(f"dtype={literal(dtype, imports, _no_name, where)}")
     return args
 

@@ -76,6 +76,11 @@ def _fused_layers() -> dict[type, dict[str, Getter]]:
     return {c: {p: _child(i) for i, p in enumerate(list(inspect.signature(c.__init__).parameters)[1:])} for c in fused}
 
 
+def _packed_dtype(m: Any) -> Any:
+    """The weight dtype a quantized Linear or Embedding keeps in its packed-weights holder."""
+    return m._packed_params.dtype
+
+
 _REFERENCE_LAYERS = (nnqr.Linear, nnqr.Conv1d, nnqr.Conv2d, nnqr.Conv3d, nnqr.ConvTranspose1d, nnqr.ConvTranspose2d, nnqr.ConvTranspose3d)
 
 # Arguments whose value is not stored under the argument's own name.
@@ -97,9 +102,9 @@ ARGUMENTS: dict[type, dict[str, Getter]] = {
     nn.PairwiseDistance: {"p": lambda m: m.norm},
     # Quantized layers keep their weights packed: `bias()` is a method, the weight only in the package.
     _QuantizedConv: {"bias": lambda m: m.bias() is not None},
-    nnq.Linear: {"bias_": lambda m: m.bias() is not None, "bias": lambda m: m.bias() is not None},
-    nnq.Embedding: {"_weight": lambda m: None},
-    nnq.EmbeddingBag: {"_weight": lambda m: None},
+    nnq.Linear: {"bias_": lambda m: m.bias() is not None, "bias": lambda m: m.bias() is not None, "dtype": _packed_dtype},
+    nnq.Embedding: {"_weight": lambda m: None, "dtype": _packed_dtype},
+    nnq.EmbeddingBag: {"_weight": lambda m: None, "dtype": _packed_dtype},
     nn.LinearCrossEntropyLoss: {
         "in_features": lambda m: m.linear.in_features,
         "bias": lambda m: m.linear.bias is not None,

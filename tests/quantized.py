@@ -17,6 +17,7 @@ from torch import fx, nn
 from torch.ao.quantization import (
     QConfigMapping,
     default_dynamic_qconfig,
+    float16_dynamic_qconfig,
     float_qparams_weight_only_qconfig,
     get_default_qat_qconfig_mapping,
     get_default_qconfig_mapping,
@@ -93,6 +94,16 @@ class Tagger(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         hidden, _ = self.lstm(self.embed(tokens))
         return self.out(hidden)
+
+
+class GRUHead(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.gru = nn.GRU(6, 8, batch_first=True)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.gru(x)[0])
 
 
 class Bag(nn.Module):
@@ -186,6 +197,10 @@ def _dynamic_linear_lstm() -> QConfigMapping:
     return QConfigMapping().set_object_type(nn.Linear, default_dynamic_qconfig).set_object_type(nn.LSTM, default_dynamic_qconfig)
 
 
+def _dynamic_fp16() -> QConfigMapping:
+    return QConfigMapping().set_object_type(nn.Linear, float16_dynamic_qconfig).set_object_type(nn.GRU, float16_dynamic_qconfig)
+
+
 def _weight_only_embedding() -> QConfigMapping:
     return QConfigMapping().set_object_type(nn.Embedding, float_qparams_weight_only_qconfig)
 
@@ -224,6 +239,7 @@ FX_MODELS = [
     QuantizedModel("fx_static_qnnpack_mlp", fx_static(LinearReLUs, lambda: (_x(5, 12),), backend="qnnpack"), lambda: (_x(5, 12),), "fx"),
     QuantizedModel("fx_dynamic_transformer", fx_mapping(TransformerBlock, lambda: (_x(2, 5, 32),), _dynamic_linear_lstm), lambda: (_x(2, 5, 32),), "fx"),
     QuantizedModel("fx_dynamic_lstm", fx_mapping(Tagger, _tokens(30), _dynamic_linear_lstm), _tokens(30), "fx"),
+    QuantizedModel("fx_dynamic_fp16_gru", fx_mapping(GRUHead, lambda: (_x(2, 4, 6),), _dynamic_fp16), lambda: (_x(2, 4, 6),), "fx"),
     QuantizedModel("fx_weight_only_embedding", fx_mapping(Bag, _tokens(40), _weight_only_embedding), _tokens(40), "fx"),
     QuantizedModel("fx_qat_conv_bn_relu", fx_qat(ConvBnReLU, small_image), small_image, "fx"),
     QuantizedModel("fx_reference_conv_gelu", fx_static(ConvGELU, small_image, reference=True), small_image, "fx"),

@@ -94,6 +94,8 @@ def test_quantized_layers_are_constructor_calls_with_their_output_qparams(export
     assert 'with torch.device("cpu"), skip_init():' in code  # quantized kernels cannot pack on the meta device
     dynamic = (exported[0] / "fx_dynamic_transformer" / "module.py").read_text()
     assert "nnqd.Linear(32, 64)" in dynamic
+    fp16 = (exported[0] / "fx_dynamic_fp16_gru" / "module.py").read_text()
+    assert "nnqd.GRU(6, 8, batch_first=True, dtype=torch.float16)" in fp16 and "nnqd.Linear(8, 3, dtype=torch.float16)" in fp16
 
 
 @needs_torchao
