@@ -13,7 +13,7 @@ from torch.utils._python_dispatch import return_and_correct_aliasing
 
 import fxexport
 from fxexport.show import show
-from fxexport.verify import verify_against
+from fxexport.verify import verify_against, verify_files
 from tests.quantized import (
     FX_MODELS,
     HAS_TORCHAO,
@@ -124,7 +124,9 @@ def test_tensor_subclass_weights_are_stored_as_their_parts_and_need_torchao(tmp_
         "class": "torchao.quantization.Int8Tensor", "parts": [f"layers.0.weight.{n}" for n in ("qdata", "scale", "zero_point")]}  # fmt: skip
     assert any("torchao" in warning for warning in manifest["warnings"])
     assert "torchao" in (tmp_path / SUBCLASS_MODEL.name / "README.md").read_text()
-    assert "torchao" in show(tmp_path / SUBCLASS_MODEL.name).report()
+    shown = show(tmp_path / SUBCLASS_MODEL.name)
+    assert "torchao" in shown.report() and not shown.problems  # the subclass's bytes are its parts'
+    assert verify_files(tmp_path / SUBCLASS_MODEL.name).ok
     without = check_in_fresh_process(tmp_path, tmp_path / "expect", [SUBCLASS_MODEL.name], block=("torchao",))
     assert [p for p in without[SUBCLASS_MODEL.name] if "torchao" in p], without  # the import error names the package
 
