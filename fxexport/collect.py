@@ -16,14 +16,16 @@ from .describe import describe
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
-from .guards import is_guards_module
+from .guards import CHECK_INPUT, is_guards_module
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, PackedIR, TensorIR
+from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing
+from .raising import raise_aten
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
 from .split import Structure, split
 from .storages import share_storages
@@ -32,7 +34,7 @@ from .usermodules import trace_user_module
 # Module-level names of the generated code that are not imports.
 RESERVED = {
     "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS", "TENSOR_SUBCLASSES",
-    "load_tensors", "skip_init", "load_weights", "weights",
+    "load_tensors", "skip_init", CHECK_INPUT, "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
@@ -449,7 +451,7 @@ def collect(
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
-    split_tree = split(root) if structure == "structured" else Structure(root)
+    split_tree = split(raise_aten(restore_layers(root))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes)
     collector.new_class(split_tree.root, ())
     collector.training_fixups()
@@ -480,5 +482,6 @@ def collect(
         parts=tuple(collector.parts),
         packed=tuple(collector.packed),
         build_device=collector.build_device,
+        checks_inputs=any(line.startswith(f"{CHECK_INPUT}(") for c in generalized for line in c.forward_lines),
     )
     return describe(root, package, {path: renamed.get(name, name) for path, name in collector.class_paths.items()})

@@ -16,6 +16,8 @@ from torch import fx
 from .names import is_plain_identifier, quote
 
 Literal = Callable[[Any], str]
+# loader.py's check of one tensor input; module.py imports it when a forward checks its inputs.
+CHECK_INPUT = "check_input"
 
 
 def is_guards_module(module: object) -> bool:
@@ -59,14 +61,35 @@ def _dimension(expr: str, size: Any, seen: dict[str, str], conditions: list[str]
 
 
 def _tensor_check(name: str, value: torch.Tensor, seen: dict[str, str], literal: Literal) -> list[str]:
-    conditions = [f"{name}.dim() != {value.dim()}"]
-    shown: list[str] = []
+    """`check_input(x, "x", torch.float32, (2, None, 6))` (loader.py), then a line for each size that must
+    equal one seen before (the same dynamic dimension in two inputs)."""
+    entries: list[str] = []
+    equal: list[str] = []
     for index, size in enumerate(value.shape):
-        _dimension(f"{name}.shape[{index}]", size, seen, conditions, shown)
-    conditions.append(f"{name}.dtype != {literal(value.dtype)}")
-    expected = f"{str(value.dtype).removeprefix('torch.')} tensor of shape [{', '.join(shown)}]"
-    message = f'f"{name}: expected a {expected}, got {{{name}.dtype}} {{list({name}.shape)}}"'
-    return [f"if {' or '.join(conditions)}:", f"    raise ValueError({message})"]
+        entries.append(_size_entry(f"{name}.shape[{index}]", size, seen, equal))
+    shape = f"({', '.join(entries)}{',' if len(entries) == 1 else ''})"
+    lines = [f"{CHECK_INPUT}({name}, {quote(name)}, {literal(value.dtype)}, {shape})"]
+    for condition in equal:
+        message = f'f"{name}: expected {condition.replace(" != ", " == ")}, got {{list({name}.shape)}}"'
+        lines += [f"if {condition}:", f"    raise ValueError({message})"]
+    return lines
+
+
+def _size_entry(expr: str, size: Any, seen: dict[str, str], equal: list[str]) -> str:
+    """A size as `check_input` takes it: the int, None, or a (least, most) range of a dynamic dimension."""
+    if isinstance(size, int):
+        return str(size)
+    symbol = str(size.node.expr)
+    if not size.node.expr.is_Symbol:
+        return "None"
+    if symbol in seen:
+        equal.append(f"{expr} != {seen[symbol]}")
+        return "None"
+    seen[symbol] = expr
+    low, high = _symbol_range(size)
+    if low is not None and low <= 2:
+        low = None  # 2 is the shape environment's own floor for a dynamic size, not the user's minimum
+    return "None" if low is None and high is None else f"({low}, {high})"
 
 
 def input_checks(placeholders: list[tuple[fx.Node, str]], literal: Literal) -> list[str]:

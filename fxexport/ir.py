@@ -171,6 +171,7 @@ class PackageIR:
     parts: tuple[TensorIR, ...] = ()
     packed: tuple[PackedIR, ...] = ()  # quantized layers whose weights the loader sets through their setter
     build_device: str = "meta"  # where the module tree is built: "cpu" when quantized layers pack weights there
+    checks_inputs: bool = False  # a forward calls loader.py's check_input
 
     @property
     def stored(self) -> tuple[TensorIR, ...]:

@@ -14,6 +14,7 @@ import jinja2
 import torch
 
 from .errors import FxExportError
+from .guards import CHECK_INPUT
 from .ir import PackageIR
 from .names import code_of, quote
 from .weights import DTYPES
@@ -27,7 +28,7 @@ OUTPUTS = {
     "loader.py": "loader.py.jinja",
     "README.md": "README.md.jinja",
 }
-# The safetensors loader module.py imports: the same text in every export, written when there are tensors to load.
+# The safetensors loader (and input check) module.py imports: the same text in every export, written when imported.
 LOADER = "loader.py"
 # Our templates stay reachable under this prefix, so a user's `module.py.jinja` can extend ours.
 BUILTIN_PREFIX = "fxexport"
@@ -121,7 +122,8 @@ def _files(package: PackageIR) -> tuple[tuple[str, str], ...]:
     return (
         ("__init__.py", f"re-exports `{package.class_name}`"),
         ("module.py", "the model code"),
-        *([(LOADER, "the loader that fills the model with its tensors (the same file in every export)")] if package.tensors else []),
+        *([(LOADER, "the loader that fills the model with its tensors and checks its inputs (the same file in every export)")]
+          if loader_imports(package) else []),  # fmt: skip
         *weights,
         (MANIFEST, "manifest: versions, the sha256 of each file, every tensor's shape and dtype"),
         ("README.md", "this file"),
@@ -192,6 +194,11 @@ def loader_tables(package: PackageIR) -> tuple[LoaderTable, ...]:
     return tuple(table for table in tables if table.code != "{}")
 
 
+def loader_imports(package: PackageIR) -> list[str]:
+    """What module.py imports from loader.py: the input check, the tensor loader."""
+    return [*([CHECK_INPUT] if package.checks_inputs else []), *(["load_tensors", "skip_init"] if package.tensors else [])]
+
+
 def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
@@ -203,14 +210,15 @@ def context(package: PackageIR) -> dict[str, Any]:
         "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
+        "loader_imports": ", ".join(loader_imports(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
             "requirements": requirements(package), "loader_tables": loader_tables(package)}  # fmt: skip
 
 
 def outputs(package: PackageIR) -> dict[str, str]:
-    """The text files of this export and their templates: the loader only when there are tensors."""
-    return {path: name for path, name in OUTPUTS.items() if path != LOADER or package.tensors}
+    """The text files of this export and their templates: the loader only when module.py imports it."""
+    return {path: name for path, name in OUTPUTS.items() if path != LOADER or loader_imports(package)}
 
 
 def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]:

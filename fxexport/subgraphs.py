@@ -139,3 +139,17 @@ def module_from(holder: nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule
             module.__dict__[key] = value
     module.training = holder.training
     return module
+
+
+def holder_copy(module: nn.Module) -> nn.Module:
+    """A plain module holding what `module` holds (children, parameters, buffers, tensor attributes), in dicts of its own."""
+    new = nn.Module()
+    new.training = module.training
+    new._parameters.update(module._parameters)
+    new._buffers.update(module._buffers)
+    new._non_persistent_buffers_set.update(module._non_persistent_buffers_set)
+    new._modules.update(module._modules)
+    for key, value in vars(module).items():
+        if isinstance(value, torch.Tensor):
+            new.__dict__[key] = value
+    return new

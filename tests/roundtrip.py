@@ -64,7 +64,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "state_keys": list(gm.state_dict()),
         "buffers": list(buffers),
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
-        "training": {k: m.training for k, m in _modules(gm)},
+        "training": expected_training(gm),
         "sharing": tensor_sharing(gm),
         "storages": storage_sharing(gm),
         "layouts": layouts(gm),
@@ -78,6 +78,35 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
 
 # A plain holder module may come back as the container it stands for (numbered children: a list).
 HOLDER_CLASSES = ["Module", "Sequential", "ModuleList", "ModuleDict"]
+
+
+# ATen calls of a layer whose mode is an argument (torch.export traces a model in the mode it is in):
+# overload -> the position of its training flag, or the flag itself.
+_MODE_ARGUMENT: dict[Any, int | bool] = {
+    torch.ops.aten.batch_norm.default: 5,
+    torch.ops.aten._native_batch_norm_legit_no_training.default: False,
+    torch.ops.aten.dropout.default: 2,
+    torch.ops.aten.dropout_.default: 2,
+}
+
+
+_MODE_LAYERS = {f"torch.nn.modules.batchnorm.BatchNorm{d}d" for d in (1, 2, 3)} | {"torch.nn.modules.dropout.Dropout"}
+
+
+def expected_training(gm: fx.GraphModule) -> dict[str, bool]:
+    """Each module's training flag: its own, but a torch.nn BatchNorm or Dropout traced into ops runs in the
+    mode its ops ran in (an argument of theirs), as the restored layer must to give the same results."""
+    flags = {k: m.training for k, m in _modules(gm)}
+    for node in gm.graph.nodes:
+        mode = _MODE_ARGUMENT.get(node.target)
+        stack = list((node.meta.get("nn_module_stack") or {}).values())
+        if mode is not None and stack and stack[-1][0] in flags and _qualified(stack[-1][1]) in _MODE_LAYERS:
+            flags[stack[-1][0]] = mode if isinstance(mode, bool) else bool(node.args[mode])
+    return flags
+
+
+def _qualified(cls: Any) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else str(cls)
 
 
 def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
@@ -106,12 +135,14 @@ def check_in_fresh_process(packages: Path, expect: Path, names: list[str], block
     return {name: details["problems"] for name, details in check_details(packages, expect, names, block).items()}
 
 
-def check_details(packages: Path, expect: Path, names: list[str], block: tuple[str, ...] = (), tolerance: float = 0.0) -> dict[str, Any]:
-    """Per name: problems, exact (bool), max_error and load_seconds; `block` names modules the process cannot import."""
+def check_details(packages: Path, expect: Path, names: list[str], block: tuple[str, ...] = (), tolerance: float = 0.0,
+                  python: str = sys.executable) -> dict[str, Any]:  # fmt: skip
+    """Per name: problems, exact (bool), max_error and load_seconds; `block` names modules the process cannot import;
+    `python` the interpreter that checks (another torch version's, for the cross-version check)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}  # REPO: user functions the exports import
     options = ["--block", ",".join(block), "--rtol", str(tolerance), "--atol", str(tolerance)]
     result = subprocess.run(
-        [sys.executable, str(CHECKER), *options, str(packages), str(expect), *names],
+        [python, str(CHECKER), *options, str(packages), str(expect), *names],
         capture_output=True, text=True, cwd=packages, env=env, timeout=1800,
     )  # fmt: skip
     if result.returncode != 0:

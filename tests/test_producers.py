@@ -56,14 +56,32 @@ def test_export_input_checks_are_code_and_can_be_dropped(tmp_path: Path) -> None
     gm = next(p for p in PRODUCERS if p.name == "export_dynamic").build()
     fxexport.export(gm, tmp_path / "checked_pkg")
     fxexport.export(gm, tmp_path / "unchecked_pkg", input_checks=False)
-    assert "raise ValueError" in (tmp_path / "checked_pkg" / "module.py").read_text()
-    assert "raise ValueError" not in (tmp_path / "unchecked_pkg" / "module.py").read_text()
+    assert "check_input(x, \"x\", torch.float32, ((None, 16), (None, 32), 6))" in (tmp_path / "checked_pkg" / "module.py").read_text()
+    assert "check_input" not in (tmp_path / "unchecked_pkg" / "module.py").read_text()
     model = _import(tmp_path / "checked_pkg").FxModule()
     with pytest.raises(ValueError, match=r"x: expected a float32 tensor of shape \[\.\.16, \.\.32, 6\]"):
         model(_x(17, 3, 6))
     with pytest.raises(ValueError, match="x: expected"):
         model(_x(2, 3, 5))
     assert model(_x(16, 32, 6)).shape == (16, 192)
+    with pytest.raises(ValueError, match=r"x: expected a float32 tensor of shape \[\.\.16, \.\.32, 6\], got int"):
+        model(3)
+
+
+def test_a_dynamic_size_shared_by_two_inputs_is_checked_equal(tmp_path: Path) -> None:
+    class Add(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return x + y
+
+    batch = torch.export.Dim("batch", max=8)
+    program = torch.export.export(Add(), (_x(2, 3), _x(2, 3)), dynamic_shapes=({0: batch}, {0: batch}))
+    fxexport.export(program, tmp_path / "pkg")
+    text = (tmp_path / "pkg" / "module.py").read_text()
+    assert 'check_input(y, "y", torch.float32, (None, 3))' in text and "if y.shape[0] != x.shape[0]:" in text
+    model = _import(tmp_path / "pkg").FxModule()
+    assert torch.equal(model(_x(4, 3), _x(4, 3)), _x(4, 3) * 2)
+    with pytest.raises(ValueError, match=r"y: expected y.shape\[0\] == x.shape\[0\], got \[3, 3\]"):
+        model(_x(4, 3), _x(3, 3))
 
 
 def test_cli_pt2_via_export_and_missing_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,7 +91,7 @@ def test_cli_pt2_via_export_and_missing_inputs(tmp_path: Path, capsys: pytest.Ca
     assert main(["export", "tests.producers:Dynamic", "-o", str(tmp_path / "via_export"), "--via", "export",
                  "--example-inputs", "tests.producers:DYNAMIC_INPUTS", "-q"]) == 0  # fmt: skip
     for name in ("from_pt2", "via_export"):
-        assert "torch.ops.aten.linear.default" in (tmp_path / name / "module.py").read_text()
+        assert "Producer: torch.export;" in (tmp_path / name / "module.py").read_text()
     assert main(["export", "tests.producers:Dynamic", "-o", str(tmp_path / "nothing"), "--via", "export"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--via export needs example inputs" in err and "--example-inputs" in err

@@ -13,9 +13,10 @@ import operator
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .loader import load_tensors, skip_init
+from .loader import check_input, load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 4
@@ -29,8 +30,8 @@ class TrueGraph0(nn.Module):
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        x = torch.ops.aten.linear.default(x, p_up_weight, p_up_bias)
-        x = torch.ops.aten.relu.default(x)
+        x = F.linear(x, p_up_weight, p_up_bias)
+        x = F.relu(x)
         return (x,)
 
 
@@ -40,8 +41,8 @@ class FalseGraph0(nn.Module):
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        x = torch.ops.aten.linear.default(x, p_down_weight, p_down_bias)
-        x = torch.ops.aten.sub.Tensor(x, 1)
+        x = F.linear(x, p_down_weight, p_down_bias)
+        x = x - 1
         return (x,)
 
 
@@ -73,18 +74,10 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        if (
-            x.dim() != 2
-            or x.shape[0] != 3
-            or x.shape[1] != 4
-            or x.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"x: expected a float32 tensor of shape [3, 4], got {x.dtype} {list(x.shape)}"
-            )
+        check_input(x, "x", torch.float32, (3, 4))
         # tests/producers.py:37 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        sum_1 = torch.ops.aten.sum.default(x)
-        sum_1 = torch.ops.aten.gt.Scalar(sum_1, 0)
+        sum_1 = x.sum()
+        sum_1 = sum_1 > 0
         cond = torch.ops.higher_order.cond(
             sum_1,
             self.true_graph_0,

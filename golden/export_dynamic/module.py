@@ -12,9 +12,10 @@ Inputs, outputs and files: see README.md.
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .loader import load_tensors, skip_init
+from .loader import check_input, load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 2
@@ -28,9 +29,7 @@ class FxModule(nn.Module):
     ) -> None:
         super().__init__()
         with torch.device("meta"), skip_init():
-            self.proj = nn.Module()
-            self.proj.weight = nn.Parameter(torch.empty(6, 6))
-            self.proj.bias = nn.Parameter(torch.empty(6))
+            self.proj = nn.Linear(6, 6)
         if load_weights:
             load_tensors(
                 self,
@@ -45,23 +44,14 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        if (
-            x.dim() != 3
-            or x.shape[0] > 16
-            or x.shape[1] > 32
-            or x.shape[2] != 6
-            or x.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"x: expected a float32 tensor of shape [..16, ..32, 6], got {x.dtype} {list(x.shape)}"
-            )
-        sym_size_int_2 = torch.ops.aten.sym_size.int(x, 0)
-        sym_size_int_3 = torch.ops.aten.sym_size.int(x, 1)
+        check_input(x, "x", torch.float32, ((None, 16), (None, 32), 6))
+        sym_size_int_2 = x.size(0)
+        sym_size_int_3 = x.size(1)
         # tests/producers.py:82 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
-        x = torch.ops.aten.linear.default(x, self.proj.weight, self.proj.bias)
+        x = self.proj(x)
         mul = sym_size_int_2 * sym_size_int_3
-        x = torch.ops.aten.reshape.default(x, [mul, 6])
-        x = torch.ops.aten.softmax.int(x, -1)
+        x = x.reshape(mul, 6)
+        x = F.softmax(x, dim=-1)
         sym_size_int_3 = sym_size_int_3 * 6
-        x = torch.ops.aten.view.default(x, [sym_size_int_2, sym_size_int_3])
+        x = x.view(sym_size_int_2, sym_size_int_3)
         return x

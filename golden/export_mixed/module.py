@@ -12,9 +12,10 @@ Inputs, outputs and files: see README.md.
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from .loader import load_tensors, skip_init
+from .loader import check_input, load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 5
@@ -28,9 +29,7 @@ class FxModule(nn.Module):
     ) -> None:
         super().__init__()
         with torch.device("meta"), skip_init():
-            self.lin = nn.Module()
-            self.lin.weight = nn.Parameter(torch.empty(4, 4))
-            self.lin.bias = nn.Parameter(torch.empty(4))
+            self.lin = nn.Linear(4, 4)
             self.register_buffer("offset", torch.empty(4), persistent=False)
             self.register_buffer("running", torch.empty(4))
             self.lifted_tensor_0 = torch.empty(4)
@@ -49,36 +48,21 @@ class FxModule(nn.Module):
 
     def forward(self, x, extra, scale=2.0):
         extra_a = extra["a"]
-        if (
-            x.dim() != 2
-            or x.shape[0] != 2
-            or x.shape[1] != 4
-            or x.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"x: expected a float32 tensor of shape [2, 4], got {x.dtype} {list(x.shape)}"
-            )
-        if (
-            extra_a.dim() != 1
-            or extra_a.shape[0] != 3
-            or extra_a.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"extra_a: expected a float32 tensor of shape [3], got {extra_a.dtype} {list(extra_a.shape)}"
-            )
+        check_input(x, "x", torch.float32, (2, 4))
+        check_input(extra_a, "extra_a", torch.float32, (3,))
         if scale != 2.0:
             raise ValueError(
                 "scale: this export is specialised to 2.0, got " + repr(scale)
             )
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = torch.ops.aten.linear.default(x, self.lin.weight, self.lin.bias)
-        out = torch.ops.aten.mul.Tensor(out, 2.0)
-        out = torch.ops.aten.add.Tensor(out, self.offset)
-        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(self.lifted_tensor_0)
-        lift_fresh_copy = torch.ops.aten.detach_.default(lift_fresh_copy)
-        out = torch.ops.aten.add.Tensor(out, lift_fresh_copy)
+        out = self.lin(x)
+        out = out * 2.0
+        out = out + self.offset
+        clone = self.lifted_tensor_0.clone()
+        clone = clone.detach_()
+        out = out + clone
         # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
-        sum_1 = torch.ops.aten.sum.default(extra_a)
-        x = torch.ops.aten.relu.default(x)
-        add_2 = torch.ops.aten.add.Tensor(self.running, 1)
+        sum_1 = extra_a.sum()
+        x = F.relu(x)
+        add_2 = self.running + 1
         return {"y": out, "rest": (sum_1, [x, add_2])}

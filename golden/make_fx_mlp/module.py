@@ -12,6 +12,7 @@ Inputs, outputs and files: see README.md.
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .loader import load_tensors, skip_init
@@ -48,13 +49,13 @@ class FxModule(nn.Module):
 
     def forward(self, arg0, arg1):
         arg1_1 = arg1["a"]
-        out = torch.ops.aten.t.default(self._param_constant0)
-        out = torch.ops.aten.addmm.default(self._param_constant1, arg0, out)
-        out = torch.ops.aten.mul.Tensor(out, 2.0)
-        out = torch.ops.aten.add.Tensor(out, self._tensor_constant0)
-        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(self._tensor_constant1)
-        out = torch.ops.aten.add.Tensor(out, lift_fresh_copy)
-        sum_1 = torch.ops.aten.sum.default(arg1_1)
-        relu = torch.ops.aten.relu.default(arg0)
-        add_2 = torch.ops.aten.add.Tensor(self._tensor_constant2, 1)
+        out = self._param_constant0.t()
+        out = torch.addmm(self._param_constant1, arg0, out)
+        out = out * 2.0
+        out = out + self._tensor_constant0
+        clone = self._tensor_constant1.clone()
+        out = out + clone
+        sum_1 = arg1_1.sum()
+        relu = F.relu(arg0)
+        add_2 = self._tensor_constant2 + 1
         return {"y": out, "rest": (sum_1, [relu, add_2])}

@@ -20,11 +20,11 @@ class FxModule(nn.Module):
         super().__init__()
 
     def forward(self, arg0_1):
-        sym_size_int = torch.ops.aten.sym_size.int(arg0_1, 0)
-        out = torch.ops.aten.mul.Tensor(arg0_1, sym_size_int)
-        sym_size_int_1 = torch.ops.aten.sym_size.int(arg0_1, 1)
+        sym_size_int = arg0_1.size(0)
+        out = arg0_1 * sym_size_int
+        sym_size_int_1 = arg0_1.size(1)
         sym_size_int = sym_size_int * sym_size_int_1
-        out = torch.ops.aten.view.default(out, [sym_size_int, -1])
-        out = torch.ops.aten.sum.dim_IntList(out, [0])
-        out = torch.ops.aten.div.Tensor(out, sym_size_int_1)
+        out = out.view(sym_size_int, -1)
+        out = out.sum(0)
+        out = out / sym_size_int_1
         return out

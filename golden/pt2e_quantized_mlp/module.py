@@ -13,9 +13,10 @@ from pathlib import Path
 
 import torch
 import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed
+import torch.nn.functional as F
 from torch import nn
 
-from .loader import load_tensors, skip_init
+from .loader import check_input, load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 10
@@ -35,6 +36,7 @@ class FxModule(nn.Module):
             self.out = nn.Module()
             self.out.weight = nn.Parameter(torch.empty(4, 16))
             self.out.bias = nn.Parameter(torch.empty(4))
+            self.relu = nn.ReLU()
             self.register_buffer("_scale_0", torch.empty(16))
             self.register_buffer("_zero_point_0", torch.empty(16, dtype=torch.int64))
             self.register_buffer("_scale_1", torch.empty(4))
@@ -86,26 +88,14 @@ class FxModule(nn.Module):
         out = torch.ops.quantized_decomposed.dequantize_per_tensor.default(
             out, 0.006862745154649019, 146, 0, 255, torch.uint8
         )
-        if (
-            x.dim() != 2
-            or x.shape[0] != 4
-            or x.shape[1] != 16
-            or x.dtype != torch.float32
-        ):
-            raise ValueError(
-                f"x: expected a float32 tensor of shape [4, 16], got {x.dtype} {list(x.shape)}"
-            )
-        out = torch.ops.aten.linear.default(
-            out, dequantize_per_channel_default, self.hidden.bias
-        )
-        out = torch.ops.aten.relu.default(out)
+        check_input(x, "x", torch.float32, (4, 16))
+        out = F.linear(out, dequantize_per_channel_default, self.hidden.bias)
+        out = self.relu(out)
         out = torch.ops.quantized_decomposed.quantize_per_tensor.default(
             out, 0.003860294120386243, 0, 0, 255, torch.uint8
         )
         out = torch.ops.quantized_decomposed.dequantize_per_tensor.default(
             out, 0.003860294120386243, 0, 0, 255, torch.uint8
         )
-        out = torch.ops.aten.linear.default(
-            out, dequantize_per_channel_default_1, self.out.bias
-        )
+        out = F.linear(out, dequantize_per_channel_default_1, self.out.bias)
         return out

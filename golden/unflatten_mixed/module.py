@@ -12,6 +12,7 @@ Inputs, outputs and files: see README.md.
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .loader import load_tensors, skip_init
@@ -30,7 +31,7 @@ class Lin(nn.Module):
 
     def forward(self, x):
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        x = torch.ops.aten.linear.default(x, self.weight, self.bias)
+        x = F.linear(x, self.weight, self.bias)
         return x
 
 
@@ -61,13 +62,13 @@ class FxModule(nn.Module):
         extra_a = arg1["a"]
         out = self.lin(arg0)
         # tests/producers.py:26 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = torch.ops.aten.mul.Tensor(out, 2.0)
-        out = torch.ops.aten.add.Tensor(out, self.offset)
-        lift_fresh_copy = torch.ops.aten.lift_fresh_copy.default(self.lifted_tensor_0)
-        lift_fresh_copy = torch.ops.aten.detach_.default(lift_fresh_copy)
-        out = torch.ops.aten.add.Tensor(out, lift_fresh_copy)
+        out = out * 2.0
+        out = out + self.offset
+        clone = self.lifted_tensor_0.clone()
+        clone = clone.detach_()
+        out = out + clone
         # tests/producers.py:27 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
-        sum_1 = torch.ops.aten.sum.default(extra_a)
-        relu = torch.ops.aten.relu.default(arg0)
-        add_2 = torch.ops.aten.add.Tensor(self.running, 1)
+        sum_1 = extra_a.sum()
+        relu = F.relu(arg0)
+        add_2 = self.running + 1
         return {"y": out, "rest": (sum_1, [relu, add_2])}

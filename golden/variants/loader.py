@@ -1,4 +1,5 @@
-"""The safetensors loader of an fxexport package: fills the model that module.py builds.
+"""The safetensors loader of an fxexport package: fills the model that module.py builds,
+and checks the inputs of a torch.export graph as the export traced them (`check_input`).
 
 The same text in every export; it needs only torch and the standard library. The header
 of a safetensors file is JSON (no code runs on load), and each tensor is a view of the
@@ -341,3 +342,45 @@ def tensor_entry(key: str, info, data_start: int, size: int):
             f"tensor {key!r} does not fit its offsets {start}..{end} in {size} bytes"
         )
     return key, dtype, shape, data_start + start, data_start + end
+
+
+def check_input(value, name: str, dtype: torch.dtype, shape: tuple) -> None:
+    """Raise a ValueError unless `value` is a `dtype` tensor of `shape`, as traced.
+
+    Each entry of `shape` is a size, None for any size, or a (least, most) range
+    with None for an open end.
+    """
+    if (
+        isinstance(value, torch.Tensor)
+        and value.dtype == dtype
+        and value.dim() == len(shape)
+        and all(size_fits(size, want) for size, want in zip(value.shape, shape))
+    ):
+        return
+    expected = ", ".join(shown_size(want) for want in shape)
+    kind = str(dtype).removeprefix("torch.")
+    got = (
+        f"{value.dtype} {list(value.shape)}"
+        if isinstance(value, torch.Tensor)
+        else type(value).__name__
+    )
+    raise ValueError(
+        f"{name}: expected a {kind} tensor of shape [{expected}], got {got}"
+    )
+
+
+def size_fits(size, want) -> bool:
+    if want is None:
+        return True
+    if isinstance(want, tuple):
+        least, most = want
+        return (least is None or size >= least) and (most is None or size <= most)
+    return size == want
+
+
+def shown_size(want) -> str:
+    if want is None:
+        return ".."
+    if isinstance(want, tuple):
+        return "..".join("" if end is None else str(end) for end in want)
+    return str(want)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import importlib
 import shutil
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -25,7 +26,15 @@ from torch import fx, nn
 import fxexport
 from tests.roundtrip import check_details, record
 from tests.zoo.catalog import LIBRARIES, Unsupported, ZooModel, no_hf_tracer
-from tests.zoo.readability import Readability, SourceClass, graph_nodes, measure, source_classes
+from tests.zoo.readability import (
+    Readability,
+    SourceClass,
+    call_nodes,
+    graph_nodes,
+    layer_paths,
+    measure,
+    source_classes,
+)
 
 PRODUCERS = ("symbolic_trace", "export", "feature_extraction")
 SHORT = {"symbolic_trace": "fx", "export": "ep", "feature_extraction": "fe"}
@@ -63,10 +72,10 @@ class Row:
         return self.has_graph and not self.export_error
 
 
-def missing_libraries() -> list[str]:
+def missing_libraries(libraries: tuple[str, ...] = LIBRARIES) -> list[str]:
     """The zoo libraries that cannot be imported here (torchvision does not import beside another torch)."""
     missing = []
-    for name in LIBRARIES:
+    for name in libraries:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - not installed, or installed for another torch
@@ -118,16 +127,16 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     row.export_seconds = time.perf_counter() - start
     shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
     record(row.package, gm, args, kwargs, None, work / "expect")
-    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm))
+    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm))
     return row
 
 
-def check_rows(rows: list[Row], work: Path) -> None:
+def check_rows(rows: list[Row], work: Path, python: str = sys.executable) -> None:
     """Fill in loaded/matched from fresh processes, BATCH packages each."""
     exported = [r for r in rows if r.exported]
     for start in range(0, len(exported), BATCH):
         batch = exported[start : start + BATCH]
-        report = check_details(work / "moved", work / "expect", [r.package for r in batch], LIBRARIES)
+        report = check_details(work / "moved", work / "expect", [r.package for r in batch], LIBRARIES, python=python)
         for row in batch:
             details = report[row.package]
             row.loaded, row.problems, row.exact = details["loaded"], tuple(details["problems"]), details["exact"]
@@ -135,8 +144,10 @@ def check_rows(rows: list[Row], work: Path) -> None:
             row.max_error, row.load_seconds = details["max_error"], details["load_seconds"]
 
 
-def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None, check: bool = True) -> list[Row]:
-    """Every pair of `entries` and `producers`; `check=False` skips the standalone check (readability only)."""
+def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUCERS, log: Any = None, check: bool = True,
+        python: str = sys.executable) -> list[Row]:  # fmt: skip
+    """Every pair of `entries` and `producers`; `check=False` skips the standalone check (readability only);
+    `python` checks the exports (another interpreter: another torch version loads what this one exported)."""
     for sub in ("staging", "moved", "expect"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     rows = []
@@ -156,7 +167,7 @@ def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUC
         del model
         gc.collect()
     if check:
-        check_rows(rows, work)
+        check_rows(rows, work, python)
     return rows
 
 

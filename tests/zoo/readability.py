@@ -13,9 +13,11 @@ class) and on the structured one (a class per kind of block, named after its sou
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
 import io
 import json
+import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
@@ -65,6 +67,13 @@ class Readability:
     code: Code
     source: tuple[SourceClass, ...]
     inline_modules: int  # manifest "inline_modules": modules the export left inline, with a reason
+    call_nodes: int = 0  # call_function / call_method / call_module nodes of the graph
+    layers: tuple[int, int] = (0, 0)  # (torch.nn layers of the source that come back as their class, those that ran)
+
+    @property
+    def ops_share(self) -> float:
+        """torch.ops calls over the graph's call nodes (issue 15: at most 2%)."""
+        return self.code.torch_ops / self.call_nodes if self.call_nodes else 0.0
 
     @property
     def class_lines(self) -> int:
@@ -131,17 +140,49 @@ def _source_lines(cls: type) -> int | None:
         return None
 
 
+def layer_paths(model: nn.Module, gm: fx.GraphModule) -> dict[str, str]:
+    """The source's torch.nn layers (leaf modules, not Identity) that the graph ran code of: path -> class name.
+    A layer that runs nothing (Identity, an unused head) leaves no trace in a graph to restore it from."""
+    ran = {path for n in gm.graph.nodes for path, _ in (n.meta.get("nn_module_stack") or {}).values()}
+    ran |= {str(n.target) for n in gm.graph.nodes if n.op == "call_module"}
+    return {path: type(m).__name__ for path, m in model.named_modules() if path in ran and not m._modules
+            and type(m).__module__.startswith("torch.nn.") and type(m) is not nn.Identity}  # fmt: skip
+
+
+def restored_layers(folder: Path, layers: dict[str, str], class_name: str = "FxModule") -> int:
+    """How many of `layers` the package at `folder` builds as that class at that path (its structure only, on meta)."""
+    name = f"_measured_{folder.name}"
+    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    try:
+        spec.loader.exec_module(package)
+        built = dict(getattr(package, class_name)(load_weights=False).named_modules())
+    finally:
+        for key in [k for k in sys.modules if k == name or k.startswith(f"{name}.")]:
+            del sys.modules[key]
+    return sum(path in built and type(built[path]).__name__ == cls for path, cls in layers.items())
+
+
+def call_nodes(gm: fx.GraphModule) -> int:
+    """Call nodes of the GraphModule's graph and of every GraphModule nested in it."""
+    calls = ("call_function", "call_method", "call_module")
+    return sum(n.op in calls for m in gm.modules() if isinstance(m, fx.GraphModule) for n in m.graph.nodes)
+
+
 def graph_nodes(gm: fx.GraphModule) -> int:
     """Nodes of the GraphModule's graph and of every GraphModule nested in it."""
     return sum(len(m.graph.nodes) for m in gm.modules() if isinstance(m, fx.GraphModule))
 
 
 # the export -------------------------------------------------------------------------------
-def measure(folder: Path, source: tuple[SourceClass, ...], nodes: int) -> Readability:
-    """Measure the package at `folder` (module.py, fxexport.json) against its source classes."""
+def measure(folder: Path, source: tuple[SourceClass, ...], nodes: int, calls: int = 0, layers: dict[str, str] | None = None) -> Readability:
+    """Measure the package at `folder` (module.py, fxexport.json) against its source classes and layers."""
     code = read_code((folder / "module.py").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "fxexport.json").read_text(encoding="utf-8"))
-    return Readability(nodes, code, source, len(manifest.get("inline_modules", [])))
+    restored = (restored_layers(folder, layers), len(layers)) if layers else (0, 0)
+    return Readability(nodes, code, source, len(manifest.get("inline_modules", [])), calls, restored)
 
 
 def read_code(text: str) -> Code:
@@ -234,7 +275,7 @@ def _comment_names(comment: str, source: SourceClass) -> bool:
 
 # the table --------------------------------------------------------------------------------
 HEADER = ("nodes", "classes", "source classes found", "class lines", "source lines", "ratio", "str getattr",
-          "torch.ops", "del", "inline", "targets (repeated blocks)")  # fmt: skip
+          "torch.ops", "torch.ops / calls", "nn layers restored", "del", "inline", "targets (repeated blocks)")  # fmt: skip
 
 
 def cells(r: Readability) -> tuple[str, ...]:
@@ -242,5 +283,5 @@ def cells(r: Readability) -> tuple[str, ...]:
     source_lines = f"{r.source_lines}" + (f" (+{unknown} unread)" if unknown else "")
     ratio = "-" if r.ratio is None else f"{r.ratio:.2f}"
     return (str(r.graph_nodes), str(len(r.code.classes)), f"{r.found}/{len(r.source)}", str(r.class_lines), source_lines,
-            ratio, str(r.code.string_getattrs), str(r.code.torch_ops), str(r.code.dels), str(r.inline_modules),
-            r.targets())  # fmt: skip
+            ratio, str(r.code.string_getattrs), str(r.code.torch_ops), f"{r.ops_share:.1%}", f"{r.layers[0]}/{r.layers[1]}",
+            str(r.code.dels), str(r.inline_modules), r.targets())  # fmt: skip

@@ -12,10 +12,13 @@ the failures that need no check (exit 1 when a pair made no GraphModule unlisted
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import warnings
 from pathlib import Path
+
+import torch
 
 from tests.zoo import readability
 from tests.zoo.catalog import ZOO
@@ -59,9 +62,16 @@ def table(rows: list[Row]) -> str:
 
 
 def readability_table(rows: list[Row]) -> str:
-    """One row per exported pair: module.py against the source model's own classes (issue 14)."""
-    body = [(r.model, r.producer, *readability.cells(r.readability)) for r in rows if r.readability]
-    return "readability (issue 14)\n" + grid(("model", "producer", *readability.HEADER), body)
+    """One row per exported pair: module.py against the source model's own classes (issues 14 and 15),
+    and a torch.export's class lines against the symbolic_trace export of the same model."""
+    traced = {r.model: r.readability.class_lines for r in rows if r.readability and r.producer == "symbolic_trace"}
+
+    def versus_fx(r: Row) -> str:
+        lines = traced.get(r.model)
+        return f"{r.readability.class_lines / lines:.2f}" if r.readability and r.producer == "export" and lines else "-"
+
+    body = [(r.model, r.producer, *readability.cells(r.readability), versus_fx(r)) for r in rows if r.readability]
+    return "readability (issues 14, 15)\n" + grid(("model", "producer", *readability.HEADER, "class lines / fx"), body)
 
 
 def summary(rows: list[Row]) -> str:
@@ -82,27 +92,36 @@ def unsupported(rows: list[Row]) -> list[str]:
     return [f"unsupported {r.package}: {r.graph_error}" for r in rows if r.unsupported and not failure(r)]
 
 
+def torch_version(python: str) -> str:
+    """The torch version of another interpreter (the one that checks, in the cross-version check)."""
+    found = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True, check=False)
+    return found.stdout.strip() or f"unknown ({found.stderr.strip()[-200:]})"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.zoo.run", description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=[], help="run models whose name contains one of these")
     parser.add_argument("--producer", choices=PRODUCERS, action="append", help="default: every producer")
     parser.add_argument("--keep", type=Path, help="write the exports here instead of a temporary folder")
     parser.add_argument("--readability-only", action="store_true", help="skip the standalone check; print the readability table alone")
+    parser.add_argument("--check-with", metavar="PYTHON", default=sys.executable,
+                        help="the interpreter that loads and checks the exports (another torch version's: the cross-version check)")
     options = parser.parse_args(argv)
-    if missing := missing_libraries():
+    entries = [e for e in ZOO if not options.only or any(s in e.name for s in options.only)]
+    if missing := missing_libraries(tuple(sorted({e.library for e in entries}))):
         print(f"the zoo needs {', '.join(missing)}: install them in a separate venv (see README.md)", file=sys.stderr)
         return 2
-    entries = [e for e in ZOO if not options.only or any(s in e.name for s in options.only)]
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory(prefix="fxexport-zoo-") as scratch:
         work = options.keep or Path(scratch)
         rows = run(entries, work, tuple(options.producer or PRODUCERS), log=lambda r: print(f"  {r.package}: {cells(r)[3]}", flush=True),
-                   check=not options.readability_only)  # fmt: skip
+                   check=not options.readability_only, python=options.check_with)  # fmt: skip
     if options.readability_only:
         unchecked = [r for r in rows if not r.exported or r.unsupported is not None]  # failures the check cannot change
         print(readability_table(rows), *failures(unchecked), sep="\n")
         return 1 if failures(unchecked) else 0
-    print(table(rows), *unsupported(rows), *failures(rows), summary(rows), "", readability_table(rows), sep="\n")
+    checked = f"checked by {options.check_with}: torch {torch_version(options.check_with)}, exported with torch {torch.__version__}"
+    print(table(rows), *unsupported(rows), *failures(rows), summary(rows), checked, "", readability_table(rows), sep="\n")
     return 1 if failures(rows) else 0
 
 

@@ -13,11 +13,20 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import fx
+from torch import fx, nn
 
 import fxexport
 from fxexport import examples
-from tests.zoo.readability import Readability, SourceClass, graph_nodes, measure, read_code, source_classes
+from tests.zoo.readability import (
+    Readability,
+    SourceClass,
+    call_nodes,
+    graph_nodes,
+    layer_paths,
+    measure,
+    read_code,
+    source_classes,
+)
 
 FLAT = '''
 class FxModule(nn.Module):
@@ -165,14 +174,15 @@ def test_a_real_export_is_measured_from_its_folder(tmp_path: Path, producer: str
     model, (x,) = examples.resnet(), examples.resnet_inputs()
     gm = fx.symbolic_trace(model) if producer == "symbolic_trace" else torch.export.export(model, (x,)).module()
     fxexport.export(gm, tmp_path / "pkg")
-    r = measure(tmp_path / "pkg", source_classes(model), graph_nodes(gm))
+    r = measure(tmp_path / "pkg", source_classes(model), graph_nodes(gm), call_nodes(gm), layer_paths(model, gm))
     assert r.graph_nodes == len(gm.graph.nodes) > 20
+    assert r.layers[0] == r.layers[1] == sum(1 for m in model.modules() if type(m) in (nn.Conv2d, nn.BatchNorm2d, nn.ReLU, nn.AdaptiveAvgPool2d, nn.Linear))
     module = (tmp_path / "pkg" / "module.py").read_text()
     assert len(r.code.classes) == module.count("\nclass ") >= 1
     manifest = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())
     assert r.code.dels == len(re.findall(r"^ +del ", module, re.MULTILINE))
     assert r.inline_modules == len(manifest["inline_modules"])
-    assert (r.code.torch_ops > 0) == (producer == "export")
+    assert r.code.torch_ops == module.count("torch.ops.") == 0  # ATen calls raised to the public torch API
     assert r.source_lines == sum(len(inspect.getsource(c).splitlines()) for c in (examples._Block, examples.TinyResNet))
     assert r.found == 1 and r.code.string_getattrs == 0  # _Block became the generated class Block
     assert "Block" in {c.name for c in r.code.classes}

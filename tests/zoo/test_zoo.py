@@ -9,6 +9,7 @@ second venv; see README.md). `python -m tests.zoo.run` prints the same results a
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from tests.zoo.harness import Row, failure, missing_libraries, run
 MISSING = missing_libraries()
 ONLY = [part for part in os.environ.get("FXEXPORT_ZOO_ONLY", "").split(",") if part]  # e.g. "tv_,hf_t5": a quicker run
 SELECTED = [m for m in ZOO if not ONLY or any(part in m.name for part in ONLY)]
+# Another torch's interpreter loads and checks the exports (the cross-version check), e.g. the dev venv's python.
+CHECK_WITH = os.environ.get("FXEXPORT_ZOO_CHECK_WITH") or sys.executable
 LISTINGS = [(m, u) for m in ZOO for u in m.unsupported]
 needs_zoo = pytest.mark.skipif(bool(MISSING), reason=f"the zoo needs {', '.join(MISSING)} (a second venv, see README.md)")
 
@@ -27,7 +30,7 @@ needs_zoo = pytest.mark.skipif(bool(MISSING), reason=f"the zoo needs {', '.join(
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Row]:
     warnings.simplefilter("ignore")
-    return {(r.model, r.producer): r for r in run(SELECTED, Path(tmp_path_factory.mktemp("zoo")))}
+    return {(r.model, r.producer): r for r in run(SELECTED, Path(tmp_path_factory.mktemp("zoo")), python=CHECK_WITH)}
 
 
 def test_zoo_is_large_and_varied() -> None:

@@ -1,0 +1,271 @@
+"""restore: the torch.nn layers torch.export traced into ATen calls come back as layers, called as modules.
+
+Where `nn_module_stack` says a call ran inside a torch.nn layer (`fc`, a `torch.nn.Linear`) and
+its nodes are exactly what that layer's forward runs (layer_recovery.py), the layer is built
+from the arguments the ops were called with and the tensors its module holds, checked against
+the ops on sample inputs of the recorded shapes, and the ops become one `call_module` of it
+(`self.fc(x)`), as symbolic_trace would have left them. A call that does not verify keeps its
+ops. The input GraphModule is not changed: modules on the way to a restored layer are copied.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, cast
+
+import torch
+from torch import fx, nn
+
+from .calls import body_nodes, resolve_class, stack_frames
+from .layer_recovery import LAYERS, Recovered, Run, bound_calls, recover
+from .raising import copy_graph, is_aten, with_graph
+from .subgraphs import holder_copy
+
+# Inputs larger than this are not made up to check a layer (its ops stay).
+MAX_SAMPLE_ELEMENTS = 1 << 24
+
+
+@dataclass(frozen=True)
+class Restored:
+    """One call of a layer that verified: its nodes (in the input graph) and its inputs."""
+
+    path: str
+    nodes: tuple[fx.Node, ...]
+    inputs: tuple[fx.Node, ...]
+
+
+def restore_layers(gm: fx.GraphModule) -> fx.GraphModule:
+    """`gm` with every verified torch.nn layer call as a `call_module`; `gm` itself if there is none."""
+    if not any(is_aten(n) for n in gm.graph.nodes):
+        return gm
+    modules = dict(gm.named_modules(remove_duplicate=False))
+    layers: dict[str, nn.Module] = {}
+    restored: list[Restored] = []
+    for path, cls, nodes in _layer_runs(gm):
+        found = _restore(gm, modules, layers, path, cls, nodes)
+        if found is not None:
+            restored.append(found)
+    if not restored:
+        return gm
+    return _rewrite(gm, layers, restored)
+
+
+def _layer_runs(gm: fx.GraphModule) -> list[tuple[str, type[nn.Module], list[fx.Node]]]:
+    """Runs of consecutive nodes inside one call of a torch.nn layer the table knows (innermost frame)."""
+    runs: list[tuple[str, str, type[nn.Module], list[fx.Node]]] = []
+    for node in body_nodes(gm):
+        frames = stack_frames(node)
+        cls = resolve_class(frames[-1].cls) if frames else None
+        if cls not in LAYERS:
+            continue
+        key = frames[-1].key
+        if runs and runs[-1][0] == key and runs[-1][3][-1].next is node:
+            runs[-1][3].append(node)
+        else:
+            runs.append((key, frames[-1].path, cls, [node]))
+    seen: dict[str, int] = {}
+    for key, *_ in runs:
+        seen[key] = seen.get(key, 0) + 1
+    return [(path, cls, nodes) for key, path, cls, nodes in runs if seen[key] == 1]  # a call split in two: left alone
+
+
+def _restore(
+    gm: fx.GraphModule, modules: dict[str, nn.Module], layers: dict[str, nn.Module], path: str, cls: type[nn.Module], nodes: list[fx.Node]
+) -> Restored | None:
+    inside = set(nodes)
+    inputs = tuple(dict.fromkeys(i for n in nodes for i in n.all_input_nodes if i not in inside and i.op != "get_attr"))
+    if any(u not in inside for n in nodes[:-1] for u in n.users) or not nodes[-1].users:
+        return None
+    holder = modules.get(path)
+    state = _state(holder) if holder is not None else {}
+    calls = bound_calls(nodes)
+    if state is None or calls is None or not _reachable(modules, path):
+        return None
+    recovered = recover(cls, Run(path, calls, inputs, state, lambda target: _attribute(gm, target)))
+    if recovered is None:
+        return None
+    layer = layers.get(path) or _build(cls, recovered, holder, state, _training(modules, path, holder, recovered))
+    if layer is None or not _verifies(gm, layer, nodes, inputs, state):
+        return None
+    layers[path] = layer
+    return Restored(path, tuple(nodes), inputs)
+
+
+def _attribute(gm: fx.GraphModule, target: str) -> Any:
+    owner, _, name = target.rpartition(".")
+    return getattr(gm.get_submodule(owner), name, None)
+
+
+def _state(holder: nn.Module) -> dict[str, torch.Tensor] | None:
+    """The tensors a plain holder keeps, by name; None for anything else (a layer, a holder with children)."""
+    if type(holder) is not nn.Module or holder._modules or any(isinstance(v, torch.Tensor) for v in vars(holder).values()):
+        return None
+    tensors = {**holder._parameters, **holder._buffers}
+    return {k: v for k, v in tensors.items() if v is not None}
+
+
+def _reachable(modules: dict[str, nn.Module], path: str) -> bool:
+    """Every module already on the way to `path` is a plain holder (the root aside): copies can take the layer."""
+    parts = path.split(".")
+    ancestors = [".".join(parts[:i]) for i in range(1, len(parts))]
+    return all(type(modules[a]) is nn.Module for a in ancestors if a in modules)
+
+
+def _training(modules: dict[str, nn.Module], path: str, holder: nn.Module | None, recovered: Recovered) -> bool:
+    if recovered.training is not None:
+        return recovered.training
+    if holder is not None:
+        return holder.training
+    parent = path.rpartition(".")[0]
+    while parent not in modules:
+        parent = parent.rpartition(".")[0]
+    return modules[parent].training
+
+
+def _build(cls: type[nn.Module], recovered: Recovered, holder: nn.Module | None, state: dict[str, torch.Tensor], training: bool) -> nn.Module | None:
+    """The layer, holding the holder's own tensors; None when its state would not be the holder's."""
+    try:
+        with torch.device("meta"):
+            layer = cls(**recovered.kwargs)
+    except Exception:  # noqa: BLE001 - a constructor may refuse the arguments in any way
+        return None
+    own = {k for k, v in {**layer._parameters, **layer._buffers}.items() if v is not None}
+    if own != set(state) or any(layer.get_parameter(k).shape != v.shape for k, v in state.items() if k in layer._parameters):
+        return None
+    if holder is not None and holder._non_persistent_buffers_set != layer._non_persistent_buffers_set:
+        return None
+    for name, tensor in state.items():
+        if name in layer._parameters:
+            layer._parameters[name] = cast("nn.Parameter", tensor)
+        else:
+            layer._buffers[name] = tensor
+    layer.train(training)
+    return layer
+
+
+def _verifies(gm: fx.GraphModule, layer: nn.Module, nodes: list[fx.Node], inputs: tuple[fx.Node, ...], state: dict[str, torch.Tensor]) -> bool:
+    """The layer gives what the nodes give (same bits, same mutation of its input) on made-up inputs of the recorded shapes."""
+    high = state["weight"].shape[0] if isinstance(layer, nn.Embedding) else 2
+    samples = [_sample(node.meta.get("val"), high) for node in inputs]
+    if any(s is None for s in samples):
+        return False
+    body = _body(gm, nodes, inputs)
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        expected_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
+        torch.manual_seed(0)
+        expected = body(*expected_inputs)
+        actual_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
+        torch.manual_seed(0)
+        try:
+            actual = layer(*actual_inputs)
+        except Exception:  # noqa: BLE001 - a wrong layer may fail in any way
+            return False
+    return _equal(actual, expected) and all(map(_equal, actual_inputs, expected_inputs))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+def _sample(value: Any, high: int) -> torch.Tensor | None:
+    """A tensor of `value`'s shape and dtype with made-up values; None when its shape is not known or too large."""
+    if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+        return None
+    shape = []
+    for size in value.shape:
+        hint = size if isinstance(size, int) else getattr(size.node, "hint", None)
+        if not isinstance(hint, int):
+            return None
+        shape.append(hint)
+    if torch.Size(shape).numel() > MAX_SAMPLE_ELEMENTS:
+        return None
+    generator = torch.Generator().manual_seed(0)
+    if value.dtype.is_floating_point:
+        return torch.randn(shape, generator=generator).to(value.dtype)
+    if value.dtype == torch.bool:
+        return torch.rand(shape, generator=generator) > 0.5
+    return torch.randint(0, high, shape, generator=generator).to(value.dtype)
+
+
+def _body(gm: fx.GraphModule, nodes: list[fx.Node], inputs: tuple[fx.Node, ...]) -> fx.GraphModule:
+    """The nodes as a GraphModule of their own, taking the call's inputs."""
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {i: graph.placeholder(f"input_{k}") for k, i in enumerate(inputs)}
+
+    def mapped(node: fx.Node) -> fx.Node:
+        if node not in env:  # a tensor the layer holds
+            env[node] = graph.get_attr(str(node.target))
+        return env[node]
+
+    for node in nodes:
+        env[node] = graph.node_copy(node, mapped)
+    graph.output(env[nodes[-1]])
+    return fx.GraphModule(gm, graph)
+
+
+def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Restored]) -> fx.GraphModule:
+    copies: dict[fx.Node, fx.Node] = {}
+    graph = copy_graph(gm.graph, copies)
+    for call in restored:
+        nodes = [copies[n] for n in call.nodes]
+        main, output = nodes[0], nodes[-1]  # the layer's op; its value, or a getitem of it
+        if output is not main:
+            main.meta["val"] = output.meta.get("val")
+            output.replace_all_uses_with(main)
+        for node in reversed(nodes[1:]):
+            graph.erase_node(node)
+        main.meta["stack_trace"] = _caller_trace(main.meta.get("stack_trace"))
+        held = [a for a in main.all_input_nodes if a.op == "get_attr"]
+        main.op, main.target = "call_module", call.path
+        main.args, main.kwargs = tuple(copies[i] for i in call.inputs), {}
+        for node in held:
+            if not node.users:
+                graph.erase_node(node)
+    graph.lint()
+    root = holder_copy(gm)
+    private = {id(root)}
+    for path, layer in layers.items():
+        _install(root, path.split("."), layer, private)
+    return with_graph(gm, graph, root)
+
+
+_TRACE_FRAME = re.compile(r'^ *File "(?P<file>[^"]*)", line \d+, in .*\n(?: {4}.*(?:\n|$))*', re.MULTILINE)
+
+
+def _caller_trace(trace: str | None) -> str | None:
+    """The stack trace without the frames inside torch.nn: the line that called the layer, if it was recorded."""
+    frames = [m.group(0) for m in _TRACE_FRAME.finditer(trace or "")]
+    kept = [f for f in frames if "/torch/nn/" not in _TRACE_FRAME.match(f)["file"].replace("\\", "/")]  # type: ignore[index]
+    return "".join(kept).rstrip("\n") or None
+
+
+def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int]) -> None:
+    """Put `layer` at `parts` under `root`, copying the shared holders on the way (creating missing ones)."""
+    parent = root
+    for name in parts[:-1]:
+        child = parent._modules.get(name)
+        if child is None or id(child) not in private:
+            child = _new_holder(parent.training) if child is None else holder_copy(child)
+            _place(parent, name, child)
+            private.add(id(child))
+        parent = child
+    _place(parent, parts[-1], layer)
+
+
+def _new_holder(training: bool) -> nn.Module:
+    """A module for a stateless layer's missing parent, in its parent's mode."""
+    new = nn.Module()
+    new.training = training
+    return new
+
+
+def _place(parent: nn.Module, name: str, child: nn.Module) -> None:
+    """Set a child; numbered children stay in number order (a created ReLU between two held layers)."""
+    parent._modules[name] = child
+    names = list(parent._modules)
+    if all(n.isdigit() for n in names) and names != sorted(names, key=int):
+        ordered = sorted(parent._modules.items(), key=lambda item: int(item[0]))
+        parent._modules.clear()
+        parent._modules.update(ordered)
+
