@@ -26,7 +26,7 @@ from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, qu
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing
 from .raising import raise_aten
-from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
+from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module, swapped_children
 from .split import Structure, split
 from .storages import share_storages
 from .usermodules import trace_user_module
@@ -195,12 +195,15 @@ class _Collector:
         return self.classes[key].name
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
-        """Plain attributes a library set on a torch layer after building it (transformers' `_is_hf_initialized`)."""
+        """What follows a torch layer's constructor call: children a fused reference layer gets swapped in, and plain
+        attributes set after building it (a quantized layer's output scale, transformers' `_is_hf_initialized`)."""
         if not is_torch_module(child) or is_holder(child):
             return []
-        return [
-            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {'.'.join(path)!r}"), None)
-            for sub, key, value in extra_settings(child, code, self.imports)
+        where = ".".join(path)
+        swaps = [_assign_module(_access(owner, path), name, call) for name, call in swapped_children(child, self.imports, where)]
+        return swaps + [
+            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {where!r}"), None)
+            for sub, key, value in extra_settings(child, code, self.imports, where)
         ]
 
     def is_plain_holder(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:

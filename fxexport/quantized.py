@@ -135,6 +135,13 @@ def needs_cpu(module: nn.Module) -> bool:
     return any(packing(m) is not None or type(m).__module__.startswith(_REFERENCE) for m in module.modules())
 
 
+def float_class(cls: type) -> type | None:
+    """The torch.nn layer a reference quantized layer stands in for (`nnqr.Conv2d` -> `nn.Conv2d`), else None."""
+    if not cls.__module__.startswith(_REFERENCE):
+        return None
+    return next((base for base in cls.__mro__[1:] if base.__module__.startswith("torch.nn.modules.")), None)
+
+
 def reference_qparams(module: nn.Module) -> dict[str, Any]:
     """The `weight_qparams` a reference quantized layer (`nnqr.Linear`, `nnqr.Conv2d`) was built with;
     its scale and zero point are its buffers (filled from the weights file)."""

@@ -16,13 +16,14 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.ao.nn.intrinsic.modules.fused import _FusedModule
 from torch.nn.parameter import is_lazy
 
 from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
 from .names import quote
-from .quantized import is_packed_data, namespace_of, needs_cpu, output_qparams, packing, set_packed
+from .quantized import float_class, is_packed_data, namespace_of, needs_cpu, output_qparams, packing, set_packed
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -135,7 +136,20 @@ def _module_argument(owner: nn.Module, value: nn.Module, imports: ImportTable, w
             f"module {inner!r} ({type(value).__qualname__}) is a constructor argument of {where!r}; "
             "fxexport can only pass torch.nn layers there, not containers or user classes"
         )
+    if isinstance(owner, _FusedModule) and (stand_in := float_class(type(value))) is not None:
+        # A fused layer's constructor takes float layers only: one of the same shape, swapped afterwards.
+        return f"{class_reference(stand_in, imports)}({', '.join(_arguments(value, imports, inner, True, stand_in))})"
     return constructor_code(value, imports, inner)
+
+
+def swapped_children(module: nn.Module, imports: ImportTable, where: str) -> list[tuple[str, str]]:
+    """(child name, verified constructor call) of the children a fused layer of a reference model gets once
+    built: `nni.ConvReLU2d` takes only float layers, so it is built with an `nn.Conv2d`, which is then swapped
+    for the `nnqr.Conv2d` (as `convert_to_reference_fx` does)."""
+    if not isinstance(module, _FusedModule):
+        return []
+    children = module.named_children()
+    return [(name, constructor_code(child, imports, f"{where}.{name}")) for name, child in children if float_class(type(child)) is not None]
 
 
 def _tensor_argument(owner: nn.Module, name: str, value: torch.Tensor, imports: ImportTable, where: str) -> str:
@@ -169,9 +183,10 @@ def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTabl
         raise _cannot_recover(module, name, where, why) from error
 
 
-def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool) -> list[str]:
+def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool, cls: type | None = None) -> list[str]:
+    """The arguments of `cls` (by default the module's own class) that rebuild `module`."""
     args: list[str] = []
-    for param in _parameters(type(module)):
+    for param in _parameters(cls or type(module)):
         value = _value(module, param, where)
         if value is inspect.Parameter.empty:
             raise _cannot_recover(module, param.name, where)
@@ -230,12 +245,12 @@ def _module_mismatch(label: str, mod: nn.Module, other: nn.Module) -> str | None
     return None
 
 
-def extra_settings(original: nn.Module, code: str, imports: ImportTable) -> list[tuple[tuple[str, ...], str, Any]]:
+def extra_settings(original: nn.Module, code: str, imports: ImportTable, where: str) -> list[tuple[tuple[str, ...], str, Any]]:
     """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set:
     a quantized layer's output scale and zero point, and what a library set on a layer after building it."""
     built = _build(code, imports, _device(original))
     extras: list[tuple[tuple[str, ...], str, Any]] = [((), k, v) for k, v in output_qparams(original).items() if not _equal(vars(built)[k], v)]
-    rebuilt = dict(built.named_modules(remove_duplicate=False))
+    rebuilt = dict(_settled(built, original, imports, where).named_modules(remove_duplicate=False))
     for path, mod in original.named_modules(remove_duplicate=False):
         other = vars(rebuilt[path]) if path in rebuilt else {}
         extras += [(tuple(filter(None, path.split("."))), k, v) for k, v in _state(mod).items() if k not in other and _plain(v)]
@@ -285,16 +300,19 @@ def _build(code: str, imports: ImportTable, device: str = "meta") -> nn.Module:
     return imports.built[code]
 
 
-def _settled(rebuilt: nn.Module, original: nn.Module) -> nn.Module:
-    """The rebuild as the package leaves it after loading: a quantized layer with its output scale and
-    zero point (written after its constructor call) and its packed weights set, as the loader does; a copy,
-    so the cached rebuild stays as its code builds it."""
-    packed = packing(original)
-    if packed is None:
+def _settled(rebuilt: nn.Module, original: nn.Module, imports: ImportTable, where: str) -> nn.Module:
+    """The rebuild as the package leaves it after loading: a fused reference layer with its children swapped;
+    a quantized layer with its output scale and zero point (written after its constructor call) and its
+    packed weights set, as the loader does. A copy, so the cached rebuild stays as its code builds it."""
+    packed, swaps = packing(original), swapped_children(original, imports, where)
+    if packed is None and not swaps:
         return rebuilt
     settled = copy.deepcopy(rebuilt)
-    vars(settled).update(output_qparams(original))
-    set_packed(settled, packed)
+    for name, code in swaps:
+        settled.add_module(name, copy.deepcopy(_build(code, imports, "cpu")))
+    if packed is not None:
+        vars(settled).update(output_qparams(original))
+        set_packed(settled, packed)
     return settled
 
 
@@ -314,7 +332,7 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
         except Exception as error:  # noqa: BLE001 - any failure means this rebuild is unusable
             problem = f"{code} fails on the {_device(module)} device: {type(error).__name__}: {error}"
             continue
-        problem = mismatch(module, _settled(rebuilt, module)) or ""
+        problem = mismatch(module, _settled(rebuilt, module, imports, where)) or ""
         if not problem:
             return code
     raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be rebuilt as code: {problem}")

@@ -243,6 +243,7 @@ FX_MODELS = [
     QuantizedModel("fx_weight_only_embedding", fx_mapping(Bag, _tokens(40), _weight_only_embedding), _tokens(40), "fx"),
     QuantizedModel("fx_qat_conv_bn_relu", fx_qat(ConvBnReLU, small_image), small_image, "fx"),
     QuantizedModel("fx_reference_conv_gelu", fx_static(ConvGELU, small_image, reference=True), small_image, "fx"),
+    QuantizedModel("fx_reference_conv_bn_relu", fx_static(ConvBnReLU, small_image, reference=True), small_image, "fx"),
 ]
 FUSED_MODELS = [
     QuantizedModel("fx_fused_conv_relu", fx_fused(ConvBnReLU, qat=False), small_image, "fx"),

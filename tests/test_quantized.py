@@ -20,10 +20,7 @@ from tests.quantized import (
     MODELS,
     PT2E_MODELS,
     SUBCLASS_MODEL,
-    ConvBnReLU,
     QuantizedModel,
-    fx_static,
-    small_image,
 )
 from tests.roundtrip import check_in_fresh_process, record
 
@@ -96,6 +93,8 @@ def test_quantized_layers_are_constructor_calls_with_their_output_qparams(export
     assert "nnqd.Linear(32, 64)" in dynamic
     fp16 = (exported[0] / "fx_dynamic_fp16_gru" / "module.py").read_text()
     assert "nnqd.GRU(6, 8, batch_first=True, dtype=torch.float16)" in fp16 and "nnqd.Linear(8, 3, dtype=torch.float16)" in fp16
+    reference = (exported[0] / "fx_reference_conv_bn_relu" / "module.py").read_text()  # fused layers take float layers only
+    assert "self.hidden = nni.LinearReLU(nn.Linear(8, 16), nn.ReLU())" in reference and 'self.hidden.add_module(\n                "0",\n                nnqr.Linear(' in reference
 
 
 @needs_torchao
@@ -165,11 +164,3 @@ def test_a_tensor_subclass_that_cannot_be_stored_is_a_one_line_error(tmp_path: P
     assert "\n" not in message and "buffer 'weight'" in message and "Opaque (a tensor subclass)" in message
     assert not (tmp_path / "opaque").exists()
 
-
-def test_a_reference_models_fused_layer_is_a_one_line_error(tmp_path: Path) -> None:
-    """`nni.ConvReLU2d` holding an `nnqr.Conv2d`: its constructor takes only float layers, so it has no code form."""
-    gm = fx_static(ConvBnReLU, small_image, reference=True)()
-    with pytest.raises(fxexport.FxExportError) as error:
-        fxexport.export(gm, tmp_path / "reference")
-    message = str(error.value)
-    assert "\n" not in message and message.startswith("module 'features.0' (ConvReLU2d) cannot be rebuilt as code")

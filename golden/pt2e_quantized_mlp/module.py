@@ -59,7 +59,7 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        # tests/quantized.py:297 in forward: return self.out(self.relu(self.hidden(x)))
+        # tests/quantized.py:298 in forward: return self.out(self.relu(self.hidden(x)))
         dequantize_per_channel_default = (
             torch.ops.quantized_decomposed.dequantize_per_channel.default(
                 self._frozen_param0,
