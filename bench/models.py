@@ -45,6 +45,26 @@ def _cnn(quick: bool) -> nn.Module:
     return ResNet((8, 16, 32, 64), (1, 1, 1, 1), 10) if quick else ResNet((64, 128, 256, 512), (2, 2, 2, 2), 1000)
 
 
+def _quantized_cnn(quick: bool) -> nn.Module:
+    """The `cnn`, int8: FX graph mode static quantization (x86 qconfig), calibrated on one seeded batch."""
+    import warnings
+
+    import torch
+    from torch.ao.quantization import get_default_qconfig_mapping
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    example = (torch.randn(*_cnn_input(quick), generator=torch.Generator().manual_seed(1)),)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao's deprecation notice
+        prepared = prepare_fx(_cnn(quick).eval(), get_default_qconfig_mapping("x86"), example)
+        prepared(*example)
+        return convert_fx(prepared)
+
+
+def _cnn_input(quick: bool) -> tuple[int, ...]:
+    return (1, 3, 32, 32) if quick else (2, 3, 64, 64)
+
+
 def _transformer(quick: bool) -> nn.Module:
     from nets import Transformer
 
@@ -68,9 +88,15 @@ MODELS: tuple[Model, ...] = (
         "cnn",
         "ResNet-18-style CNN from torch.nn: 11.7M parameters, input 2x3x64x64",
         _cnn,
-        lambda quick: (1, 3, 32, 32) if quick else (2, 3, 64, 64),
+        _cnn_input,
         forward_bench=True,
         memory_bench=True,
+    ),
+    Model(
+        "quantized_cnn",
+        "the cnn quantized to int8 (FX graph mode, x86 qconfig): packed int8 weights, fp32 biases",
+        _quantized_cnn,
+        _cnn_input,
     ),
     Model(
         "transformer",

@@ -143,8 +143,12 @@ def fingerprint(module: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
 
 
 def weight_bytes(module: Any) -> int:
+    """Bytes of its parameters and buffers, and of the packed weights of quantized layers (int8 weights, fp32 biases)."""
+    from fxexport.quantized import packing
+
     tensors = {id(t): t for t in [*module.parameters(), *module.buffers()]}
-    return sum(t.numel() * t.element_size() for t in tensors.values())
+    packed = [t for m in module.modules() if (p := packing(m)) is not None for t in p.tensors if t is not None]
+    return sum(t.numel() * t.element_size() for t in [*tensors.values(), *packed])
 
 
 def _import_all(names: tuple[str, ...]) -> None:

@@ -13,7 +13,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from .spelled_calls import char_offset, layer_defaults, layer_parameters
+from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters
 
 
 @dataclass(frozen=True)
@@ -151,8 +151,8 @@ def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ..
     func = call.func
     if isinstance(func, ast.Name) and position < len(known.get(func.id, ())):
         return known[func.id][position].split("=")[0]
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
-        names = layer_parameters(func.attr)
+    if (layer := layer_name(call)) is not None:
+        names = layer_parameters(layer)
         if position < len(names):
             return names[position]
     if isinstance(func, ast.Attribute) and func.attr in ("empty", "zeros", "ones"):

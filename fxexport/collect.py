@@ -18,20 +18,23 @@ from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import CHECK_INPUT, is_guards_module
 from .imports import ImportTable
-from .ir import ClassIR, PackageIR, TensorIR
+from .ir import ClassIR, PackageIR, PackedIR, TensorIR
 from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
+from .parts import is_subclass, quantized_parts, subclass_parts
+from .quantized import needs_cpu, packing
 from .raising import raise_aten
-from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module
+from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module, swapped_children
 from .split import Structure, split
 from .storages import share_storages
 from .usermodules import trace_user_module
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "load_tensors", "skip_init", CHECK_INPUT, "load_weights", "weights",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS", "TENSOR_SUBCLASSES",
+    "load_tensors", "skip_init", CHECK_INPUT, "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
@@ -68,6 +71,10 @@ class _Collector:
         self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
+        self.parts: list[TensorIR] = []  # entries that rebuild another tensor (see PackageIR.parts)
+        self.packed: list[PackedIR] = []  # quantized layers whose weights are set through their setter
+        self.unpacked: list[torch.Tensor | None] = []  # their weights, unpacked for the export
+        self.build_device = "meta"
         self.fixups: list[str] = []
         self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
         self.warnings: list[str] = []
@@ -118,8 +125,14 @@ class _Collector:
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
-    def build_children(self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...]) -> list[tuple[str, str]] | None:
-        """Add the lines that build each child; returns (name, code) per child when each is one constructor call."""
+    def build_children(
+        self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...], deferred: list[str] | None = None
+    ) -> list[tuple[str, str]] | None:
+        """Add the lines that build each child; returns (name, code) per child when each is one constructor call.
+
+        A layer's settings after its constructor call (a quantized layer's output scale) go to `deferred`
+        when given, so a container of such layers can still be built in one call, followed by them.
+        """
         calls: list[tuple[str, str]] | None = []
         for name, child in module._modules.items():
             child_path = (*path, name)
@@ -140,7 +153,8 @@ class _Collector:
                 code = self.child_code(owner, child, child_path)
                 if code is not None:
                     owner.init_lines.append(_assign_module(target, name, code))
-                    owner.init_lines += self.extra_lines(owner, child, child_path, code)
+                    settings = self.extra_lines(owner, child, child_path, code)
+                    (owner.init_lines if deferred is None else deferred).extend(settings)
             if calls is not None and code is not None and len(owner.init_lines) == start + 1:
                 calls.append((name, code))
             else:
@@ -156,14 +170,16 @@ class _Collector:
         start = len(owner.init_lines)
         target = _access(owner, path[:-1])
         owner.init_lines.append(_assign_module(target, path[-1], f"{constructor}()"))
-        calls = self.build_children(owner, holder, path)
+        settings: list[str] = []
+        calls = self.build_children(owner, holder, path, settings)
         self.declare_tensors(owner, holder, path)
+        filled = None
         if calls and len(owner.init_lines) == start + 1 + len(calls):
             filled = _container_code(type(holder), constructor, calls)
             if filled is not None:
                 owner.init_lines[start:] = [_assign_module(target, path[-1], filled)]
-                return filled
-        return None
+        owner.init_lines += settings
+        return None if settings else filled
 
     def sequential_class(self, path: tuple[str, ...]) -> str | None:
         """The generated subclass of nn.Sequential for a source Sequential subclass (one per source class)."""
@@ -179,12 +195,15 @@ class _Collector:
         return self.classes[key].name
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
-        """Plain attributes a library set on a torch layer after building it (transformers' `_is_hf_initialized`)."""
+        """What follows a torch layer's constructor call: children a fused reference layer gets swapped in, and plain
+        attributes set after building it (a quantized layer's output scale, transformers' `_is_hf_initialized`)."""
         if not is_torch_module(child) or is_holder(child):
             return []
-        return [
-            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {'.'.join(path)!r}"), None)
-            for sub, key, value in extra_settings(child, code, self.imports)
+        where = ".".join(path)
+        swaps = [_assign_module(_access(owner, path), name, call) for name, call in swapped_children(child, self.imports, where)]
+        return swaps + [
+            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {where!r}"), None)
+            for sub, key, value in extra_settings(child, code, self.imports, where)
         ]
 
     def is_plain_holder(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
@@ -251,16 +270,39 @@ class _Collector:
             self.ties.append((".".join(path), ".".join(first)))
             return False
         self.tensor_paths[id(tensor)] = path
-        data = tensor.detach()
+        key = ".".join(path)
+        quantized = subclass = None
+        if is_subclass(tensor, kind, key):
+            subclass, parts = subclass_parts(key, kind, tensor, self.imports)
+            data = tensor
+        elif tensor.is_quantized:
+            quantized, data, parts = quantized_parts(key, tensor.detach())
+        else:
+            data, parts = tensor.detach(), []
+        self.parts += parts
         self.tensors.append(
-            TensorIR(".".join(path), kind, tuple(data.shape), str(data.dtype).removeprefix("torch."),
-                     bool(tensor.requires_grad), persistent, data)
+            TensorIR(key, kind, tuple(data.shape), str(data.dtype).removeprefix("torch."),
+                     bool(tensor.requires_grad), persistent, data, quantized=quantized, subclass=subclass)
         )  # fmt: skip
         return True
 
+    def record_packed(self, layer: nn.Module, path: tuple[str, ...]) -> None:
+        """A quantized layer's packed weights, stored under their state_dict names and set through its setter."""
+        packed = packing(layer)
+        if packed is None:
+            return
+        self.packed.append(PackedIR(".".join(path), packed.setter, packed.names, packed.by_name))
+        self.unpacked.extend(packed.tensors)  # new tensors: kept alive, so no other tensor takes their id
+        for name, tensor in zip(packed.names, packed.tensors):
+            if tensor is not None:
+                self.record_tensor(tensor, (*path, name), "packed", True)
+
     def record_leaf_tensors(self, leaf: nn.Module, path: tuple[str, ...]) -> None:
+        if needs_cpu(leaf):
+            self.build_device = "cpu"  # quantized layers cannot be built on the meta device
         for sub_path, sub in leaf.named_modules(remove_duplicate=False):
             full = (*path, *filter(None, sub_path.split(".")))
+            self.record_packed(sub, full)
             for name, param in sub._parameters.items():
                 if param is not None and self.record_tensor(param, (*full, name), "parameter", True) and not param.requires_grad:
                     self.fixups.append(f"{self.root_access((*full, name))}.requires_grad_(False)")
@@ -335,9 +377,11 @@ class _Collector:
                     "other than torch and the standard library; make it traceable or use torch.nn modules"
                 )
             why = self.imports.reason(item)
+            what = f"{item.attr} from {item.module}" if item.attr else item.module
             self.warnings.append(
-                f"module.py imports {item.attr} from {item.module}: the folder needs {item.module!r} importable to load"
+                f"module.py imports {what}: the folder needs {item.module!r} importable to load"
                 + (f" (it cannot be copied into module.py: {why})" if why else "")
+                + (f" (it {item.note})" if item.note else "")
             )
 
 
@@ -438,6 +482,9 @@ def collect(
         torch_version=torch.__version__.split("+")[0],
         warnings=tuple(collector.warnings),
         inline_modules=split_tree.inline,
+        parts=tuple(collector.parts),
+        packed=tuple(collector.packed),
+        build_device=collector.build_device,
         checks_inputs=any(line.startswith(f"{CHECK_INPUT}(") for c in generalized for line in c.forward_lines),
     )
     return describe(root, package, {path: renamed.get(name, name) for path, name in collector.class_paths.items()})

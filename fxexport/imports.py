@@ -10,7 +10,7 @@ import importlib
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import FxExportError
@@ -45,14 +45,16 @@ class Import:
     module: str
     attr: str | None
     alias: str
+    note: str = field(default="", compare=False)  # why a module is imported for its side effect, as a comment
 
     @property
     def code(self) -> str:
-        """The import statement as code; `as` only when the alias differs."""
+        """The import statement as code; `as` only when the alias differs; the note as a comment."""
+        comment = f"  # {self.note}" if self.note else ""
         if self.attr is None:
-            return f"import {self.module}" if self.alias == self.module else f"import {self.module} as {self.alias}"
+            return (f"import {self.module}" if self.alias == self.module else f"import {self.module} as {self.alias}") + comment
         suffix = "" if self.alias == self.attr else f" as {self.alias}"
-        return f"from {self.module} import {self.attr}{suffix}"
+        return f"from {self.module} import {self.attr}{suffix}{comment}"
 
     @property
     def group(self) -> int:
@@ -105,14 +107,24 @@ class ImportTable:
         self._add(Import(module, attr, alias))
         return alias
 
-    def module(self, module: str) -> str:
-        """`import a.b.c`, giving the expression `a.b.c`; the top package must be free."""
+    def module(self, module: str, note: str = "") -> str:
+        """`import a.b.c`, giving the expression `a.b.c`; the top package must be free. `note` says
+        why, for a module imported for what importing it does (it registers operators)."""
         check_dotted(module, "module")
         top = module.split(".")[0]
         if top in FIXED and FIXED[top] == (top, None):
             self.use(top)
-        self._add(Import(module, None, module))
+        self._add(Import(module, None, module, note))
         return module
+
+    def module_as(self, module: str, hint: str) -> str:
+        """`import a.b.c as hint` (another name when `hint` is taken); returns the bound name."""
+        check_dotted(module, "module")
+        found = next((i for i in self._imports.values() if i.module == module and i.attr is None and i.alias != module), None)
+        if found is None:
+            found = Import(module, None, self._namespace.create(hint))
+            self._add(found)
+        return found.alias
 
     def symbol(self, module: str, attr: str) -> str:
         """`from module import attr` (aliased when the name is taken); returns the bound name."""

@@ -18,11 +18,45 @@ class ViewIR:
 
 
 @dataclass(frozen=True)
+class QuantizedIR:
+    """A quantized tensor, stored as its integer values with its scales and zero points as entries of their own."""
+
+    dtype: str  # "qint8", "quint8", "qint32": the dtype it is rebuilt as
+    qscheme: str  # "per_tensor_affine", "per_channel_affine", "per_channel_affine_float_qparams"
+    axis: int | None  # the channel axis; None for one scale and zero point
+    scale: str  # the key of its scale(s)
+    zero_point: str  # the key of its zero point(s)
+
+
+@dataclass(frozen=True)
+class SubclassIR:
+    """A tensor subclass (torchao's `Int8Tensor`), stored as its inner tensors (`<key>.<name>`) and rebuilt
+    with `cls.__tensor_unflatten__`; `cls` and `context` are code."""
+
+    qualname: str  # where the class is defined: `torchao.quantization.Int8Tensor`
+    cls: str  # the class as code: `Int8Tensor`
+    names: tuple[str, ...]  # its inner tensors, as `__tensor_flatten__` names them
+    context: str  # the flatten context as code: `{"block_size": [1, 16], "dtype": torch.float32}`
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class PackedIR:
+    """A quantized layer whose weights are packed for its kernel: the loader sets them through `setter`."""
+
+    path: str
+    setter: str  # "set_weight_bias", "set_weight"
+    names: tuple[str, ...]  # its tensors, in the setter's order (keys `<path>.<name>`)
+    by_name: bool  # the setter takes one dict of them (nnqd.LSTM), not positional arguments
+
+
+@dataclass(frozen=True)
 class TensorIR:
     """One tensor of the module tree (or, kind "storage", a storage that views share), keyed by its dotted path."""
 
     key: str
-    kind: str  # "parameter", "buffer", "constant", or "storage" (bytes that several views share, see storages.py)
+    kind: str  # "parameter", "buffer", "constant", "packed" (a quantized layer's), "storage" (see storages.py) or "part"
     shape: tuple[int, ...]
     dtype: str
     requires_grad: bool
@@ -30,6 +64,8 @@ class TensorIR:
     tensor: torch.Tensor = field(repr=False, compare=False)
     file: str = ""  # the weight file that holds it (a view: that of its storage); "" when the export has no weight files
     view: ViewIR | None = None  # set when it is rebuilt as a view of a saved storage, keeping strides and sharing
+    quantized: QuantizedIR | None = None  # set for a quantized tensor: `dtype` and `tensor` are then its integer values
+    subclass: SubclassIR | None = None  # set for a tensor subclass: stored only as its inner tensors (parts)
 
     @functools.cached_property
     def nbytes(self) -> int:
@@ -39,7 +75,7 @@ class TensorIR:
     @property
     def is_stored(self) -> bool:
         """True when its own bytes are an entry of a weight file (not only a view of another entry)."""
-        return self.view is None or self.view.storage == self.key
+        return self.subclass is None and (self.view is None or self.view.storage == self.key)
 
 
 @dataclass(frozen=True)
@@ -131,12 +167,17 @@ class PackageIR:
     modules: tuple[ModuleIR, ...] = ()
     storages: tuple[TensorIR, ...] = ()  # kind "storage": bytes shared by views that no single tensor covers
     inline_modules: tuple[InlineModule, ...] = ()  # modules not cut out as a class of their own
+    # kind "part": entries that rebuild another tensor: a quantized tensor's scales and zero points, a tensor subclass's inner tensors
+    parts: tuple[TensorIR, ...] = ()
+    packed: tuple[PackedIR, ...] = ()  # quantized layers whose weights the loader sets through their setter
+    build_device: str = "meta"  # where the module tree is built: "cpu" when quantized layers pack weights there
     checks_inputs: bool = False  # a forward calls loader.py's check_input
 
     @property
     def stored(self) -> tuple[TensorIR, ...]:
-        """The entries of the weight files: tensors saved as themselves, then shared storages."""
-        return (*(t for t in self.tensors if t.is_stored), *self.storages)
+        """The entries of the weight files: tensors saved as themselves, shared storages, then parts of other tensors."""
+        return (*(t for t in self.tensors if t.is_stored), *self.storages, *self.parts)
+
 
     @property
     def parameter_bytes(self) -> int:

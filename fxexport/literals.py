@@ -157,7 +157,7 @@ def literal(value: Any, imports: ImportTable, name_of: NameOf, where: str) -> st
         return f"{{{', '.join(entries)}}}"
     if isinstance(value, torch.device):
         return f"{imports.use('torch')}.device({quote(str(value))})"
-    if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):
+    if isinstance(value, (torch.dtype, torch.memory_format, torch.layout, torch.qscheme)):
         return _torch_constant(value, imports)
     if isinstance(value, type) or callable(value):
         return function_reference(value, imports, where)

@@ -19,6 +19,7 @@ import torch
 from torch.fx.node import _get_qualified_name
 
 from .imports import ImportTable, is_stdlib
+from .oplibs import register_op_library
 from .sourceimports import resolve
 
 
@@ -52,6 +53,7 @@ def _is_importable_module(name: str) -> bool:
 def _torch_reference(dotted: str, imports: ImportTable) -> str:
     name = dotted.rsplit(".", 1)[1]
     target = resolve(dotted)
+    register_op_library(target, imports)
     for alias in (f"torch.nn.functional.{name}", f"torch.{name}"):
         if alias != dotted and _resolves_to(alias, target):
             dotted = alias  # the spelling people write: F.linear, not torch._C._nn.linear

@@ -9,17 +9,21 @@ becomes an empty stub that the weights file fills.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import warnings
 from typing import Any
 
 import torch
 from torch import nn
+from torch.ao.nn.intrinsic.modules.fused import _FusedModule
 from torch.nn.parameter import is_lazy
 
 from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
+from .names import quote
+from .quantized import float_class, is_packed_data, namespace_of, needs_cpu, output_qparams, packing, set_packed
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -44,9 +48,12 @@ def is_torch_module(module: nn.Module) -> bool:
 
 
 def class_reference(cls: type, imports: ImportTable) -> str:
-    """The code that names `cls`: `nn.Name` for torch.nn's own classes, else an import."""
+    """The code that names `cls`: `nn.Name` for torch.nn's own classes, `nnq.Name` for torch.ao's quantized
+    ones (imported as torch's documentation does), else an import."""
     if getattr(nn, cls.__name__, None) is cls:
         return f"{imports.use('nn')}.{cls.__name__}"
+    if (namespace := namespace_of(cls)) is not None:
+        return f"{imports.module_as(*namespace)}.{cls.__name__}"
     return function_reference(cls, imports, f"class {cls.__qualname__}")
 
 
@@ -58,9 +65,16 @@ def _signature(cls: type[Any]) -> list[inspect.Parameter]:
     return list(inspect.signature(cls.__init__).parameters.values())
 
 
+def _is_argument(param: inspect.Parameter) -> bool:
+    """A constructor argument to recover: not a factory keyword (`device`, `dtype=None`); a `dtype` with a
+    dtype as its default is configuration (a quantized layer's weight dtype: `nnqd.Linear(..., dtype=torch.float16)`)."""
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        return False
+    return param.name not in _NOT_ARGUMENTS or (param.name == "dtype" and isinstance(param.default, torch.dtype))
+
+
 def _parameters(cls: type[Any]) -> list[inspect.Parameter]:
-    params = _signature(cls)
-    return [p for p in params if p.name not in _NOT_ARGUMENTS and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [p for p in _signature(cls) if _is_argument(p)]
 
 
 def _cannot_recover(module: nn.Module, name: str, where: str, why: str = "") -> FxExportError:
@@ -122,7 +136,20 @@ def _module_argument(owner: nn.Module, value: nn.Module, imports: ImportTable, w
             f"module {inner!r} ({type(value).__qualname__}) is a constructor argument of {where!r}; "
             "fxexport can only pass torch.nn layers there, not containers or user classes"
         )
+    if isinstance(owner, _FusedModule) and (stand_in := float_class(type(value))) is not None:
+        # A fused layer's constructor takes float layers only: one of the same shape, swapped afterwards.
+        return f"{class_reference(stand_in, imports)}({', '.join(_arguments(value, imports, inner, True, stand_in))})"
     return constructor_code(value, imports, inner)
+
+
+def swapped_children(module: nn.Module, imports: ImportTable, where: str) -> list[tuple[str, str]]:
+    """(child name, verified constructor call) of the children a fused layer of a reference model gets once
+    built: `nni.ConvReLU2d` takes only float layers, so it is built with an `nn.Conv2d`, which is then swapped
+    for the `nnqr.Conv2d` (as `convert_to_reference_fx` does)."""
+    if not isinstance(module, _FusedModule):
+        return []
+    children = module.named_children()
+    return [(name, constructor_code(child, imports, f"{where}.{name}")) for name, child in children if float_class(type(child)) is not None]
 
 
 def _tensor_argument(owner: nn.Module, name: str, value: torch.Tensor, imports: ImportTable, where: str) -> str:
@@ -143,6 +170,10 @@ def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTabl
         return _module_argument(module, value, imports, where)
     if isinstance(value, torch.Tensor):
         return _tensor_argument(module, name, value, imports, where)
+    if type(value) is dict and any(isinstance(v, torch.Tensor) for v in value.values()):
+        # A reference quantized layer's weight_qparams: its tensors become the buffers the weights file fills.
+        entries = (f"{quote(k)}: {_argument_code(module, name, v, imports, where, False)}" for k, v in value.items())
+        return f"{{{', '.join(entries)}}}"
     try:
         return literal(_collapse(value) if collapse else value, imports, _no_name, f"module {where!r}")
     except FxExportError as error:
@@ -152,9 +183,10 @@ def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTabl
         raise _cannot_recover(module, name, where, why) from error
 
 
-def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool) -> list[str]:
+def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool, cls: type | None = None) -> list[str]:
+    """The arguments of `cls` (by default the module's own class) that rebuild `module`."""
     args: list[str] = []
-    for param in _parameters(type(module)):
+    for param in _parameters(cls or type(module)):
         value = _value(module, param, where)
         if value is inspect.Parameter.empty:
             raise _cannot_recover(module, param.name, where)
@@ -163,7 +195,8 @@ def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bo
         code = _argument_code(module, param.name, value, imports, where, collapse)
         required = param.default is inspect.Parameter.empty and param.kind != param.KEYWORD_ONLY
         args.append(code if required else f"{param.name}={code}")
-    if any(p.name == "dtype" for p in _signature(type(module))) and (dtype := _floating_dtype(module)):
+    factory_dtype = any(p.name == "dtype" and not _is_argument(p) for p in _signature(type(module)))
+    if factory_dtype and (dtype := _floating_dtype(module)):
         args.append(f"dtype={literal(dtype, imports, _no_name, where)}")
     return args
 
@@ -182,6 +215,7 @@ def _state(module: nn.Module) -> dict[str, Any]:
         for k, v in vars(module).items()
         if k not in _MODULE_INTERNALS
         and not isinstance(v, (torch.Tensor, nn.Module))
+        and not is_packed_data(module, v)
         and (not k.startswith("_") or _plain(v))
     }
 
@@ -211,10 +245,12 @@ def _module_mismatch(label: str, mod: nn.Module, other: nn.Module) -> str | None
     return None
 
 
-def extra_settings(original: nn.Module, code: str, imports: ImportTable) -> list[tuple[tuple[str, ...], str, Any]]:
-    """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set."""
-    rebuilt = dict(_build(code, imports).named_modules(remove_duplicate=False))
-    extras = []
+def extra_settings(original: nn.Module, code: str, imports: ImportTable, where: str) -> list[tuple[tuple[str, ...], str, Any]]:
+    """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set:
+    a quantized layer's output scale and zero point, and what a library set on a layer after building it."""
+    built = _build(code, imports, _device(original))
+    extras: list[tuple[tuple[str, ...], str, Any]] = [((), k, v) for k, v in output_qparams(original).items() if not _equal(vars(built)[k], v)]
+    rebuilt = dict(_settled(built, original, imports, where).named_modules(remove_duplicate=False))
     for path, mod in original.named_modules(remove_duplicate=False):
         other = vars(rebuilt[path]) if path in rebuilt else {}
         extras += [(tuple(filter(None, path.split("."))), k, v) for k, v in _state(mod).items() if k not in other and _plain(v)]
@@ -222,7 +258,8 @@ def extra_settings(original: nn.Module, code: str, imports: ImportTable) -> list
 
 
 def _tensor_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
-    return {k: (tuple(v.shape), v.dtype) for k, v in module.state_dict(keep_vars=True).items() if v is not None}
+    # A quantized layer's state_dict also holds packed weights (tuples, torch.classes objects): not compared here.
+    return {k: (tuple(v.shape), v.dtype) for k, v in module.state_dict(keep_vars=True).items() if isinstance(v, torch.Tensor)}
 
 
 def mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
@@ -249,13 +286,34 @@ def _check_materialized(module: nn.Module, where: str) -> None:
         )
 
 
-def _build(code: str, imports: ImportTable) -> nn.Module:
-    """The module `code` builds, on the meta device; built once per export (compared, never changed)."""
+def _device(module: nn.Module) -> str:
+    """Where a rebuild of `module` is built: the meta device, or the CPU for quantized layers (see quantized.py)."""
+    return "cpu" if needs_cpu(module) else "meta"
+
+
+def _build(code: str, imports: ImportTable, device: str = "meta") -> nn.Module:
+    """The module `code` builds, on `device`; built once per export (compared, never changed)."""
     if code not in imports.built:
-        with torch.device("meta"), warnings.catch_warnings():
+        with torch.device(device), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the source module's own construction already warned
             imports.built[code] = eval(code, imports.bindings())  # our own code, built from repr() of literals
     return imports.built[code]
+
+
+def _settled(rebuilt: nn.Module, original: nn.Module, imports: ImportTable, where: str) -> nn.Module:
+    """The rebuild as the package leaves it after loading: a fused reference layer with its children swapped;
+    a quantized layer with its output scale and zero point (written after its constructor call) and its
+    packed weights set, as the loader does. A copy, so the cached rebuild stays as its code builds it."""
+    packed, swaps = packing(original), swapped_children(original, imports, where)
+    if packed is None and not swaps:
+        return rebuilt
+    settled = copy.deepcopy(rebuilt)
+    for name, code in swaps:
+        settled.add_module(name, copy.deepcopy(_build(code, imports, "cpu")))
+    if packed is not None:
+        vars(settled).update(output_qparams(original))
+        set_packed(settled, packed)
+    return settled
 
 
 def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str:
@@ -270,11 +328,11 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
             continue
         tried.add(code)
         try:
-            rebuilt = _build(code, imports)
+            rebuilt = _build(code, imports, _device(module))
         except Exception as error:  # noqa: BLE001 - any failure means this rebuild is unusable
-            problem = f"{code} fails on the meta device: {type(error).__name__}: {error}"
+            problem = f"{code} fails on the {_device(module)} device: {type(error).__name__}: {error}"
             continue
-        problem = mismatch(module, rebuilt) or ""
+        problem = mismatch(module, _settled(rebuilt, module, imports, where)) or ""
         if not problem:
             return code
     raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be rebuilt as code: {problem}")

@@ -6,6 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,45 @@ def _views_table(package: PackageIR) -> str:
     })  # fmt: skip
 
 
+def _quantized_table(package: PackageIR) -> str:
+    """Each quantized tensor's key -> its channel axis (None: one scale and zero point for the whole tensor)."""
+    return code_of({t.key: t.quantized.axis for t in package.tensors if t.quantized is not None})
+
+
+def _packed_table(package: PackageIR) -> str:
+    """Each quantized layer -> (the setter its weights go through, their names, whether it takes them as one dict)."""
+    return code_of({p.path: (p.setter, p.names, p.by_name) for p in package.packed})
+
+
+def _subclass_table(package: PackageIR) -> str:
+    """Each tensor subclass -> (its class, inner tensor names, flatten context, size, stride); class and context are code."""
+    entries = (
+        f"{quote(t.key)}: ({s.cls}, {code_of(s.names)}, {s.context}, {code_of(s.size)}, {code_of(s.stride)})"
+        for t in package.tensors
+        if (s := t.subclass) is not None
+    )
+    return f"{{{', '.join(entries)}}}"
+
+
+@dataclass(frozen=True)
+class LoaderTable:
+    """A table of module.py that the loader takes as a keyword argument, written only when it has entries."""
+
+    name: str  # `QUANTIZED_TENSORS`
+    keyword: str  # `quantized_tensors`
+    code: str  # the dict literal
+
+
+def loader_tables(package: PackageIR) -> tuple[LoaderTable, ...]:
+    """The optional tables: quantized tensors, quantized layers' packed weights, tensor subclasses."""
+    tables = (
+        LoaderTable("QUANTIZED_TENSORS", "quantized_tensors", _quantized_table(package)),
+        LoaderTable("PACKED_WEIGHTS", "packed_weights", _packed_table(package)),
+        LoaderTable("TENSOR_SUBCLASSES", "tensor_subclasses", _subclass_table(package)),
+    )
+    return tuple(table for table in tables if table.code != "{}")
+
+
 def loader_imports(package: PackageIR) -> list[str]:
     """What module.py imports from loader.py: the input check, the tensor loader."""
     return [*([CHECK_INPUT] if package.checks_inputs else []), *(["load_tensors", "skip_init"] if package.tensors else [])]
@@ -167,12 +207,13 @@ def context(package: PackageIR) -> dict[str, Any]:
         "tied_tensors": code_of(dict(package.ties)),
         "tensor_count": repr(len(package.tensors)),
         "tensor_views": _views_table(package),
+        "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
         "loader_imports": ", ".join(loader_imports(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
-            "requirements": requirements(package)}  # fmt: skip
+            "requirements": requirements(package), "loader_tables": loader_tables(package)}  # fmt: skip
 
 
 def outputs(package: PackageIR) -> dict[str, str]:

@@ -63,11 +63,13 @@ def plan_weights(package: PackageIR, *, weights: str = "safetensors", max_shard_
     names = [SINGLE] if len(shards) == 1 else [f"weights-{i:05d}-of-{len(shards):05d}.safetensors" for i in range(1, len(shards) + 1)]
     files = {t.key: name for name, shard in zip(names, shards) for t in shard}
 
-    def placed(item: TensorIR) -> TensorIR:  # a view is in the file of the storage it views
+    def placed(item: TensorIR) -> TensorIR:  # a view is in the file of the storage it views; a subclass, of its first part
+        if item.subclass is not None:
+            return dataclasses.replace(item, file=files[f"{item.key}.{item.subclass.names[0]}"])
         return dataclasses.replace(item, file=files[item.key if item.view is None else item.view.storage])
 
-    tensors, storages = tuple(map(placed, package.tensors)), tuple(map(placed, package.storages))
-    return dataclasses.replace(package, tensors=tensors, storages=storages, weight_files=tuple(names))
+    tensors, storages, parts = (tuple(map(placed, group)) for group in (package.tensors, package.storages, package.parts))
+    return dataclasses.replace(package, tensors=tensors, storages=storages, parts=parts, weight_files=tuple(names))
 
 
 def index_json(package: PackageIR) -> str | None:

@@ -32,6 +32,12 @@ class TensorEntry:
     requires_grad: bool
     nbytes: int
     storage: str = ""  # for a tensor rebuilt as a view: the key of the stored bytes it views
+    parts: tuple[str, ...] = ()  # for a tensor subclass: the keys of the inner tensors it is stored as
+
+    @property
+    def stored_as(self) -> tuple[str, ...]:
+        """The weight-file entries that hold its bytes."""
+        return self.parts or (self.storage or self.key,)
 
     @property
     def owner(self) -> str:
@@ -126,7 +132,7 @@ def show(folder: str | Path) -> ShowResult:
         modules = _modules(manifest, tensors)
     except (AttributeError, TypeError, ValueError) as error:
         raise FxExportError(f"{str(folder / MANIFEST)!r} is not a valid manifest: {error}") from error
-    problems += [f"tensor {t.key!r} is in the manifest but in no weight file" for t in tensors if (t.storage or t.key) not in sizes]
+    problems += [f"tensor {t.key!r} is in the manifest but in no weight file" for t in tensors if any(k not in sizes for k in t.stored_as)]
     return ShowResult(
         folder=folder,
         class_name=str(manifest.get("module_name", "?")),
@@ -183,8 +189,9 @@ def _tensor(key: str, entry: dict[str, Any], nbytes: int) -> TensorEntry:
     kind, dtype = str(entry.get("kind", "?")), str(entry.get("dtype", "?"))
     shape = tuple(int(size) for size in entry.get("shape", ()))
     storage = str(entry.get("storage", ""))
+    parts = tuple(str(part) for part in entry.get("subclass", {}).get("parts", ()))
     return TensorEntry(
-        key, kind, dtype, shape, bool(entry.get("persistent", True)), bool(entry.get("requires_grad")), nbytes, storage
+        key, kind, dtype, shape, bool(entry.get("persistent", True)), bool(entry.get("requires_grad")), nbytes, storage, parts
     )
 
 

@@ -10,16 +10,31 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import inspect
 
 from torch import nn
 
+from .quantized import NAMESPACES
+
+_LAYER_NAMESPACES = {"nn", *NAMESPACES.values()}
+
+
+def layer_class(namespace: str, name: str) -> type | None:
+    """The torch layer class `<namespace>.<name>` names: `nn.Conv2d`, or a torch.ao one such as `nnq.Conv2d`."""
+    if namespace == "nn":
+        found = getattr(nn, name, None)
+    else:
+        module = next((m for m, alias in NAMESPACES.items() if alias == namespace), None)
+        found = None if module is None else getattr(importlib.import_module(module), name, None)
+    return found if isinstance(found, type) and issubclass(found, nn.Module) else None
+
 
 @functools.cache
 def _numeric_defaults(name: str) -> tuple[tuple[str, str], ...]:
-    """(parameter, default as code) for the numeric keyword defaults of `nn.<name>`, in signature order."""
-    cls = getattr(nn, name, None)
-    if not isinstance(cls, type) or not issubclass(cls, nn.Module):
+    """(parameter, default as code) for the numeric keyword defaults of the layer `<namespace>.<name>`, in signature order."""
+    cls = layer_class(*name.split("."))
+    if cls is None:
         return ()
     try:
         parameters = inspect.signature(cls).parameters.values()
@@ -36,24 +51,25 @@ def _numeric_defaults(name: str) -> tuple[tuple[str, str], ...]:
 
 @functools.cache
 def layer_parameters(name: str) -> tuple[str, ...]:
-    """The constructor parameter names of `nn.<name>`, in order; () for anything else."""
-    cls = getattr(nn, name, None)
+    """The constructor parameter names of the layer `<namespace>.<name>` (`nn.Conv2d`), in order; () for anything else."""
+    cls = layer_class(*name.split("."))
     try:
-        return tuple(inspect.signature(cls).parameters) if isinstance(cls, type) else ()
+        return tuple(inspect.signature(cls).parameters) if cls is not None else ()
     except (TypeError, ValueError):
         return ()
 
 
 def layer_defaults(call: ast.Call) -> dict[str, str]:
     """The numeric keyword defaults of the torch.nn layer `call` builds, as code; {} for another call."""
-    name = _layer_name(call)
+    name = layer_name(call)
     return dict(_numeric_defaults(name)) if name else {}
 
 
-def _layer_name(call: ast.Call) -> str | None:
+def layer_name(call: ast.Call) -> str | None:
+    """`nn.Conv2d` for a call of a torch layer class through `nn` or a torch.ao namespace alias, else None."""
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "nn":
-        return func.attr
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in _LAYER_NAMESPACES:
+        return f"{func.value.id}.{func.attr}"
     return None
 
 
@@ -63,7 +79,7 @@ def _spelled(node: ast.expr, line: str, full: bool) -> str:
         return text
     args = [_spelled(a, line, full) for a in node.args]
     keywords = {k.arg: _spelled(k.value, line, full) for k in node.keywords if k.arg}
-    name = _layer_name(node)
+    name = layer_name(node)
     defaults = dict(_numeric_defaults(name)) if name else {}
     order = list(layer_parameters(name)) if name else []
     if full:

@@ -90,7 +90,8 @@ def verify_files(folder: str | Path) -> VerifyResult:
             problems.append(f"file {name!r} was altered or truncated (sha256 differs)")
     tensors: dict[str, Any] = dict(manifest.get("tensors", {}))
     for name in sorted(n for n in set(files) & present if n.endswith(".safetensors")):
-        in_file = {k: v for k, v in tensors.items() if v.get("file", name) == name and v.get("storage", k) == k}  # not views
+        # not views, nor tensor subclasses (stored as their parts)
+        in_file = {k: v for k, v in tensors.items() if v.get("file", name) == name and v.get("storage", k) == k and "subclass" not in v}
         problems += _weight_problems(folder / name, in_file)
     problems += _bytecode_problems(folder, sorted(n for n in set(files) & present if n.endswith(".py")))
     return VerifyResult(folder, tuple(problems))

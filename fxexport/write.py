@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import FxExportError
-from .ir import PackageIR
+from .ir import PackageIR, QuantizedIR
 from .names import is_plain_identifier, sanitize
 from .shards import INDEX, index_json
 from .weights import write_safetensors
@@ -54,15 +54,25 @@ def _sha256(text: bytes) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
+def _quantized(item: QuantizedIR) -> dict[str, object]:
+    """How a quantized tensor is rebuilt from its integer values (the entry's dtype) and two more entries."""
+    return {"dtype": item.dtype, "qscheme": item.qscheme, "axis": item.axis, "scale": item.scale, "zero_point": item.zero_point}
+
+
 def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted.
 
-    A tensor rebuilt as a view records the key of the storage it views, its stride and offset.
+    A tensor rebuilt as a view records the key of the storage it views, its stride and offset; a
+    quantized tensor its dtype, scheme, axis and the keys of its scales and zero points; a tensor subclass
+    its class and the keys of its inner tensors (it has no entry of its own); a quantized
+    layer (`packed_weights`, only when there is one) the setter its weights are loaded through.
     """
     tensors = {
         t.key: {"dtype": t.dtype, "file": t.file, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
         | ({} if t.view is None else {"storage": t.view.storage, "stride": list(t.view.stride), "offset": t.view.offset})
-        for t in (*package.tensors, *package.storages)
+        | ({} if t.quantized is None else {"quantized": _quantized(t.quantized)})
+        | ({} if t.subclass is None else {"subclass": {"class": t.subclass.qualname, "parts": [f"{t.key}.{n}" for n in t.subclass.names]}})
+        for t in (*package.tensors, *package.storages, *package.parts)
     }
     data = {
         "module_name": package.class_name,
@@ -75,6 +85,8 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
         "torch": package.torch_version,
         "warnings": list(package.warnings),
     }
+    if package.packed:
+        data["packed_weights"] = {p.path: {"setter": p.setter, "tensors": list(p.names)} for p in package.packed}
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import fx, nn
 
-from tests import models
+from tests import models, quantized
 from tests.producers import PRODUCERS
 
 # One small model per producer joins the golden catalogue.
@@ -27,6 +27,7 @@ class Case:
     kwargs: Callable[[], dict[str, Any]] = field(default=dict)
     seed: int | None = None
     class_name: str = "FxModule"
+    refill: bool = True  # False: the builder makes its values CPU-independent itself (quantized models, before calibrating)
 
 
 def traced(cls: type[nn.Module], train: bool = False) -> Callable[[], fx.GraphModule]:
@@ -89,7 +90,11 @@ CASES = [
     Case("forward_literals", traced(models.Stages), _randn(2, 4, 3, 3)),
     Case("sequential_with_forward", traced(models.Heads), _randn(2, 4, 3, 3)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
+    Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]
+# Cases that need a package torch does not bring: left out (and their golden kept) when it is missing.
+OPTIONAL_CASES = [Case("pt2e_quantized_mlp", quantized.golden_pt2e, quantized.coarse_inputs, refill=False)]
+CASES += OPTIONAL_CASES if quantized.HAS_TORCHAO else []
 
 
 
@@ -123,7 +128,7 @@ def _floating_tensors(model: nn.Module) -> list[tuple[torch.Tensor, float]]:
     return list(found.values())
 
 
-CASES = [dataclasses.replace(case, build=portable(case.build)) for case in CASES]
+CASES = [dataclasses.replace(case, build=portable(case.build)) if case.refill else case for case in CASES]
 
 # For specs on the command line: tests.cases:CASES_BY_NAME.<name>.build
 CASES_BY_NAME = SimpleNamespace(**{case.name: case for case in CASES})

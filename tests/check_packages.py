@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from tests.structure import alignments, flatten, layouts, storage_sharing, tensor_sharing  # noqa: E402
+from tests.structure import alignments, flatten, layouts, plain_state, storage_sharing, tensor_sharing  # noqa: E402
 
 _torch_load = torch.load
 
@@ -118,11 +118,10 @@ def check(name: str, packages: Path, expect: Path, report: dict) -> None:
 
 def state_problems(model: torch.nn.Module, spec: dict, tensors: dict) -> list[str]:
     problems = []
-    state = model.state_dict()
-    if list(state) != spec["state_keys"]:
-        problems.append(f"state_dict keys {list(state)} != {spec['state_keys']}")
-    for key, value in state.items():
-        if key in spec["state_keys"] and not _same(value, tensors[f"state.{key}"]):
+    if list(model.state_dict()) != spec["state_keys"]:
+        problems.append(f"state_dict keys {list(model.state_dict())} != {spec['state_keys']}")
+    for key, value in plain_state(model).items():
+        if f"state.{key}" not in tensors or not _same(value, tensors[f"state.{key}"]):
             problems.append(f"state_dict[{key!r}] differs")
     buffers = dict(model.named_buffers(remove_duplicate=False))
     if sorted(buffers) != sorted(spec["buffers"]):

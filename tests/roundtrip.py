@@ -15,7 +15,7 @@ from torch import fx, nn
 
 from fxexport.guards import is_guards_module
 from fxexport.producers import normalize
-from tests.structure import alignments, flatten, layouts, storage_sharing, tensor_sharing
+from tests.structure import alignments, flatten, layouts, plain_state, storage_sharing, tensor_sharing
 
 REPO = Path(__file__).resolve().parent.parent
 CHECKER = Path(__file__).resolve().parent / "check_packages.py"
@@ -47,7 +47,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         out = gm(*args, **kwargs)
     leaves, structure = flatten(out)
     gm = normalize(gm)  # unflattened modules: compare structure with their GraphModule form
-    state = gm.state_dict()
+    state = plain_state(gm)
     buffers = dict(gm.named_buffers(remove_duplicate=False))
     for key, value in state.items():
         encoder.tensors[f"state.{key}"] = value.detach().clone().contiguous()
@@ -61,7 +61,7 @@ def record(name: str, gm: fx.GraphModule, args: tuple[Any, ...], kwargs: dict[st
         "kwargs": encoder.encode(kwargs, "kwarg"),
         "outputs": encoder.encode(leaves, "out"),
         "structure": structure,
-        "state_keys": list(state),
+        "state_keys": list(gm.state_dict()),
         "buffers": list(buffers),
         "requires_grad": {k: p.requires_grad for k, p in gm.named_parameters(remove_duplicate=False)},
         "training": expected_training(gm),

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 PLAIN = {"immutable_list": "list", "immutable_dict": "dict"}
 
@@ -45,7 +46,9 @@ def _named(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
 
 
 def _tensors(model: nn.Module) -> list[tuple[str, torch.Tensor]]:
-    return [(key, tensor) for key, tensor in _named(model) if tensor.numel() and tensor.device.type != "meta"]
+    """Tensors with storage of their own (a tensor subclass keeps its data in inner tensors)."""
+    return [(key, tensor) for key, tensor in _named(model)
+            if tensor.numel() and tensor.device.type != "meta" and not is_traceable_wrapper_subclass(tensor)]  # fmt: skip
 
 
 def tensor_sharing(model: nn.Module) -> list[list[str]]:
@@ -72,3 +75,34 @@ def layouts(model: nn.Module) -> dict[str, list[Any]]:
 def alignments(model: nn.Module) -> dict[str, int]:
     """Each tensor's address modulo 64: oneDNN and MKL pick kernels (and summation orders) by it."""
     return {key: t.data_ptr() % 64 for key, t in _tensors(model)}
+
+
+def plain_state(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The state_dict as plain tensors, to compare across processes: a quantized tensor as its integer
+    values, scales and zero points; packed weights (tuples, torch.classes objects) by their contents."""
+    found: dict[str, torch.Tensor] = {}
+    for key, value in model.state_dict().items():
+        _plain_tensors(key, value, found)
+    return found
+
+
+def _plain_tensors(key: str, value: Any, found: dict[str, torch.Tensor]) -> None:
+    if isinstance(value, torch.Tensor) and value.is_quantized:
+        found[key] = value.int_repr()
+        if value.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+            found[f"{key}#scale"] = torch.tensor(value.q_scale(), dtype=torch.float64)
+            found[f"{key}#zero_point"] = torch.tensor(value.q_zero_point())
+        else:
+            found[f"{key}#scale"] = value.q_per_channel_scales()
+            found[f"{key}#zero_point"] = value.q_per_channel_zero_points()
+            found[f"{key}#axis"] = torch.tensor(value.q_per_channel_axis())
+    elif is_traceable_wrapper_subclass(value):
+        for name in value.__tensor_flatten__()[0]:
+            _plain_tensors(f"{key}#{name}", getattr(value, name), found)
+    elif isinstance(value, torch.Tensor):
+        found[key] = value.detach()
+    elif isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            _plain_tensors(f"{key}#{index}", item, found)
+    elif isinstance(value, torch.ScriptObject):
+        _plain_tensors(key, value.__getstate__(), found)

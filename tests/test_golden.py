@@ -18,7 +18,7 @@ import torch
 
 import fxexport
 from fxexport.diff import diff_exports, export_manifest
-from tests.cases import CASES
+from tests.cases import CASES, OPTIONAL_CASES
 from tests.roundtrip import REPO, check_in_fresh_process, record
 
 GOLDEN = REPO / "golden"
@@ -51,7 +51,7 @@ def test_export_matches_golden(case, exports: Path, request: pytest.FixtureReque
 
 
 def test_no_stray_golden_folders() -> None:
-    names = {case.name for case in CASES}
+    names = {case.name for case in CASES + OPTIONAL_CASES}
     stray = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir() and p.name not in names)
     assert not stray, f"golden folders without a case: {stray}"
 
@@ -90,3 +90,10 @@ def test_exports_are_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
         assert any(file.suffix == ".pyc" for file in files), case.name
         for file in files:
             assert (first / file).read_bytes() == (tmp_path / "2" / case.name / file).read_bytes(), file
+
+
+@pytest.mark.parametrize("case", OPTIONAL_CASES, ids=lambda c: c.name)
+def test_optional_cases_join_the_catalogue_when_their_package_is_installed(case) -> None:
+    if case not in CASES:
+        pytest.skip(f"{case.name} needs torchao, which is not installed (pip install -e '.[quant]')")
+    assert (GOLDEN / case.name).is_dir()

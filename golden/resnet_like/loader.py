@@ -51,6 +51,9 @@ def load_tensors(
     tensor_count: int,
     tied_tensors: dict[str, str],
     tensor_views: dict[str, tuple],
+    quantized_tensors: dict[str, int | None] | None = None,
+    packed_weights: dict[str, tuple] | None = None,
+    tensor_subclasses: dict[str, tuple] | None = None,
 ) -> None:
     """Fill every parameter, buffer and tensor constant of `module` with saved values.
 
@@ -59,21 +62,37 @@ def load_tensors(
     state_dict-like mapping of tensors. The export's tables: `tensor_count` tensors in
     all; a tensor held in several places is stored once, under its first name
     (`tied_tensors` maps each other name to it) and assigned to each; `tensor_views`
-    maps each tensor rebuilt as a view to (storage key, dtype, shape, stride, offset).
+    maps each tensor rebuilt as a view to (storage key, dtype, shape, stride, offset);
+    `quantized_tensors` maps each quantized tensor to its axis (None: one scale for the
+    whole tensor), saved as its integer values with `<key>.q_scale` and
+    `<key>.q_zero_point` beside it; `packed_weights` maps each quantized layer to
+    (setter, tensor names, by name): its weights are packed for its kernel, so they
+    are handed to its setter once loaded; `tensor_subclasses` maps each tensor
+    subclass to (class, inner tensor names, flatten context, size, stride), saved as
+    its inner tensors `<key>.<name>`.
     """
     owners = dict(module.named_modules())
+    packed_weights = packed_weights or {}
+    tensor_subclasses = tensor_subclasses or {}
     loaded: dict[str, torch.Tensor] = {}
+    packed: dict[str, torch.Tensor] = {}
     views: dict[str, list] = {}
     for name, (storage, *layout) in tensor_views.items():
         views.setdefault(storage, []).append((name, *layout))
     with gc_paused():
-        for saved_key, saved in saved_tensors(weights, device, folder, weight_files):
+        saved_pairs = saved_tensors(weights, device, folder, weight_files)
+        saved_pairs = rebuilt_subclasses(saved_pairs, tensor_subclasses)
+        for saved_key, saved in rebuilt_quantized(saved_pairs, quantized_tensors or {}):
             for key, tensor in rebuilt_views(saved_key, saved, views.get(saved_key)):
                 # A tied tensor, under any of its names, fills the place of its first name.
                 key = tied_tensors.get(key, key)
                 if key in loaded:
                     continue
-                if dtype is not None and tensor.is_floating_point():
+                if key.rpartition(".")[0] in packed_weights:
+                    loaded[key] = packed[key] = tensor  # set through its layer's setter
+                    continue
+                subclassed = key in tensor_subclasses  # its dtype is its own to change
+                if dtype is not None and tensor.is_floating_point() and not subclassed:
                     tensor = tensor.to(dtype)
                 loaded[key] = place_tensor(owners, key, tensor)
     for key, first in tied_tensors.items():
@@ -84,6 +103,55 @@ def load_tensors(
         raise RuntimeError(
             f"no saved values for {', '.join(missing) or 'some tensors'}"
         )
+    for path, (setter, names, by_name) in packed_weights.items():
+        values = [packed.get(f"{path}.{name}".lstrip(".")) for name in names]
+        if by_name:
+            getattr(owners[path], setter)(dict(zip(names, values)))
+        else:
+            getattr(owners[path], setter)(*values)
+
+
+def rebuilt_quantized(pairs, quantized_tensors: dict[str, int | None]):
+    """(key, tensor) pairs with each quantized tensor rebuilt from its integer values,
+    scale and zero point, which may come in any order (or given as itself, in a
+    mapping)."""
+    parts: dict[str, dict[str, torch.Tensor]] = {}
+    for key, tensor in pairs:
+        base = key.removesuffix(".q_scale").removesuffix(".q_zero_point")
+        if base not in quantized_tensors or tensor.is_quantized:
+            yield key, tensor
+            continue
+        found = parts.setdefault(base, {})
+        found[key[len(base) :] or "values"] = tensor
+        if len(found) == 3:
+            yield base, quantized_tensor(found, quantized_tensors[base])
+
+
+def rebuilt_subclasses(pairs, tensor_subclasses: dict[str, tuple]):
+    """(key, tensor) pairs with each tensor subclass rebuilt from its inner tensors,
+    which may come in any order."""
+    parts: dict[str, dict[str, torch.Tensor]] = {}
+    for key, tensor in pairs:
+        base, _, name = key.rpartition(".")
+        if base not in tensor_subclasses:
+            yield key, tensor
+            continue
+        cls, names, context, size, stride = tensor_subclasses[base]
+        found = parts.setdefault(base, {})
+        found[name] = tensor
+        if len(found) == len(names):
+            yield base, cls.__tensor_unflatten__(found, context, size, stride)
+
+
+def quantized_tensor(parts: dict[str, torch.Tensor], axis: int | None) -> torch.Tensor:
+    """A quantized tensor from its integer values, scales and zero points: one of
+    each for the whole tensor, or one per channel along `axis`."""
+    values = parts["values"]
+    if axis is None:
+        scale, zero_point = parts[".q_scale"].item(), parts[".q_zero_point"].item()
+        return torch._make_per_tensor_quantized_tensor(values, scale, zero_point)
+    scales, zero_points = parts[".q_scale"], parts[".q_zero_point"]
+    return torch._make_per_channel_quantized_tensor(values, scales, zero_points, axis)
 
 
 def rebuilt_views(key: str, saved: torch.Tensor, views):

@@ -1,0 +1,166 @@
+"""Quantized GraphModules from both flows export, move, and give the same bits in a fresh process with only torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from torch import fx, nn
+from torch.utils._python_dispatch import return_and_correct_aliasing
+
+import fxexport
+from fxexport.show import show
+from fxexport.verify import verify_against, verify_files
+from tests.quantized import (
+    FX_MODELS,
+    HAS_TORCHAO,
+    MODELS,
+    PT2E_MODELS,
+    SUBCLASS_MODEL,
+    QuantizedModel,
+)
+from tests.roundtrip import check_in_fresh_process, record
+
+needs_torchao = pytest.mark.skipif(not HAS_TORCHAO, reason="torchao is not installed (pip install -e '.[quant]')")
+BY_NAME = {m.name: m for m in MODELS}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, fx.GraphModule]]:
+    """Every model exported and moved; its GraphModule by name."""
+    staging, moved = tmp_path_factory.mktemp("staging"), tmp_path_factory.mktemp("moved")
+    models = {}
+    for model in MODELS:
+        models[model.name] = model.build()
+        fxexport.export(models[model.name], staging / model.name)
+        shutil.move(str(staging / model.name), str(moved / model.name))
+    return moved, models
+
+
+@pytest.fixture(scope="module")
+def report(exported: tuple[Path, dict[str, fx.GraphModule]], tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    moved, models = exported
+    expect = tmp_path_factory.mktemp("expect")
+    for model in MODELS:
+        record(model.name, models[model.name], model.args(), {}, None, expect)
+    return check_in_fresh_process(moved, expect, [m.name for m in MODELS], block=("torchao",))
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.name)
+def test_quantized_round_trip_is_bitwise_with_only_torch(model: QuantizedModel, report: dict[str, list[str]]) -> None:
+    assert report[model.name] == []
+
+
+def test_both_flows_have_models() -> None:
+    assert len(FX_MODELS) >= 8 and len(PT2E_MODELS) >= 3
+    if not HAS_TORCHAO:
+        pytest.skip("torchao is not installed: the PT2E models are left out (pip install -e '.[quant]')")
+
+
+def _manifest(folder: Path) -> dict:
+    return json.loads((folder / "fxexport.json").read_text())
+
+
+def test_quantized_tensors_are_integers_with_scales_in_the_manifest(exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    tensors = _manifest(exported[0] / "fx_static_resnet")["tensors"]
+    weight = tensors["stem.0.weight"]
+    assert (weight["dtype"], weight["kind"]) == ("int8", "packed")
+    assert weight["quantized"] == {"dtype": "qint8", "qscheme": "per_channel_affine", "axis": 0,
+                                   "scale": "stem.0.weight.q_scale", "zero_point": "stem.0.weight.q_zero_point"}  # fmt: skip
+    assert (tensors["stem.0.weight.q_scale"]["dtype"], tensors["stem.0.weight.q_scale"]["shape"]) == ("float64", [16])
+    per_tensor = _manifest(exported[0] / "fx_static_qnnpack_mlp")["tensors"]["layers.0.weight"]["quantized"]
+    assert (per_tensor["qscheme"], per_tensor["axis"]) == ("per_tensor_affine", None)
+
+
+def test_packed_layers_are_set_through_their_setter(exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    packed = _manifest(exported[0] / "fx_static_resnet")["packed_weights"]
+    assert packed["stem.0"] == {"setter": "set_weight_bias", "tensors": ["weight", "bias"]}
+    lstm = _manifest(exported[0] / "fx_dynamic_lstm")["packed_weights"]["lstm"]
+    assert lstm["setter"] == "set_weight_bias" and "weight_ih_l1" in lstm["tensors"]
+    assert _manifest(exported[0] / "fx_weight_only_embedding")["packed_weights"]["embed"]["setter"] == "set_weight"
+
+
+def test_quantized_layers_are_constructor_calls_with_their_output_qparams(exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    code = (exported[0] / "fx_static_resnet" / "module.py").read_text()
+    assert "import torch.ao.nn.intrinsic.quantized as nniq" in code and "import torch.ao.nn.quantized as nnq" in code
+    assert "nniq.ConvReLU2d(3, 16, 3, padding=1)" in code and "self.fc = nnq.Linear(64, 10)" in code
+    assert f"self.fc.scale = {exported[1]['fx_static_resnet'].fc.scale!r}" in code
+    assert 'with torch.device("cpu"), skip_init():' in code  # quantized kernels cannot pack on the meta device
+    dynamic = (exported[0] / "fx_dynamic_transformer" / "module.py").read_text()
+    assert "nnqd.Linear(32, 64)" in dynamic
+    fp16 = (exported[0] / "fx_dynamic_fp16_gru" / "module.py").read_text()
+    assert "nnqd.GRU(6, 8, batch_first=True, dtype=torch.float16)" in fp16 and "nnqd.Linear(8, 3, dtype=torch.float16)" in fp16
+    reference = (exported[0] / "fx_reference_conv_bn_relu" / "module.py").read_text()  # fused layers take float layers only
+    assert "self.hidden = nni.LinearReLU(nn.Linear(8, 16), nn.ReLU())" in reference and 'self.hidden.add_module(\n                "0",\n                nnqr.Linear(' in reference
+
+
+@needs_torchao
+def test_pt2e_packages_import_torchs_own_decomposed_ops(exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    for model in PT2E_MODELS:
+        code = (exported[0] / model.name / "module.py").read_text()
+        assert "import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed" in code
+        assert "torchao" not in code and _manifest(exported[0] / model.name)["warnings"] == []
+
+
+@pytest.mark.parametrize("name", ["fx_static_resnet", "fx_dynamic_lstm", *(["pt2e_x86_resnet"] if HAS_TORCHAO else [])])
+def test_verify_against_the_source_finds_no_difference(name: str, exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    result = verify_against(exported[0] / name, exported[1][name], BY_NAME[name].args(), {}, rtol=0.0, atol=0.0)
+    assert result.ok and all(o.max_abs == 0.0 for o in result.outputs), result.report()
+
+
+@needs_torchao
+def test_tensor_subclass_weights_are_stored_as_their_parts_and_need_torchao(tmp_path: Path) -> None:
+    gm = SUBCLASS_MODEL.build()
+    fxexport.export(gm, tmp_path / "staging" / SUBCLASS_MODEL.name)
+    shutil.move(str(tmp_path / "staging" / SUBCLASS_MODEL.name), str(tmp_path / SUBCLASS_MODEL.name))
+    record(SUBCLASS_MODEL.name, gm, SUBCLASS_MODEL.args(), {}, None, tmp_path / "expect")
+    assert check_in_fresh_process(tmp_path, tmp_path / "expect", [SUBCLASS_MODEL.name]) == {SUBCLASS_MODEL.name: []}
+    manifest = _manifest(tmp_path / SUBCLASS_MODEL.name)
+    assert manifest["tensors"]["layers.0.weight"]["subclass"] == {
+        "class": "torchao.quantization.Int8Tensor", "parts": [f"layers.0.weight.{n}" for n in ("qdata", "scale", "zero_point")]}  # fmt: skip
+    assert any("torchao" in warning for warning in manifest["warnings"])
+    assert "torchao" in (tmp_path / SUBCLASS_MODEL.name / "README.md").read_text()
+    shown = show(tmp_path / SUBCLASS_MODEL.name)
+    assert "torchao" in shown.report() and not shown.problems  # the subclass's bytes are its parts'
+    assert verify_files(tmp_path / SUBCLASS_MODEL.name).ok
+    without = check_in_fresh_process(tmp_path, tmp_path / "expect", [SUBCLASS_MODEL.name], block=("torchao",))
+    assert [p for p in without[SUBCLASS_MODEL.name] if "torchao" in p], without  # the import error names the package
+
+
+class Opaque(torch.Tensor):
+    """A wrapper subclass whose flatten context holds an object with no code form."""
+
+    @staticmethod
+    def __new__(cls, inner: torch.Tensor) -> Opaque:
+        return torch.Tensor._make_wrapper_subclass(cls, inner.shape, dtype=inner.dtype)
+
+    def __init__(self, inner: torch.Tensor) -> None:
+        self.inner = inner
+
+    def __tensor_flatten__(self) -> tuple[list[str], object]:
+        return ["inner"], object()
+
+    @staticmethod
+    def __tensor_unflatten__(inner: dict[str, torch.Tensor], context: object, size: object, stride: object) -> Opaque:
+        return Opaque(inner["inner"])
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        unwrapped = [a.inner if isinstance(a, Opaque) else a for a in args]
+        return return_and_correct_aliasing(func, args, kwargs or {}, func(*unwrapped, **(kwargs or {})))
+
+
+def test_a_tensor_subclass_that_cannot_be_stored_is_a_one_line_error(tmp_path: Path) -> None:
+    root = nn.Module()
+    root.register_buffer("weight", Opaque(torch.ones(2, 2)))
+    graph = fx.Graph()
+    graph.output(graph.get_attr("weight"))
+    with pytest.raises(fxexport.FxExportError) as error:
+        fxexport.export(fx.GraphModule(root, graph), tmp_path / "opaque")
+    message = str(error.value)
+    assert "\n" not in message and "buffer 'weight'" in message and "Opaque (a tensor subclass)" in message
+    assert not (tmp_path / "opaque").exists()
+
