@@ -59,6 +59,8 @@ def _same(value: Any, default: Any) -> bool:
     if isinstance(value, fx.Node) or isinstance(value, bool) != isinstance(default, bool):
         return False
     numbers = isinstance(value, (int, float)) and isinstance(default, (int, float))
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return len(value) == len(default) and all(map(_same, value, default))
     return (numbers or type(value) is type(default)) and value == default
 
 
@@ -74,7 +76,8 @@ def _args(call: Call, positional: str, optional: str) -> tuple[tuple[Any, ...], 
     kwargs = {}
     for item in optional.split():
         schema, _, public = item.partition(":")
-        if not call.is_default(schema) and not (schema in ("layout", "pin_memory") and call[schema] in (None, False, torch.strided)):
+        leave_out = call[schema] is None and schema not in call.defaults  # an optional argument without a default: None
+        if not leave_out and not call.is_default(schema) and not (schema in ("layout", "pin_memory") and call[schema] in (None, False, torch.strided)):
             kwargs[public or schema] = _compact(schema, call[schema])
     return tuple(args), kwargs
 
@@ -210,7 +213,11 @@ _BATCH_NORM_DEFAULTS = {"training": False, "momentum": 0.1, "eps": 1e-05}
 
 
 def batch_norm_rule(call: Call) -> Spelling:
-    """F.batch_norm takes the running statistics before weight and bias (the eval-only overload has no `training`)."""
+    """F.batch_norm takes the running statistics before weight and bias (the eval-only overload has no
+    `training`); in training it refuses a batch of one value per channel, which the op computes: torch.batch_norm."""
+    if call.values.get("training"):
+        args = tuple(call[k] for k in ("input", "weight", "bias", "running_mean", "running_var", "training", "momentum", "eps"))
+        return Spelling("call_function", torch.batch_norm, (*args, call["cudnn_enabled"]))
     args = (call["input"], call["running_mean"], call["running_var"], call["weight"], call["bias"])
     kwargs = {k: call.values.get(k, False) for k in _BATCH_NORM_DEFAULTS}
     return Spelling("call_function", F.batch_norm, args, {k: v for k, v in kwargs.items() if not _same(v, _BATCH_NORM_DEFAULTS[k])})
@@ -220,7 +227,9 @@ def embedding_rule(call: Call) -> Spelling | None:
     """F.embedding takes the indices first; it normalises a negative padding index, -1 being none."""
     if call["scale_grad_by_freq"] or call["sparse"]:
         return None
-    padding = call["padding_idx"]
+    padding, rows = call["padding_idx"], _size(call["weight"], 0)
+    if not _same(padding, -1) and (rows is None or not -rows <= padding < rows):
+        return None  # F.embedding asserts the index is a row, where the op ignores it
     kwargs = {} if _same(padding, -1) else {"padding_idx": padding}
     return Spelling("call_function", F.embedding, (call["indices"], call["weight"]), kwargs)
 
@@ -289,9 +298,47 @@ def sym_size_rule(call: Call) -> Spelling:
     return Spelling("call_method", "size", (call["self"], call["dim"]))
 
 
+def _size(value: Any, dim: int) -> int | None:
+    """A dimension of the tensor a node gives, when recorded and static."""
+    recorded = value.meta.get("val") if isinstance(value, fx.Node) else None
+    size = recorded.shape[dim] if isinstance(recorded, torch.Tensor) and recorded.dim() > dim else None
+    return size if isinstance(size, int) else None
+
+
+def hardtanh_rule(inplace: bool) -> Rule:
+    """F.hardtanh refuses min_val > max_val, where the op computes."""
+
+    def rule(call: Call) -> Spelling | None:
+        if call["min_val"] > call["max_val"]:
+            return None
+        args, kwargs = _args(call, "self", "min_val max_val")
+        return Spelling("call_function", F.hardtanh, args, {**kwargs, **({"inplace": True} if inplace else {})})
+
+    return rule
+
+
+def convolution_rule(call: Call) -> Spelling | None:
+    """`aten.convolution` (a decomposed graph's) as the F function of its kind and dimensions."""
+    dims = len(call["stride"])
+    if dims not in (1, 2, 3):
+        return None
+    if call["transposed"]:
+        optional = "stride padding output_padding groups dilation"
+        target = getattr(F, f"conv_transpose{dims}d")
+    else:
+        if any(call["output_padding"]):
+            return None
+        optional, target = "stride padding dilation groups", getattr(F, f"conv{dims}d")
+    args, kwargs = _args(call, "input weight bias", "")
+    defaults = {"stride": [1] * dims, "padding": [0] * dims, "output_padding": [0] * dims, "dilation": [1] * dims, "groups": 1}
+    kwargs = {k: _compact(k, call[k]) for k in optional.split() if not _same(call[k], defaults[k])}
+    return Spelling("call_function", target, args, kwargs)
+
+
 def einsum_rule(call: Call) -> Spelling | None:
-    """`torch.einsum(equation, a, b)` (no contraction path)."""
-    if call["path"] is not None:
+    """`torch.einsum(equation, a, b)`: with no contraction path and at most two operands (torch.einsum
+    picks its own order for more when opt_einsum is installed, which changes the bits)."""
+    if call["path"] is not None or len(call["tensors"]) > 2:
         return None
     return Spelling("call_function", torch.einsum, (call["equation"], *call["tensors"]))
 
@@ -451,13 +498,14 @@ SPELLINGS: dict[Any, Rule] = {
     aten.conv1d.padding: fn(F.conv1d, "input weight bias", "stride padding dilation groups"),
     aten.conv2d.padding: fn(F.conv2d, "input weight bias", "stride padding dilation groups"),
     aten.conv3d.padding: fn(F.conv3d, "input weight bias", "stride padding dilation groups"),
+    aten.convolution.default: convolution_rule,
     aten.conv_transpose1d.default: fn(F.conv_transpose1d, "input weight bias", "stride padding output_padding groups dilation"),
     aten.conv_transpose2d.input: fn(F.conv_transpose2d, "input weight bias", "stride padding output_padding groups dilation"),
     aten.conv_transpose3d.input: fn(F.conv_transpose3d, "input weight bias", "stride padding output_padding groups dilation"),
     aten.batch_norm.default: batch_norm_rule,
     aten._native_batch_norm_legit_no_training.default: batch_norm_rule,  # its first output only
     aten.layer_norm.default: fn(F.layer_norm, "input normalized_shape weight bias", "eps"),
-    aten.group_norm.default: fn(F.group_norm, "input num_groups weight bias", "eps"),
+    aten.group_norm.default: fn(torch.group_norm, "input num_groups weight bias", "eps"),  # F's refuses one value per group
     aten.embedding.default: embedding_rule,
     aten.dropout.default: dropout_rule(inplace=False),
     aten.dropout_.default: dropout_rule(inplace=True),
@@ -470,8 +518,8 @@ SPELLINGS: dict[Any, Rule] = {
     aten.gelu.default: fn(F.gelu, "self", "approximate"),
     aten.sigmoid.default: fn(torch.sigmoid, "self"),
     aten.tanh.default: fn(torch.tanh, "self"),
-    aten.hardtanh.default: fn(F.hardtanh, "self", "min_val max_val"),
-    aten.hardtanh_.default: inplace(F.hardtanh, "self", "min_val max_val"),
+    aten.hardtanh.default: hardtanh_rule(inplace=False),
+    aten.hardtanh_.default: hardtanh_rule(inplace=True),
     aten.leaky_relu.default: fn(F.leaky_relu, "self", "negative_slope"),
     aten.leaky_relu_.default: inplace(F.leaky_relu, "self", "negative_slope"),
     aten.elu.default: elu_rule,

@@ -30,6 +30,7 @@ class Run:
     inputs: tuple[fx.Node, ...]
     state: dict[str, torch.Tensor]
     attribute: Callable[[str], Any]  # what a get_attr target reads
+    cls_name: str = ""  # the layer class's name
 
     def single(self, *overloads: Any) -> Call | None:
         """The one call, when the run is exactly one call of one of `overloads` on the layer's first input."""
@@ -100,8 +101,8 @@ def batch_norm(run: Run, call: Call) -> Recovered | None:
     """Eval mode only (a training call also counts batches, in another op)."""
     if call.values.get("training", False) or not (run.tensor(call["running_mean"], "running_mean") and run.tensor(call["running_var"], "running_var")):
         return None
-    if not (run.optional(call["weight"], "weight") and run.optional(call["bias"], "bias")):
-        return None
+    if not (run.optional(call["weight"], "weight") and run.optional(call["bias"], "bias")) or call["momentum"] == 0:
+        return None  # a momentum of 0 in eval is momentum=None (a cumulative average) or 0.0: which, the ops do not say
     kwargs = {"num_features": run.state["running_mean"].shape[0], "eps": call["eps"], "momentum": call["momentum"],
               "affine": call["weight"] is not None}  # fmt: skip
     return Recovered(kwargs, training=False)
@@ -193,6 +194,13 @@ def elu(run: Run, call: Call) -> Recovered | None:
 
 _CONV = {1: (aten.conv1d.default, aten.conv1d.padding), 2: (aten.conv2d.default, aten.conv2d.padding), 3: (aten.conv3d.default, aten.conv3d.padding)}
 _CONV_T = {1: aten.conv_transpose1d.default, 2: aten.conv_transpose2d.input, 3: aten.conv_transpose3d.input}
+
+
+def convolution(run: Run, call: Call) -> Recovered | None:
+    """A decomposed graph's `aten.convolution`: a ConvNd or ConvTransposeNd by its `transposed` flag, as the layer class says."""
+    if call["transposed"] != (run.cls_name.startswith("ConvTranspose")) or (not call["transposed"] and any(call["output_padding"])):
+        return None
+    return conv_transpose(run, call) if call["transposed"] else conv(run, call)
 _MAX_POOL = {1: aten.max_pool1d.default, 2: aten.max_pool2d.default, 3: aten.max_pool3d.default}
 _AVG_POOL = {1: aten.avg_pool1d.default, 2: aten.avg_pool2d.default, 3: aten.avg_pool3d.default}
 _ADAPTIVE = {1: aten.adaptive_avg_pool1d.default, 2: aten.adaptive_avg_pool2d.default, 3: aten.adaptive_avg_pool3d.default}
@@ -202,8 +210,8 @@ _NORMS = (aten.batch_norm.default, aten._native_batch_norm_legit_no_training.def
 # layer class -> {overload its forward runs: how to read its constructor arguments off the call}
 LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     nn.Linear: {aten.linear.default: linear},
-    **{getattr(nn, f"Conv{d}d"): dict.fromkeys(ops, conv) for d, ops in _CONV.items()},
-    **{getattr(nn, f"ConvTranspose{d}d"): {op: conv_transpose} for d, op in _CONV_T.items()},
+    **{getattr(nn, f"Conv{d}d"): {**dict.fromkeys(ops, conv), aten.convolution.default: convolution} for d, ops in _CONV.items()},
+    **{getattr(nn, f"ConvTranspose{d}d"): {op: conv_transpose, aten.convolution.default: convolution} for d, op in _CONV_T.items()},
     **{getattr(nn, f"BatchNorm{d}d"): dict.fromkeys(_NORMS, batch_norm) for d in (1, 2, 3)},
     nn.LayerNorm: {aten.layer_norm.default: layer_norm},
     nn.GroupNorm: {aten.group_norm.default: group_norm},
@@ -229,7 +237,7 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     **{getattr(nn, f"AvgPool{d}d"): {op: pool(_AVG_NAMES.get(d, _AVG_NAMES[2]))} for d, op in _AVG_POOL.items()},
     **{getattr(nn, f"AdaptiveAvgPool{d}d"): {op: pool("output_size")} for d, op in _ADAPTIVE.items()},
     nn.Flatten: {aten.flatten.using_ints: arguments("start_dim end_dim")},
-    nn.Unflatten: {aten.unflatten.int: arguments("dim sizes:unflattened_size")},
+    nn.Unflatten: {aten.unflatten.int: lambda run, call: Recovered({"dim": call["dim"], "unflattened_size": tuple(call["sizes"])})},
 }
 
 

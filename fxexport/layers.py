@@ -17,6 +17,7 @@ from typing import Any, cast
 import torch
 from torch import fx, nn
 
+from .aten_spellings import bind
 from .calls import body_nodes, resolve_class, stack_frames
 from .layer_recovery import LAYERS, Recovered, Run, bound_calls, recover
 from .raising import copy_graph, is_aten, with_graph
@@ -83,9 +84,9 @@ def _restore(
     calls = bound_calls(nodes)
     if state is None or calls is None or not _reachable(modules, path):
         return None
-    recovered = recover(cls, Run(path, calls, inputs, state, lambda target: _attribute(gm, target)))
-    if recovered is None:
-        return None
+    recovered = recover(cls, Run(path, calls, inputs, state, lambda target: _attribute(gm, target), cls.__name__))
+    if recovered is None or recovered.training:
+        return None  # traced in training, the ops run so whatever the flags (as BatchNorm's must): a Dropout too
     layer = layers.get(path) or _build(cls, recovered, holder, state, _training(modules, path, holder, recovered))
     if layer is None or not _verifies(gm, layer, nodes, inputs, state):
         return None
@@ -151,16 +152,18 @@ def _verifies(gm: fx.GraphModule, layer: nn.Module, nodes: list[fx.Node], inputs
     samples = [_sample(node.meta.get("val"), high) for node in inputs]
     if any(s is None for s in samples):
         return False
+    if any(t.device.type != "cpu" for t in state.values()):
+        return False  # made-up inputs are on the CPU: a layer on meta (or an accelerator) keeps its ops
     body = _body(gm, nodes, inputs)
     with torch.no_grad(), torch.random.fork_rng(devices=[]):
-        expected_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
-        torch.manual_seed(0)
-        expected = body(*expected_inputs)
-        actual_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
-        torch.manual_seed(0)
         try:
+            expected_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
+            torch.manual_seed(0)
+            expected = body(*expected_inputs)
+            actual_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
+            torch.manual_seed(0)
             actual = layer(*actual_inputs)
-        except Exception:  # noqa: BLE001 - a wrong layer may fail in any way
+        except Exception:  # noqa: BLE001 - the ops or a wrong layer may fail on made-up inputs in any way
             return False
     return _equal(actual, expected) and all(map(_equal, actual_inputs, expected_inputs))
 
@@ -214,6 +217,7 @@ def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Re
         if output is not main:
             main.meta["val"] = output.meta.get("val")
             output.replace_all_uses_with(main)
+            copies[call.nodes[-1]] = main  # a later layer's input, when it was this getitem
         for node in reversed(nodes[1:]):
             graph.erase_node(node)
         main.meta["stack_trace"] = _caller_trace(main.meta.get("stack_trace"))
@@ -228,10 +232,19 @@ def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Re
     private = {id(root)}
     for path, layer in layers.items():
         _install(root, path.split("."), layer, private)
-    modes = [call.mode for call in restored if call.mode is not None]
-    if modes and not any(modes):  # traced in eval: the model is, as a whole, as its source was
+    if any(call.mode is False for call in restored) and _traced_in_eval(gm):  # the model is, as a whole, as its source was
         _evaluate(root, private | {id(layer) for layer in layers.values()}, {}, set())
     return with_graph(gm, graph, root)
+
+
+def _traced_in_eval(gm: fx.GraphModule) -> bool:
+    """Every op that takes a training flag (batch norms, dropouts, wherever they are) ran with it off."""
+    for node in gm.graph.nodes:
+        if is_aten(node):
+            values = bind(node).values
+            if values.get("training", values.get("train", False)) is not False:
+                return False
+    return True
 
 
 def _evaluate(module: nn.Module, ours: set[int], copies: dict[int, nn.Module], seen: set[int]) -> None:
@@ -280,11 +293,14 @@ def _new_holder(training: bool) -> nn.Module:
 
 
 def _place(parent: nn.Module, name: str, child: nn.Module) -> None:
-    """Set a child; numbered children stay in number order (a created ReLU between two held layers)."""
+    """Set a child; numbered children stay in number order (a created ReLU between two held layers),
+    in the places numbered children take (others, as the root's `_guards_fn`, stay where they are)."""
     parent._modules[name] = child
-    names = list(parent._modules)
-    if all(n.isdigit() for n in names) and names != sorted(names, key=int):
-        ordered = sorted(parent._modules.items(), key=lambda item: int(item[0]))
-        parent._modules.clear()
-        parent._modules.update(ordered)
+    items = list(parent._modules.items())
+    slots = [i for i, (key, _) in enumerate(items) if key.isdigit()]
+    numbered = sorted((items[i] for i in slots), key=lambda item: int(item[0]))
+    for slot, item in zip(slots, numbered):
+        items[slot] = item
+    parent._modules.clear()
+    parent._modules.update(items)
 

@@ -54,7 +54,7 @@ def _torch_reference(dotted: str, imports: ImportTable) -> str:
     name = dotted.rsplit(".", 1)[1]
     target = resolve(dotted)
     register_op_library(target, imports)
-    for alias in (f"torch.nn.functional.{name}", f"torch.{name}"):
+    for alias in (f"torch.nn.functional.{name}", f"torch.{name}", f"torch.linalg.{name.removeprefix('linalg_')}"):
         if alias != dotted and _resolves_to(alias, target):
             dotted = alias  # the spelling people write: F.linear, not torch._C._nn.linear
             break

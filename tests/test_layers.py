@@ -87,6 +87,8 @@ CASES = [
     Layer(lambda: nn.Flatten(), (2, 3, 4)),
     Layer(lambda: nn.Flatten(0, -2), (2, 3, 4)),
     Layer(lambda: nn.Unflatten(1, (2, 3)), (2, 6)),
+    Layer(lambda: nn.Unflatten(1, (4, 4)), (2, 16)),
+    Layer(lambda: _eval(nn.BatchNorm2d(3, momentum=None)), (2, 3, 4, 4), restored=False),  # None or 0.0: the ops do not say
     Layer(lambda: nn.Conv2d(2, 4, 3, padding=1, padding_mode="reflect"), (1, 2, 5, 5), restored=False),  # a pad, then the conv
 ]  # fmt: skip
 
@@ -218,3 +220,45 @@ def test_a_model_traced_in_eval_comes_back_in_eval() -> None:
     restored = restore_layers(gm)
     assert not any(m.training for m in restored.modules() if not is_guards_module(m))
     assert {k: m.training for k, m in gm.named_modules()} == before and all(before.values())
+
+
+def _conv_bn_relu() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU()).eval()
+
+
+def test_decomposed_batch_norm_feeding_another_layer() -> None:
+    """After run_decompositions a BatchNorm is an op and a getitem of it, which the next layer reads."""
+    x = torch.randn(1, 3, 6, 6)
+    gm = torch.export.export(_conv_bn_relu(), (x,)).run_decompositions().module()
+    restored = restore_layers(gm)
+    assert [type(restored.get_submodule(p)) for p in ("0", "1", "2")] == [nn.Conv2d, nn.BatchNorm2d, nn.ReLU]
+    assert torch.equal(restored(x), gm(x))
+
+
+def test_layers_on_the_meta_device_keep_their_ops() -> None:
+    """No values to check a layer with: it keeps its ops, and nothing fails."""
+    with torch.device("meta"):
+        model = _conv_bn_relu()
+    gm = torch.export.export(model, (torch.randn(1, 3, 6, 6, device="meta"),)).module()
+    restored = restore_layers(gm)
+    assert type(restored.get_submodule("0")) is nn.Module
+
+
+def test_a_model_traced_in_training_keeps_its_dropout_ops() -> None:
+    """Traced in training, a Dropout drops whatever the flags say, as the batch norms' ops do: both stay ops."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1d(4)).train()
+    gm = torch.export.export(model, (torch.randn(8, 4),)).module()
+    restored = restore_layers(gm)
+    assert isinstance(restored.get_submodule("0"), nn.Linear)
+    assert not isinstance(getattr(restored, "1", None), nn.Dropout) and type(restored.get_submodule("2")) is nn.Module
+    assert restored.training and restored.get_submodule("0").training
+
+
+def test_numbered_children_stay_in_order_beside_other_names() -> None:
+    """A root Sequential: a created stateless layer takes its number's place, `_guards_fn` stays."""
+    x = torch.randn(1, 3, 6, 6)
+    gm = torch.export.export(_conv_bn_relu(), (x,)).module()
+    names = [n for n in restore_layers(gm)._modules if n != "_guards_fn"]
+    assert names == ["0", "1", "2"]
