@@ -45,7 +45,10 @@ def restore_layers(gm: fx.GraphModule) -> fx.GraphModule:
     layers: dict[str, nn.Module] = {}
     restored: list[Restored] = []
     for path, cls, nodes in _layer_runs(gm):
-        found = _restore(gm, modules, layers, path, cls, nodes)
+        try:
+            found = _restore(gm, modules, layers, path, cls, nodes)
+        except Exception:  # noqa: BLE001 - restoring is an improvement: a layer it cannot read keeps its ops
+            found = None
         if found is not None:
             restored.append(found)
     if not restored:

@@ -371,3 +371,12 @@ def test_raised_functions_are_spelled_by_their_public_names(sample: Sample) -> N
     spelled = [function_reference(n.target, imports, n.name) for n in raised.graph.nodes
                if n.op == "call_function" and n.target.__module__ != "_operator"]  # fmt: skip
     assert not [s for s in spelled if any(part.startswith("_") for part in s.split("."))]
+
+
+def test_a_rule_that_fails_leaves_the_aten_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(call: object) -> None:
+        raise RuntimeError("unforeseen")
+
+    monkeypatch.setitem(SPELLINGS, aten.neg.default, broken)
+    raised = raise_aten(_graph_module(S(aten.neg.default, t(2, 3)))[0])
+    assert [n.target for n in raised.graph.nodes if is_aten(n)] == [aten.neg.default]

@@ -262,3 +262,13 @@ def test_numbered_children_stay_in_order_beside_other_names() -> None:
     gm = torch.export.export(_conv_bn_relu(), (x,)).module()
     names = [n for n in restore_layers(gm)._modules if n != "_guards_fn"]
     assert names == ["0", "1", "2"]
+
+
+def test_a_recoverer_that_fails_leaves_the_ops_and_the_export_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(run: layer_recovery.Run, call: layer_recovery.Call) -> Recovered | None:
+        raise RuntimeError("unforeseen")
+
+    monkeypatch.setitem(LAYERS[nn.Linear], torch.ops.aten.linear.default, broken)
+    model, gm = _exported(CASES[0])
+    restored = restore_layers(gm)
+    assert type(restored.get_submodule("layer")) is nn.Module and torch.equal(restored(_input(CASES[0])), gm(_input(CASES[0])))
