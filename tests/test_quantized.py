@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,30 @@ def test_a_tensor_subclass_that_cannot_be_stored_is_a_one_line_error(tmp_path: P
     assert "\n" not in message and "buffer 'weight'" in message and "Opaque (a tensor subclass)" in message
     assert not (tmp_path / "opaque").exists()
 
+
+
+def test_a_qnnpack_model_runs_on_the_qnnpack_engine(tmp_path: Path) -> None:
+    """Packed weights are packed for the engine in use: built, exported, loaded and run under qnnpack, the bits match."""
+    previous = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "qnnpack"
+    try:
+        model = BY_NAME["fx_static_qnnpack_mlp"]
+        gm = model.build()
+        fxexport.export(gm, tmp_path / "qnnpack_pkg")
+        loaded = _load_package(tmp_path / "qnnpack_pkg")
+        assert torch.equal(loaded(*model.args()), gm(*model.args()))
+    finally:
+        torch.backends.quantized.engine = previous
+
+
+def _load_package(folder: Path) -> nn.Module:
+    spec = importlib.util.spec_from_file_location(folder.name, folder / "__init__.py", submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[folder.name] = package
+    try:
+        spec.loader.exec_module(package)
+        return package.FxModule()
+    finally:
+        for key in [k for k in sys.modules if k == folder.name or k.startswith(f"{folder.name}.")]:
+            del sys.modules[key]
