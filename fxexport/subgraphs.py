@@ -17,6 +17,11 @@ from .calls import Call
 from .guards import is_guards_module
 from .names import unique_identifier, without_number
 
+try:  # generates the module's Python code only if something reads or runs it (nothing in an export does)
+    from torch.fx._lazy_graph_module import _LazyGraphModule as _GraphModule
+except ImportError:  # a torch without it: code generated at once
+    _GraphModule = fx.GraphModule
+
 
 def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
     """(inputs, outputs) of a call, each in the order the graph first uses or computes them."""
@@ -129,7 +134,7 @@ class Builder:
 
 def module_from(holder: nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule:
     """A GraphModule running `graph` that holds exactly what `holder` holds, in the same order."""
-    module = fx.GraphModule(holder, graph, name if name.isidentifier() else "GraphModule")
+    module = _GraphModule(holder, graph, name if name.isidentifier() else "GraphModule")
     object.__setattr__(module, "_modules", type(holder._modules)(holder._modules))
     object.__setattr__(module, "_parameters", type(holder._parameters)(holder._parameters))
     object.__setattr__(module, "_buffers", type(holder._buffers)(holder._buffers))
