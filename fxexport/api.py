@@ -11,7 +11,7 @@ from torch import fx
 
 from .collect import RESERVED, collect
 from .errors import FxExportError
-from .formatting import check_python, format_definitions, format_sources
+from .formatting import check_python, format_definitions, format_sources, wrap_statements
 from .ir import PackageIR
 from .names import BUILTIN_NAMES, is_plain_identifier
 from .producers import normalize
@@ -69,7 +69,8 @@ def generate(
     folders = template_folders(templates)
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
     package = format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
-    return package, _format(render(package, folders), folders)
+    # A user's templates may place the lines elsewhere: then the rendered files are wrapped whole.
+    return package, _format(render(package if folders else wrap_statements(package), folders), folders)
 
 
 def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, str]:
