@@ -22,6 +22,7 @@ DTYPES = {
     "complex64": "C64",
 }  # fmt: skip
 _CHUNK = 64 << 20
+_GATHER = 1 << 20
 # Where each tensor starts in the file, and so in memory when the file is mapped: oneDNN and MKL
 # pick their kernels (and summation order) by the alignment of the data, so a tensor must sit
 # as the source's does, on a 64-byte boundary (what torch's CPU allocator gives).
@@ -78,14 +79,54 @@ def _pick(buckets: dict[int, list[TensorIR]], misaligned: int) -> tuple[int, boo
     return min(buckets, key=lambda rest: (buckets[rest][0].nbytes, rest)), False
 
 
-def _write_tensor(out: BinaryIO, hash_chunk: Callable[[memoryview], None], tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
+class _HashingWriter:
+    """Writes blocks to a file while a second thread hashes the block before (both release the GIL).
+
+    Pieces smaller than _GATHER are copied into one block first: a write and a hash hand-off per
+    tensor cost more than the copy for a model of thousands of small tensors.
+    """
+
+    def __init__(self, out: BinaryIO, hasher: ThreadPoolExecutor) -> None:
+        self.out = out
+        self.hasher = hasher
+        self.digest = hashlib.sha256()
+        self.gathered = bytearray()
+        self.pending: Future[None] | None = None
+
+    def add(self, data: memoryview) -> None:
+        if len(data) >= _GATHER:
+            self.flush()
+            self._block(data)
+            return
+        self.gathered += data
+        if len(self.gathered) >= _GATHER:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.gathered:
+            self._block(memoryview(self.gathered))
+            self.gathered = bytearray()  # the hasher may still read the block handed to it
+
+    def _block(self, data: memoryview) -> None:
+        self.out.write(data)
+        if self.pending is not None:
+            self.pending.result()
+        self.pending = self.hasher.submit(self.digest.update, data)
+
+    def hexdigest(self) -> str:
+        self.flush()
+        if self.pending is not None:
+            self.pending.result()
+        return self.digest.hexdigest()
+
+
+def _write_tensor(writer: _HashingWriter, tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
     flat = tensor.detach().reshape(-1)
     step = max(1, _CHUNK // max(1, flat.element_size()))
     for start in range(0, flat.numel(), step):
         chunk = flat[start : start + step].cpu().contiguous()  # a view unless the tensor is elsewhere
         data = chunk.view(torch.uint8).numpy().data
-        out.write(data)
-        hash_chunk(data)
+        writer.add(data)
         advance(len(data))
 
 
@@ -98,24 +139,13 @@ def write_safetensors(
     every tensor it can on a multiple of 64, so a loader can map those in place, aligned as
     freshly allocated tensors are.
 
-    The hash of one chunk is computed on a second thread while the next is written (both
-    release the GIL), so hashing adds little to the time of writing.
+    The hash of one block is computed on a second thread while the next is written (see
+    _HashingWriter), so hashing adds little to the time of writing.
     """
     ordered = layout(tensors)
-    digest = hashlib.sha256()
     with open(path, "wb") as out, ThreadPoolExecutor(max_workers=1) as hasher:
-        pending: list[Future[None]] = []
-
-        def hash_chunk(data: memoryview) -> None:
-            if pending:
-                pending.pop().result()
-            pending.append(hasher.submit(digest.update, data))
-
-        head = header(ordered, metadata)
-        out.write(head)
-        hash_chunk(memoryview(head))
+        writer = _HashingWriter(out, hasher)
+        writer.add(memoryview(header(ordered, metadata)))
         for item in ordered:
-            _write_tensor(out, hash_chunk, item.tensor, advance)
-        if pending:
-            pending.pop().result()
-    return digest.hexdigest()
+            _write_tensor(writer, item.tensor, advance)
+        return writer.hexdigest()
