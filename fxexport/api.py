@@ -19,7 +19,7 @@ from .names import BUILTIN_NAMES, is_plain_identifier
 from .producers import normalize
 from .render import TemplateFolders, render, template_folders
 from .shards import plan_weights
-from .write import check_target, write_package
+from .write import check_target, weight_hashes, write_package
 
 __version__ = "0.1.0"
 
@@ -69,10 +69,30 @@ def generate(
     """
     check_class_name(module_name)
     folders = template_folders(templates)
+    package = _package(gm, package_name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+    return package, _sources(package, folders)
+
+
+def _package(
+    gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
+    package_name: str,
+    module_name: str,
+    standalone: bool,
+    input_checks: bool,
+    weights: str,
+    max_shard_size: str | int | None,
+    annotate: bool,
+    shapes: bool,
+    structure: str,
+) -> PackageIR:
+    """collect, then the weight files planned: what the files are rendered from."""
     package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
-    package = format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
-    # A user's templates may place the lines elsewhere: then the rendered files are wrapped whole.
-    return package, _format(render(package if folders else wrap_statements(package), folders), folders)
+    return format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
+
+
+def _sources(package: PackageIR, folders: tuple[Path, ...]) -> dict[str, str]:
+    """render and format. A user's templates may place the lines elsewhere: then the rendered files are wrapped whole."""
+    return _format(render(package if folders else wrap_statements(package), folders), folders)
 
 
 def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, str]:
@@ -141,19 +161,11 @@ def export(
     """
     folder = Path(folder)
     check_target(folder, overwrite)
+    check_class_name(module_name)
+    folders = template_folders(templates)
     with _collector_paused():
-        package, sources = generate(
-            gm,
-            package_name=folder.name,
-            module_name=module_name,
-            standalone=standalone,
-            input_checks=input_checks,
-            weights=weights,
-            max_shard_size=max_shard_size,
-            templates=templates,
-            annotate=annotate,
-            shapes=shapes,
-            structure=structure,
-        )
-        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode)
+        package = _package(gm, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+        with weight_hashes(package) as hashes:  # from here on, overlapping rendering and writing
+            sources = _sources(package, folders)
+            files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

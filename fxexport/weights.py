@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 import torch
 
@@ -22,7 +21,6 @@ DTYPES = {
     "complex64": "C64",
 }  # fmt: skip
 _CHUNK = 64 << 20
-_GATHER = 1 << 20
 # Where each tensor starts in the file, and so in memory when the file is mapped: oneDNN and MKL
 # pick their kernels (and summation order) by the alignment of the data, so a tensor must sit
 # as the source's does, on a 64-byte boundary (what torch's CPU allocator gives).
@@ -79,73 +77,41 @@ def _pick(buckets: dict[int, list[TensorIR]], misaligned: int) -> tuple[int, boo
     return min(buckets, key=lambda rest: (buckets[rest][0].nbytes, rest)), False
 
 
-class _HashingWriter:
-    """Writes blocks to a file while a second thread hashes the block before (both release the GIL).
-
-    Pieces smaller than _GATHER are copied into one block first: a write and a hash hand-off per
-    tensor cost more than the copy for a model of thousands of small tensors.
-    """
-
-    def __init__(self, out: BinaryIO, hasher: ThreadPoolExecutor) -> None:
-        self.out = out
-        self.hasher = hasher
-        self.digest = hashlib.sha256()
-        self.gathered = bytearray()
-        self.pending: Future[None] | None = None
-
-    def add(self, data: memoryview) -> None:
-        if len(data) >= _GATHER:
-            self.flush()
-            self._block(data)
-            return
-        self.gathered += data
-        if len(self.gathered) >= _GATHER:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.gathered:
-            self._block(memoryview(self.gathered))
-            self.gathered = bytearray()  # the hasher may still read the block handed to it
-
-    def _block(self, data: memoryview) -> None:
-        self.out.write(data)
-        if self.pending is not None:
-            self.pending.result()
-        self.pending = self.hasher.submit(self.digest.update, data)
-
-    def hexdigest(self) -> str:
-        self.flush()
-        if self.pending is not None:
-            self.pending.result()
-        return self.digest.hexdigest()
-
-
-def _write_tensor(writer: _HashingWriter, tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
+def _tensor_pieces(tensor: torch.Tensor) -> Iterator[memoryview]:
+    """The tensor's bytes in chunks: views of its memory, copies only of a tensor off the CPU or strided."""
     flat = tensor.detach().reshape(-1)
     step = max(1, _CHUNK // max(1, flat.element_size()))
     for start in range(0, flat.numel(), step):
         chunk = flat[start : start + step].cpu().contiguous()  # a view unless the tensor is elsewhere
-        data = chunk.view(torch.uint8).numpy().data
-        writer.add(data)
-        advance(len(data))
+        yield chunk.view(torch.uint8).numpy().data
 
 
 def write_safetensors(
     path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
-) -> str:
-    """Write `tensors` chunk by chunk, in `layout` order; returns the file's sha256.
+) -> None:
+    """Write `tensors` chunk by chunk, in `layout` order (its sha256: safetensors_sha256).
 
     The header is padded so the data starts at a multiple of 64 bytes, and the layout puts
     every tensor it can on a multiple of 64, so a loader can map those in place, aligned as
     freshly allocated tensors are.
-
-    The hash of one block is computed on a second thread while the next is written (see
-    _HashingWriter), so hashing adds little to the time of writing.
     """
     ordered = layout(tensors)
-    with open(path, "wb") as out, ThreadPoolExecutor(max_workers=1) as hasher:
-        writer = _HashingWriter(out, hasher)
-        writer.add(memoryview(header(ordered, metadata)))
+    with open(path, "wb") as out:
+        out.write(header(ordered, metadata))
         for item in ordered:
-            _write_tensor(writer, item.tensor, advance)
-        return writer.hexdigest()
+            for piece in _tensor_pieces(item.tensor):
+                out.write(piece)
+                advance(len(piece))
+
+
+def safetensors_sha256(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None, stop: threading.Event | None = None) -> str:
+    """The sha256 of the file write_safetensors writes for `tensors`, from the tensors' memory (the
+    same bytes: no file is read), so it can run on a thread while the file is written; "" once `stop` is set."""
+    ordered = layout(tensors)
+    digest = hashlib.sha256(header(ordered, metadata))
+    for item in ordered:
+        for piece in _tensor_pieces(item.tensor):
+            if stop is not None and stop.is_set():
+                return ""
+            digest.update(piece)
+    return digest.hexdigest()
