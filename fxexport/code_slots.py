@@ -105,8 +105,7 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
         for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
             target = assign.targets[0]
             if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
-                text = ast.get_source_segment(line, assign.value) or ""
-                start, end = char_offset(line, assign.value.col_offset), char_offset(line, assign.value.end_col_offset)
+                start, end, text = _segment(line, assign.value)
                 slots.append(Slot(number, start, end, text, target.attr, True))
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
             arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
@@ -114,8 +113,7 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
             defaults = layer_defaults(call)
             for value, name, is_keyword in arguments:
                 if _is_number(value):
-                    text = ast.get_source_segment(line, value) or ""
-                    start, end = char_offset(line, value.col_offset), char_offset(line, value.end_col_offset)
+                    start, end, text = _segment(line, value)
                     slots.append(Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
     return sorted(slots, key=lambda s: (s.line, s.start))
 
@@ -130,9 +128,17 @@ def number_slots(lines: tuple[str, ...]) -> list[Slot]:
             continue  # a line of a compound statement: compared as it is
         for node in ast.walk(tree):
             if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and not _is_negated(tree, node):
-                text = ast.get_source_segment(line, node) or ""
-                slots.append(Slot(number, char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), text, "value", False))
+                start, end, text = _segment(line, node)
+                slots.append(Slot(number, start, end, text, "value", False))
     return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:
+    """Where `node` is in the line, in characters, and its text (a slice: get_source_segment splits the line again each time)."""
+    start, end = char_offset(line, node.col_offset), char_offset(line, node.end_col_offset)
+    if node.lineno == node.end_lineno == 1:
+        return start, end, line[start:end]
+    return start, end, ast.get_source_segment(line, node) or ""
 
 
 def _is_negated(tree: ast.AST, node: ast.AST) -> bool:
