@@ -161,3 +161,24 @@ def test_layout_aligns_what_it_can_and_every_tensor_for_its_dtype(name, specs, a
     assert sorted(starts) == sorted(key for key, _, _ in specs)
     assert {key for key, start in starts.items() if start % 64 == 0} == aligned
     assert len(header(layout(items))) % 64 == 0  # the data after the 8-byte length and the header starts aligned
+
+
+PIECE_TENSORS = [
+    ("float32", lambda: torch.arange(12.0).reshape(3, 4)),
+    ("bfloat16", lambda: torch.arange(12.0).to(torch.bfloat16)),
+    ("bool", lambda: torch.arange(5) % 2 == 0),
+    ("int64_scalar", lambda: torch.tensor(7)),
+    ("empty", lambda: torch.zeros(3, 0)),
+    ("transposed", lambda: torch.arange(12.0).reshape(3, 4).t()),
+    ("offset_view", lambda: torch.arange(12.0)[5:9]),
+    ("parameter", lambda: nn.Parameter(torch.arange(6.0))),
+]
+
+
+@pytest.mark.parametrize("name,make", PIECE_TENSORS, ids=[p[0] for p in PIECE_TENSORS])
+def test_weight_bytes_are_the_tensors_bytes_in_order(name: str, make) -> None:
+    from fxexport.weights import _tensor_pieces
+
+    tensor = make()
+    expected = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    assert b"".join(bytes(piece) for piece in _tensor_pieces(tensor)) == expected
