@@ -13,7 +13,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from .spelled_calls import char_offset, layer_defaults, layer_parameters
+from .spelled_calls import char_offset, layer_defaults, layer_parameters, node_text
 
 
 @dataclass(frozen=True)
@@ -134,11 +134,8 @@ def number_slots(lines: tuple[str, ...]) -> list[Slot]:
 
 
 def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:
-    """Where `node` is in the line, in characters, and its text (a slice: get_source_segment splits the line again each time)."""
-    start, end = char_offset(line, node.col_offset), char_offset(line, node.end_col_offset)
-    if node.lineno == node.end_lineno == 1:
-        return start, end, line[start:end]
-    return start, end, ast.get_source_segment(line, node) or ""
+    """Where `node` is in the line, in characters, and its text."""
+    return char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), node_text(line, node)
 
 
 def _is_negated(tree: ast.AST, node: ast.AST) -> bool:
