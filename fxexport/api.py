@@ -14,12 +14,13 @@ from torch import fx
 from .collect import RESERVED, collect
 from .errors import FxExportError
 from .formatting import check_python, format_definitions, format_sources, wrap_statements
+from .hashes import WeightHashes, guess
 from .ir import PackageIR
 from .names import BUILTIN_NAMES, is_plain_identifier
 from .producers import normalize
 from .render import TemplateFolders, render, template_folders
 from .shards import plan_weights
-from .write import check_target, weight_hashes, write_package
+from .write import check_target, write_package
 
 __version__ = "0.1.0"
 
@@ -69,12 +70,12 @@ def generate(
     """
     check_class_name(module_name)
     folders = template_folders(templates)
-    package = _package(gm, package_name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+    package = _package(normalize(gm), package_name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
     return package, _sources(package, folders)
 
 
 def _package(
-    gm: fx.GraphModule | torch.export.ExportedProgram | torch.export.UnflattenedModule,
+    root: fx.GraphModule,
     package_name: str,
     module_name: str,
     standalone: bool,
@@ -86,7 +87,7 @@ def _package(
     structure: str,
 ) -> PackageIR:
     """collect, then the weight files planned: what the files are rendered from."""
-    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
+    package = collect(root, module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
     return format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
 
 
@@ -163,9 +164,12 @@ def export(
     check_target(folder, overwrite)
     check_class_name(module_name)
     folders = template_folders(templates)
-    with _collector_paused():
-        package = _package(gm, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
-        with weight_hashes(package) as hashes:  # from here on, overlapping rendering and writing
-            sources = _sources(package, folders)
-            files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)
+    with _collector_paused(), WeightHashes() as hashes:
+        root = normalize(gm)
+        if weights == "safetensors" and max_shard_size is None:
+            guess(hashes, root)  # hashed beside collecting: the file most likely written
+        package = _package(root, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+        hashes.start_package(package)  # kept where the guess was right
+        sources = _sources(package, folders)
+        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -10,13 +9,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import FxExportError
-from .ir import PackageIR, TensorIR
+from .hashes import WeightHashes, file_tensors
+from .ir import PackageIR
 from .names import is_plain_identifier, sanitize
 from .shards import INDEX, index_json
 from .weights import safetensors_sha256, write_safetensors
@@ -57,29 +55,6 @@ def _sha256(text: bytes) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
-WeightHashes = Mapping[str, "Future[str]"]  # weight file name -> its sha256, being computed
-
-
-@contextlib.contextmanager
-def weight_hashes(package: PackageIR) -> Iterator[WeightHashes]:
-    """The sha256 of each weight file, computed from the tensors' memory on a thread from now on.
-
-    sha256 runs at about 1 GB/s here, slower than the page cache takes writes: started before
-    rendering, it overlaps rendering, formatting and every write (hashlib and file writes release
-    the GIL). Leaving the block early stops it.
-    """
-    stop = threading.Event()
-    with ThreadPoolExecutor(max_workers=1) as hasher:
-        try:
-            yield {name: hasher.submit(safetensors_sha256, _file_tensors(package, name), None, stop) for name in package.weight_files}
-        finally:
-            stop.set()  # a no-op once every hash is done; else the export failed and nothing waits for them
-
-
-def _file_tensors(package: PackageIR, name: str) -> list[TensorIR]:
-    return [t for t in package.stored if t.file == name]
-
-
 def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted.
 
@@ -117,7 +92,7 @@ def write_package(
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
     With `bytecode`, the Python sources are also compiled into `__pycache__` (see write_bytecode).
-    `weights` are the weight files' hashes from weight_hashes, started earlier; else each is hashed here.
+    `weights` hashes the weight files beside the writing (see hashes.py); else each is hashed after it.
     """
     check_target(folder, overwrite)
     try:
@@ -142,9 +117,9 @@ def write_package(
                 progress(written[0], package.weight_bytes)
 
         for name in package.weight_files:
-            write_safetensors(staging / name, _file_tensors(package, name), advance)
+            write_safetensors(staging / name, file_tensors(package, name), advance)
         for name in package.weight_files:
-            hashes[name] = weights[name].result() if weights is not None else safetensors_sha256(_file_tensors(package, name))
+            hashes[name] = weights.result(name) if weights is not None else safetensors_sha256(file_tensors(package, name))
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")

@@ -182,3 +182,48 @@ def test_weight_bytes_are_the_tensors_bytes_in_order(name: str, make) -> None:
     tensor = make()
     expected = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
     assert b"".join(bytes(piece) for piece in _tensor_pieces(tensor)) == expected
+
+
+class _Tied(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+        self.b.weight = self.a.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x))
+
+
+class _Views(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        whole = torch.arange(32.0)
+        self.register_buffer("low", whole[:16].view(4, 4))
+        self.register_buffer("high", whole[16:].view(4, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.low + x @ self.high
+
+
+GUESSES = [  # (model, whether the guess made before collect is the file collect plans)
+    ("plain", lambda: nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)), True),
+    ("tied", _Tied, True),
+    ("views", _Views, False),  # collect saves the storage both view
+]
+
+
+@pytest.mark.parametrize("name,build,right", GUESSES, ids=[g[0] for g in GUESSES])
+def test_weight_hash_is_the_files_whether_the_early_guess_was_right(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, build, right: bool) -> None:
+    import hashlib
+
+    from fxexport import hashes
+
+    monkeypatch.setattr(hashes, "GUESS_BYTES", 0)  # guess however small the weights
+    computed: list[int] = []
+    real = hashes.safetensors_sha256
+    monkeypatch.setattr(hashes, "safetensors_sha256", lambda *args: computed.append(1) or real(*args))
+    fxexport.export(fx.symbolic_trace(build()), tmp_path / "pkg")
+    manifest = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())
+    assert manifest["files"]["weights.safetensors"] == hashlib.sha256((tmp_path / "pkg" / "weights.safetensors").read_bytes()).hexdigest()
+    assert len(computed) == (1 if right else 2)
