@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 
 LINE_LENGTH = 88
-# Strings in double quotes only (black would requote others), numbers as repr() writes them.
-_TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9](?:[eE][-+]|[0-9A-Za-z_.])*|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:])""")
+# Strings in double quotes only (black would requote others); numbers only as black writes them
+# (it rewrites `1e+38` as `1e38`, `1E5` as `1e5`, `0XFF` as `0xFF`).
+_TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?(?![0-9A-Za-z_.+])|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:])""")
 _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)* = ")
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 

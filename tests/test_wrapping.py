@@ -60,6 +60,8 @@ def test_wrapped_as_black_wraps(seed: int) -> None:
         "x = f(" + ", ".join(["g(1)[0]"] * 20) + ")",  # a subscript
         "x = f(" + ", ".join(["日本"] * 40) + ")",  # wide characters
         "x = f(" + ", ".join(['"\\n"'] * 30) + ")",  # an escape
+        "x = f(" + ", ".join(["-3.4028234663852886e+38"] * 4) + ")",  # black writes e38
+        "x = f(" + ", ".join(["1E5", "0xFF", "10j"] * 8) + ")",  # black writes 1e5, 0xFF, 10j its way
         "x = f(" + ", ".join(["*args"] * 20) + ")",  # unpacking
         "x = f(" + "1,  2" * 20 + ")",  # spaced otherwise than black spaces it
         "x = " + '"' + "s" * 100 + '"',  # no bracket to split at
