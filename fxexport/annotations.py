@@ -13,7 +13,7 @@ import os
 import re
 import site
 import sys
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,12 @@ def _roots() -> tuple[Path, ...]:
 
 def short_path(path: str) -> str:
     """`torch/nn/modules/linear.py`, `models/net.py`, or just the file name for anything else."""
+    return _short_path(path, os.getcwd())
+
+
+@lru_cache(maxsize=1024)
+def _short_path(path: str, cwd: str) -> str:
+    """Kept per file (and folder a relative one is in): resolving asks the file system for each folder of the path."""
     resolved = Path(path).resolve()
     for root in _roots():
         if resolved.is_relative_to(root):

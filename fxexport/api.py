@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import gc
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +13,8 @@ from torch import fx
 
 from .collect import RESERVED, collect
 from .errors import FxExportError
-from .formatting import check_python, format_definitions, format_sources
+from .formatting import check_python, format_definitions, format_sources, wrap_statements
+from .hashes import WeightHashes, guess
 from .ir import PackageIR
 from .names import BUILTIN_NAMES, is_plain_identifier
 from .producers import normalize
@@ -67,9 +70,30 @@ def generate(
     """
     check_class_name(module_name)
     folders = template_folders(templates)
-    package = collect(normalize(gm), module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
-    package = format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
-    return package, _format(render(package, folders), folders)
+    package = _package(normalize(gm), package_name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+    return package, _sources(package, folders)
+
+
+def _package(
+    root: fx.GraphModule,
+    package_name: str,
+    module_name: str,
+    standalone: bool,
+    input_checks: bool,
+    weights: str,
+    max_shard_size: str | int | None,
+    annotate: bool,
+    shapes: bool,
+    structure: str,
+) -> PackageIR:
+    """collect, then the weight files planned: what the files are rendered from."""
+    package = collect(root, module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
+    return format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
+
+
+def _sources(package: PackageIR, folders: tuple[Path, ...]) -> dict[str, str]:
+    """render and format. A user's templates may place the lines elsewhere: then the rendered files are wrapped whole."""
+    return _format(render(package if folders else wrap_statements(package), folders), folders)
 
 
 def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, str]:
@@ -83,6 +107,21 @@ def _format(sources: dict[str, str], templates: tuple[Path, ...]) -> dict[str, s
             raise
         cause = str(error).removesuffix("; please report this as a bug")
         raise FxExportError(f"{cause}; check the custom templates in {', '.join(map(str, templates))}") from error
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off during an export, as it was after: an export allocates
+    hundreds of thousands of short-lived objects, and each full pass of the collector scans every
+    object torch has made (0.1 s a pass, twice for a 20,000-node graph) for cycles it will not find
+    there. Those an export leaves are collected after it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def export(
@@ -123,18 +162,14 @@ def export(
     """
     folder = Path(folder)
     check_target(folder, overwrite)
-    package, sources = generate(
-        gm,
-        package_name=folder.name,
-        module_name=module_name,
-        standalone=standalone,
-        input_checks=input_checks,
-        weights=weights,
-        max_shard_size=max_shard_size,
-        templates=templates,
-        annotate=annotate,
-        shapes=shapes,
-        structure=structure,
-    )
-    files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode)
+    check_class_name(module_name)
+    folders = template_folders(templates)
+    with _collector_paused(), WeightHashes() as hashes:
+        root = normalize(gm)
+        if weights == "safetensors" and max_shard_size is None:
+            guess(hashes, root)  # hashed beside collecting: the file most likely written
+        package = _package(root, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+        hashes.start_package(package)  # kept where the guess was right
+        sources = _sources(package, folders)
+        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

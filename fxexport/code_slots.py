@@ -13,7 +13,7 @@ import io
 import tokenize
 from dataclasses import dataclass
 
-from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters
+from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ def _free_names(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
 
 def rewrite_calls(line: str, calls: dict[str, str]) -> str:
     """`Block()` -> `Block(64, 128, stride=2)`: only a class name token called with no arguments."""
+    if not any(name in line for name in calls):
+        return line  # nothing to rewrite: no need to tokenize (a line of 2,000 constructor calls takes 0.1 s)
     tokens = line_tokens(line)
     return _replaced(line, [
         (token.start[1], tokens[i + 2].end[1], calls[token.string])
@@ -103,8 +105,7 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
         for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
             target = assign.targets[0]
             if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
-                text = ast.get_source_segment(line, assign.value) or ""
-                start, end = char_offset(line, assign.value.col_offset), char_offset(line, assign.value.end_col_offset)
+                start, end, text = _segment(line, assign.value)
                 slots.append(Slot(number, start, end, text, target.attr, True))
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
             arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
@@ -112,8 +113,7 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
             defaults = layer_defaults(call)
             for value, name, is_keyword in arguments:
                 if _is_number(value):
-                    text = ast.get_source_segment(line, value) or ""
-                    start, end = char_offset(line, value.col_offset), char_offset(line, value.end_col_offset)
+                    start, end, text = _segment(line, value)
                     slots.append(Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
     return sorted(slots, key=lambda s: (s.line, s.start))
 
@@ -128,9 +128,14 @@ def number_slots(lines: tuple[str, ...]) -> list[Slot]:
             continue  # a line of a compound statement: compared as it is
         for node in ast.walk(tree):
             if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and not _is_negated(tree, node):
-                text = ast.get_source_segment(line, node) or ""
-                slots.append(Slot(number, char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), text, "value", False))
+                start, end, text = _segment(line, node)
+                slots.append(Slot(number, start, end, text, "value", False))
     return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:
+    """Where `node` is in the line, in characters, and its text."""
+    return char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), node_text(line, node)
 
 
 def _is_negated(tree: ast.AST, node: ast.AST) -> bool:

@@ -1,11 +1,13 @@
 """format: black's style, in memory, with a pinned mode, so tests compare exactly what is written.
 
-black costs about a millisecond per line (and a third of a second to import), so it runs only
+black costs about a millisecond per line (and a tenth of a second to import), so it runs only
 where it would change something. fxexport emits code in black's style already (quotes,
 spacing, blank lines; the fixed loader text is kept formatted, see tests/test_formatting.py):
-black sees only the statements with a line too long for it, in one batch, and library code
-copied into module.py (formatted once per text). The result is what black writes for the
-whole file, which the tests check on every case.
+a statement too long for a line is wrapped as black wraps it by wrapping.py when it is a
+constructor call (nearly all are), before rendering where fxexport's own templates place the
+lines (no parsing of the file); black sees the other statements with a line too long for it,
+in one batch, and library code copied into module.py (formatted once per text). The result is
+what black writes for the whole file, which the tests check on every case.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import functools
 from typing import TYPE_CHECKING
 
 from .errors import FxExportError
-from .ir import PackageIR
+from .ir import ClassIR, PackageIR
+from .wrapping import wrap
 
 if TYPE_CHECKING:
     import black
@@ -59,6 +62,33 @@ def format_definitions(package: PackageIR) -> PackageIR:
     return dataclasses.replace(package, definitions=tuple(map(_formatted_definition, package.definitions)))
 
 
+def wrap_statements(package: PackageIR) -> PackageIR:
+    """Each class's long statements wrapped where templates/module.py.jinja puts them: the root's
+    __init__ lines inside a `with` block (12 columns), every other line of a method at 8."""
+    return dataclasses.replace(package, classes=tuple(map(_wrapped_class, package.classes)))
+
+
+def _wrapped_class(cls: ClassIR) -> ClassIR:
+    return dataclasses.replace(
+        cls,
+        init_lines=_wrapped(cls.init_lines, 12 if cls.is_root else 8),
+        fixup_lines=_wrapped(cls.fixup_lines, 8),
+        forward_lines=_wrapped(cls.forward_lines, 8),
+    )
+
+
+def _wrapped(lines: tuple[str, ...], indent: int) -> tuple[str, ...]:
+    """Lines placed `indent` columns deep; a long one becomes its wrapped lines, those after the
+    first carrying their whole indentation (the template indents only the first)."""
+    return tuple(line if indent + len(line) <= LINE_LENGTH else _wrapped_line(line, indent) for line in lines)
+
+
+def _wrapped_line(line: str, indent: int) -> str:
+    code = line.lstrip(" ")
+    lines = wrap(code, indent + len(line) - len(code))
+    return line if lines is None else "\n".join([line[: len(line) - len(code)] + lines[0].lstrip(" "), *lines[1:]])
+
+
 @dataclasses.dataclass(frozen=True)
 class _Span:
     """Lines `start`..`end` (1-based, inclusive) of one statement, or of a compound statement's header."""
@@ -79,10 +109,11 @@ def format_python(path: str, source: str) -> str:
     except SyntaxError as error:
         raise _not_python(path, error) from error
     spans = list(_long_spans(tree.body, lines))
-    if not spans:
-        return source
-    for span, formatted in reversed(list(zip(spans, _black_spans(path, spans, lines)))):
-        lines[span.start - 1 : span.end] = formatted
+    wrapped = {span: wrap(lines[span.start - 1].lstrip(" "), span.indent) for span in spans if span.start == span.end and not span.header}
+    rest = [span for span in spans if wrapped.get(span) is None]
+    formatted = {**wrapped, **dict(zip(rest, _black_spans(path, rest, lines) if rest else []))}
+    for span in reversed(spans):
+        lines[span.start - 1 : span.end] = formatted[span]
     return "\n".join(lines)
 
 

@@ -61,7 +61,8 @@ def _respell(line: str, cls: ClassIR) -> str:
 
 
 def _uses(cls: ClassIR, others: set[str]) -> bool:
-    return any(name in others for line in cls.init_lines for name in called_names(line))
+    lines = [line for line in cls.init_lines if any(name in line for name in others)]  # only these can call one
+    return any(name in others for line in lines for name in called_names(line))
 
 
 def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[list[ClassIR]]:

@@ -41,6 +41,9 @@ class Namespace:
         self._used: set[str] = set(reserved)
         self._by_object: dict[int, str] = {}
         self._objects: list[object] = []  # keeps ids stable while the namespace lives
+        # (base, first number tried) -> the number last handed out: the ones before it are taken
+        # (names are never freed), so the next search starts there, not at 1 (2,000 `Linear`s).
+        self._numbered: dict[tuple[str, int], int] = {}
 
     def is_free(self, name: str) -> bool:
         """True if `name` has not been used or reserved."""
@@ -57,9 +60,11 @@ class Namespace:
         name = sanitize(candidate)
         if name in self._used:
             match = _SUFFIX.match(name)
-            base, count = (match.group(1), int(match.group(2))) if match else (name, 0)
+            base, first = (match.group(1), int(match.group(2))) if match else (name, 0)
+            count = self._numbered.get((base, first), first)
             while f"{base}_{count + 1}" in self._used:
                 count += 1
+            self._numbered[base, first] = count + 1
             name = f"{base}_{count + 1}"
         self._used.add(name)
         if obj is not None:

@@ -74,7 +74,7 @@ def layer_name(call: ast.Call) -> str | None:
 
 
 def _spelled(node: ast.expr, line: str, full: bool) -> str:
-    text = ast.get_source_segment(line, node) or ""
+    text = node_text(line, node)
     if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
         return text
     args = [_spelled(a, line, full) for a in node.args]
@@ -90,7 +90,7 @@ def _spelled(node: ast.expr, line: str, full: bool) -> str:
     else:
         keywords = {k: v for k, v in keywords.items() if defaults.get(k) != v}
     ordered = sorted(keywords, key=lambda k: order.index(k) if k in order else len(order)) if order else list(keywords)
-    func = ast.get_source_segment(line, node.func) or ""
+    func = node_text(line, node.func)
     return f"{func}({', '.join([*args, *(f'{k}={keywords[k]}' for k in ordered)])})"
 
 
@@ -105,6 +105,13 @@ def _respelled(line: str, full: bool) -> str:
     if not isinstance(value, ast.Call):
         return line
     return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full) + line[char_offset(line, value.end_col_offset) :]
+
+
+def node_text(line: str, node: ast.expr) -> str:
+    """ast.get_source_segment, without splitting the line again for each node of a one-line source."""
+    if node.lineno == node.end_lineno == 1:
+        return line[char_offset(line, node.col_offset) : char_offset(line, node.end_col_offset)]
+    return ast.get_source_segment(line, node) or ""
 
 
 def char_offset(line: str, byte_offset: int | None) -> int:

@@ -18,6 +18,19 @@ from .guards import is_guards_module
 from .names import unique_identifier, without_number
 
 
+def _graph_module_class() -> type[fx.GraphModule]:
+    """A GraphModule that generates its Python code only if something reads or runs it (nothing in an
+    export does: 0.4 s for 20,000 nodes); a torch without one generates it at once."""
+    try:
+        from torch.fx._lazy_graph_module import _LazyGraphModule
+    except ImportError:
+        return fx.GraphModule
+    return _LazyGraphModule
+
+
+_GRAPH_MODULE = _graph_module_class()
+
+
 def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
     """(inputs, outputs) of a call, each in the order the graph first uses or computes them."""
     body = call.nodes()
@@ -129,7 +142,7 @@ class Builder:
 
 def module_from(holder: nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule:
     """A GraphModule running `graph` that holds exactly what `holder` holds, in the same order."""
-    module = fx.GraphModule(holder, graph, name if name.isidentifier() else "GraphModule")
+    module = _GRAPH_MODULE(holder, graph, name if name.isidentifier() else "GraphModule")
     object.__setattr__(module, "_modules", type(holder._modules)(holder._modules))
     object.__setattr__(module, "_parameters", type(holder._parameters)(holder._parameters))
     object.__setattr__(module, "_buffers", type(holder._buffers)(holder._buffers))

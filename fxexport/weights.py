@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 import torch
 
@@ -78,44 +77,58 @@ def _pick(buckets: dict[int, list[TensorIR]], misaligned: int) -> tuple[int, boo
     return min(buckets, key=lambda rest: (buckets[rest][0].nbytes, rest)), False
 
 
-def _write_tensor(out: BinaryIO, hash_chunk: Callable[[memoryview], None], tensor: torch.Tensor, advance: Callable[[int], None]) -> None:
+# dtypes whose CPU tensors numpy views as they are (not bfloat16 or float8).
+_NUMPY_DTYPES = {torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.float32,
+                 torch.float64, torch.complex64}  # fmt: skip
+
+
+def _tensor_pieces(tensor: torch.Tensor) -> Iterator[memoryview]:
+    """The tensor's bytes in chunks: views of its memory, copies only of a tensor off the CPU or strided."""
+    if _whole_view(tensor):
+        yield tensor.detach().numpy().data.cast("B")  # a quarter of the time of the path below
+        return
     flat = tensor.detach().reshape(-1)
     step = max(1, _CHUNK // max(1, flat.element_size()))
     for start in range(0, flat.numel(), step):
         chunk = flat[start : start + step].cpu().contiguous()  # a view unless the tensor is elsewhere
-        data = chunk.view(torch.uint8).numpy().data
-        out.write(data)
-        hash_chunk(data)
-        advance(len(data))
+        yield chunk.view(torch.uint8).numpy().data
+
+
+def _whole_view(tensor: torch.Tensor) -> bool:
+    """True for a tensor numpy can view whole as bytes: one chunk, contiguous on the CPU (a model of
+    thousands of small tensors spends its writing time getting at their bytes)."""
+    return (
+        tensor.dtype in _NUMPY_DTYPES and tensor.device.type == "cpu" and tensor.numel() > 0 and tensor.dim() > 0 and tensor.is_contiguous()
+        and not tensor.is_conj() and not tensor.is_neg() and tensor.numel() * tensor.element_size() <= _CHUNK
+    )  # fmt: skip
 
 
 def write_safetensors(
     path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
-) -> str:
-    """Write `tensors` chunk by chunk, in `layout` order; returns the file's sha256.
+) -> None:
+    """Write `tensors` chunk by chunk, in `layout` order (its sha256: safetensors_sha256).
 
     The header is padded so the data starts at a multiple of 64 bytes, and the layout puts
     every tensor it can on a multiple of 64, so a loader can map those in place, aligned as
     freshly allocated tensors are.
-
-    The hash of one chunk is computed on a second thread while the next is written (both
-    release the GIL), so hashing adds little to the time of writing.
     """
     ordered = layout(tensors)
-    digest = hashlib.sha256()
-    with open(path, "wb") as out, ThreadPoolExecutor(max_workers=1) as hasher:
-        pending: list[Future[None]] = []
-
-        def hash_chunk(data: memoryview) -> None:
-            if pending:
-                pending.pop().result()
-            pending.append(hasher.submit(digest.update, data))
-
-        head = header(ordered, metadata)
-        out.write(head)
-        hash_chunk(memoryview(head))
+    with open(path, "wb") as out:
+        out.write(header(ordered, metadata))
         for item in ordered:
-            _write_tensor(out, hash_chunk, item.tensor, advance)
-        if pending:
-            pending.pop().result()
+            for piece in _tensor_pieces(item.tensor):
+                out.write(piece)
+                advance(len(piece))
+
+
+def safetensors_sha256(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None, stop: threading.Event | None = None) -> str:
+    """The sha256 of the file write_safetensors writes for `tensors`, from the tensors' memory (the
+    same bytes: no file is read), so it can run on a thread while the file is written; "" once `stop` is set."""
+    ordered = layout(tensors)
+    digest = hashlib.sha256(header(ordered, metadata))
+    for item in ordered:
+        for piece in _tensor_pieces(item.tensor):
+            if stop is not None and stop.is_set():
+                return ""
+            digest.update(piece)
     return digest.hexdigest()

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import FxExportError
+from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
 from .names import is_plain_identifier, sanitize
 from .shards import INDEX, index_json
-from .weights import write_safetensors
+from .weights import safetensors_sha256, write_safetensors
 
 MANIFEST = "fxexport.json"
 
@@ -98,10 +99,12 @@ def write_package(
     overwrite: bool,
     progress: Callable[[int, int], None] | None = None,
     bytecode: bool = True,
+    weights: WeightHashes | None = None,
 ) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
     With `bytecode`, the Python sources are also compiled into `__pycache__` (see write_bytecode).
+    `weights` hashes the weight files beside the writing (see hashes.py); else each is hashed after it.
     """
     check_target(folder, overwrite)
     try:
@@ -126,7 +129,9 @@ def write_package(
                 progress(written[0], package.weight_bytes)
 
         for name in package.weight_files:
-            hashes[name] = write_safetensors(staging / name, [t for t in package.stored if t.file == name], advance)
+            write_safetensors(staging / name, file_tensors(package, name), advance)
+        for name in package.weight_files:
+            hashes[name] = weights.result(name) if weights is not None else safetensors_sha256(file_tensors(package, name))
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")

@@ -76,3 +76,21 @@ def test_black_sees_only_statements_too_long_for_a_line(monkeypatch: pytest.Monk
     _, files = fxexport.generate(fx.symbolic_trace(long), package_name="pkg")
     assert len(seen) == 1 and seen[0].count("# fxexport: split") == 1 and "load_tensors" not in seen[0]
     assert files["module.py"] == real("module.py", files["module.py"])
+
+
+class _LongConstructor(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, stride=2, padding=1, dilation=1, groups=1, bias=False, padding_mode="reflect")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def test_a_long_constructor_call_is_wrapped_without_black(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = formatting.format_source
+    monkeypatch.setattr(formatting, "format_source", lambda path, source: seen.append(source) or real(path, source))
+    _, files = fxexport.generate(fx.symbolic_trace(_LongConstructor()), package_name="pkg")
+    assert "self.conv = nn.Conv2d(\n" in files["module.py"] and seen == []
+    assert files["module.py"] == real("module.py", files["module.py"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -188,3 +189,33 @@ def test_a_user_loader_template_replaces_ours(tmp_path: Path, monkeypatch: pytes
     x = torch.randn(3, 16)
     torch.testing.assert_close(model(x), source(x))
     assert main(["verify", str(tmp_path / "acme_loaded"), "-q"]) == 0
+
+
+def _render_with_cache(cache_folder: Path) -> dict[str, str]:
+    """Our templates through a fresh environment whose compiled templates are kept in `cache_folder`."""
+    import jinja2
+
+    from fxexport import render
+
+    loader = jinja2.FileSystemLoader([str(d) for d in render.template_dirs()])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, bytecode_cache=render._TemplateCache(str(cache_folder)))  # fmt: skip
+    env.filters["thousands"] = render.thousands
+    package, _ = fxexport.generate(fx.symbolic_trace(models.MLP()), package_name="pkg")
+    return {path: env.get_template(name).render(context(package)) for path, name in OUTPUTS.items()}
+
+
+CACHE_DAMAGE = [
+    ("kept", lambda folder: None),
+    ("truncated", lambda folder: [f.write_bytes(f.read_bytes()[:40]) for f in folder.iterdir()]),
+    ("garbage", lambda folder: [f.write_bytes(b"j2" + b"\x00" * 64) for f in folder.iterdir()]),
+    ("gone", shutil.rmtree),  # nothing to read, nowhere to write
+]
+
+
+@pytest.mark.parametrize("name,damage", CACHE_DAMAGE, ids=[d[0] for d in CACHE_DAMAGE])
+def test_compiled_template_cache_never_changes_the_output(tmp_path: Path, name: str, damage) -> None:
+    fresh = _render_with_cache(tmp_path)
+    assert len(list(tmp_path.iterdir())) == len(OUTPUTS)  # each template compiled once, kept
+    damage(tmp_path)
+    assert _render_with_cache(tmp_path) == fresh

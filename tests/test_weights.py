@@ -161,3 +161,69 @@ def test_layout_aligns_what_it_can_and_every_tensor_for_its_dtype(name, specs, a
     assert sorted(starts) == sorted(key for key, _, _ in specs)
     assert {key for key, start in starts.items() if start % 64 == 0} == aligned
     assert len(header(layout(items))) % 64 == 0  # the data after the 8-byte length and the header starts aligned
+
+
+PIECE_TENSORS = [
+    ("float32", lambda: torch.arange(12.0).reshape(3, 4)),
+    ("bfloat16", lambda: torch.arange(12.0).to(torch.bfloat16)),
+    ("bool", lambda: torch.arange(5) % 2 == 0),
+    ("int64_scalar", lambda: torch.tensor(7)),
+    ("empty", lambda: torch.zeros(3, 0)),
+    ("transposed", lambda: torch.arange(12.0).reshape(3, 4).t()),
+    ("offset_view", lambda: torch.arange(12.0)[5:9]),
+    ("parameter", lambda: nn.Parameter(torch.arange(6.0))),
+]
+
+
+@pytest.mark.parametrize("name,make", PIECE_TENSORS, ids=[p[0] for p in PIECE_TENSORS])
+def test_weight_bytes_are_the_tensors_bytes_in_order(name: str, make) -> None:
+    from fxexport.weights import _tensor_pieces
+
+    tensor = make()
+    expected = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    assert b"".join(bytes(piece) for piece in _tensor_pieces(tensor)) == expected
+
+
+class _Tied(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+        self.b.weight = self.a.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x))
+
+
+class _Views(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        whole = torch.arange(32.0)
+        self.register_buffer("low", whole[:16].view(4, 4))
+        self.register_buffer("high", whole[16:].view(4, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.low + x @ self.high
+
+
+GUESSES = [  # (model, whether the guess made before collect is the file collect plans)
+    ("plain", lambda: nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)), True),
+    ("tied", _Tied, True),
+    ("views", _Views, False),  # collect saves the storage both view
+]
+
+
+@pytest.mark.parametrize("name,build,right", GUESSES, ids=[g[0] for g in GUESSES])
+def test_weight_hash_is_the_files_whether_the_early_guess_was_right(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, build, right: bool) -> None:
+    import hashlib
+
+    from fxexport import hashes
+
+    monkeypatch.setattr(hashes, "GUESS_BYTES", 0)  # guess however small the weights
+    computed: list[int] = []
+    real = hashes.safetensors_sha256
+    monkeypatch.setattr(hashes, "safetensors_sha256", lambda *args: computed.append(1) or real(*args))
+    fxexport.export(fx.symbolic_trace(build()), tmp_path / "pkg")
+    manifest = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())
+    assert manifest["files"]["weights.safetensors"] == hashlib.sha256((tmp_path / "pkg" / "weights.safetensors").read_bytes()).hexdigest()
+    assert len(computed) == (1 if right else 2)

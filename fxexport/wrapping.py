@@ -1,0 +1,150 @@
+"""A long `target = constructor(...)` statement wrapped as black wraps it, without black.
+
+Importing black costs a tenth of a second and black a millisecond per line; the long lines of
+generated code are nearly all constructor calls (`nn.Conv2d(...)`, nested `nn.Sequential`,
+`nn.ModuleList([...])`), whose wrapping black decides by a few rules: split at the call's
+bracket; arguments on one line if they fit, else one per line with a trailing comma; a list,
+tuple or dict of several items always one per line once split; each line too long split the
+same way. `wrap` returns None for anything else (black decides it); tests/test_wrapping.py
+compares it with black on every shape it accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LINE_LENGTH = 88
+# Strings in double quotes only (black would requote others); numbers only as black writes them
+# (it rewrites `1e+38` as `1e38`, `1E5` as `1e5`, `0XFF` as `0xFF`).
+_TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?(?![0-9A-Za-z_.+])|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:])""")
+_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)* = ")
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+
+
+@dataclass(frozen=True)
+class _Group:
+    """A bracketed expression: `opener` is `nn.Conv2d(` for a call, `[`, `(` or `{` for a display."""
+
+    opener: str
+    items: tuple[tuple[str, object], ...]  # (prefix such as `stride=` or `"key": `, expression)
+
+    @property
+    def closer(self) -> str:
+        return _CLOSE[self.opener[-1]]
+
+    @property
+    def is_display(self) -> bool:
+        return len(self.opener) == 1
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def wrap(line: str, indent: int) -> list[str] | None:
+    """The lines black writes for the statement `line` at `indent` columns, or None when black must decide.
+
+    Only `name.name = call(...)` where the call's arguments are names, numbers, strings, calls,
+    lists, tuples and dicts of them, written as black writes them on one line.
+    """
+    if not line.isascii() or "\\" in line:
+        return None  # black counts columns of wide characters; escapes need no handling in constructor code
+    target = _TARGET.match(line)
+    if target is None:
+        return None
+    try:
+        tokens = _tokens(line[target.end() :])
+        expression, end = _expression(tokens, 0)
+    except _Unsupported:
+        return None
+    if end != len(tokens) or not isinstance(expression, _Group) or expression.is_display or _text(expression) != line[target.end() :]:
+        return None  # not one call, or not spaced as black spaces it
+    return _lines(target.group(), expression, "", indent)
+
+
+def _tokens(text: str) -> list[str]:
+    tokens, position = [], 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None or match.end() == position:
+            raise _Unsupported
+        tokens.append(match.group().strip())
+        position = match.end()
+    return tokens
+
+
+def _expression(tokens: list[str], at: int) -> tuple[object, int]:
+    """A name (dotted), literal, call of a dotted name, or display, from `tokens[at]`; and where it ends."""
+    if at >= len(tokens):
+        raise _Unsupported
+    token = tokens[at]
+    if token in _CLOSE:
+        return _group(token, tokens, at + 1)
+    if not (token[0].isalnum() or token[0] in '_-"'):
+        raise _Unsupported
+    if token[0].isalpha() or token[0] == "_":
+        while at + 2 < len(tokens) and tokens[at + 1] == "." and tokens[at + 2][0].isalpha():
+            token, at = f"{token}.{tokens[at + 2]}", at + 2
+        if at + 1 < len(tokens) and tokens[at + 1] == "(":
+            return _group(f"{token}(", tokens, at + 2)
+    return token, at + 1
+
+
+def _group(opener: str, tokens: list[str], at: int) -> tuple[_Group, int]:
+    closer, items = _CLOSE[opener[-1]], []
+    while at < len(tokens) and tokens[at] != closer:
+        prefix = ""
+        if opener[-1] == "(" and len(opener) > 1 and at + 1 < len(tokens) and tokens[at + 1] == "=":
+            prefix, at = f"{tokens[at]}=", at + 2
+        elif opener == "{":
+            key, at = _expression(tokens, at)
+            if at >= len(tokens) or tokens[at] != ":" or isinstance(key, _Group):
+                raise _Unsupported
+            prefix, at = f"{key}: ", at + 1
+        value, at = _expression(tokens, at)
+        items.append((prefix, value))
+        if at < len(tokens) and tokens[at] == ",":
+            at += 1
+            if at < len(tokens) and tokens[at] == closer:
+                raise _Unsupported  # a trailing comma: black's magic trailing comma, or a 1-tuple
+        elif at < len(tokens) and tokens[at] != closer:
+            raise _Unsupported  # an operator, subscript or attribute of a call
+    if at >= len(tokens) or (opener == "(" and len(items) < 2):
+        raise _Unsupported  # unclosed, or parentheses around one expression
+    return _Group(opener, tuple(items)), at + 1
+
+
+def _text(expression: object) -> str:
+    if isinstance(expression, _Group):
+        return expression.opener + ", ".join(prefix + _text(value) for prefix, value in expression.items) + expression.closer
+    return str(expression)
+
+
+def _lines(prefix: str, expression: object, suffix: str, indent: int) -> list[str] | None:
+    """`prefix + expression + suffix` at `indent`: on one line if it fits, else split at the expression's bracket."""
+    pad = " " * indent
+    whole = f"{pad}{prefix}{_text(expression)}{suffix}"
+    if len(whole) <= LINE_LENGTH:
+        return [whole]
+    if not isinstance(expression, _Group) or not expression.items or len(pad + prefix + expression.opener) > LINE_LENGTH:
+        return None  # nothing to split at, or a head too long: black tries other splits
+    body = _body(expression, indent + 4)
+    return None if body is None else [f"{pad}{prefix}{expression.opener}", *body, f"{pad}{expression.closer}{suffix}"]
+
+
+def _body(group: _Group, indent: int) -> list[str] | None:
+    """A group's items once its brackets are split: on one line if they fit (a display of several never), else one per line."""
+    several = len(group.items) > 1
+    joined = " " * indent + ", ".join(prefix + _text(value) for prefix, value in group.items)
+    if len(joined) <= LINE_LENGTH and not (group.is_display and several):
+        return [joined]
+    if not several:
+        return _lines(*group.items[0], "", indent)
+    lines: list[str] = []
+    for prefix, value in group.items:
+        item = _lines(prefix, value, ",", indent)
+        if item is None:
+            return None
+        lines += item
+    return lines
