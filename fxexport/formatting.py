@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import re
 from typing import TYPE_CHECKING
 
 from .errors import FxExportError
@@ -118,8 +119,14 @@ def format_python(path: str, source: str) -> str:
 
 
 def _too_long(lines: list[str], start: int, end: int) -> bool:
-    """True when a line of code (not a comment: black never wraps those) is longer than black allows."""
-    return any(_width(line) > LINE_LENGTH and not line.lstrip().startswith("#") for line in lines[start - 1 : end])
+    """True when a line of code (not a comment: black never wraps those) is longer than black allows, or
+    has a slice bound black would space (`x[:, :self.size]`, made when a literal became an attribute)."""
+    return any((_width(line) > LINE_LENGTH or _UNSPACED_SLICE.search(line)) and not line.lstrip().startswith("#")
+               for line in lines[start - 1 : end])  # fmt: skip
+
+
+# A colon next to an attribute bound: black treats `:` in a slice with a complex bound as an operator.
+_UNSPACED_SLICE = re.compile(r":self\.|self\.[\w.]+:(?=\S)")
 
 
 def _width(line: str) -> int:

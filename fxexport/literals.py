@@ -18,6 +18,7 @@ import enum
 import inspect
 import logging
 import math
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -58,7 +59,7 @@ def _float(value: float, imports: ImportTable) -> str:
         return f"{imports.use('math')}.nan"
     if math.isinf(value):
         return f"{'-' if value < 0 else ''}{imports.use('math')}.inf"
-    return repr(value)
+    return repr(value).replace("e+", "e")  # as black writes an exponent: 1e38, not 1e+38
 
 
 def _torch_constant(value: object, imports: ImportTable) -> str:
@@ -74,13 +75,25 @@ def _slice_part(value: Any, imports: ImportTable, name_of: NameOf, where: str) -
     return "" if value is None else literal(value, imports, name_of, where)
 
 
+_TRIVIAL_BOUND = re.compile(r"-?([A-Za-z_][A-Za-z0-9_]*|[0-9][0-9a-zA-Z_.]*)")
+
+
+def _complex_bound(code: str) -> bool:
+    """A slice bound black counts as an expression (an attribute, a call, arithmetic), not a name or number."""
+    return bool(code) and not _TRIVIAL_BOUND.fullmatch(code)
+
+
 def index_code(index: Any, imports: ImportTable, name_of: NameOf, where: str) -> str:
     """The inside of `x[...]`: `:, 0`, `..., 1:2`, `None`."""
 
     def one(item: Any) -> str:
         if isinstance(item, slice):
             parts = [_slice_part(p, imports, name_of, where) for p in (item.start, item.stop, item.step)]
-            return ":".join(parts[:2]) + (f":{parts[2]}" if item.step is not None else "")
+            parts = parts[:2] + parts[2:] * (item.step is not None)
+            if not any(map(_complex_bound, parts)):
+                return ":".join(parts)
+            # black spaces a slice with a bound beyond a name or number as a binary operator: `x[: self.n]`
+            return "".join(part if i == 0 else f"{' ' if parts[i - 1] else ''}:{' ' if part else ''}{part}" for i, part in enumerate(parts))
         if item is Ellipsis:
             return "..."
         return literal(item, imports, name_of, where)

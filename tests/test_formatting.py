@@ -42,7 +42,34 @@ def _wide_names() -> fx.GraphModule:
     return gm
 
 
-OTHERS = [("hostile", _hostile_graph), ("wide_names", _wide_names)]
+class _Crop(nn.Module):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, : self.size].clamp(min=-3.4e38)
+
+
+class _Crops(nn.Module):
+    """Two crops of other sizes share a class whose slice bound is `self.size`, which black spaces
+    (`x[:, : self.size]`), and a float black writes without a `+` (`-3.4e38`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.small, self.large = _Crop(1), _Crop(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.small(x).sum() + self.large(x).sum()
+
+
+class _LeafCrops(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
+        return False
+
+
+OTHERS = [("hostile", _hostile_graph), ("wide_names", _wide_names),
+          ("crops", lambda: fx.GraphModule(_Crops(), _LeafCrops().trace(_Crops())))]  # fmt: skip
 
 
 @pytest.mark.parametrize("name,build", ALL + OTHERS, ids=[n for n, _ in ALL + OTHERS])
