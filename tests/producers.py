@@ -93,6 +93,18 @@ class Flagged(nn.Module):
         return y.relu() if use_relu else y
 
 
+class DropoutHead(nn.Module):
+    """Its only mode-dependent layer is a stateless Dropout, which the GraphModule of an export does not hold."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.drop = nn.Dropout(0.25)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.fc(x).relu())
+
+
 @dataclass(frozen=True)
 class Producer:
     name: str
@@ -166,6 +178,7 @@ PRODUCERS = [
     Producer("export_mixed", exported(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
     Producer("export_transformer", exported(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
     Producer("export_resnet", exported(ResNetLike, lambda: (_x(2, 3, 8, 8),)), lambda: (_x(2, 3, 8, 8),)),
+    Producer("export_dropout", exported(DropoutHead, lambda: (_x(2, 4),)), lambda: (_x(2, 4),)),
     Producer("export_cond", exported(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),), other_sizes=(lambda: (-_x(3, 4).abs(),),)),
     Producer("export_scoped_regions", exported(Scoped, lambda: (_x(2, 4),)), lambda: (_x(2, 4),)),
     Producer("export_while_loop", exported(Loop, lambda: (_x(3),)), lambda: (_x(3),)),

@@ -102,12 +102,12 @@ def expected_training(gm: fx.GraphModule) -> dict[str, bool]:
     for node in gm.graph.nodes:
         mode = _MODE_ARGUMENT.get(node.target)
         stack = list((node.meta.get("nn_module_stack") or {}).values())
-        if mode is not None and stack and stack[-1][0] in flags and _qualified(stack[-1][1]) in _MODE_LAYERS:
+        if mode is not None and stack and _qualified(stack[-1][1]) in _MODE_LAYERS:  # held or not (a stateless Dropout)
             modes[stack[-1][0]] = mode if isinstance(mode, bool) else bool(node.args[mode])
     trained = any(_MODE_ARGUMENT.get(n.target) not in (None, False) and n.args[_MODE_ARGUMENT[n.target]] for n in gm.graph.nodes)
     if modes and not any(modes.values()) and not trained:
         return {k: m.training if k and isinstance(m, fx.GraphModule) else False for k, m in _modules(gm)}
-    return {**flags, **{k: mode for k, mode in modes.items() if not mode}}  # traced in training, a layer keeps its ops
+    return {**flags, **{k: mode for k, mode in modes.items() if not mode and k in flags}}  # traced in training, a layer keeps its ops
 
 
 def _qualified(cls: Any) -> str:
