@@ -49,13 +49,22 @@ def register_globals(graph: fx.Graph, imports: ImportTable) -> None:
     """Bind every callable and output class the graph uses before any local name is chosen, so none is shadowed."""
     for node in graph.nodes:
         where = f"node {node.name!r}"
-        if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY:
+        if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY and not _is_syntax(node):
             function_reference(node.target, imports, where)
             imports.wrap(node.target)  # a copied library function stays a call when the export is traced again
         _register_value((node.args, node.kwargs), imports, where)
     info = pytree_info(graph)
     if info is not None and info.out_spec is not None:
         _register_spec(info.out_spec, imports)
+
+
+def _is_syntax(node: fx.Node) -> bool:
+    """A call written as syntax, which imports nothing: `x[i]`, `x.name` (as `_Emitter.function_call` writes them)."""
+    if node.kwargs or len(node.args) != 2:
+        return False
+    return node.target is operator.getitem or (
+        node.target is builtins.getattr and isinstance(node.args[1], str) and is_plain_identifier(node.args[1])
+    )
 
 
 def _register_value(value: Any, imports: ImportTable, where: str) -> None:

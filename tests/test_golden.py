@@ -7,6 +7,7 @@ Regenerate (the regenerating run still fails, so a golden never changes unnotice
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -97,3 +98,21 @@ def test_optional_cases_join_the_catalogue_when_their_package_is_installed(case)
     if case not in CASES:
         pytest.skip(f"{case.name} needs torchao, which is not installed (pip install -e '.[quant]')")
     assert (GOLDEN / case.name).is_dir()
+
+
+def _unused_imports(source: str) -> list[str]:
+    tree = ast.parse(source)
+    imported = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                imported[alias.asname or alias.name.split(".")[0]] = alias.name
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return sorted(name for name in imported if name not in used and name != "torch")  # every module.py imports torch
+
+
+@pytest.mark.parametrize("folder", sorted(p.name for p in GOLDEN.iterdir() if (p / "module.py").is_file()))
+def test_a_golden_module_imports_only_what_it_uses(folder: str) -> None:
+    """No import a reader would wonder about (a getitem written as `x[i]` once left `import operator`)."""
+    source = (GOLDEN / folder / "module.py").read_text(encoding="utf-8")
+    assert _unused_imports(source) == []

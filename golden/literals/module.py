@@ -10,7 +10,6 @@ Inputs, outputs and files: see README.md.
 """
 
 import math
-import operator
 from pathlib import Path
 
 import torch

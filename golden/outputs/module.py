@@ -9,7 +9,6 @@ Producer: torch.fx.symbolic_trace; torch 2.13.0.
 Inputs, outputs and files: see README.md.
 """
 
-import operator
 from pathlib import Path
 
 import torch

@@ -9,8 +9,6 @@ Producer: torch.fx.symbolic_trace; torch 2.13.0.
 Inputs, outputs and files: see README.md.
 """
 
-import operator
-
 import torch
 from torch import nn
 
