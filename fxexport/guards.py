@@ -36,28 +36,23 @@ def _symbol_range(value: torch.SymInt) -> tuple[int | None, int | None]:
     return low, high
 
 
-def _dimension(expr: str, size: Any, seen: dict[str, str], conditions: list[str], shown: list[str]) -> None:
+def _bounds(expr: str, size: Any, seen: dict[str, str], equal: list[str]) -> int | tuple[int | None, int | None] | None:
+    """What the size at `expr` must be: the int; a (least, most) range of a dynamic dimension seen
+    here first; or None, for any size or for one that must equal a size seen before (`equal` gets
+    that condition)."""
     if isinstance(size, int):
-        conditions.append(f"{expr} != {size}")
-        shown.append(str(size))
-        return
+        return size
     symbol = str(size.node.expr)
     if not size.node.expr.is_Symbol:
-        shown.append(symbol)
-        return
+        return None
     if symbol in seen:
-        conditions.append(f"{expr} != {seen[symbol]}")
-        shown.append(seen[symbol])
-        return
+        equal.append(f"{expr} != {seen[symbol]}")
+        return None
     seen[symbol] = expr
     low, high = _symbol_range(size)
     if low is not None and low <= 2:
         low = None  # 2 is the shape environment's own floor for a dynamic size, not the user's minimum
-    if low is not None:
-        conditions.append(f"{expr} < {low}")
-    if high is not None:
-        conditions.append(f"{expr} > {high}")
-    shown.append(f"{low if low is not None else ''}..{high if high is not None else ''}")
+    return None if low is None and high is None else (low, high)
 
 
 def _tensor_check(name: str, value: torch.Tensor, seen: dict[str, str], literal: Literal) -> list[str]:
@@ -66,30 +61,13 @@ def _tensor_check(name: str, value: torch.Tensor, seen: dict[str, str], literal:
     entries: list[str] = []
     equal: list[str] = []
     for index, size in enumerate(value.shape):
-        entries.append(_size_entry(f"{name}.shape[{index}]", size, seen, equal))
+        entries.append(repr(_bounds(f"{name}.shape[{index}]", size, seen, equal)))  # 2, None or (None, 16)
     shape = f"({', '.join(entries)}{',' if len(entries) == 1 else ''})"
     lines = [f"{CHECK_INPUT}({name}, {quote(name)}, {literal(value.dtype)}, {shape})"]
     for condition in equal:
         message = f'f"{name}: expected {condition.replace(" != ", " == ")}, got {{list({name}.shape)}}"'
         lines += [f"if {condition}:", f"    raise ValueError({message})"]
     return lines
-
-
-def _size_entry(expr: str, size: Any, seen: dict[str, str], equal: list[str]) -> str:
-    """A size as `check_input` takes it: the int, None, or a (least, most) range of a dynamic dimension."""
-    if isinstance(size, int):
-        return str(size)
-    symbol = str(size.node.expr)
-    if not size.node.expr.is_Symbol:
-        return "None"
-    if symbol in seen:
-        equal.append(f"{expr} != {seen[symbol]}")
-        return "None"
-    seen[symbol] = expr
-    low, high = _symbol_range(size)
-    if low is not None and low <= 2:
-        low = None  # 2 is the shape environment's own floor for a dynamic size, not the user's minimum
-    return "None" if low is None and high is None else f"({low}, {high})"
 
 
 def input_checks(placeholders: list[tuple[fx.Node, str]], literal: Literal) -> list[str]:
@@ -104,7 +82,12 @@ def input_checks(placeholders: list[tuple[fx.Node, str]], literal: Literal) -> l
             lines += _tensor_check(name, value, seen, literal)
         elif isinstance(value, torch.SymInt):
             conditions: list[str] = []
-            _dimension(name, value, seen, conditions, [])
+            bounds = _bounds(name, value, seen, conditions)
+            low, high = bounds if isinstance(bounds, tuple) else (None, None)
+            if low is not None:
+                conditions.append(f"{name} < {low}")
+            if high is not None:
+                conditions.append(f"{name} > {high}")
             if conditions:
                 lines += [f"if {' or '.join(conditions)}:", f'    raise ValueError(f"{name}: out of the exported range, got {{{name}}}")']
         elif value is None or isinstance(value, (bool, int, float, str)):
