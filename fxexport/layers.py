@@ -20,8 +20,8 @@ from torch import fx, nn
 from .aten_spellings import bind
 from .calls import body_nodes, resolve_class, stack_frames
 from .layer_recovery import LAYERS, Recovered, Run, bound_calls, recover
-from .raising import copy_graph, is_aten, with_graph
-from .subgraphs import holder_copy
+from .raising import is_aten
+from .subgraphs import copy_graph, holder_copy, with_graph
 
 # Inputs larger than this are not made up to check a layer (its ops stay).
 MAX_SAMPLE_ELEMENTS = 1 << 24

@@ -6,36 +6,13 @@ modules and tensors. Calls without a public spelling stay `torch.ops.aten...`.
 
 from __future__ import annotations
 
-import copy
 import operator
-from typing import Any, cast
 
 import torch
-from torch import fx, nn
+from torch import fx
 
 from .aten_spellings import FIRST_OUTPUT_ONLY, RENAMES, spelling
-from .subgraphs import holder_copy, module_from
-
-
-def with_graph(gm: fx.GraphModule, graph: fx.Graph, holder: nn.Module | None = None) -> fx.GraphModule:
-    """A GraphModule running `graph` that holds what `gm` holds (modules, tensors, meta, other attributes),
-    or, for modules and tensors, what `holder` holds."""
-    new = module_from(gm if holder is None else holder, graph, type(gm).__name__)
-    for key, value in vars(gm).items():
-        new.__dict__.setdefault(key, value)
-    new.meta = dict(getattr(gm, "meta", {}))
-    return new
-
-
-def copy_graph(graph: fx.Graph, copies: dict[fx.Node, fx.Node] | None = None) -> fx.Graph:
-    """A copy of `graph` (nodes and their meta copied, shallowly) sharing its codegen (the pytree specs);
-    `copies` gets each node's copy."""
-    new = fx.Graph(tracer_cls=graph._tracer_cls)
-    result = new.graph_copy(graph, {} if copies is None else copies, return_output_node=True)
-    value, output = cast("tuple[Any, fx.Node]", result)
-    new._codegen = graph._codegen
-    new.output(value, type_expr=getattr(output, "type", None)).meta = copy.copy(output.meta)
-    return new
+from .subgraphs import copy_graph, holder_copy, with_graph
 
 
 def is_aten(node: fx.Node) -> bool:
