@@ -298,6 +298,9 @@ def _new_holder(training: bool) -> nn.Module:
 def _place(parent: nn.Module, name: str, child: nn.Module) -> None:
     """Set a child; numbered children stay in number order (a created ReLU between two held layers),
     in the places numbered children take (others, as the root's `_guards_fn`, stay where they are)."""
+    if name in parent._modules:  # a holder replaced where it stood
+        parent._modules[name] = child
+        return
     parent._modules[name] = child
     items = list(parent._modules.items())
     slots = [i for i, (key, _) in enumerate(items) if key.isdigit()]
