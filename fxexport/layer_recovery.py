@@ -30,7 +30,6 @@ class Run:
     inputs: tuple[fx.Node, ...]
     state: dict[str, torch.Tensor]
     attribute: Callable[[str], Any]  # what a get_attr target reads
-    cls_name: str = ""  # the layer class's name
 
     def single(self, *overloads: Any) -> Call | None:
         """The one call, when the run is exactly one call of one of `overloads` on the layer's first input."""
@@ -196,11 +195,18 @@ _CONV = {1: (aten.conv1d.default, aten.conv1d.padding), 2: (aten.conv2d.default,
 _CONV_T = {1: aten.conv_transpose1d.default, 2: aten.conv_transpose2d.input, 3: aten.conv_transpose3d.input}
 
 
-def convolution(run: Run, call: Call) -> Recovered | None:
-    """A decomposed graph's `aten.convolution`: a ConvNd or ConvTransposeNd by its `transposed` flag, as the layer class says."""
-    if call["transposed"] != (run.cls_name.startswith("ConvTranspose")) or (not call["transposed"] and any(call["output_padding"])):
-        return None
-    return conv_transpose(run, call) if call["transposed"] else conv(run, call)
+def convolution(transposed: bool) -> Recover:
+    """A decomposed graph's `aten.convolution`, read as ConvNd or ConvTransposeNd when its `transposed` flag is the layer's."""
+    read = conv_transpose if transposed else conv
+
+    def recover(run: Run, call: Call) -> Recovered | None:
+        if call["transposed"] != transposed or (not transposed and any(call["output_padding"])):
+            return None
+        return read(run, call)
+
+    return recover
+
+
 _MAX_POOL = {1: aten.max_pool1d.default, 2: aten.max_pool2d.default, 3: aten.max_pool3d.default}
 _AVG_POOL = {1: aten.avg_pool1d.default, 2: aten.avg_pool2d.default, 3: aten.avg_pool3d.default}
 _ADAPTIVE = {1: aten.adaptive_avg_pool1d.default, 2: aten.adaptive_avg_pool2d.default, 3: aten.adaptive_avg_pool3d.default}
@@ -210,8 +216,8 @@ _NORMS = (aten.batch_norm.default, aten._native_batch_norm_legit_no_training.def
 # layer class -> {overload its forward runs: how to read its constructor arguments off the call}
 LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     nn.Linear: {aten.linear.default: linear},
-    **{getattr(nn, f"Conv{d}d"): {**dict.fromkeys(ops, conv), aten.convolution.default: convolution} for d, ops in _CONV.items()},
-    **{getattr(nn, f"ConvTranspose{d}d"): {op: conv_transpose, aten.convolution.default: convolution} for d, op in _CONV_T.items()},
+    **{getattr(nn, f"Conv{d}d"): {**dict.fromkeys(ops, conv), aten.convolution.default: convolution(transposed=False)} for d, ops in _CONV.items()},
+    **{getattr(nn, f"ConvTranspose{d}d"): {op: conv_transpose, aten.convolution.default: convolution(transposed=True)} for d, op in _CONV_T.items()},
     **{getattr(nn, f"BatchNorm{d}d"): dict.fromkeys(_NORMS, batch_norm) for d in (1, 2, 3)},
     nn.LayerNorm: {aten.layer_norm.default: layer_norm},
     nn.GroupNorm: {aten.group_norm.default: group_norm},

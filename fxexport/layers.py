@@ -87,7 +87,7 @@ def _restore(
     calls = bound_calls(nodes)
     if state is None or calls is None or not _reachable(modules, path):
         return None
-    recovered = recover(cls, Run(path, calls, inputs, state, lambda target: _attribute(gm, target), cls.__name__))
+    recovered = recover(cls, Run(path, calls, inputs, state, lambda target: _attribute(gm, target)))
     if recovered is None or recovered.training:
         return None  # traced in training, the ops run so whatever the flags (as BatchNorm's must): a Dropout too
     layer = layers.get(path) or _build(cls, recovered, holder, state, _training(modules, path, holder, recovered))
