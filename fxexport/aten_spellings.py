@@ -86,11 +86,17 @@ def _args(call: Call, positional: str, optional: str) -> tuple[tuple[Any, ...], 
 _PER_DIMENSION = frozenset({"stride", "padding", "dilation", "kernel_size", "output_padding", "output_size"})
 
 
-def _compact(name: str, value: Any) -> Any:
-    """`[2, 2]` as `2` for a per-dimension argument whose entries are one int."""
-    if name in _PER_DIMENSION and isinstance(value, (list, tuple)) and value and all(type(v) is int for v in value):
-        return value[0] if len(set(value)) == 1 else tuple(value)
+def per_dimension(value: Any) -> Any:
+    """`[3, 3]` as `3`, `[3, 1]` as `(3, 1)`: ints per dimension as F's functions and torch.nn's
+    constructors take them; anything else as it is."""
+    if isinstance(value, (list, tuple)) and all(type(v) is int for v in value):
+        return value[0] if value and len(set(value)) == 1 else tuple(value)
     return value
+
+
+def _compact(name: str, value: Any) -> Any:
+    """`[2, 2]` as `2` for a per-dimension argument (an empty list stays: `stride=[]` is the kernel's)."""
+    return per_dimension(value) if name in _PER_DIMENSION and value else value
 
 
 def fn(target: Callable[..., Any], positional: str, optional: str = "") -> Rule:
@@ -329,7 +335,7 @@ def convolution_rule(call: Call) -> Spelling | None:
         if any(call["output_padding"]):
             return None
         optional, target = "stride padding dilation groups", getattr(F, f"conv{dims}d")
-    args, kwargs = _args(call, "input weight bias", "")
+    args, _ = _args(call, "input weight bias", "")
     defaults = {"stride": [1] * dims, "padding": [0] * dims, "output_padding": [0] * dims, "dilation": [1] * dims, "groups": 1}
     kwargs = {k: _compact(k, call[k]) for k in optional.split() if not _same(call[k], defaults[k])}
     return Spelling("call_function", target, args, kwargs)

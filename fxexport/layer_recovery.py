@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import fx, nn
 
-from .aten_spellings import Call, bind
+from .aten_spellings import Call, bind, per_dimension
 
 aten = torch.ops.aten
 
@@ -59,13 +59,6 @@ class Recovered:
 Recover = Callable[[Run, Call], "Recovered | None"]
 
 
-def _ints(value: Any) -> Any:
-    """`[3, 3]` as `3`, `[3, 1]` as `(3, 1)`: as a constructor takes them."""
-    if isinstance(value, (list, tuple)) and all(type(v) is int for v in value):
-        return value[0] if value and len(set(value)) == 1 else tuple(value)
-    return value
-
-
 def linear(run: Run, call: Call) -> Recovered | None:
     """nn.Linear: the features from the weight's shape."""
     if not (run.tensor(call["weight"], "weight") and run.optional(call["bias"], "bias")):
@@ -79,8 +72,8 @@ def conv(run: Run, call: Call) -> Recovered | None:
     if not (run.tensor(call["weight"], "weight") and run.optional(call["bias"], "bias")):
         return None
     weight, groups = run.state["weight"], call["groups"]
-    kwargs = {"in_channels": weight.shape[1] * groups, "out_channels": weight.shape[0], "kernel_size": _ints(list(weight.shape[2:])),
-              "stride": _ints(call["stride"]), "padding": _ints(call["padding"]), "dilation": _ints(call["dilation"]),
+    kwargs = {"in_channels": weight.shape[1] * groups, "out_channels": weight.shape[0], "kernel_size": per_dimension(list(weight.shape[2:])),
+              "stride": per_dimension(call["stride"]), "padding": per_dimension(call["padding"]), "dilation": per_dimension(call["dilation"]),
               "groups": groups, "bias": call["bias"] is not None}  # fmt: skip
     return Recovered(kwargs)
 
@@ -90,9 +83,9 @@ def conv_transpose(run: Run, call: Call) -> Recovered | None:
     if not (run.tensor(call["weight"], "weight") and run.optional(call["bias"], "bias")):
         return None
     weight, groups = run.state["weight"], call["groups"]
-    kwargs = {"in_channels": weight.shape[0], "out_channels": weight.shape[1] * groups, "kernel_size": _ints(list(weight.shape[2:])),
-              "stride": _ints(call["stride"]), "padding": _ints(call["padding"]), "output_padding": _ints(call["output_padding"]),
-              "groups": groups, "bias": call["bias"] is not None, "dilation": _ints(call["dilation"])}  # fmt: skip
+    kwargs = {"in_channels": weight.shape[0], "out_channels": weight.shape[1] * groups, "kernel_size": per_dimension(list(weight.shape[2:])),
+              "stride": per_dimension(call["stride"]), "padding": per_dimension(call["padding"]), "output_padding": per_dimension(call["output_padding"]),
+              "groups": groups, "bias": call["bias"] is not None, "dilation": per_dimension(call["dilation"])}  # fmt: skip
     return Recovered(kwargs)
 
 
@@ -153,7 +146,7 @@ def arguments(names: str, inplace: bool = False, **training: str) -> Recover:
 
     def recover(run: Run, call: Call) -> Recovered:
         pairs = [item.partition(":") for item in names.split()]
-        kwargs = {public or schema: _ints(call[schema]) for schema, _, public in pairs}
+        kwargs = {public or schema: per_dimension(call[schema]) for schema, _, public in pairs}
         flag = call[training["flag"]] if training else None
         return Recovered({**kwargs, **({"inplace": True} if inplace else {})}, training=flag)
 
@@ -164,7 +157,7 @@ def pool(names: str) -> Recover:
     """An empty stride is the kernel size, the layer's `stride=None`."""
 
     def recover(run: Run, call: Call) -> Recovered:
-        kwargs = {name: _ints(call[name]) for name in names.split()}
+        kwargs = {name: per_dimension(call[name]) for name in names.split()}
         if kwargs.get("stride") == ():
             kwargs["stride"] = None
         return Recovered(kwargs)
