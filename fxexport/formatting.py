@@ -103,7 +103,7 @@ class _Span:
 def format_python(path: str, source: str) -> str:
     """`source` as black would write it, given that every statement whose lines fit is in black's style already."""
     lines = source.split("\n")
-    if not _too_long(lines, 1, len(lines)):
+    if not _needs_black(lines, 1, len(lines)):
         return source  # nothing for black to do: no need to parse (a second for a 40,000-line file)
     try:
         tree = ast.parse(source)
@@ -118,7 +118,7 @@ def format_python(path: str, source: str) -> str:
     return "\n".join(lines)
 
 
-def _too_long(lines: list[str], start: int, end: int) -> bool:
+def _needs_black(lines: list[str], start: int, end: int) -> bool:
     """True when a line of code (not a comment: black never wraps those) is longer than black allows, or
     has a slice bound black would space (`x[:, :self.size]`, made when a literal became an attribute)."""
     return any((_width(line) > LINE_LENGTH or _UNSPACED_SLICE.search(line)) and not line.lstrip().startswith("#")
@@ -161,11 +161,11 @@ def _long_spans(body: list[ast.stmt], lines: list[str]):  # type: ignore[no-unty
         start, indent = _first_line(node), node.col_offset
         # A simple statement whole; so too if/for/while/try, for their `else:`/`except:` lines (small in generated code).
         if not _has_body(node) or not isinstance(node, _HEADED):
-            if _too_long(lines, start, node.end_lineno or node.lineno):
+            if _needs_black(lines, start, node.end_lineno or node.lineno):
                 yield _Span(start, node.end_lineno or node.lineno, indent, False)
             continue
         end = _header_end(node, lines)
-        if _too_long(lines, start, end):
+        if _needs_black(lines, start, end):
             yield _Span(start, end, indent, True)
         yield from _long_spans(node.body, lines)
 
