@@ -8,7 +8,6 @@ for a user who does not have them) cannot be imported.
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from torch import fx, nn
 
 import fxexport
 from tests import library
+from tests.packages import imported
 from tests.roundtrip import check_in_fresh_process, record
 
 BLOCKED = ("tests.library",)
@@ -163,14 +163,6 @@ def test_untraceable_library_layer_is_copied_with_its_bases(exports: Exports) ->
     assert "def __init__(self, width" not in text  # the library constructor is not copied
 
 
-def _import(folder: Path) -> Any:
-    sys.path.insert(0, str(folder.parent))
-    try:
-        return __import__(folder.name)
-    finally:
-        sys.path.remove(str(folder.parent))
-
-
 @pytest.mark.parametrize(
     "name, cls",
     [("classifier_trace", library.PairOutputs), ("classifier_export", library.PairOutputs), ("detector_trace", library.Detections),
@@ -178,5 +170,6 @@ def _import(folder: Path) -> Any:
 )  # fmt: skip
 def test_output_classes_are_the_library_classes_when_it_is_importable(name: str, cls: type, exports: Exports) -> None:
     pattern = next(p for n, p, _ in PAIRS if n == name)
-    out = _import(exports.moved / name).FxModule()(*pattern.args())
+    with imported(exports.moved / name) as package:
+        out = package.FxModule()(*pattern.args())
     assert type(out) is cls

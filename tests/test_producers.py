@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import torch
 
 import fxexport
 from fxexport.cli import main
+from tests.packages import imported
 from tests.producers import PRODUCERS, Dynamic, _seeded, _x
 from tests.roundtrip import check_in_fresh_process, record
 
@@ -44,21 +44,14 @@ def test_each_producer_has_three_models() -> None:
     assert all(len(names) >= 3 for names in kinds.values()), kinds
 
 
-def _import(folder: Path):
-    sys.path.insert(0, str(folder.parent))
-    try:
-        return __import__(folder.name)
-    finally:
-        sys.path.remove(str(folder.parent))
-
-
 def test_export_input_checks_are_code_and_can_be_dropped(tmp_path: Path) -> None:
     gm = next(p for p in PRODUCERS if p.name == "export_dynamic").build()
     fxexport.export(gm, tmp_path / "checked_pkg")
     fxexport.export(gm, tmp_path / "unchecked_pkg", input_checks=False)
     assert "check_input(x, \"x\", torch.float32, ((None, 16), (None, 32), 6))" in (tmp_path / "checked_pkg" / "module.py").read_text()
     assert "check_input" not in (tmp_path / "unchecked_pkg" / "module.py").read_text()
-    model = _import(tmp_path / "checked_pkg").FxModule()
+    with imported(tmp_path / "checked_pkg") as package:
+        model = package.FxModule()
     with pytest.raises(ValueError, match=r"x: expected a float32 tensor of shape \[\.\.16, \.\.32, 6\]"):
         model(_x(17, 3, 6))
     with pytest.raises(ValueError, match="x: expected"):
@@ -78,7 +71,8 @@ def test_a_dynamic_size_shared_by_two_inputs_is_checked_equal(tmp_path: Path) ->
     fxexport.export(program, tmp_path / "pkg")
     text = (tmp_path / "pkg" / "module.py").read_text()
     assert 'check_input(y, "y", torch.float32, (None, 3))' in text and "if y.shape[0] != x.shape[0]:" in text
-    model = _import(tmp_path / "pkg").FxModule()
+    with imported(tmp_path / "pkg") as package:
+        model = package.FxModule()
     assert torch.equal(model(_x(4, 3), _x(4, 3)), _x(4, 3) * 2)
     with pytest.raises(ValueError, match=r"y: expected y.shape\[0\] == x.shape\[0\], got \[3, 3\]"):
         model(_x(4, 3), _x(3, 3))

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from torch.utils._python_dispatch import return_and_correct_aliasing
 import fxexport
 from fxexport.show import show
 from fxexport.verify import verify_against, verify_files
+from tests.packages import imported
 from tests.quantized import (
     FX_MODELS,
     HAS_TORCHAO,
@@ -176,20 +175,8 @@ def test_a_qnnpack_model_runs_on_the_qnnpack_engine(tmp_path: Path) -> None:
         model = BY_NAME["fx_static_qnnpack_mlp"]
         gm = model.build()
         fxexport.export(gm, tmp_path / "qnnpack_pkg")
-        loaded = _load_package(tmp_path / "qnnpack_pkg")
-        assert torch.equal(loaded(*model.args()), gm(*model.args()))
+        with imported(tmp_path / "qnnpack_pkg") as package:
+            assert torch.equal(package.FxModule()(*model.args()), gm(*model.args()))
     finally:
         torch.backends.quantized.engine = previous
 
-
-def _load_package(folder: Path) -> nn.Module:
-    spec = importlib.util.spec_from_file_location(folder.name, folder / "__init__.py", submodule_search_locations=[str(folder)])
-    assert spec is not None and spec.loader is not None
-    package = importlib.util.module_from_spec(spec)
-    sys.modules[folder.name] = package
-    try:
-        spec.loader.exec_module(package)
-        return package.FxModule()
-    finally:
-        for key in [k for k in sys.modules if k == folder.name or k.startswith(f"{folder.name}.")]:
-            del sys.modules[key]

@@ -13,17 +13,17 @@ class) and on the structured one (a class per kind of block, named after its sou
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import io
 import json
-import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from torch import fx, nn
+
+from tests.packages import imported
 
 METHODS = ("__init__", "forward")  # the lines counted per generated class
 LINE_RATIO = 1.0  # issue 14: generated class lines <= 1.0x the source classes' lines
@@ -151,17 +151,8 @@ def layer_paths(model: nn.Module, gm: fx.GraphModule) -> dict[str, str]:
 
 def restored_layers(folder: Path, layers: dict[str, str], class_name: str = "FxModule") -> int:
     """How many of `layers` the package at `folder` builds as that class at that path (its structure only, on meta)."""
-    name = f"_measured_{folder.name}"
-    spec = importlib.util.spec_from_file_location(name, folder / "__init__.py", submodule_search_locations=[str(folder)])
-    assert spec is not None and spec.loader is not None
-    package = importlib.util.module_from_spec(spec)
-    sys.modules[name] = package
-    try:
-        spec.loader.exec_module(package)
+    with imported(folder, f"_measured_{folder.name}") as package:
         built = dict(getattr(package, class_name)(load_weights=False).named_modules())
-    finally:
-        for key in [k for k in sys.modules if k == name or k.startswith(f"{name}.")]:
-            del sys.modules[key]
     return sum(path in built and type(built[path]).__name__ == cls for path, cls in layers.items())
 
 
