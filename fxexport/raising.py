@@ -7,11 +7,13 @@ modules and tensors. Calls without a public spelling stay `torch.ops.aten...`.
 from __future__ import annotations
 
 import operator
+from typing import cast
 
 import torch
-from torch import fx
+from torch import fx, nn
 
 from .aten_spellings import FIRST_OUTPUT_ONLY, RENAMES, spelling
+from .indexing import drop_aliases, merge_indexing
 from .subgraphs import copy_graph, holder_copy, with_graph
 
 
@@ -31,12 +33,74 @@ def raise_aten(gm: fx.GraphModule) -> fx.GraphModule:
     for node in list(graph.nodes):
         if is_aten(node):
             _raise(graph, node)
+    merge_indexing(graph)
+    drop_aliases(graph)
+    dropped = _fill_values_inline(graph, gm)
     graph.lint()
     holder = None
-    if changed:
+    if changed or dropped:
         holder = holder_copy(gm)
         holder._modules.update(changed)
+        _drop_constants(holder, dropped)
     return with_graph(gm, graph, holder)
+
+
+def _fill_values_inline(graph: fx.Graph, gm: fx.GraphModule) -> list[str]:
+    """`x.fill_(self.lifted_tensor_0.clone())` -> `x.fill_(3)`: torch.export lifts the number a
+    Python int or float filled in (`mask[:4] = count`) into a 0-d tensor constant; filling with the
+    tensor or with its value is the same fill. Returns the constants nothing reads any more."""
+    detached: list[fx.Node] = []
+    for node in graph.find_nodes(op="call_method", target="fill_"):
+        value = _constant_scalar(node.args[1], gm) if len(node.args) == 2 and not node.kwargs else None
+        if value is not None:
+            detached.append(node.args[1])
+            node.args = (node.args[0], value)
+    dropped: list[str] = []
+    for node in detached:
+        for unused in (node, *node.all_input_nodes):
+            if unused.users or unused._erased:
+                continue
+            if unused.op == "get_attr":
+                dropped.append(str(unused.target))
+            graph.erase_node(unused)
+    return [name for name in dropped if not graph.find_nodes(op="get_attr", target=name)]
+
+
+def _constant_scalar(value: object, gm: fx.GraphModule) -> bool | int | float | None:
+    """The number a 0-d real tensor constant (or a clone of one) holds."""
+    if isinstance(value, fx.Node) and value.op == "call_method" and value.target == "clone" and len(value.args) == 1 and not value.kwargs:
+        value = value.args[0]
+    tensor = _constant(gm, str(value.target)) if isinstance(value, fx.Node) and value.op == "get_attr" else None
+    if tensor is None or tensor.dim() != 0 or tensor.is_complex() or tensor.is_quantized or type(tensor) is not torch.Tensor:
+        return None
+    return tensor.item()
+
+
+def _constant(gm: fx.GraphModule, target: str) -> torch.Tensor | None:
+    """A tensor constant (not a parameter or buffer: in no state_dict) held by a plain holder module."""
+    path, _, name = target.rpartition(".")
+    try:
+        owner = gm.get_submodule(path)
+    except AttributeError:
+        return None
+    value = owner.__dict__.get(name)
+    plain = owner is gm or all(type(gm.get_submodule(".".join(path.split(".")[: i + 1]))) is nn.Module for i in range(path.count(".") + 1))
+    return value if isinstance(value, torch.Tensor) and plain else None
+
+
+def _drop_constants(root: nn.Module, targets: list[str]) -> None:
+    """Delete the tensor constants `targets` from `root`, a holder copy, copying the holders on their paths."""
+    copied = {id(root)}
+    for target in targets:
+        owner = root
+        for part in target.split(".")[:-1]:
+            child = cast(nn.Module, owner._modules[part])
+            if id(child) not in copied:
+                child = holder_copy(child)
+                owner._modules[part] = child
+                copied.add(id(child))
+            owner = child
+        del owner.__dict__[target.rpartition(".")[2]]
 
 
 def _raise(graph: fx.Graph, node: fx.Node) -> None:
