@@ -21,6 +21,7 @@ from .literals import function_reference, index_code, literal
 from .names import Namespace, is_plain_identifier, quote
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
+from .views import storage_roots
 
 if TYPE_CHECKING:
     from torch.fx.graph import _PyTreeInfo
@@ -35,6 +36,15 @@ BINARY = {
 _SIMPLE_POWER_OPERAND = re.compile(r"^-?([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9][0-9a-zA-Z_.+-]*)$")
 _BODY_INDENT, _LINE_LENGTH = 8, 88  # a method body, black's line length
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~", operator.not_: "not "}
+
+# Python's operator precedence, for the parentheses an expression written inside another needs.
+PRIMARY, POWER, SIGN, NOT = 100, 90, 80, 5
+_LEVEL = {
+    operator.pow: POWER, operator.mul: 70, operator.truediv: 70, operator.floordiv: 70, operator.mod: 70,
+    operator.matmul: 70, operator.add: 60, operator.sub: 60, operator.lshift: 50, operator.rshift: 50,
+    operator.and_: 40, operator.xor: 30, operator.or_: 20, operator.eq: 10, operator.ne: 10,
+    operator.lt: 10, operator.le: 10, operator.gt: 10, operator.ge: 10,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -135,7 +145,10 @@ class _Emitter:
                 self.names[node] = params[placeholder_name(node)]
         else:
             self.bind_pytree_inputs(placeholders, namespace, params)
-        self.last_use = _last_uses(self.graph)
+        for node in self.graph.find_nodes(op="get_attr"):
+            self.names[node] = self.expression(node)  # read where used, as `self.scale`, not into a local
+        self.inlined: dict[fx.Node, fx.Node] = {} if shapes else self.plan_inlining()
+        self.last_use = {used: self.statement_of(user) for used, user in _last_uses(self.graph).items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         self.name_values(namespace)
 
@@ -226,14 +239,85 @@ class _Emitter:
             return f"{loads}.tree_unflatten([{', '.join(leaves)}], {loads}.treespec_loads({quote(spec_json(self.info.out_spec))}))"
 
     def name_of(self, value: Any) -> str | None:
-        return self.names[value] if isinstance(value, fx.Node) else None
+        if not isinstance(value, fx.Node):
+            return None
+        return self.expression(value) if value in self.inlined else self.names[value]
 
     def code(self, value: Any, node: fx.Node) -> str:
         return literal(value, self.imports, self.name_of, f"node {node.name!r}")
 
-    def operand(self, value: Any, node: fx.Node) -> str:
+    def operand(self, value: Any, node: fx.Node, needs: int = PRIMARY) -> str:
+        """`value` where an expression binding at least as tightly as `needs` goes (a receiver, an operand)."""
         text = self.code(value, node)
+        if isinstance(value, fx.Node) and value in self.inlined:
+            return f"({text})" if _precedence(value) < needs else text
         return f"({text})" if text.startswith("-") or text.startswith("not ") else text
+
+    def statement_of(self, node: fx.Node) -> fx.Node:
+        """The statement that computes `node`: itself, or the one it is written inside."""
+        while node in self.inlined:
+            node = self.inlined[node]
+        return node
+
+    def plan_inlining(self) -> dict[fx.Node, fx.Node]:
+        """Values used once, by the very next statement, are written inside it where they come from one
+        line of the source (`x = x + self.attn(self.norm1(x))`), or, with no source lines recorded (or shown), where
+        neither is a layer call (`x.view(b, -1).transpose(1, 2)`), and the line stays short. The calls still run in the graph's
+        order: a value goes inside its user only if everything run in between goes there too, in the
+        order Python evaluates it. Names are not chosen yet: each value is measured by its node's name."""
+        for node in self.graph.nodes:
+            self.names.setdefault(node, _NAME)
+        inlined: dict[fx.Node, fx.Node] = {}
+        self.inlined = inlined
+        done: list[fx.Node] = []  # statements so far, each with what it holds inside
+        for user in self.graph.nodes:
+            if user.op in ("placeholder", "get_attr") or _skipped(user):
+                continue
+            operands = _operand_order(user)
+            before = len(operands)
+            while done:
+                last = done[-1]
+                if not self.inlinable(last, user) or operands.count(last) != 1 or operands.index(last) >= before:
+                    break
+                inlined[last] = user
+                if self.statement_length(user) > INLINE_WIDTH:
+                    del inlined[last]
+                    break
+                before = operands.index(last)
+                done.pop()
+            done.append(user)
+        for node in self.graph.nodes:
+            if node.op not in ("placeholder", "get_attr"):
+                del self.names[node]
+        return inlined
+
+    def inlinable(self, node: fx.Node, user: fx.Node) -> bool:
+        if node.op not in ("call_function", "call_method", "call_module") or list(node.users) != [user]:
+            return False
+        if is_guards_call(self.gm, node) or is_guards_call(self.gm, user):
+            return False
+        notes = [annotation(n) if self.annotate else None for n in (*self.written_in(node), user) if n.op != "output"]
+        if None not in notes:
+            return len(set(notes)) == 1  # one line of the source
+        return node.op != "call_module" and user.op != "call_module"  # layer calls are statements of their own
+
+    def written_in(self, node: fx.Node) -> list[fx.Node]:
+        """`node` and the values written inside its statement."""
+        inside = [n for n in node.all_input_nodes if self.inlined.get(n) is node]
+        return [found for n in inside for found in self.written_in(n)] + [node]
+
+    def note(self, node: fx.Node) -> str | None:
+        """The source line a statement comes from: that of the first of its values that has one."""
+        return next((note for n in self.written_in(node) if (note := annotation(n)) is not None), None)
+
+    def statement_length(self, node: fx.Node) -> int:
+        """The statement's length with every local name and every number of one width, so that modules
+        differing only in names or numbers are written alike (and can share a class)."""
+        if node.op == "output":
+            text = "return " + self.output_code(node.args[0], node)
+        else:
+            text = f"{_NAME} = {self.expression(node)}" if node.users else self.expression(node)
+        return len(_NUMBER.sub(_NUMBER_WIDTH, text))
 
     def call_args(self, node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         parts = [self.code(a, node) for a in args]
@@ -261,12 +345,14 @@ class _Emitter:
                 index = index_code(args[1], self.imports, self.name_of, f"node {node.name!r}")
                 return f"{self.operand(args[0], node)}[{index}]"
             if target in BINARY and len(args) == 2:
-                left, right = self.operand(args[0], node), self.operand(args[1], node)
+                level = _LEVEL[target]
+                left = self.operand(args[0], node, PRIMARY if level == POWER else level + (level == _LEVEL[operator.eq]))
+                right = self.operand(args[1], node, PRIMARY if level == POWER else level + 1)
                 if target is operator.pow and _SIMPLE_POWER_OPERAND.match(left) and _SIMPLE_POWER_OPERAND.match(right):
                     return f"{left}**{right}"  # black hugs ** between simple operands
                 return f"{left} {BINARY[target]} {right}"
             if target in UNARY and len(args) == 1:
-                return f"{UNARY[target]}{self.operand(args[0], node)}"
+                return f"{UNARY[target]}{self.operand(args[0], node, POWER + 1)}"  # black writes -(x**2)
             if target is builtins.getattr and len(args) == 2 and isinstance(args[1], str) and is_plain_identifier(args[1]):
                 return f"{self.operand(args[0], node)}.{args[1]}"
         reference = function_reference(target, self.imports, f"node {node.name!r}")
@@ -274,10 +360,9 @@ class _Emitter:
 
     def name_values(self, namespace: Namespace) -> None:
         """One name per value, or per chain of values each taking its input's name; a chain of
-        three or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
-        for node in self.graph.find_nodes(op="get_attr"):
-            self.names[node] = self.expression(node)  # read where used, as `self.scale`, not into a local
-        reused = {node: self.reusable_input(node) for node in self.graph.nodes if node.op not in ("placeholder", "output", "get_attr")}
+        two or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
+        statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined]
+        reused = {node: self.reusable_input(node) for node in statements}
         head: dict[fx.Node, fx.Node] = {}
         length: dict[fx.Node, int] = {}
         for node, previous in reused.items():
@@ -290,16 +375,23 @@ class _Emitter:
                 self.names[node] = self.names[first]
 
     def frees(self) -> dict[fx.Node, list[str]]:
-        """`del` after a value's last use, for computed values not rebound that die well before return."""
-        order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n))}
-        end = len(order)
-        frees: dict[fx.Node, list[str]] = {}
+        """`del` where the last value of a memory dies, well before return, of the names still bound to it
+        (a view's `del` alone frees nothing while the value it views lives on)."""
+        order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n) and n not in self.inlined)}
         small = _sizes(self.graph)
-        for used, user in self.last_use.items():
-            if used.op in ("placeholder", "get_attr") or used in self.rebinds or user.op == "output" or used in small:
+        members: dict[fx.Node, list[fx.Node]] = {}
+        for node, root in storage_roots(self.graph).items():
+            members.setdefault(root, []).append(node)
+        frees: dict[fx.Node, list[str]] = {}
+        for root, values in members.items():
+            deaths = [self.last_use[v] for v in values if v in self.last_use]
+            if not deaths or root.op in ("placeholder", "get_attr") or root in small or any(d.op == "output" for d in deaths):
                 continue
-            if end - order[user] > DEL_DISTANCE:
-                frees.setdefault(user, []).append(self.names[used])
+            death = max(deaths, key=order.__getitem__)
+            if len(order) - order[death] <= DEL_DISTANCE:
+                continue
+            bound = [v for v in values if v in self.last_use and v not in self.inlined and v not in self.rebinds]
+            frees.setdefault(death, []).extend(self.names[v] for v in bound)
         return frees
 
     def reusable_input(self, node: fx.Node) -> fx.Node | None:
@@ -307,13 +399,22 @@ class _Emitter:
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
         if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
-        for used in node.all_input_nodes:
+        for used in self.statement_inputs(node):
             if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds:
                 if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
                     continue  # an input named for what it holds (`tokens`), or bound from a pytree input
                 self.rebinds.add(used)
                 return used
         return None
+
+    def statement_inputs(self, node: fx.Node) -> list[fx.Node]:
+        """The named values a statement reads, those of the values written inside it included, in order."""
+        found: list[fx.Node] = []
+        for used in node.all_input_nodes:
+            for value in self.statement_inputs(used) if used in self.inlined else [used]:
+                if value not in found:
+                    found.append(value)
+        return found
 
     def statements(self) -> list[str]:
         frees = self.frees()
@@ -330,9 +431,9 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if _skipped(node) or node.op == "get_attr":
+            if _skipped(node) or node.op == "get_attr" or node in self.inlined:
                 continue
-            note = annotation(node) if self.annotate else None
+            note = self.note(node) if self.annotate else None
             if note is not None and note != last_note:
                 lines.append(note)
                 last_note = note
@@ -350,12 +451,52 @@ class _Emitter:
         return lines
 
 
+# The longest statement values are written inside: black's line in a method body, less room for
+# literals that become `self.` attributes when classes are shared.
+INLINE_WIDTH = 76
+_NAME, _NUMBER_WIDTH = "name_1", "12345"
+_NUMBER = re.compile(r"(?<![\w.])\d[\w.]*(?:e[+-]?\d+)?")
 # A value that dies this many statements or more before its method returns gets a `del`; in a
 # short method locals die at return instead.
 DEL_DISTANCE = 6
-CHAIN = 3
+CHAIN = 2
 # Inputs whose name says nothing of what they hold: a value computed from one may take its name.
 GENERIC_INPUTS = frozenset({"x", "input", "inputs", "hidden_states", "h", "out"})
+
+
+def _precedence(node: fx.Node) -> int:
+    """How tightly the expression `_Emitter.function_call` writes for `node` binds."""
+    if node.op == "call_function" and not node.kwargs:
+        if node.target in BINARY and len(node.args) == 2:
+            return _LEVEL[node.target]
+        if node.target in UNARY and len(node.args) == 1:
+            return NOT if node.target is operator.not_ else SIGN
+    return PRIMARY
+
+
+def _operand_order(node: fx.Node) -> list[fx.Node]:
+    """The values `node` reads, in the order Python evaluates them in its statement, a value read
+    twice twice; a slice bound counts as read twice (it is not written inside), and so is everything
+    in keywords that are no identifiers (written last, out of order)."""
+    found: list[fx.Node] = []
+
+    def visit(value: Any, times: int) -> None:
+        if isinstance(value, fx.Node):
+            found.extend([value] * times)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                visit(item, times)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, times)
+        elif isinstance(value, slice):
+            for item in (value.start, value.stop, value.step):
+                visit(item, 2)
+
+    visit(node.args, 1)
+    for key, value in node.kwargs.items():
+        visit(value, 1 if is_plain_identifier(key) else 2)
+    return found
 
 
 def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:

@@ -128,10 +128,11 @@ def _same_forward(group: list[ClassIR]) -> bool:
 
 
 def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, int] | None:
-    """(child, init line, forward line) when `b` is `a` plus one child, applied to a value in place."""
+    """(child, init line, forward line) when `b` is `a` plus one child, applied to a value in place
+    (with the comment naming its source line, if any)."""
     if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
         return None
-    if len(b.init_lines) != len(a.init_lines) + 1 or len(b.forward_lines) != len(a.forward_lines) + 1:
+    if len(b.init_lines) != len(a.init_lines) + 1 or len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
         return None
     template = masked(a.init_lines, literal_slots(a.init_lines, known))
     for i, line in enumerate(b.init_lines):
@@ -143,7 +144,10 @@ def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -
         if any(f"self.{child}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
             continue
         for j, text in enumerate(b.forward_lines):
-            if re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) and b.forward_lines[:j] + b.forward_lines[j + 1 :] == a.forward_lines:
+            first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
+            if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
+                continue
+            if b.forward_lines[:first] + b.forward_lines[j + 1 :] == a.forward_lines:
                 return child, i, j
     return None
 

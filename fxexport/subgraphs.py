@@ -132,8 +132,11 @@ class Builder:
         """`call_module` of the called module; several outputs come back as a tuple, taken apart."""
         inputs, outputs = interface(call)
         node = self.graph.call_module(self.relative(call.frame.path), tuple(self.value(i) for i in inputs))
+        trace = next((n.meta["stack_trace"] for n in call.nodes() if n.meta.get("stack_trace")), None)
+        if trace is not None:  # the line that made the call, as for a restored layer
+            node.meta["stack_trace"] = trace if self.cls is None else own_stack_trace(trace, self.cls)
         if len(outputs) == 1:
-            node.meta = {k: v for k, v in outputs[0].meta.items() if k in ("val", "tensor_meta", "type")}
+            node.meta.update({k: v for k, v in outputs[0].meta.items() if k in ("val", "tensor_meta", "type")})
             self.env[outputs[0]] = node
             return
         for position, out in enumerate(outputs):
@@ -175,7 +178,8 @@ def with_graph(gm: fx.GraphModule, graph: fx.Graph, holder: nn.Module | None = N
     or, for modules and tensors, what `holder` holds."""
     new = module_from(gm if holder is None else holder, graph, type(gm).__name__)
     for key, value in vars(gm).items():
-        new.__dict__.setdefault(key, value)
+        if holder is None or not isinstance(value, torch.Tensor):
+            new.__dict__.setdefault(key, value)
     new.meta = dict(getattr(gm, "meta", {}))
     return new
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,9 @@ def test_annotations_name_the_source_line(name: str, tmp_path: Path, monkeypatch
     assert any(file == "tests/producers.py" and code for file, _, _, code in notes)
     assert str(Path.cwd()) not in annotated and "/work/" not in annotated
     assert not re.search(r"^ *# tests/", plain, re.MULTILINE)
-    strip = lambda text: "\n".join(line for line in text.splitlines() if not re.match(r"^ *# \S+:\d+ in ", line))  # noqa: E731
-    assert strip(annotated) == strip(plain)
+    # without the source lines to follow, values go inside one statement only where neither is a layer call
+    calls = lambda text: Counter(re.findall(r"(?:self\.[\w.]+|F\.\w+|torch\.[\w.]+|\.\w+)\(", re.sub(r"^ *#.*$", "", text, flags=re.M)))  # noqa: E731
+    assert calls(annotated) == calls(plain)
 
 
 def test_paths_outside_known_roots_show_only_the_file_name() -> None:

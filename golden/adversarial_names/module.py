@@ -54,5 +54,4 @@ class FxModule(nn.Module):
         x = getattr(self, "my layer")(x)
         x = x + getattr(self, "a'b")
         x = self.layers(x)
-        x = x * getattr(self, "é")
-        return x
+        return x * getattr(self, "é")

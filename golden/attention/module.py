@@ -48,11 +48,11 @@ class FxModule(nn.Module):
             )
 
     def forward(self, tokens):
-        embed = self.embed(tokens)
-        embed = self.norm(embed)
-        attn = self.attn(embed, embed, embed, need_weights=True)
-        out = attn[0]
+        out = self.embed(tokens)
+        out = self.norm(out)
+        attn = self.attn(out, out, out, need_weights=True)
+        out_1 = attn[0]
         getitem_1 = attn[1]
-        out = self.glu(out)
-        out = self.out(out)
-        return (out, getitem_1)
+        out_1 = self.glu(out_1)
+        out_1 = self.out(out_1)
+        return (out_1, getitem_1)

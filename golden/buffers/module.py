@@ -48,8 +48,5 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        x = x - self.mean
-        x = x * self.scale
-        x = x * self.steps
-        x = torch.where(self.mask, x, self._tensor_constant0)
-        return x
+        x = (x - self.mean) * self.scale * self.steps
+        return torch.where(self.mask, x, self._tensor_constant0)

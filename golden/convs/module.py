@@ -54,5 +54,4 @@ class FxModule(nn.Module):
         x = x.mean()
         out = self.c3(v)
         out = self.bn3(out)
-        out = out.sum()
-        return (x, out)
+        return (x, out.sum())

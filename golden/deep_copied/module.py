@@ -30,8 +30,7 @@ class Leaf(nn.Module):  # tests/models.py:70 Leaf
 
     def forward(self, x):
         x = self.lin(x)
-        x = x * self.scale
-        return x
+        return x * self.scale
 
 
 class Middle(nn.Module):  # tests/models.py:80 Middle
@@ -70,9 +69,6 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         x = self.outer.middle(x)
-        t = self.outer.middle.leaf.lin.weight.t()
-        x = x @ t
+        x = x @ self.outer.middle.leaf.lin.weight.t()
         x = self.head(x)
-        sum_1 = self.outer.middle.other.scale.sum()
-        x = x + sum_1
-        return x
+        return x + self.outer.middle.other.scale.sum()

@@ -46,5 +46,4 @@ class DictRoot(nn.Module):
 
     def forward(self, x):
         x = self.blocks.lin(x)
-        x = torch.mul(x, self.scale)
-        return x
+        return torch.mul(x, self.scale)

@@ -27,12 +27,9 @@ class FxModule(nn.Module):
         L_self_modules_proj_parameters_bias_,
     ):
         # tests/producers.py:83 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
-        out = F.linear(
+        linear = F.linear(
             L_x_,
             L_self_modules_proj_parameters_weight_,
             L_self_modules_proj_parameters_bias_,
         )
-        out = out.reshape(6, 6)
-        out = out.softmax(-1)
-        out = out.view(2, 18)
-        return (out,)
+        return (linear.reshape(6, 6).softmax(-1).view(2, 18),)

@@ -30,8 +30,7 @@ class Leaf(nn.Module):  # tests/models.py:70 Leaf
 
     def forward(self, x):
         x = self.lin(x)
-        x = x * self.scale
-        return x
+        return x * self.scale
 
 
 class FxModule(nn.Module):
@@ -64,15 +63,10 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         x = self.cached.lin(x)
-        out = torch.relu(x)
-        out = out * 2
-        out = out + x
-        del x
-        out_1 = out * 2.0
-        out = out * 3.0
-        out_1 = out_1 + out
-        out_1 = self.blocks[0](out_1)
-        out_1 = self.blocks[1](out_1)
-        out_1 = self.twice(out_1)
-        out_1 = self.twice(out_1)
-        return out_1
+        x = torch.relu(x) * 2 + x
+        x = x * 2.0 + x * 3.0
+        x = self.blocks[0](x)
+        x = self.blocks[1](x)
+        x = self.twice(x)
+        x = self.twice(x)
+        return x

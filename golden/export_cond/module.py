@@ -28,10 +28,7 @@ class TrueGraph0(nn.Module):
         super().__init__()
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
-        # tests/producers.py:38 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        x = F.linear(x, p_up_weight, p_up_bias)
-        x = F.relu(x)
-        return (x,)
+        return (F.relu(F.linear(x, p_up_weight, p_up_bias)),)
 
 
 class FalseGraph0(nn.Module):
@@ -39,10 +36,7 @@ class FalseGraph0(nn.Module):
         super().__init__()
 
     def forward(self, x, p_up_bias, p_up_weight, p_down_bias, p_down_weight):
-        # tests/producers.py:38 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        x = F.linear(x, p_down_weight, p_down_bias)
-        x = x - 1
-        return (x,)
+        return (F.linear(x, p_down_weight, p_down_bias) - 1,)
 
 
 class FxModule(nn.Module):
@@ -75,13 +69,11 @@ class FxModule(nn.Module):
     def forward(self, x):
         check_input(x, "x", torch.float32, (3, 4))
         # tests/producers.py:38 in forward: return torch.cond(x.sum() > 0, lambda t: self.up(t).relu(), lambda t: self.down(t) - 1, (x,))
-        sum_1 = x.sum()
-        sum_1 = sum_1 > 0
+        gt = x.sum() > 0
         cond = torch.ops.higher_order.cond(
-            sum_1,
+            gt,
             self.true_graph_0,
             self.false_graph_0,
             (x, self.up.bias, self.up.weight, self.down.bias, self.down.weight),
         )
-        getitem = cond[0]
-        return getitem
+        return cond[0]

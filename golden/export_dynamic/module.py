@@ -48,10 +48,5 @@ class FxModule(nn.Module):
         sym_size_int_2 = x.size(0)
         sym_size_int_3 = x.size(1)
         # tests/producers.py:83 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
-        x = self.proj(x)
-        mul = sym_size_int_2 * sym_size_int_3
-        x = x.reshape(mul, 6)
-        x = F.softmax(x, dim=-1)
-        sym_size_int_3 = sym_size_int_3 * 6
-        x = x.view(sym_size_int_2, sym_size_int_3)
-        return x
+        x = F.softmax(self.proj(x).reshape(sym_size_int_2 * sym_size_int_3, 6), dim=-1)
+        return x.view(sym_size_int_2, sym_size_int_3 * 6)

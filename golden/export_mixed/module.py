@@ -55,14 +55,8 @@ class FxModule(nn.Module):
                 "scale: this export is specialised to 2.0, got " + repr(scale)
             )
         # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = self.lin(x)
-        out = out * 2.0
-        out = out + self.offset
-        clone = self.lifted_tensor_0.clone()
-        clone = clone.detach_()
-        out = out + clone
+        out = self.lin(x) * 2.0 + self.offset
+        out = out + self.lifted_tensor_0.clone().detach_()
         # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = extra_a.sum()
-        x = F.relu(x)
-        add_2 = self.running + 1
-        return {"y": out, "rest": (sum_1, [x, add_2])}
+        return {"y": out, "rest": (sum_1, [F.relu(x), self.running + 1])}

@@ -33,8 +33,7 @@ class ChannelNorm(nn.Module):  # tests/models.py:526 ChannelNorm
     def forward(self, x):
         x = x.permute(0, 2, 3, 1)
         x = F.layer_norm(x, (self.size,), weight=self.weight, bias=self.bias, eps=1e-06)
-        x = x.permute(0, 3, 1, 2)
-        return x
+        return x.permute(0, 3, 1, 2)
 
 
 class FxModule(nn.Module):

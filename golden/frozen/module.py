@@ -53,5 +53,4 @@ class FxModule(nn.Module):
         x = self.backbone(x)
         x = x.double()
         x = self.head(x)
-        x = x * self.gain
-        return x
+        return x * self.gain

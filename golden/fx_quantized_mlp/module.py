@@ -65,7 +65,5 @@ class FxModule(nn.Module):
             x, self.hidden_input_scale_0, self.hidden_input_zero_point_0, torch.quint8
         )
         # tests/quantized.py:298 in forward: return self.out(self.relu(self.hidden(x)))
-        x = self.hidden(x)
-        x = self.out(x)
-        x = x.dequantize()
-        return x
+        x = self.out(self.hidden(x))
+        return x.dequantize()

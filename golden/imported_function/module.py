@@ -23,6 +23,4 @@ class FxModule(nn.Module):
         self.eval()
 
     def forward(self, x):
-        x = configured_scale(x)
-        x = x.relu()
-        return x
+        return configured_scale(x).relu()

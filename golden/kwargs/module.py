@@ -45,7 +45,4 @@ class FxModule(nn.Module):
 
     def forward(self, x, bias, scale=1.0, power=2):
         x = self.lin(x)
-        x = x * scale
-        x = x + bias
-        x = x**power
-        return x
+        return (x * scale + bias) ** power

@@ -45,13 +45,9 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        out = x.to(torch.float64)
-        out = out.clamp(min=-math.inf, max=math.inf)
-        gt = out > 100
-        out = out.masked_fill(gt, math.nan)
-        del gt
+        out = x.to(torch.float64).clamp(min=-math.inf, max=math.inf)
+        out = out.masked_fill(out > 100, math.nan)
         out = out.to(device=torch.device("cpu"), dtype=torch.float32)
         out = out.nan_to_num()
         getitem = x[None, ..., ::2]
-        getitem_1 = x[1:, -1]
-        return (out, self._tensor_constant0, getitem, getitem_1)
+        return (out, self._tensor_constant0, getitem, x[1:, -1])

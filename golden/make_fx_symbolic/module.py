@@ -21,10 +21,6 @@ class FxModule(nn.Module):
 
     def forward(self, arg0_1):
         sym_size_int = arg0_1.size(0)
-        out = arg0_1 * sym_size_int
+        mul = arg0_1 * sym_size_int
         sym_size_int_1 = arg0_1.size(1)
-        sym_size_int = sym_size_int * sym_size_int_1
-        out = out.view(sym_size_int, -1)
-        out = out.sum(0)
-        out = out / sym_size_int_1
-        return out
+        return mul.view(sym_size_int * sym_size_int_1, -1).sum(0) / sym_size_int_1

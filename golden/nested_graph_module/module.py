@@ -30,9 +30,7 @@ class Inner(nn.Module):
 
     def forward(self, x):
         x = self.lin(x)
-        x = torch.sigmoid(x)
-        x = x + self.offset
-        return x
+        return torch.sigmoid(x) + self.offset
 
 
 class FxModule(nn.Module):

@@ -23,35 +23,12 @@ class FxModule(nn.Module):
         self.eval()
 
     def forward(self, x):
-        getattr_1 = x.shape
-        getitem = getattr_1[0]
+        getitem = x.shape[0]
         size = x.size(1)
-        x = x.view(getitem, size, -1)
-        x = x.permute(0, 2, 1)
-        contiguous = x.contiguous()
-        del x
-        out = contiguous[:, 1:, ...]
-        out = out * 2
-        out = out + 1
-        getitem_2 = contiguous[:, :-1]
-        del contiguous
-        getitem_2 = getitem_2 / 3
-        out = out - getitem_2
-        del getitem_2
-        out = out**2
-        out = -out
-        out = out // 1
-        out = out % 5
-        out = out.transpose(1, 2)
-        out_1 = out > 0
-        lt = out < 3
-        out_1 = out_1 & lt
-        del lt
-        eq = out == 1
-        eq = ~eq
-        out_1 = out_1 | eq
-        out = out.masked_fill(out_1, -math.inf)
-        out = out.nan_to_num(neginf=-1.0)
-        out = out.sum(dim=(1, 2), keepdim=True)
-        getitem = getitem * size
-        return (out, getitem)
+        x = x.view(getitem, size, -1).permute(0, 2, 1)
+        out = x.contiguous()
+        out = out[:, 1:, ...] * 2 + 1 - out[:, :-1] / 3
+        out = (-(out**2) // 1 % 5).transpose(1, 2)
+        or_ = (out > 0) & (out < 3) | ~(out == 1)
+        out = out.masked_fill(or_, -math.inf).nan_to_num(neginf=-1.0)
+        return (out.sum(dim=(1, 2), keepdim=True), getitem * size)

@@ -49,6 +49,5 @@ class FxModule(nn.Module):
         x = self.b(x)
         relu = a.relu()
         sigmoid = x.sigmoid()
-        getattr_1 = a.shape
-        getitem = getattr_1[-1]
+        getitem = a.shape[-1]
         return {"a": a, "pair": (relu, [x, sigmoid]), "shape": getitem}

@@ -49,25 +49,15 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         lstm = self.lstm(x)
-        getitem = lstm[0]
+        out = lstm[0]
         getitem_1 = lstm[1]
         del lstm
-        out = getitem_1[0]
+        getitem_2 = getitem_1[0]
         getitem_3 = getitem_1[1]
         del getitem_1
-        getitem = getitem.transpose(0, 1)
-        gru = self.gru(getitem)
-        del getitem
+        out = out.transpose(0, 1)
+        gru = self.gru(out)
         getitem_4 = gru[0]
         getitem_5 = gru[1]
-        del gru
         rnn = self.rnn(getitem_4)
-        del getitem_4
-        getitem_6 = rnn[0]
-        del rnn
-        out = out.sum()
-        getitem_3 = getitem_3.sum()
-        out = out + getitem_3
-        getitem_5 = getitem_5.sum()
-        out = out + getitem_5
-        return (getitem_6, out)
+        return (rnn[0], getitem_2.sum() + getitem_3.sum() + getitem_5.sum())

@@ -20,7 +20,4 @@ class FxModule(nn.Module):
         super().__init__()
 
     def forward(self, x, y):
-        x = torch.sub(x, y)
-        x = x.mul(2)
-        x = x.relu()
-        return x
+        return torch.sub(x, y).mul(2).relu()

@@ -31,8 +31,7 @@ class PooledHead(nn.Sequential):  # tests/models.py:610 PooledHead
         self.add_module("2", nn.ReLU())
 
     def forward(self, x):
-        getattr_1 = x.shape
-        getitem = getattr_1[-2:]
+        getitem = x.shape[-2:]
         x = self[0](x)
         x = self[1](x)
         x = self[2](x)
@@ -72,5 +71,4 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         head = self.head(x)
-        head = head + x
-        return head
+        return head + x

@@ -30,9 +30,7 @@ class Lin(nn.Module):
         self.bias = nn.Parameter(torch.empty(4))
 
     def forward(self, x):
-        # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        x = F.linear(x, self.weight, self.bias)
-        return x
+        return F.linear(x, self.weight, self.bias)
 
 
 class FxModule(nn.Module):
@@ -62,13 +60,8 @@ class FxModule(nn.Module):
         extra_a = arg1["a"]
         out = self.lin(arg0)
         # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = out * 2.0
-        out = out + self.offset
-        clone = self.lifted_tensor_0.clone()
-        clone = clone.detach_()
-        out = out + clone
+        out = out * 2.0 + self.offset
+        out = out + self.lifted_tensor_0.clone().detach_()
         # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = extra_a.sum()
-        relu = F.relu(arg0)
-        add_2 = self.running + 1
-        return {"y": out, "rest": (sum_1, [relu, add_2])}
+        return {"y": out, "rest": (sum_1, [F.relu(arg0), self.running + 1])}

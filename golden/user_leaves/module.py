@@ -44,11 +44,8 @@ class Gate(nn.Module):
         self.register_buffer("bias", torch.empty(4), persistent=False)
 
     def forward(self, x):
-        out = self.proj(x)
-        out = torch.sigmoid(out)
-        out = out * x
-        out = out + self.bias
-        return out
+        proj = self.proj(x)
+        return torch.sigmoid(proj) * x + self.bias
 
 
 class FxModule(nn.Module):

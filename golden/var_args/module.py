@@ -21,9 +21,4 @@ class FxModule(nn.Module):
         self.eval()
 
     def forward(self, x, scale=2.0, *args, **kwargs):
-        x = x * scale
-        getitem = args[0]
-        x = x + getitem
-        getitem_1 = kwargs["shift"]
-        x = x - getitem_1
-        return x
+        return x * scale + args[0] - kwargs["shift"]

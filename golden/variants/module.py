@@ -29,9 +29,7 @@ class Excite(nn.Module):  # tests/models.py:551 Excite
 
     def forward(self, x):
         fc = self.fc(x)
-        fc = torch.sigmoid(fc)
-        x = x * fc
-        return x
+        return x * torch.sigmoid(fc)
 
 
 class Variant(nn.Module):  # tests/models.py:560 Variant
@@ -41,8 +39,7 @@ class Variant(nn.Module):  # tests/models.py:560 Variant
 
     def forward(self, x):
         x = self.lin(x)
-        x = torch.relu(x)
-        return x
+        return torch.relu(x)
 
 
 class Variant_1(nn.Module):  # tests/models.py:560 Variant
@@ -52,9 +49,7 @@ class Variant_1(nn.Module):  # tests/models.py:560 Variant
 
     def forward(self, x):
         lin = self.lin(x)
-        lin = torch.relu(lin)
-        x = x + lin
-        return x
+        return x + torch.relu(lin)
 
 
 class VariantWithExcite(nn.Module):  # tests/models.py:560 Variant
@@ -67,8 +62,7 @@ class VariantWithExcite(nn.Module):  # tests/models.py:560 Variant
         x = self.lin(x)
         x = torch.relu(x)
         x = self.excite(x)
-        x = x * 2
-        return x
+        return x * 2
 
 
 class FxModule(nn.Module):

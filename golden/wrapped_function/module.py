@@ -54,5 +54,4 @@ class FxModule(nn.Module):
 
     def forward(self, x, y):
         x = self.lin(x)
-        x = scaled_sum(x, y, scale=3.0)
-        return x
+        return scaled_sum(x, y, scale=3.0)
