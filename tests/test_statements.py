@@ -151,7 +151,11 @@ def test_statements_read_as_written_and_give_the_same_bits(case: Case, tmp_path:
         ((slice(1, None),), (slice(None), slice(2, None)), (slice(1, None), slice(2, None))),
         (0, (slice(None), 1), (0, slice(None), 1)),
         ((Ellipsis, 1), slice(None, 2), (slice(None, 2), slice(None), 1)),
-        ((slice(None), slice(None, None, 2)), (slice(None), slice(None), slice(None, None, 2)), (slice(None), slice(None, None, 2), slice(None, None, 2))),
+        (
+            (slice(None), slice(None, None, 2)),
+            (slice(None), slice(None), slice(None, None, 2)),
+            (slice(None), slice(None, None, 2), slice(None, None, 2)),
+        ),
         (slice(1, None), slice(2, None), None),  # a slice of a slice: not one slice as written
         ((slice(None), None), 0, None),  # a new axis: not composed
     ],
