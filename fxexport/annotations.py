@@ -27,7 +27,8 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
 _ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
-_GENERATED_CLASS = re.compile(r"class \w+\(nn\.(?:Module|Sequential)\):  # (?P<comment>[^\n]+)$")
+# The header of a class fxexport wrote (black may have split it): its base, then the source comment.
+_GENERATED_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential)|[A-Za-z_]\w*),?\s*\):  # (?P<comment>[^\n]+)\n?")
 
 
 @cache
@@ -62,7 +63,7 @@ def class_annotation(cls: type | str) -> str:
     if found is None:
         return f"# {name}"
     file, line, first = found
-    kept = _GENERATED_CLASS.match(first)
+    kept = _GENERATED_CLASS.fullmatch(first)
     if kept and _ANNOTATION.fullmatch(kept["comment"]):
         return f"# {_CONTROL.sub(' ', kept['comment'])}"
     return f"# {short_path(file)}:{line} {name}" if file else f"# {name}"
@@ -70,7 +71,7 @@ def class_annotation(cls: type | str) -> str:
 
 @cache
 def _class_source(cls: type | str) -> tuple[str, int, str] | None:
-    """(file, line, text of that line) where a class is defined, or None.
+    """(file, line, its header: the lines up to its colon) where a class is defined, or None.
 
     A class whose module has left sys.modules (an imported export) is found from its forward's code.
     """
@@ -80,7 +81,7 @@ def _class_source(cls: type | str) -> tuple[str, int, str] | None:
     try:
         lines, line = inspect.getsourcelines(found)
         file = inspect.getsourcefile(found)
-        return (file, line, lines[0]) if file and lines else None
+        return (file, line, _header(lines)) if file and lines else None
     except (TypeError, OSError):
         code = getattr(vars(found).get("forward"), "__code__", None)
     file, last = (code.co_filename, code.co_firstlineno) if code is not None else (_module_file(found.__module__), None)
@@ -89,8 +90,20 @@ def _class_source(cls: type | str) -> tuple[str, int, str] | None:
     text = linecache.getlines(file)
     for line in range(min(last or len(text), len(text)), 0, -1):
         if re.match(rf"class {re.escape(found.__name__)}\b", text[line - 1]):
-            return file, line, text[line - 1]
+            return file, line, _header(text[line - 1 :])
     return None
+
+
+def _header(lines: list[str]) -> str:
+    """A class statement's header: its first line, or, split after `(`, up to the line that closes its bases."""
+    if lines[0].rstrip().endswith("("):
+        for end, text in enumerate(lines[:_HEADER_LINES]):
+            if text.startswith(")"):
+                return "".join(lines[: end + 1])
+    return lines[0]
+
+
+_HEADER_LINES = 4  # `class Name(`, the base, `):  # comment` as black splits a long one
 
 
 def _module_file(module: str) -> str | None:

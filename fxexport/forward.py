@@ -269,6 +269,9 @@ class _Emitter:
             self.names.setdefault(node, _NAME)
         inlined: dict[fx.Node, fx.Node] = {}
         self.inlined = inlined
+        self.roots = storage_roots(self.graph)
+        self.dying = _last_uses(self.graph)
+        self.small = _sizes(self.graph)
         done: list[fx.Node] = []  # statements so far, each with what it holds inside
         for user in self.graph.nodes:
             if user.op in ("placeholder", "get_attr") or _skipped(user):
@@ -294,12 +297,23 @@ class _Emitter:
     def inlinable(self, node: fx.Node, user: fx.Node) -> bool:
         if node.op not in ("call_function", "call_method", "call_module") or list(node.users) != [user]:
             return False
-        if is_guards_call(self.gm, node) or is_guards_call(self.gm, user):
+        if is_guards_call(self.gm, node) or is_guards_call(self.gm, user) or self.holds_memory(node, user):
             return False
         notes = [annotation(n) if self.annotate else None for n in (*self.written_in(node), user) if n.op != "output"]
         if None not in notes:
             return len(set(notes)) == 1  # one line of the source
         return node.op != "call_module" and user.op != "call_module"  # layer calls are statements of their own
+
+    def holds_memory(self, node: fx.Node, user: fx.Node) -> bool:
+        """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`
+        computes, where a statement of its own frees it first. Returning or viewing allocates nothing."""
+        if user.op == "output" or self.roots[user] is self.roots[node]:
+            return False
+        return any(
+            used.op not in ("placeholder", "get_attr") and used not in self.inlined and used not in self.small
+            and self.dying.get(used) is node and self.roots[node] is not self.roots[used]
+            for used in node.all_input_nodes
+        )  # fmt: skip
 
     def written_in(self, node: fx.Node) -> list[fx.Node]:
         """`node` and the values written inside its statement."""

@@ -52,7 +52,25 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
                 calls[cls.name] = instance_calls[cls.name]
                 names[cls.name] = merged.name
         out += [c for c in level if c.is_root]
-    return _name_variants(tuple(out), names, create)
+    named, names = _name_variants(tuple(out), names, create)
+    return _shared_inits(named), names
+
+
+def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
+    """A variant whose `__init__` is that of an earlier class of its source (the same code, a forward
+    of its own) subclasses it and keeps only its forward: `class Attention_1(Attention)`."""
+    first: dict[tuple[object, ...], str] = {}
+    out = []
+    for cls in classes:
+        key = (without_number(cls.name), cls.comment, cls.base, cls.init_params, cls.init_lines)
+        if cls.is_root or cls.is_sequential or not cls.init_lines:
+            out.append(cls)
+        elif key in first:
+            out.append(replace(cls, parent=first[key], init_lines=(), init_params=()))
+        else:
+            first[key] = cls.name
+            out.append(cls)
+    return tuple(out)
 
 
 def _respell(line: str, cls: ClassIR) -> str:

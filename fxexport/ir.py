@@ -92,6 +92,7 @@ class ClassIR:
     init_params: tuple[str, ...] = ()  # `__init__` parameters as code, without self: "in_channels", "stride=1"
     is_sequential: bool = False  # a subclass of nn.Sequential with nothing of its own (the source's Sequential subclass)
     base: str = "Module"  # the torch.nn class it subclasses: "Module", or "Sequential" for a source Sequential subclass
+    parent: str = ""  # a generated class whose `__init__` this one shares (a variant of the same source class), or ""
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,15 @@ def _viewed(node: fx.Node, roots: dict[fx.Node, fx.Node]) -> fx.Node | None:
     if target is operator.getitem and len(node.args) == 2:
         if _makes_views(base):
             return base  # an item of split(...)
-        return base if isinstance(base.meta.get("val"), torch.Tensor) and _basic(node.args[1]) else None
+        return base if _is_tensor(base) and _basic(node.args[1]) else None
     return None
+
+
+def _is_tensor(node: fx.Node) -> bool:
+    """Surely a tensor: recorded as one, or made by a tensor method that gives one view."""
+    if isinstance(node.meta.get("val"), torch.Tensor):
+        return True
+    return node.op == "call_method" and node.target in _VIEW_METHODS and not _makes_views(node)
 
 
 def _makes_views(node: fx.Node) -> bool:

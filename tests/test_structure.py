@@ -86,7 +86,7 @@ SHAPES = [
     Shape("forward_literals", _model(models.Stages), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"ChannelNorm"}),
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     Shape("variants", _model(models.Variants), _rows, _trace, frozenset({"Excite", "Variant", "Variant_1", "VariantWithExcite"}),
-          counts={"Variant()": 2, "Variant_1()": 1, "VariantWithExcite()": 1}),
+          counts={"Variant()": 2, "Variant_1()": 1, "VariantWithExcite()": 1, "class Variant_1(Variant):": 1}),  # same __init__, its own forward
     Shape("child_arguments", _model(models.NormActs), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct"}),
           counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
@@ -130,7 +130,7 @@ def test_outputs_equal_the_source_graph_bit_for_bit(shape: Shape, exported: dict
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 def test_one_class_per_kind_of_module(shape: Shape, exported: dict[str, Exported]) -> None:
-    classes = re.findall(r"^class (\w+)\(nn\.(?:Module|Sequential)\)", exported[shape.name].text, re.MULTILINE)
+    classes = re.findall(r"^class (\w+)\(\s*(?:nn\.(?:Module|Sequential)|\w+)\s*\)", exported[shape.name].text, re.MULTILINE)
     assert len(classes) == len(set(classes))  # a second class of one name would replace the first
     assert set(classes) - {"FxModule"} == shape.classes
 

@@ -27,9 +27,10 @@ class FxModule(nn.Module):
         L_self_modules_proj_parameters_bias_,
     ):
         # tests/producers.py:83 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
-        linear = F.linear(
+        out = F.linear(
             L_x_,
             L_self_modules_proj_parameters_weight_,
             L_self_modules_proj_parameters_bias_,
         )
-        return (linear.reshape(6, 6).softmax(-1).view(2, 18),)
+        out = out.reshape(6, 6)
+        return (out.softmax(-1).view(2, 18),)

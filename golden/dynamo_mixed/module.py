@@ -35,7 +35,8 @@ class FxModule(nn.Module):
             L_self_modules_lin_parameters_weight_,
             L_self_modules_lin_parameters_bias_,
         )
-        out = out * 2.0 + L_self_buffers_offset_
+        out = out * 2.0
+        out = out + L_self_buffers_offset_
         out = out + torch.tensor([1.0, 2.0, 3.0, 4.0])
         # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = L_extra_a_.sum()

@@ -64,9 +64,11 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.cached.lin(x)
         x = torch.relu(x) * 2 + x
-        x = x * 2.0 + x * 3.0
-        x = self.blocks[0](x)
-        x = self.blocks[1](x)
-        x = self.twice(x)
-        x = self.twice(x)
-        return x
+        out = x * 2.0
+        x = x * 3.0
+        out = out + x
+        out = self.blocks[0](out)
+        out = self.blocks[1](out)
+        out = self.twice(out)
+        out = self.twice(out)
+        return out

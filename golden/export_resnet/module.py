@@ -42,11 +42,14 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
         # tests/models.py:464 in forward: out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn1(self.conv1(x)))
         # tests/models.py:465 in forward: out = self.bn2(self.conv2(out))
-        out = self.bn2(self.conv2(out))
+        out = self.conv2(out)
+        out = self.bn2(out)
         # tests/models.py:467 in forward: identity = self.downsample(x)
         if self.downsample is not None:
             x = self.downsample(x)
-        return self.relu(out + x)
+        # tests/models.py:468 in forward: return self.relu(out + identity)
+        out = out + x
+        return self.relu(out)
 
 
 class FxModule(nn.Module):
@@ -93,4 +96,7 @@ class FxModule(nn.Module):
         check_input(x, "x", torch.float32, (2, 3, 8, 8))
         # tests/models.py:487 in forward: x = self.layer2(self.layer1(self.stem(x)))
         x = self.layer2(self.layer1(self.stem(x)))
-        return self.head.fc(self.head.pool(x).flatten(1))
+        # tests/models.py:488 in forward: return self.head["fc"](torch.flatten(self.head["pool"](x), 1))
+        x = self.head.pool(x)
+        x = x.flatten(1)
+        return self.head.fc(x)

@@ -45,4 +45,6 @@ class FxModule(nn.Module):
 
     def forward(self, x, bias, scale=1.0, power=2):
         x = self.lin(x)
-        return (x * scale + bias) ** power
+        x = x * scale
+        x = x + bias
+        return x**power

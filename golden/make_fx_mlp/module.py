@@ -50,7 +50,8 @@ class FxModule(nn.Module):
     def forward(self, arg0, arg1):
         arg1_1 = arg1["a"]
         out = torch.addmm(self._param_constant1, arg0, self._param_constant0.t())
-        out = out * 2.0 + self._tensor_constant0
+        out = out * 2.0
+        out = out + self._tensor_constant0
         out = out + self._tensor_constant1.clone()
         sum_1 = arg1_1.sum()
         relu = F.relu(arg0)

@@ -30,7 +30,8 @@ class Inner(nn.Module):
 
     def forward(self, x):
         x = self.lin(x)
-        return torch.sigmoid(x) + self.offset
+        x = torch.sigmoid(x)
+        return x + self.offset
 
 
 class FxModule(nn.Module):

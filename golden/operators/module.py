@@ -26,9 +26,18 @@ class FxModule(nn.Module):
         getitem = x.shape[0]
         size = x.size(1)
         x = x.view(getitem, size, -1).permute(0, 2, 1)
-        out = x.contiguous()
-        out = out[:, 1:, ...] * 2 + 1 - out[:, :-1] / 3
-        out = (-(out**2) // 1 % 5).transpose(1, 2)
+        contiguous = x.contiguous()
+        out = contiguous[:, 1:, ...] * 2 + 1
+        out_1 = contiguous[:, :-1]
+        del contiguous
+        out_1 = out_1 / 3
+        out = out - out_1
+        del out_1
+        out = out**2
+        out = -out
+        out = out // 1
+        out = (out % 5).transpose(1, 2)
         or_ = (out > 0) & (out < 3) | ~(out == 1)
-        out = out.masked_fill(or_, -math.inf).nan_to_num(neginf=-1.0)
+        out = out.masked_fill(or_, -math.inf)
+        out = out.nan_to_num(neginf=-1.0)
         return (out.sum(dim=(1, 2), keepdim=True), getitem * size)

@@ -89,7 +89,8 @@ class FxModule(nn.Module):
             out, 0.006862745154649019, 146, 0, 255, torch.uint8
         )
         check_input(x, "x", torch.float32, (4, 16))
-        out = self.relu(F.linear(out, dequantize_per_channel_default, self.hidden.bias))
+        out = F.linear(out, dequantize_per_channel_default, self.hidden.bias)
+        out = self.relu(out)
         out = torch.ops.quantized_decomposed.quantize_per_tensor.default(
             out, 0.003860294120386243, 0, 0, 255, torch.uint8
         )

@@ -52,12 +52,20 @@ class FxModule(nn.Module):
         out = lstm[0]
         getitem_1 = lstm[1]
         del lstm
-        getitem_2 = getitem_1[0]
-        getitem_3 = getitem_1[1]
+        out_1 = getitem_1[0]
+        out_2 = getitem_1[1]
         del getitem_1
         out = out.transpose(0, 1)
         gru = self.gru(out)
+        del out
         getitem_4 = gru[0]
-        getitem_5 = gru[1]
+        out_3 = gru[1]
+        del gru
         rnn = self.rnn(getitem_4)
-        return (rnn[0], getitem_2.sum() + getitem_3.sum() + getitem_5.sum())
+        del getitem_4
+        getitem_6 = rnn[0]
+        out_1 = out_1.sum()
+        out_2 = out_2.sum()
+        out_1 = out_1 + out_2
+        out_3 = out_3.sum()
+        return (getitem_6, out_1 + out_3)

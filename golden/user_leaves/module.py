@@ -44,8 +44,10 @@ class Gate(nn.Module):
         self.register_buffer("bias", torch.empty(4), persistent=False)
 
     def forward(self, x):
-        proj = self.proj(x)
-        return torch.sigmoid(proj) * x + self.bias
+        out = self.proj(x)
+        out = torch.sigmoid(out)
+        out = out * x
+        return out + self.bias
 
 
 class FxModule(nn.Module):

@@ -28,8 +28,9 @@ class Excite(nn.Module):  # tests/models.py:551 Excite
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        fc = self.fc(x)
-        return x * torch.sigmoid(fc)
+        out = self.fc(x)
+        out = torch.sigmoid(out)
+        return x * out
 
 
 class Variant(nn.Module):  # tests/models.py:560 Variant
@@ -42,14 +43,11 @@ class Variant(nn.Module):  # tests/models.py:560 Variant
         return torch.relu(x)
 
 
-class Variant_1(nn.Module):  # tests/models.py:560 Variant
-    def __init__(self) -> None:
-        super().__init__()
-        self.lin = nn.Linear(4, 4)
-
+class Variant_1(Variant):  # tests/models.py:560 Variant
     def forward(self, x):
-        lin = self.lin(x)
-        return x + torch.relu(lin)
+        out = self.lin(x)
+        out = torch.relu(out)
+        return x + out
 
 
 class VariantWithExcite(nn.Module):  # tests/models.py:560 Variant
