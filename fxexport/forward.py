@@ -262,7 +262,7 @@ class _Emitter:
     def plan_inlining(self) -> dict[fx.Node, fx.Node]:
         """Values used once, by the very next statement, are written inside it where they come from one
         line of the source (`x = x + self.attn(self.norm1(x))`), or, with no source lines recorded (or shown), where
-        neither is a layer call (`x.view(b, -1).transpose(1, 2)`), and the line stays short. The calls still run in the graph's
+        neither is a layer call (`x.view(b, -1).transpose(1, 2)`) or the value is returned, and the line stays short. The calls still run in the graph's
         order: a value goes inside its user only if everything run in between goes there too, in the
         order Python evaluates it. Names are not chosen yet: each value is measured by its node's name."""
         for node in self.graph.nodes:
@@ -302,7 +302,7 @@ class _Emitter:
         notes = [annotation(n) if self.annotate else None for n in (*self.written_in(node), user) if n.op != "output"]
         if None not in notes:
             return len(set(notes)) == 1  # one line of the source
-        return node.op != "call_module" and user.op != "call_module"  # layer calls are statements of their own
+        return user.op == "output" or (node.op != "call_module" and user.op != "call_module")  # layer calls are statements of their own
 
     def holds_memory(self, node: fx.Node, user: fx.Node) -> bool:
         """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`

@@ -114,7 +114,7 @@ CASES = [
          has=("rand_like = torch.rand_like(x)", "return torch.rand_like(x) - rand_like"),
          lacks=(r"torch\.rand_like\(x\) - torch\.rand_like",)),
     Case("layer_calls_are_statements", Layers, (torch.randn(2, 8),), _trace,
-         has=("x = self.fc1(x)", "x = torch.relu(x)", "x = self.fc2(x)")),
+         has=("x = self.fc1(x)", "x = torch.relu(x)", "return self.fc2(x)")),
     Case("one_source_line_one_statement", OneLine, (torch.randn(2, 8),), _export,
          has=("x = x + self.fc(self.norm(x))", "return x * 2")),
     Case("fill_with_the_number", Mask, (torch.randn(4, 4),), _export,

@@ -91,7 +91,7 @@ SHAPES = [
           counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
           counts={"class PooledHead(nn.Sequential):": 1, "self[0](": 1, "getattr(": 0}),
-    Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"x = self.stage(x)": 1}),
+    Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"return self.stage(x)": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 

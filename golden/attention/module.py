@@ -54,5 +54,4 @@ class FxModule(nn.Module):
         out_1 = attn[0]
         getitem_1 = attn[1]
         out_1 = self.glu(out_1)
-        out_1 = self.out(out_1)
-        return (out_1, getitem_1)
+        return (self.out(out_1), getitem_1)

@@ -53,5 +53,4 @@ class FxModule(nn.Module):
         torch.fx._symbolic_trace._assert_is_none(
             bias_1, "bias has been specialized to have value None but got another value"
         )
-        x = self.lin(x)
-        return x
+        return self.lin(x)

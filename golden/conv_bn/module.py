@@ -63,5 +63,4 @@ class FxModule(nn.Module):
         x = torch.relu(x)
         x = self.gap(x)
         x = self.flat(x)
-        x = self.fc(x)
-        return x
+        return self.fc(x)

@@ -41,8 +41,7 @@ class Middle(nn.Module):  # tests/models.py:80 Middle
 
     def forward(self, x):
         x = self.leaf(x)
-        x = self.other(x)
-        return x
+        return self.other(x)
 
 
 class FxModule(nn.Module):

@@ -47,5 +47,4 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.lin(x)
         x = self.drop(x)
-        x = self.bn(x)
-        return x
+        return self.bn(x)

@@ -46,5 +46,4 @@ class FxModule(nn.Module):
     def forward(self, input):
         input = getattr(self, "0")(input)
         input = torch.relu(input)
-        input = getattr(self, "1")(input)
-        return input
+        return getattr(self, "1")(input)

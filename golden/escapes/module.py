@@ -70,5 +70,4 @@ class FxModule(nn.Module):
         out = self.blocks[0](out)
         out = self.blocks[1](out)
         out = self.twice(out)
-        out = self.twice(out)
-        return out
+        return self.twice(out)

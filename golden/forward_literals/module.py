@@ -63,5 +63,4 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.norm1(x)
         x = self.conv(x)
-        x = self.norm2(x)
-        return x
+        return self.norm2(x)

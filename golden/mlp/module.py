@@ -56,5 +56,4 @@ class FxModule(nn.Module):
         x = self.norm(x)
         x = self.fc2(x)
         x = self.tanh(x)
-        x = self.softmax(x)
-        return x
+        return self.softmax(x)

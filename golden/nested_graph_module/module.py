@@ -58,5 +58,4 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.inner(x)
         x = x * 2
-        x = self.post(x)
-        return x
+        return self.post(x)

@@ -30,8 +30,7 @@ class NormAct(nn.Module):  # tests/models.py:586 NormAct
 
     def forward(self, x):
         x = self.bn(x)
-        x = self.act(x)
-        return x
+        return self.act(x)
 
 
 class FxModule(nn.Module):
@@ -65,5 +64,4 @@ class FxModule(nn.Module):
         x = self.first(x)
         x = self.second(x)
         x = self.conv(x)
-        x = self.third(x)
-        return x
+        return self.third(x)

@@ -47,5 +47,4 @@ class FxModule(nn.Module):
     def forward(self, input):
         input = getattr(self, "0")(input)
         input = getattr(self, "1")(input)
-        input = self.kept(input)
-        return input
+        return self.kept(input)

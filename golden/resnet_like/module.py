@@ -47,8 +47,7 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
         if self.downsample is not None:
             x = self.downsample(x)
         out = out + x
-        out = self.relu(out)
-        return out
+        return self.relu(out)
 
 
 class FxModule(nn.Module):
@@ -106,5 +105,4 @@ class FxModule(nn.Module):
         x = self.layer2(x)
         x = self.head.pool(x)
         x = torch.flatten(x, 1)
-        x = self.head.fc(x)
-        return x
+        return self.head.fc(x)

@@ -51,5 +51,4 @@ class FxModule(nn.Module):
         input = getattr(self, "0")(input)
         input = getattr(self, "1")(input)
         input = getattr(self, "2")(input)
-        input = getattr(self, "3")(input)
-        return input
+        return getattr(self, "3")(input)

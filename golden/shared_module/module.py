@@ -45,5 +45,4 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         x = self.first(x)
-        x = self.first(x)
-        return x
+        return self.first(x)

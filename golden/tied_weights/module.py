@@ -50,5 +50,4 @@ class FxModule(nn.Module):
         out = self.embed(tokens)
         out = self.proj(out)
         out = torch.tanh(out)
-        out = self.head(out)
-        return out
+        return self.head(out)

@@ -81,5 +81,4 @@ class FxModule(nn.Module):
         x = self.second(x)
         x = self.clamp(x)
         x = self.limiter(x)
-        x = self.head(x)
-        return x
+        return self.head(x)

@@ -92,5 +92,4 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        x = self.blocks(x)
-        return x
+        return self.blocks(x)
