@@ -9,8 +9,10 @@ from torch import fx, nn
 from .names import is_plain_identifier, quote
 
 INDEXED = (nn.Sequential, nn.ModuleList)
-# Set in a GraphModule's meta by split.py when its generated class will subclass nn.Sequential.
+# Set in a GraphModule's meta by split.py when its generated class will subclass nn.Sequential
+# (or nn.ModuleDict: a source ModuleDict subclass with a forward, as torchvision's IntermediateLayerGetter).
 SEQUENTIAL_BASE = "fxexport_sequential_base"
+DICT_BASE = "fxexport_dict_base"
 
 
 def _position(module: nn.Module | None, atom: str) -> int | None:
@@ -23,6 +25,8 @@ def _position(module: nn.Module | None, atom: str) -> int | None:
     if not indexed:
         return None
     position = list(module._modules).index(atom)
+    if atom.isdigit() and type(module) is nn.ModuleList and sorted(map(str, range(len(module._modules)))) == sorted(module._modules):
+        return int(atom)  # a ModuleList indexes by name (`str(i)`), whatever the order its children were added in
     if atom.isdigit():
         return position if position == int(atom) else None
     return None if is_plain_identifier(atom) or type(module) is nn.ModuleList else position
@@ -34,7 +38,7 @@ def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> s
     for atom in path:
         if (position := _position(module, atom)) is not None:
             expr = f"{expr}[{position}]"
-        elif type(module) is nn.ModuleDict and atom in module._modules:
+        elif module is not None and _is_dict(module) and atom in module._modules:
             expr = f"{expr}[{quote(atom)}]"
         elif is_plain_identifier(atom):
             expr = f"{expr}.{atom}"
@@ -42,3 +46,7 @@ def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> s
             expr = f"getattr({expr}, {quote(atom)})"
         module = module._modules.get(atom) if isinstance(module, nn.Module) else None
     return expr
+
+
+def _is_dict(module: nn.Module) -> bool:
+    return type(module) is nn.ModuleDict or (isinstance(module, fx.GraphModule) and module.meta.get(DICT_BASE, False))

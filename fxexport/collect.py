@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import fx, nn
 
-from .access import SEQUENTIAL_BASE, module_access
+from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, source_class_name
 from .calls import qualified_name
 from .describe import describe
@@ -114,7 +114,7 @@ class _Collector:
         init = tuple(draft.init_lines + draft.attr_lines)
         source = self.structure.source_of(".".join(path)) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
-        base = "Sequential" if gm.meta.get(SEQUENTIAL_BASE, False) else "Module"
+        base = "Sequential" if gm.meta.get(SEQUENTIAL_BASE, False) else "ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module"
         key = (init, forward.params, forward.lines, comment, base)
         if not path:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx, nn
 
-from .access import SEQUENTIAL_BASE
+from .access import DICT_BASE, SEQUENTIAL_BASE
 from .calls import (
     Call,
     Frame,
@@ -179,13 +179,15 @@ def _unrecorded(gm: fx.GraphModule, nodes: list[fx.Node], modules: dict[str, nn.
 
 def _container_kind(module: nn.Module, names: list[str] | None = None, sequential: bool = False) -> type:
     """The container class a plain holder stands for: a recorded Sequential, or numbered children make a
-    ModuleList. Only numbered 0, 1, ... in order: a container indexes by position."""
+    ModuleList. A Sequential indexes by position: only numbered 0, 1, ... in order; a ModuleList by
+    name: 0 to n-1 in any order (the order the graph first used them, which state_dict() keeps)."""
     names = list(module._modules) if names is None else names
     numbered = bool(names) and names == [str(i) for i in range(len(names))]
+    renumbered = bool(names) and sorted(names) == sorted(str(i) for i in range(len(names)))  # 0..n-1, out of order
     stateless = not module._parameters and not module._buffers and not any(isinstance(v, torch.Tensor) for v in vars(module).values())
     if sequential and names and stateless and type(module) in (nn.Module, nn.Sequential):
         return nn.Sequential  # a recorded Sequential: numbered, or named as an OrderedDict Sequential is
-    if type(module) in (nn.Sequential, nn.ModuleList) and not numbered:
+    if (type(module) is nn.Sequential and not numbered) or (type(module) is nn.ModuleList and not renumbered):
         return nn.Module
     if type(module) is not nn.Module or module._parameters or module._buffers or not names:
         return type(module)
@@ -193,6 +195,8 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
         return type(module)
     if numbered:
         return nn.Sequential if sequential else nn.ModuleList
+    if renumbered and not sequential:
+        return nn.ModuleList  # a ModuleList indexes by name: children first used last to first stay in that order
     if not any(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", n) for n in names):
         return nn.ModuleDict
     return nn.Module
@@ -250,6 +254,13 @@ def _sequential_base(cls: type | str, module: nn.Module) -> bool:
     return found is not None and issubclass(found, nn.Sequential) and names == [str(i) for i in range(len(names))]
 
 
+def _dict_base(cls: type | str, module: nn.Module) -> bool:
+    """A ModuleDict subclass with a forward of its own that holds only children: its class subclasses
+    nn.ModuleDict too, so its forward reads them by key (`self["layer1"](x)`)."""
+    found = resolve_class(cls)
+    return found is not None and issubclass(found, nn.ModuleDict) and not module._parameters and not module._buffers
+
+
 def _assemble(
     gm: fx.GraphModule,
     items: list[fx.Node | Call],
@@ -271,6 +282,8 @@ def _assemble(
         module = module_from(holders[path], graphs[path], class_name(call.frame.cls))
         if _sequential_base(call.frame.cls, module):
             module.meta[SEQUENTIAL_BASE] = True
+        elif _dict_base(call.frame.cls, module):
+            module.meta[DICT_BASE] = True
         parent, _, name = path.rpartition(".")
         holders[parent]._modules[name] = module
         holders[path] = module

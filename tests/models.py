@@ -639,3 +639,30 @@ class NamedStage(nn.Module):
 
     def forward(self, x):
         return self.stage(x)
+
+
+class Getter(nn.ModuleDict):
+    """A ModuleDict subclass with a forward, as torchvision's IntermediateLayerGetter."""
+
+    def __init__(self) -> None:
+        super().__init__({"0": nn.Linear(4, 4), "1": nn.ReLU(), "head": nn.Linear(4, 4)})
+
+    def forward(self, x):
+        for module in self.values():
+            x = module(x)
+        return x
+
+
+class Pyramid(nn.Module):
+    """ModuleLists used last to first (as torchvision's FPN does): children kept in that order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.getter = Getter()
+        self.inner = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x):
+        x = self.getter(x)
+        for i in (2, 1, 0):
+            x = self.inner[i](x) + x
+        return x

@@ -92,6 +92,8 @@ SHAPES = [
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
           counts={"class PooledHead(nn.Sequential):": 1, "self[0](": 1, "getattr(": 0}),
     Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"return self.stage(x)": 1}),
+    Shape("containers_by_name", _model(models.Pyramid), _rows, _trace, frozenset({"Getter"}),
+          counts={"class Getter(nn.ModuleDict):": 1, 'self["head"](x)': 1, "self.inner[2](x)": 1, "getattr(": 0}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
@@ -130,7 +132,7 @@ def test_outputs_equal_the_source_graph_bit_for_bit(shape: Shape, exported: dict
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 def test_one_class_per_kind_of_module(shape: Shape, exported: dict[str, Exported]) -> None:
-    classes = re.findall(r"^class (\w+)\(\s*(?:nn\.(?:Module|Sequential)|\w+)\s*\)", exported[shape.name].text, re.MULTILINE)
+    classes = re.findall(r"^class (\w+)\(\s*(?:nn\.\w+|\w+)\s*\)", exported[shape.name].text, re.MULTILINE)
     assert len(classes) == len(set(classes))  # a second class of one name would replace the first
     assert set(classes) - {"FxModule"} == shape.classes
 
