@@ -10,6 +10,7 @@ differs keeps a class of its own, named after what it adds (`BasicBlockWithDowns
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -87,7 +88,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     """Classes equal but for `__init__` literals, in first-seen order."""
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in classes:
-        init = tuple(_CHILD.sub(r"\1<child>", line) for line in cls.init_lines)
+        init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if _is_child(line) else line for line in cls.init_lines)
         slots = literal_slots(init, known)
         forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
@@ -97,9 +98,38 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
 
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
-# `nn.Identity()`) share a class that takes the child as an argument, as timm's `act_layer`.
-_CHILD = re.compile(r"^(self\.\w+ = )[A-Za-z_][\w.]*\([^()]*\)$")  # one call: a layer, not a container of them
+# `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
+# an argument, as timm's `act_layer`. A layer, or a Sequential or ModuleList of layers: anything
+# deeper (a block's whole layer stack) stays built by its class, which then has variants.
+_CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
 _CHILD_ARGUMENT = "\0child"
+
+
+def _is_child(line: str) -> bool:
+    if _CHILD.match(line) is None:
+        return False
+    try:
+        value = ast.parse(line).body[0].value  # type: ignore[attr-defined]
+    except (SyntaxError, IndexError, AttributeError):
+        return False
+    if not isinstance(value, ast.Call):
+        return False
+    if ast.unparse(value.func) in _CONTAINERS:
+        return all(_is_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
+    return _is_layer(value)
+
+
+_CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
+
+
+def _is_layer(node: ast.expr) -> bool:
+    """One call whose arguments are no calls: `nn.SiLU(inplace=True)`, `Block(64, stride=2)`."""
+    return isinstance(node, ast.Call) and not any(isinstance(n, ast.Call) for a in _arguments(node) for n in ast.walk(a))
+
+
+def _arguments(node: ast.AST) -> list[ast.expr]:
+    """A call's arguments (none for anything else)."""
+    return [*node.args, *(k.value for k in node.keywords)] if isinstance(node, ast.Call) else []
 
 
 # symbolic_trace bakes a proxy's node name into messages built from it (`f"expected 4D input (got
@@ -250,8 +280,7 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
     """Lines building a child that differs between instances in more than literals: line -> attribute."""
     out = {}
     for j, line in enumerate(cores[0]):
-        match = _CHILD.match(line)
-        if match is None:
+        if not _is_child(line):
             continue
         templates = {masked((core[j],), literal_slots((core[j],), known)) for core in cores}
         if len(templates) > 1:

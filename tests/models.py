@@ -666,3 +666,33 @@ class Pyramid(nn.Module):
         for i in (2, 1, 0):
             x = self.inner[i](x) + x
         return x
+
+
+class Mix(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        return x + torch.relu(self.fc(x))
+
+
+class Stage(nn.Module):
+    """A downsample (none in the first stage) and a Sequential of blocks, as timm's ConvNeXtStage."""
+
+    def __init__(self, width_in: int, width: int, depth: int) -> None:
+        super().__init__()
+        self.downsample = nn.Identity() if width_in == width else nn.Sequential(nn.LayerNorm(width_in), nn.Linear(width_in, width))
+        self.blocks = nn.Sequential(*(Mix(width) for _ in range(depth)))
+
+    def forward(self, x):
+        return self.blocks(self.downsample(x))
+
+
+class Stages2(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(Stage(4, 4, 2), Stage(4, 8, 3))
+
+    def forward(self, x):
+        return self.stages(x)

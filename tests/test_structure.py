@@ -94,6 +94,8 @@ SHAPES = [
     Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"return self.stage(x)": 1}),
     Shape("containers_by_name", _model(models.Pyramid), _rows, _trace, frozenset({"Getter"}),
           counts={"class Getter(nn.ModuleDict):": 1, 'self["head"](x)': 1, "self.inner[2](x)": 1, "getattr(": 0}),
+    Shape("container_children", _model(models.Stages2), _rows, _trace, frozenset({"Stage", "Mix"}),
+          counts={"Stage(downsample=nn.Identity(), blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
