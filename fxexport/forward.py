@@ -13,10 +13,11 @@ import torch
 from torch import fx
 
 from .access import module_access
-from .annotations import annotation, shape_comment
+from .annotations import shape_comment
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
+from .inlining import Planner, statement_note
 from .literals import function_reference, index_code, literal
 from .names import Namespace, is_plain_identifier, quote
 from .outputclasses import is_output_class
@@ -147,7 +148,9 @@ class _Emitter:
             self.bind_pytree_inputs(placeholders, namespace, params)
         for node in self.graph.find_nodes(op="get_attr"):
             self.names[node] = self.expression(node)  # read where used, as `self.scale`, not into a local
-        self.inlined: dict[fx.Node, fx.Node] = {} if shapes else self.plan_inlining()
+        self.inlined: dict[fx.Node, fx.Node] = {}
+        if not shapes:
+            self.inlined = self.plan_inlining()
         self.last_use = {used: self.statement_of(user) for used, user in _last_uses(self.graph).items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         self.name_values(namespace)
@@ -260,69 +263,26 @@ class _Emitter:
         return node
 
     def plan_inlining(self) -> dict[fx.Node, fx.Node]:
-        """Values used once, by the very next statement, are written inside it where they come from one
-        line of the source (`x = x + self.attn(self.norm1(x))`), or, with no source lines recorded (or shown), where
-        neither is a layer call (`x.view(b, -1).transpose(1, 2)`) or the value is returned, and the line stays short. The calls still run in the graph's
-        order: a value goes inside its user only if everything run in between goes there too, in the
-        order Python evaluates it. Names are not chosen yet: each value is measured by its node's name."""
+        """Which values are written inside the statement that uses them (inlining.py). Names are not
+        chosen yet: each is measured as one of one width."""
         for node in self.graph.nodes:
             self.names.setdefault(node, _NAME)
-        inlined: dict[fx.Node, fx.Node] = {}
-        self.inlined = inlined
-        self.roots = storage_roots(self.graph)
-        self.dying = _last_uses(self.graph)
-        self.small = _sizes(self.graph)
-        done: list[fx.Node] = []  # statements so far, each with what it holds inside
-        for user in self.graph.nodes:
-            if user.op in ("placeholder", "get_attr") or _skipped(user):
-                continue
-            operands = _operand_order(user)
-            before = len(operands)
-            while done:
-                last = done[-1]
-                if not self.inlinable(last, user) or operands.count(last) != 1 or operands.index(last) >= before:
-                    break
-                inlined[last] = user
-                if self.statement_length(user) > INLINE_WIDTH:
-                    del inlined[last]
-                    break
-                before = operands.index(last)
-                done.pop()
-            done.append(user)
+        planner = Planner(
+            self.graph,
+            self.annotate,
+            statement=lambda n: n.op not in ("placeholder", "get_attr") and not _skipped(n),
+            layer_call=lambda n: n.op == "call_module",
+            checks=lambda n: is_guards_call(self.gm, n),
+            last_use=_last_uses(self.graph),
+            small=_sizes(self.graph),
+            measure=self.statement_length,
+        )
+        self.inlined = planner.inlined  # measuring writes with the plan so far
+        planner.plan()
         for node in self.graph.nodes:
             if node.op not in ("placeholder", "get_attr"):
                 del self.names[node]
-        return inlined
-
-    def inlinable(self, node: fx.Node, user: fx.Node) -> bool:
-        if node.op not in ("call_function", "call_method", "call_module") or list(node.users) != [user]:
-            return False
-        if is_guards_call(self.gm, node) or is_guards_call(self.gm, user) or self.holds_memory(node, user):
-            return False
-        notes = [annotation(n) if self.annotate else None for n in (*self.written_in(node), user) if n.op != "output"]
-        if None not in notes:
-            return len(set(notes)) == 1  # one line of the source
-        return user.op == "output" or (node.op != "call_module" and user.op != "call_module")  # layer calls are statements of their own
-
-    def holds_memory(self, node: fx.Node, user: fx.Node) -> bool:
-        """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`
-        computes, where a statement of its own frees it first. Returning or viewing allocates nothing."""
-        if user.op == "output" or self.roots[user] is self.roots[node]:
-            return False
-        return any(
-            used.op not in ("placeholder", "get_attr") and used not in self.inlined and used not in self.small
-            and self.dying.get(used) is node and self.roots[node] is not self.roots[used]
-            for used in node.all_input_nodes
-        )  # fmt: skip
-
-    def written_in(self, node: fx.Node) -> list[fx.Node]:
-        """`node` and the values written inside its statement."""
-        inside = [n for n in node.all_input_nodes if self.inlined.get(n) is node]
-        return [found for n in inside for found in self.written_in(n)] + [node]
-
-    def note(self, node: fx.Node) -> str | None:
-        """The source line a statement comes from: that of the first of its values that has one."""
-        return next((note for n in self.written_in(node) if (note := annotation(n)) is not None), None)
+        return planner.inlined
 
     def statement_length(self, node: fx.Node) -> int:
         """The statement's length with every local name and every number of one width, so that modules
@@ -447,7 +407,7 @@ class _Emitter:
                 continue
             if _skipped(node) or node.op == "get_attr" or node in self.inlined:
                 continue
-            note = self.note(node) if self.annotate else None
+            note = statement_note(node, self.inlined) if self.annotate else None
             if note is not None and note != last_note:
                 lines.append(note)
                 last_note = note
@@ -465,9 +425,6 @@ class _Emitter:
         return lines
 
 
-# The longest statement values are written inside: black's line in a method body, less room for
-# literals that become `self.` attributes when classes are shared.
-INLINE_WIDTH = 76
 _NAME, _NUMBER_WIDTH = "name_1", "12345"
 _NUMBER = re.compile(r"(?<![\w.])\d[\w.]*(?:e[+-]?\d+)?")
 # A value that dies this many statements or more before its method returns gets a `del`; in a
@@ -486,31 +443,6 @@ def _precedence(node: fx.Node) -> int:
         if node.target in UNARY and len(node.args) == 1:
             return NOT if node.target is operator.not_ else SIGN
     return PRIMARY
-
-
-def _operand_order(node: fx.Node) -> list[fx.Node]:
-    """The values `node` reads, in the order Python evaluates them in its statement, a value read
-    twice twice; a slice bound counts as read twice (it is not written inside), and so is everything
-    in keywords that are no identifiers (written last, out of order)."""
-    found: list[fx.Node] = []
-
-    def visit(value: Any, times: int) -> None:
-        if isinstance(value, fx.Node):
-            found.extend([value] * times)
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                visit(item, times)
-        elif isinstance(value, dict):
-            for item in value.values():
-                visit(item, times)
-        elif isinstance(value, slice):
-            for item in (value.start, value.stop, value.step):
-                visit(item, 2)
-
-    visit(node.args, 1)
-    for key, value in node.kwargs.items():
-        visit(value, 1 if is_plain_identifier(key) else 2)
-    return found
 
 
 def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:

@@ -1,0 +1,119 @@
+"""Which values of a forward are written inside the statement that uses them.
+
+A value used once, by the very next statement, goes inside it where the two come from one line of
+the source, or, where no lines are recorded (or shown), where neither is a layer call or the value
+is returned; and only while the line stays short. The calls still run in the graph's order: a
+value goes inside its user only if everything run in between goes there too, in the order Python
+evaluates it. And never so that a value lives longer: a computed value a statement reads last
+stays that statement's own, unless the statement only views it or its user returns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import fx
+
+from .annotations import annotation
+from .names import is_plain_identifier
+from .views import storage_roots
+
+# The longest statement values are written inside: black's line in a method body, less room for
+# literals that become `self.` attributes when classes are shared.
+INLINE_WIDTH = 76
+
+
+@dataclass
+class Planner:
+    """Plans one graph; `inlined` (value -> the statement it is written inside) fills as it goes, so
+    `measure` (a statement's width as written with the plan so far) can read it."""
+
+    graph: fx.Graph
+    annotate: bool
+    statement: Callable[[fx.Node], bool]  # emitted as a statement of its own
+    layer_call: Callable[[fx.Node], bool]  # calls a module; the input checks are no value at all
+    checks: Callable[[fx.Node], bool]
+    last_use: dict[fx.Node, fx.Node]
+    small: set[fx.Node]  # sizes and flags: freeing them pays nothing
+    measure: Callable[[fx.Node], int]
+    inlined: dict[fx.Node, fx.Node] = field(default_factory=dict)
+
+    def plan(self) -> dict[fx.Node, fx.Node]:
+        """Walk the statements in order; each takes in the ones just before it that it may hold."""
+        roots = storage_roots(self.graph)
+        done: list[fx.Node] = []  # statements so far, each with what it holds inside
+        for user in filter(self.statement, self.graph.nodes):
+            operands = operand_order(user)
+            before = len(operands)
+            while done:
+                last = done[-1]
+                if not self.inlinable(last, user, roots) or operands.count(last) != 1 or operands.index(last) >= before:
+                    break
+                self.inlined[last] = user
+                if self.measure(user) > INLINE_WIDTH:
+                    del self.inlined[last]
+                    break
+                before = operands.index(last)
+                done.pop()
+            done.append(user)
+        return self.inlined
+
+    def inlinable(self, node: fx.Node, user: fx.Node, roots: dict[fx.Node, fx.Node]) -> bool:
+        """`node`'s statement may go inside `user`'s (order and width aside)."""
+        if node.op not in ("call_function", "call_method", "call_module") or list(node.users) != [user]:
+            return False
+        if self.checks(node) or self.checks(user) or self.holds_memory(node, user, roots):
+            return False
+        notes = [annotation(n) if self.annotate else None for n in (*written_in(node, self.inlined), user) if n.op != "output"]
+        if None not in notes:
+            return len(set(notes)) == 1  # one line of the source
+        return user.op == "output" or not (self.layer_call(node) or self.layer_call(user))  # layer calls are statements of their own
+
+    def holds_memory(self, node: fx.Node, user: fx.Node, roots: dict[fx.Node, fx.Node]) -> bool:
+        """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`
+        computes, where a statement of its own frees it first. Returning or viewing allocates nothing."""
+        if user.op == "output" or roots[user] is roots[node]:
+            return False
+        return any(
+            used.op not in ("placeholder", "get_attr") and used not in self.inlined and used not in self.small
+            and self.last_use.get(used) is node and roots[node] is not roots[used]
+            for used in node.all_input_nodes
+        )  # fmt: skip
+
+
+def written_in(node: fx.Node, inlined: dict[fx.Node, fx.Node]) -> list[fx.Node]:
+    """`node` and the values written inside its statement, in the graph's order."""
+    inside = [n for n in node.all_input_nodes if inlined.get(n) is node]
+    return [found for n in inside for found in written_in(n, inlined)] + [node]
+
+
+def statement_note(node: fx.Node, inlined: dict[fx.Node, fx.Node]) -> str | None:
+    """The source line a statement comes from: that of the first of its values that has one."""
+    return next((note for n in written_in(node, inlined) if (note := annotation(n)) is not None), None)
+
+
+def operand_order(node: fx.Node) -> list[fx.Node]:
+    """The values `node` reads, in the order Python evaluates them in its statement, a value read
+    twice twice; a slice bound counts as read twice (it is not written inside), and so is everything
+    in keywords that are no identifiers (written last, out of order)."""
+    found: list[fx.Node] = []
+
+    def visit(value: Any, times: int) -> None:
+        if isinstance(value, fx.Node):
+            found.extend([value] * times)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                visit(item, times)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item, times)
+        elif isinstance(value, slice):
+            for item in (value.start, value.stop, value.step):
+                visit(item, 2)
+
+    visit(node.args, 1)
+    for key, value in node.kwargs.items():
+        visit(value, 1 if is_plain_identifier(key) else 2)
+    return found
