@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -12,14 +11,17 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .digests import Digest, digest_of
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
 from .names import is_plain_identifier, sanitize
 from .shards import INDEX, index_json
-from .weights import safetensors_sha256, write_safetensors
+from .weights import safetensors_digest, write_safetensors
 
 MANIFEST = "fxexport.json"
+# 2: files map to "blake3:<hex>" (1: bare sha256 hex).
+MANIFEST_FORMAT = 2
 
 
 def check_target(folder: Path, overwrite: bool) -> None:
@@ -51,17 +53,13 @@ def _existing_parent(folder: Path) -> Path:
     return parent
 
 
-def _sha256(text: bytes) -> str:
-    return hashlib.sha256(text).hexdigest()
-
-
 def _quantized(item: QuantizedIR) -> dict[str, object]:
     """How a quantized tensor is rebuilt from its integer values (the entry's dtype) and two more entries."""
     return {"dtype": item.dtype, "qscheme": item.qscheme, "axis": item.axis, "scale": item.scale, "zero_point": item.zero_point}
 
 
-def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
-    """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted.
+def manifest(package: PackageIR, files: dict[str, Digest], version: str) -> str:
+    """The `fxexport.json` text: files with their digests (`"blake3:<hex>"`), tensors, modules and versions, keys sorted.
 
     A tensor rebuilt as a view records the key of the storage it views, its stride and offset; a
     quantized tensor its dtype, scheme, axis and the keys of its scales and zero points; a tensor subclass
@@ -77,8 +75,8 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     }
     data = {
         "module_name": package.class_name,
-        "files": dict(sorted(files.items())),
-        "format": 1,
+        "files": {name: str(digest) for name, digest in sorted(files.items())},
+        "format": MANIFEST_FORMAT,
         "fxexport": version,
         "modules": [[m.path, m.class_name] for m in package.modules],
         "inline_modules": [{"path": m.path, "class": m.class_name, "reason": m.reason} for m in package.inline_modules],
@@ -114,11 +112,11 @@ def write_package(
         raise FxExportError(f"cannot write to {str(folder.absolute().parent)!r}: {error.strerror}") from error
     compiling: subprocess.Popen[str] | None = None
     try:
-        hashes = {}
+        hashes: dict[str, Digest] = {}
         for relative, text in sorted(sources.items()):
             data = text.encode("utf-8")
             (staging / relative).write_bytes(data)
-            hashes[relative] = _sha256(data)
+            hashes[relative] = digest_of([data])
         if bytecode:  # compiles in another process while the weights are written
             compiling = start_bytecode(staging, [name for name in sorted(sources) if name.endswith(".py")])
         written = [0]
@@ -131,11 +129,11 @@ def write_package(
         for name in package.weight_files:
             write_safetensors(staging / name, file_tensors(package, name), advance)
         for name in package.weight_files:
-            hashes[name] = weights.result(name) if weights is not None else safetensors_sha256(file_tensors(package, name))
+            hashes[name] = weights.result(name) if weights is not None else _weights_digest(package, name)
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")
-            hashes[INDEX] = _sha256(index.encode())
+            hashes[INDEX] = digest_of([index.encode()])
         (staging / MANIFEST).write_text(manifest(package, hashes, version), encoding="utf-8")
         if compiling is not None:
             finish_bytecode(compiling)
@@ -150,6 +148,12 @@ def write_package(
         _discard(staging, compiling)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
+
+
+def _weights_digest(package: PackageIR, name: str) -> Digest:
+    found = safetensors_digest(file_tensors(package, name))
+    assert found is not None, "never stopped"
+    return found
 
 
 def _discard(staging: Path, compiling: subprocess.Popen[str] | None) -> None:
