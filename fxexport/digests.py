@@ -47,18 +47,19 @@ class Digest:
         return f"{self.algorithm}:{self.hexdigest}"
 
 
-def hasher(algorithm: str = ALGORITHM) -> Hasher:
-    """A new hasher; ValueError for an algorithm fxexport does not know."""
+def hasher(algorithm: str = ALGORITHM, *, parallel: bool = False) -> Hasher:
+    """A new hasher; ValueError for an algorithm fxexport does not know. `parallel`: BLAKE3 on every
+    core, for a hash that waits alone (verify); an export hashes on one thread beside its writes."""
     if algorithm == ALGORITHM:
-        return blake3.blake3(max_threads=blake3.blake3.AUTO)
+        return blake3.blake3(max_threads=blake3.blake3.AUTO if parallel else 1)
     if algorithm == LEGACY_ALGORITHM:
         return hashlib.sha256()
     raise ValueError(f"unknown digest algorithm {algorithm!r}")
 
 
-def digest_of(pieces: Iterable[bytes | memoryview], algorithm: str = ALGORITHM) -> Digest:
+def digest_of(pieces: Iterable[bytes | memoryview], algorithm: str = ALGORITHM, *, parallel: bool = False) -> Digest:
     """The digest of the bytes `pieces` hold, one after another."""
-    state = hasher(algorithm)
+    state = hasher(algorithm, parallel=parallel)
     for piece in pieces:
         state.update(piece)
     return Digest(algorithm, state.hexdigest())
@@ -67,4 +68,4 @@ def digest_of(pieces: Iterable[bytes | memoryview], algorithm: str = ALGORITHM) 
 def file_digest(path: Path, algorithm: str = ALGORITHM) -> Digest:
     """The digest of the file at `path`, read block by block."""
     with open(path, "rb") as handle:
-        return digest_of(iter(lambda: handle.read(_BLOCK), b""), algorithm)
+        return digest_of(iter(lambda: handle.read(_BLOCK), b""), algorithm, parallel=True)
