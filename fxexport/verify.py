@@ -14,10 +14,11 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .bytecode import write_bytecode
 from .diff import export_manifest
 from .digests import Digest, file_digest
 from .errors import FxExportError, user_code
-from .write import MANIFEST, write_bytecode
+from .write import MANIFEST
 
 
 @dataclass(frozen=True)

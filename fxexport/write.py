@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .bytecode import Compiler
 from .digests import Digest, digest_of
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
@@ -96,12 +95,12 @@ def write_package(
     version: str,
     overwrite: bool,
     progress: Callable[[int, int], None] | None = None,
-    bytecode: bool = True,
+    bytecode: Compiler | None = None,
     weights: WeightHashes | None = None,
 ) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
-    With `bytecode`, the Python sources are also compiled into `__pycache__` (see write_bytecode).
+    With a `bytecode` compiler, the Python sources are also compiled into `__pycache__` (see bytecode.py).
     `weights` hashes the weight files beside the writing (see hashes.py); else each is hashed after it.
     """
     check_target(folder, overwrite)
@@ -110,15 +109,14 @@ def write_package(
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".fxexport-tmp", dir=folder.absolute().parent))
     except OSError as error:
         raise FxExportError(f"cannot write to {str(folder.absolute().parent)!r}: {error.strerror}") from error
-    compiling: subprocess.Popen[str] | None = None
     try:
         hashes: dict[str, Digest] = {}
         for relative, text in sorted(sources.items()):
             data = text.encode("utf-8")
             (staging / relative).write_bytes(data)
             hashes[relative] = digest_of([data])
-        if bytecode:  # compiles in another process while the weights are written
-            compiling = start_bytecode(staging, [name for name in sorted(sources) if name.endswith(".py")])
+        if bytecode is not None:  # compiles in another process while the weights are written
+            bytecode.start(staging, [name for name in sorted(sources) if name.endswith(".py")])
         written = [0]
 
         def advance(count: int) -> None:
@@ -135,17 +133,17 @@ def write_package(
             (staging / INDEX).write_text(index, encoding="utf-8")
             hashes[INDEX] = digest_of([index.encode()])
         (staging / MANIFEST).write_text(manifest(package, hashes, version), encoding="utf-8")
-        if compiling is not None:
-            finish_bytecode(compiling)
+        if bytecode is not None:
+            bytecode.finish()
         umask = os.umask(0)
         os.umask(umask)
         staging.chmod(0o777 & ~umask)
         _replace(staging, folder)
     except OSError as error:
-        _discard(staging, compiling)
+        _discard(staging, bytecode)
         raise FxExportError(f"cannot write {str(folder)!r}: {error.strerror or error}") from error
     except BaseException:
-        _discard(staging, compiling)
+        _discard(staging, bytecode)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
 
@@ -156,54 +154,11 @@ def _weights_digest(package: PackageIR, name: str) -> Digest:
     return found
 
 
-def _discard(staging: Path, compiling: subprocess.Popen[str] | None) -> None:
+def _discard(staging: Path, bytecode: Compiler | None) -> None:
     """Stop a compiler still writing into the staging folder, then remove the folder."""
-    if compiling is not None and compiling.poll() is None:
-        compiling.kill()
-        compiling.wait()
+    if bytecode is not None:
+        bytecode.stop()
     shutil.rmtree(staging, ignore_errors=True)
-
-
-# Compiles in a fresh interpreter: marshal's output depends on which strings the compiling
-# process has interned, so only a pristine process gives the same bytes every time.
-_COMPILE = """
-import py_compile, sys
-folder, tag, *sources = sys.argv[1:]
-for relative in sources:
-    stem = relative.rpartition(".")[0]
-    py_compile.compile(folder + "/" + relative, cfile=f"{folder}/__pycache__/{stem}.{tag}.pyc", dfile=relative,
-                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-"""
-
-
-def write_bytecode(folder: Path, sources: list[str]) -> None:
-    """Compile each source into `__pycache__`, as `pip install` does, so the first import is fast.
-
-    Hash-checked pycs: the interpreter uses one only while its source is byte-for-byte the one
-    compiled (an edited module.py is compiled afresh), wherever the folder is moved, and reads
-    it even where bytecode is never written (PYTHONDONTWRITEBYTECODE, read-only folders). The
-    name recorded in the code is relative; the import system replaces it with the real path.
-    """
-    compiling = start_bytecode(folder, sources)
-    if compiling is not None:
-        finish_bytecode(compiling)
-
-
-def start_bytecode(folder: Path, sources: list[str]) -> subprocess.Popen[str] | None:
-    """Start compiling (see write_bytecode) in a fresh interpreter; the caller goes on meanwhile."""
-    tag = sys.implementation.cache_tag
-    if tag is None or not sys.executable or not sources:
-        return None  # an interpreter without bytecode caching, or one that cannot start itself
-    command = [sys.executable, "-I", "-c", _COMPILE, str(folder.absolute()), tag, *sources]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def finish_bytecode(compiling: subprocess.Popen[str]) -> None:
-    """Wait for the compiler started by start_bytecode; FxExportError if it failed."""
-    _, errors = compiling.communicate()
-    if compiling.returncode != 0:
-        lines = errors.strip().splitlines() or [f"exit status {compiling.returncode}"]
-        raise FxExportError(f"cannot compile the generated code to bytecode: {lines[-1]}; export with bytecode=False (--no-bytecode)")
 
 
 def _replace(staging: Path, folder: Path) -> None:
