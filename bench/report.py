@@ -38,7 +38,7 @@ with /proc/self/clear_refs first). `× fxexport`: the cell's time over fxexport'
 model and phase. Load notes compare the loaded model's output (in eval mode) with the source's.
 f.write: the bytes of fxexport's weights.safetensors for the model (its header, then each
 tensor's memory, in fxexport's order, all prepared before the clock), written into one file
-with one plain `f.write` per tensor; the notes say whether its file equals fxexport's (sha256)."""
+with one plain `f.write` per tensor; the notes say whether its file equals fxexport's (BLAKE3 digest)."""
 
 PROCESS_METHOD = """\
 Each command runs as a fresh process with this interpreter and the same environment (this
@@ -196,10 +196,10 @@ def _spread(result: dict) -> list[str]:
 
 def _same_bytes(outcome: Outcome, outcomes: list[Outcome]) -> list[str]:
     """For a tool that writes fxexport's weight bytes itself: whether its file is fxexport's, byte for byte."""
-    digest = (outcome.result or {}).get("weights_sha256")
+    digest = (outcome.result or {}).get("weights_digest")
     if digest is None or outcome.cell.tool == REFERENCE:
         return []
-    reference = value(outcomes, outcome.cell.phase, outcome.cell.model, REFERENCE, "weights_sha256")
+    reference = value(outcomes, outcome.cell.phase, outcome.cell.model, REFERENCE, "weights_digest")
     if reference is None:
         return []
     return [f"same bytes as {REFERENCE}'s weights" if digest == reference else f"BYTES DIFFER from {REFERENCE}'s weights"]

@@ -9,7 +9,6 @@ into what `save` gets, before the clock starts. Importing this module does not i
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import sys
@@ -49,7 +48,7 @@ class Tool:
     save_imports: tuple[str, ...] = ()  # imported before the clock starts, like torch itself
     load_imports: tuple[str, ...] = ()
     prepare: Callable[[Source], Any] | None = None  # untimed, before the save
-    weights_sha256: Callable[[Path], str] | None = None  # untimed, after the save: the weight file's sha256
+    weights_digest: Callable[[Path], str] | None = None  # untimed, after the save: the weight file's digest, as fxexport's manifest records one
 
 
 def _import_package(path: Path, **options: Any) -> nn.Module:
@@ -75,17 +74,15 @@ def _fxexport_source_save(src: Source, path: Path) -> None:
     fxexport.export(src.gm, path, bytecode=False)
 
 
-def _fxexport_weights_sha256(path: Path) -> str:
-    """The sha256 of the package's weights.safetensors, as its manifest records it."""
+def _fxexport_weights_digest(path: Path) -> str:
+    """The digest of the package's weights.safetensors, as its manifest records it."""
     return json.loads((path / "fxexport.json").read_text(encoding="utf-8"))["files"]["weights.safetensors"]
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        while block := stream.read(16 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+def _file_digest(path: Path) -> str:
+    from fxexport.digests import file_digest
+
+    return str(file_digest(path))
 
 
 def _fxexport_weight_chunks(src: Source) -> list[memoryview]:
@@ -160,7 +157,7 @@ TOOLS: tuple[Tool, ...] = (
         _import_package,
         _fxexport_save,
         save_imports=("fxexport",),
-        weights_sha256=_fxexport_weights_sha256,
+        weights_digest=_fxexport_weights_digest,
     ),
     # The same package without its __pycache__: what the first import costs where the shipped
     # bytecode cannot be used (another Python version), as module.py is compiled on import.
@@ -189,7 +186,7 @@ TOOLS: tuple[Tool, ...] = (
         _plain_write,
         save_imports=("fxexport",),
         prepare=_fxexport_weight_chunks,
-        weights_sha256=_file_sha256,
+        weights_digest=_file_digest,
     ),
 )
 REFERENCE = "fxexport"  # ratios are each tool's time over this tool's

@@ -186,8 +186,8 @@ def run_export(job: Job) -> dict[str, Any]:
         nodes=len(source.gm.graph.nodes),
         reference=fingerprint(source.gm, source.args),
     )
-    if tool.weights_sha256:
-        result["weights_sha256"] = tool.weights_sha256(path)
+    if tool.weights_digest:
+        result["weights_digest"] = tool.weights_digest(path)
     return result
 
 

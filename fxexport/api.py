@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 from torch import fx
 
+from .bytecode import compiler
 from .collect import RESERVED, collect
 from .errors import FxExportError
 from .formatting import check_python, format_definitions, format_sources, wrap_statements
@@ -164,12 +165,12 @@ def export(
     check_target(folder, overwrite)
     check_class_name(module_name)
     folders = template_folders(templates)
-    with _collector_paused(), WeightHashes() as hashes:
+    with _collector_paused(), WeightHashes() as hashes, compiler(bytecode) as bytecode_compiler:
         root = normalize(gm)
         if weights == "safetensors" and max_shard_size is None:
             guess(hashes, root)  # hashed beside collecting: the file most likely written
         package = _package(root, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
         hashes.start_package(package)  # kept where the guess was right
         sources = _sources(package, folders)
-        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)
+        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

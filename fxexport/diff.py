@@ -74,7 +74,7 @@ def export_manifest(folder: Path) -> dict[str, Any]:
 
 
 # The manifest's maps that every reader walks: key, type of each value, and that type in words.
-_MAPS = (("files", str, "sha256 strings"), ("tensors", dict, "objects"))
+_MAPS = (("files", str, "digest strings"), ("tensors", dict, "objects"))
 
 
 def _files(folder: Path) -> set[str]:

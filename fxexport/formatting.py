@@ -161,13 +161,23 @@ def _long_spans(body: list[ast.stmt], lines: list[str]):  # type: ignore[no-unty
         start, indent = _first_line(node), node.col_offset
         # A simple statement whole; so too if/for/while/try, for their `else:`/`except:` lines (small in generated code).
         if not _has_body(node) or not isinstance(node, _HEADED):
-            if _needs_black(lines, start, node.end_lineno or node.lineno):
+            if not _kept_by_black(node, lines) and _needs_black(lines, start, node.end_lineno or node.lineno):
                 yield _Span(start, node.end_lineno or node.lineno, indent, False)
             continue
         end = _header_end(node, lines)
         if _needs_black(lines, start, end):
             yield _Span(start, end, indent, True)
         yield from _long_spans(node.body, lines)
+
+
+def _kept_by_black(node: ast.stmt, lines: list[str]) -> bool:
+    """A string on its own (a docstring) whose closing quotes stand alone on its last line: black never
+    splits a string, and its docstring rules look at a line's length only to move closing quotes that
+    follow text, so such a statement is in black's style at any length if it is when short."""
+    return (
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        and node.end_lineno is not None and lines[node.end_lineno - 1].strip() in ('"""', "'''")
+    )  # fmt: skip
 
 
 def _black_spans(path: str, spans: list[_Span], lines: list[str]) -> list[list[str]]:

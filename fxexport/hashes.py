@@ -1,10 +1,11 @@
-"""The sha256 of each weight file, computed from the tensors' memory on a thread while the export goes on.
+"""The digest of each weight file, computed from the tensors' memory on a thread while the export goes on.
 
-sha256 runs at about 1 GB/s here, slower than the page cache takes writes, and most of a weight-heavy
-export is that hash. hashlib and file writes release the GIL, so the hash runs beside collecting,
-rendering, formatting and writing. It can start before collect on a guess of the weight file (each
-parameter, buffer and tensor attribute of the module tree once, under its first path): kept when
-collect's file has the same header and the same memory behind each entry, else hashed again.
+BLAKE3 runs at 5-10 GB/s here, about as fast as the page cache takes writes: run after the writes, the
+hash would still be a good share of a weight-heavy export. blake3 (for large inputs) and file writes
+release the GIL, so the hash runs beside collecting, rendering, formatting and writing. It can start
+before collect on a guess of the weight file (each parameter, buffer and tensor attribute of the module
+tree once, under its first path): kept when collect's file has the same header and the same memory
+behind each entry, else hashed again.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from types import TracebackType
 import torch
 from torch import nn
 
+from .digests import Digest
 from .guards import is_guards_module
 from .ir import PackageIR, TensorIR
 from .shards import SINGLE
-from .weights import header, layout, safetensors_sha256
+from .weights import header, layout, safetensors_digest
 
 # Below this many bytes a weight file hashes in milliseconds: not worth guessing it.
 GUESS_BYTES = 8 << 20
@@ -30,7 +32,7 @@ GUESS_BYTES = 8 << 20
 class _Job:
     head: bytes
     memory: tuple[tuple[object, ...], ...]  # where each entry's bytes are: what makes the same header the same file
-    digest: Future[str]
+    digest: Future[Digest | None]
     stop: threading.Event
 
 
@@ -39,7 +41,7 @@ def _memory(tensor: torch.Tensor) -> tuple[object, ...]:
 
 
 class WeightHashes:
-    """Weight file name -> its sha256, computed on one thread; a context manager that stops it on exit."""
+    """Weight file name -> its digest, computed on one thread; a context manager that stops it on exit."""
 
     def __init__(self) -> None:
         self._hasher = ThreadPoolExecutor(max_workers=1)
@@ -63,16 +65,18 @@ class WeightHashes:
         if job is not None:
             job.stop.set()
         stop = threading.Event()
-        self._jobs[name] = _Job(head, memory, self._hasher.submit(safetensors_sha256, ordered, None, stop), stop)
+        self._jobs[name] = _Job(head, memory, self._hasher.submit(safetensors_digest, ordered, None, stop), stop)
 
     def start_package(self, package: PackageIR) -> None:
         """Hash every weight file of `package` (a right guess goes on)."""
         for name in package.weight_files:
             self.start(name, file_tensors(package, name))
 
-    def result(self, name: str) -> str:
-        """The sha256 of the weight file `name`, once computed."""
-        return self._jobs[name].digest.result()
+    def result(self, name: str) -> Digest:
+        """The digest of the weight file `name`, once computed."""
+        found = self._jobs[name].digest.result()
+        assert found is not None, "a hash is stopped only when replaced or on exit"
+        return found
 
 
 def file_tensors(package: PackageIR, name: str) -> list[TensorIR]:

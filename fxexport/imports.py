@@ -97,6 +97,8 @@ class ImportTable:
         self._wrapped: set[int] = set()
         self.references: dict[object, str] = {}  # callable -> the code that names it (see literals.function_reference)
         self.built: dict[str, nn.Module] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
+        # the last built module, its source layer, and the built one as loading leaves it (see rebuild.py)
+        self.settled: tuple[nn.Module, nn.Module, nn.Module] | None = None
         self._bindings: dict[str, object] | None = None
         for alias in FIXED:
             namespace.reserve(alias)

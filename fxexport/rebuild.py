@@ -312,7 +312,15 @@ def _build(code: str, imports: ImportTable, device: str = "meta") -> nn.Module:
 def _settled(rebuilt: nn.Module, original: nn.Module, imports: ImportTable, where: str) -> nn.Module:
     """The rebuild as the package leaves it after loading: a fused reference layer with its children swapped;
     a quantized layer with its output scale and zero point (written after its constructor call) and its
-    packed weights set, as the loader does. A copy, so the cached rebuild stays as its code builds it."""
+    packed weights set, as the loader does. A copy, so the cached rebuild stays as its code builds it;
+    the last one is kept, for extra_settings reads it right after verifying did (packing weights is slow)."""
+    last = imports.settled
+    if last is None or last[0] is not rebuilt or last[1] is not original:
+        imports.settled = last = (rebuilt, original, _settle(rebuilt, original, imports, where))
+    return last[2]
+
+
+def _settle(rebuilt: nn.Module, original: nn.Module, imports: ImportTable, where: str) -> nn.Module:
     packed, swaps = packing(original), swapped_children(original, imports, where)
     if packed is None and not swaps:
         return rebuilt

@@ -152,7 +152,7 @@ def _files(package: PackageIR) -> tuple[tuple[str, str], ...]:
         *([(LOADER, "the loader that fills the model with its tensors and checks its inputs (the same file in every export)")]
           if loader_imports(package) else []),  # fmt: skip
         *weights,
-        (MANIFEST, "manifest: versions, the sha256 of each file, every tensor's shape and dtype"),
+        (MANIFEST, "manifest: versions, the BLAKE3 digest of each file, every tensor's shape and dtype"),
         ("README.md", "this file"),
     )
 

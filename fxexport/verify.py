@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -15,9 +14,11 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .bytecode import write_bytecode
 from .diff import export_manifest
+from .digests import Digest, file_digest
 from .errors import FxExportError, user_code
-from .write import MANIFEST, write_bytecode
+from .write import MANIFEST
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,16 @@ class VerifyResult:
         return "\n".join(lines)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _digest_problem(path: Path, recorded: str) -> str | None:
+    """What is wrong with the file at `path` given its manifest digest (blake3, or format 1's sha256), if anything."""
+    expected = Digest.parse(recorded)
+    try:
+        found = file_digest(path, expected.algorithm)
+    except ValueError:
+        return f"file {path.name!r} has a digest of unknown algorithm {expected.algorithm!r} in the manifest"
+    if found != expected:
+        return f"file {path.name!r} was altered or truncated ({expected.algorithm} differs)"
+    return None
 
 
 def _weight_problems(path: Path, expected: dict[str, Any]) -> list[str]:
@@ -78,16 +83,14 @@ def _weight_problems(path: Path, expected: dict[str, Any]) -> list[str]:
 
 
 def verify_files(folder: str | Path) -> VerifyResult:
-    """Every file listed with the right sha256, no extra files, every tensor present with its shape."""
+    """Every file listed with the right digest, no extra files, every tensor present with its shape."""
     folder = Path(folder)
     manifest = export_manifest(folder)
     files: dict[str, str] = dict(manifest.get("files", {}))
     present = {p.name for p in folder.iterdir() if p.is_file()} - {MANIFEST}
     problems = [f"file {name!r} is missing" for name in sorted(set(files) - present)]
     problems += [f"file {name!r} is not in the manifest" for name in sorted(present - set(files))]
-    for name in sorted(set(files) & present):
-        if _sha256(folder / name) != files[name]:
-            problems.append(f"file {name!r} was altered or truncated (sha256 differs)")
+    problems += [problem for name in sorted(set(files) & present) if (problem := _digest_problem(folder / name, files[name]))]
     tensors: dict[str, Any] = dict(manifest.get("tensors", {}))
     for name in sorted(n for n in set(files) & present if n.endswith(".safetensors")):
         # not views, nor tensor subclasses (stored as their parts)

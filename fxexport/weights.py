@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 import threading
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import torch
 
+from .digests import ALGORITHM, Digest, hasher
 from .errors import FxExportError
 from .ir import TensorIR
 
@@ -106,7 +106,7 @@ def _whole_view(tensor: torch.Tensor) -> bool:
 def write_safetensors(
     path: Path, tensors: Iterable[TensorIR], advance: Callable[[int], None] = lambda n: None, metadata: dict[str, str] | None = None
 ) -> None:
-    """Write `tensors` chunk by chunk, in `layout` order (its sha256: safetensors_sha256).
+    """Write `tensors` chunk by chunk, in `layout` order (its digest: safetensors_digest).
 
     The header is padded so the data starts at a multiple of 64 bytes, and the layout puts
     every tensor it can on a multiple of 64, so a loader can map those in place, aligned as
@@ -121,14 +121,17 @@ def write_safetensors(
                 advance(len(piece))
 
 
-def safetensors_sha256(tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None, stop: threading.Event | None = None) -> str:
-    """The sha256 of the file write_safetensors writes for `tensors`, from the tensors' memory (the
-    same bytes: no file is read), so it can run on a thread while the file is written; "" once `stop` is set."""
+def safetensors_digest(
+    tensors: Iterable[TensorIR], metadata: dict[str, str] | None = None, stop: threading.Event | None = None
+) -> Digest | None:
+    """The digest of the file write_safetensors writes for `tensors`, from the tensors' memory (the
+    same bytes: no file is read), so it can run on a thread while the file is written; None once `stop` is set."""
     ordered = layout(tensors)
-    digest = hashlib.sha256(header(ordered, metadata))
+    state = hasher()
+    state.update(header(ordered, metadata))
     for item in ordered:
         for piece in _tensor_pieces(item.tensor):
             if stop is not None and stop.is_set():
-                return ""
-            digest.update(piece)
-    return digest.hexdigest()
+                return None
+            state.update(piece)
+    return Digest(ALGORITHM, state.hexdigest())

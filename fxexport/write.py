@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .bytecode import Compiler
+from .digests import Digest, digest_of
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
 from .names import is_plain_identifier, sanitize
 from .shards import INDEX, index_json
-from .weights import safetensors_sha256, write_safetensors
+from .weights import safetensors_digest, write_safetensors
 
 MANIFEST = "fxexport.json"
+# 2: files map to "blake3:<hex>" (1: bare sha256 hex).
+MANIFEST_FORMAT = 2
 
 
 def check_target(folder: Path, overwrite: bool) -> None:
@@ -51,17 +52,13 @@ def _existing_parent(folder: Path) -> Path:
     return parent
 
 
-def _sha256(text: bytes) -> str:
-    return hashlib.sha256(text).hexdigest()
-
-
 def _quantized(item: QuantizedIR) -> dict[str, object]:
     """How a quantized tensor is rebuilt from its integer values (the entry's dtype) and two more entries."""
     return {"dtype": item.dtype, "qscheme": item.qscheme, "axis": item.axis, "scale": item.scale, "zero_point": item.zero_point}
 
 
-def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
-    """The `fxexport.json` text: files with their sha256, tensors, modules and versions, keys sorted.
+def manifest(package: PackageIR, files: dict[str, Digest], version: str) -> str:
+    """The `fxexport.json` text: files with their digests (`"blake3:<hex>"`), tensors, modules and versions, keys sorted.
 
     A tensor rebuilt as a view records the key of the storage it views, its stride and offset; a
     quantized tensor its dtype, scheme, axis and the keys of its scales and zero points; a tensor subclass
@@ -77,8 +74,8 @@ def manifest(package: PackageIR, files: dict[str, str], version: str) -> str:
     }
     data = {
         "module_name": package.class_name,
-        "files": dict(sorted(files.items())),
-        "format": 1,
+        "files": {name: str(digest) for name, digest in sorted(files.items())},
+        "format": MANIFEST_FORMAT,
         "fxexport": version,
         "modules": [[m.path, m.class_name] for m in package.modules],
         "inline_modules": [{"path": m.path, "class": m.class_name, "reason": m.reason} for m in package.inline_modules],
@@ -98,12 +95,12 @@ def write_package(
     version: str,
     overwrite: bool,
     progress: Callable[[int, int], None] | None = None,
-    bytecode: bool = True,
+    bytecode: Compiler | None = None,
     weights: WeightHashes | None = None,
 ) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
-    With `bytecode`, the Python sources are also compiled into `__pycache__` (see write_bytecode).
+    With a `bytecode` compiler, the Python sources are also compiled into `__pycache__` (see bytecode.py).
     `weights` hashes the weight files beside the writing (see hashes.py); else each is hashed after it.
     """
     check_target(folder, overwrite)
@@ -112,15 +109,14 @@ def write_package(
         staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".fxexport-tmp", dir=folder.absolute().parent))
     except OSError as error:
         raise FxExportError(f"cannot write to {str(folder.absolute().parent)!r}: {error.strerror}") from error
-    compiling: subprocess.Popen[str] | None = None
     try:
-        hashes = {}
+        hashes: dict[str, Digest] = {}
         for relative, text in sorted(sources.items()):
             data = text.encode("utf-8")
             (staging / relative).write_bytes(data)
-            hashes[relative] = _sha256(data)
-        if bytecode:  # compiles in another process while the weights are written
-            compiling = start_bytecode(staging, [name for name in sorted(sources) if name.endswith(".py")])
+            hashes[relative] = digest_of([data])
+        if bytecode is not None:  # compiles in another process while the weights are written
+            bytecode.start(staging, [name for name in sorted(sources) if name.endswith(".py")])
         written = [0]
 
         def advance(count: int) -> None:
@@ -131,75 +127,38 @@ def write_package(
         for name in package.weight_files:
             write_safetensors(staging / name, file_tensors(package, name), advance)
         for name in package.weight_files:
-            hashes[name] = weights.result(name) if weights is not None else safetensors_sha256(file_tensors(package, name))
+            hashes[name] = weights.result(name) if weights is not None else _weights_digest(package, name)
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")
-            hashes[INDEX] = _sha256(index.encode())
+            hashes[INDEX] = digest_of([index.encode()])
         (staging / MANIFEST).write_text(manifest(package, hashes, version), encoding="utf-8")
-        if compiling is not None:
-            finish_bytecode(compiling)
+        if bytecode is not None:
+            bytecode.finish()
         umask = os.umask(0)
         os.umask(umask)
         staging.chmod(0o777 & ~umask)
         _replace(staging, folder)
     except OSError as error:
-        _discard(staging, compiling)
+        _discard(staging, bytecode)
         raise FxExportError(f"cannot write {str(folder)!r}: {error.strerror or error}") from error
     except BaseException:
-        _discard(staging, compiling)
+        _discard(staging, bytecode)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
 
 
-def _discard(staging: Path, compiling: subprocess.Popen[str] | None) -> None:
+def _weights_digest(package: PackageIR, name: str) -> Digest:
+    found = safetensors_digest(file_tensors(package, name))
+    assert found is not None, "never stopped"
+    return found
+
+
+def _discard(staging: Path, bytecode: Compiler | None) -> None:
     """Stop a compiler still writing into the staging folder, then remove the folder."""
-    if compiling is not None and compiling.poll() is None:
-        compiling.kill()
-        compiling.wait()
+    if bytecode is not None:
+        bytecode.stop()
     shutil.rmtree(staging, ignore_errors=True)
-
-
-# Compiles in a fresh interpreter: marshal's output depends on which strings the compiling
-# process has interned, so only a pristine process gives the same bytes every time.
-_COMPILE = """
-import py_compile, sys
-folder, tag, *sources = sys.argv[1:]
-for relative in sources:
-    stem = relative.rpartition(".")[0]
-    py_compile.compile(folder + "/" + relative, cfile=f"{folder}/__pycache__/{stem}.{tag}.pyc", dfile=relative,
-                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
-"""
-
-
-def write_bytecode(folder: Path, sources: list[str]) -> None:
-    """Compile each source into `__pycache__`, as `pip install` does, so the first import is fast.
-
-    Hash-checked pycs: the interpreter uses one only while its source is byte-for-byte the one
-    compiled (an edited module.py is compiled afresh), wherever the folder is moved, and reads
-    it even where bytecode is never written (PYTHONDONTWRITEBYTECODE, read-only folders). The
-    name recorded in the code is relative; the import system replaces it with the real path.
-    """
-    compiling = start_bytecode(folder, sources)
-    if compiling is not None:
-        finish_bytecode(compiling)
-
-
-def start_bytecode(folder: Path, sources: list[str]) -> subprocess.Popen[str] | None:
-    """Start compiling (see write_bytecode) in a fresh interpreter; the caller goes on meanwhile."""
-    tag = sys.implementation.cache_tag
-    if tag is None or not sys.executable or not sources:
-        return None  # an interpreter without bytecode caching, or one that cannot start itself
-    command = [sys.executable, "-I", "-c", _COMPILE, str(folder.absolute()), tag, *sources]
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def finish_bytecode(compiling: subprocess.Popen[str]) -> None:
-    """Wait for the compiler started by start_bytecode; FxExportError if it failed."""
-    _, errors = compiling.communicate()
-    if compiling.returncode != 0:
-        lines = errors.strip().splitlines() or [f"exit status {compiling.returncode}"]
-        raise FxExportError(f"cannot compile the generated code to bytecode: {lines[-1]}; export with bytecode=False (--no-bytecode)")
 
 
 def _replace(staging: Path, folder: Path) -> None:

@@ -121,3 +121,36 @@ def test_a_long_constructor_call_is_wrapped_without_black(monkeypatch: pytest.Mo
     _, files = fxexport.generate(fx.symbolic_trace(_LongConstructor()), package_name="pkg")
     assert "self.conv = nn.Conv2d(\n" in files["module.py"] and seen == []
     assert files["module.py"] == real("module.py", files["module.py"])
+
+
+class _ATracerWhoseNameMakesTheProducerLineOfTheModuleDocstringLongerThanBlackAllows(fx.Tracer):
+    pass
+
+
+def test_a_long_docstring_line_needs_no_black(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = formatting.format_source
+    monkeypatch.setattr(formatting, "format_source", lambda path, source: seen.append(source) or real(path, source))
+    model = nn.Linear(2, 3)
+    traced = fx.GraphModule(model, _ATracerWhoseNameMakesTheProducerLineOfTheModuleDocstringLongerThanBlackAllows().trace(model))
+    _, files = fxexport.generate(traced, package_name="pkg")
+    assert max(len(line) for line in files["module.py"].split('"""')[1].splitlines()) > formatting.LINE_LENGTH
+    assert seen == [] and files["module.py"] == real("module.py", files["module.py"])
+
+
+WORDS = " ".join(["word"] * 25)
+DOCSTRINGS = [  # (source in black's style but for its length, whether black must see it)
+    (f'"""Doc.\n\n{WORDS}\n"""\n', False),
+    (f'def f():\n    """Doc.\n\n    {WORDS}\n    """\n', False),
+    (f'"""Doc.\n\n{WORDS}"""\n', True),  # black moves closing quotes off a long last line
+    (f'x = """{WORDS}"""\n', True),  # not a lone string
+]
+
+
+@pytest.mark.parametrize("source,black", DOCSTRINGS)
+def test_only_a_docstring_that_black_keeps_skips_black(monkeypatch: pytest.MonkeyPatch, source: str, black: bool) -> None:
+    seen: list[str] = []
+    real = formatting.format_source
+    monkeypatch.setattr(formatting, "format_source", lambda path, text: seen.append(text) or real(path, text))
+    assert formatting.format_python("m.py", source) == real("m.py", source)
+    assert bool(seen) == black

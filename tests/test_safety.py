@@ -61,6 +61,30 @@ def test_exception_mid_write_leaves_no_target(tmp_path: Path, monkeypatch: pytes
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("stage", ["collect", "write_safetensors"])
+def test_a_failed_export_ends_its_bytecode_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    import fxexport.api as api
+    import fxexport.bytecode as bytecode
+    import fxexport.write as write
+
+    started: list[bytecode.Compiler] = []
+
+    class Recorded(bytecode.Compiler):
+        def __init__(self, tag: str) -> None:
+            super().__init__(tag)
+            started.append(self)
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(bytecode, "Compiler", Recorded)
+    monkeypatch.setattr(api if stage == "collect" else write, stage, explode)
+    with pytest.raises(RuntimeError, match="^disk on fire$"):
+        fxexport.export(fx.symbolic_trace(nn.Linear(2, 2)), tmp_path / "pkg")
+    assert len(started) == 1 and started[0]._process.poll() is not None
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture
 def exported(tmp_path: Path) -> Path:
     torch.manual_seed(0)
@@ -90,6 +114,60 @@ def test_verify_names_a_tensor_missing_from_the_weights(exported: Path) -> None:
     manifest["tensors"]["0.extra"] = {"dtype": "float32", "shape": [1]}
     (exported / "fxexport.json").write_text(json.dumps(manifest))
     assert any("tensor '0.extra' is missing" in p for p in verify_files(exported).problems)
+
+
+def test_manifest_records_the_blake3_of_every_file(exported: Path) -> None:
+    import blake3
+
+    manifest = json.loads((exported / "fxexport.json").read_text())
+    assert manifest["format"] == 2
+    assert manifest["files"] == {name: "blake3:" + blake3.blake3((exported / name).read_bytes()).hexdigest() for name in manifest["files"]}
+
+
+def _flip_one_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1  # same size: only the digest can tell
+    path.write_bytes(bytes(data))
+
+
+def test_verify_finds_a_changed_byte_by_its_blake3(exported: Path) -> None:
+    _flip_one_byte(exported / "weights.safetensors")
+    assert verify_files(exported).problems == ("file 'weights.safetensors' was altered or truncated (blake3 differs)",)
+
+
+def _as_format_1(folder: Path) -> None:
+    """Rewrite the manifest as fxexport wrote it before BLAKE3: format 1, bare sha256 hex digests."""
+    import hashlib
+
+    manifest = json.loads((folder / "fxexport.json").read_text())
+    manifest["format"] = 1
+    manifest["files"] = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in manifest["files"]}
+    (folder / "fxexport.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def test_verify_checks_an_older_manifests_sha256(exported: Path) -> None:
+    _as_format_1(exported)
+    assert verify_files(exported).ok, verify_files(exported).report()
+    _flip_one_byte(exported / "README.md")
+    assert verify_files(exported).problems == ("file 'README.md' was altered or truncated (sha256 differs)",)
+
+
+def test_diff_reads_an_older_manifest(exported: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from fxexport.diff import diff_exports
+
+    old = tmp_path / "old_pkg"
+    shutil.copytree(exported, old)
+    _as_format_1(old)
+    assert [d.path for d in diff_exports(old, exported).differences] == ["fxexport.json"]
+
+
+def test_verify_names_a_digest_it_does_not_know(exported: Path) -> None:
+    manifest = json.loads((exported / "fxexport.json").read_text())
+    manifest["files"]["module.py"] = "md5:0"
+    (exported / "fxexport.json").write_text(json.dumps(manifest))
+    assert verify_files(exported).problems == ("file 'module.py' has a digest of unknown algorithm 'md5' in the manifest",)
 
 
 def test_verify_against_source(exported: Path) -> None:

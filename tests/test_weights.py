@@ -215,15 +215,15 @@ GUESSES = [  # (model, whether the guess made before collect is the file collect
 
 @pytest.mark.parametrize("name,build,right", GUESSES, ids=[g[0] for g in GUESSES])
 def test_weight_hash_is_the_files_whether_the_early_guess_was_right(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, build, right: bool) -> None:
-    import hashlib
+    import blake3
 
     from fxexport import hashes
 
     monkeypatch.setattr(hashes, "GUESS_BYTES", 0)  # guess however small the weights
     computed: list[int] = []
-    real = hashes.safetensors_sha256
-    monkeypatch.setattr(hashes, "safetensors_sha256", lambda *args: computed.append(1) or real(*args))
+    real = hashes.safetensors_digest
+    monkeypatch.setattr(hashes, "safetensors_digest", lambda *args: computed.append(1) or real(*args))
     fxexport.export(fx.symbolic_trace(build()), tmp_path / "pkg")
     manifest = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())
-    assert manifest["files"]["weights.safetensors"] == hashlib.sha256((tmp_path / "pkg" / "weights.safetensors").read_bytes()).hexdigest()
+    assert manifest["files"]["weights.safetensors"] == "blake3:" + blake3.blake3((tmp_path / "pkg" / "weights.safetensors").read_bytes()).hexdigest()
     assert len(computed) == (1 if right else 2)
