@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 from torch import fx, nn
@@ -24,12 +25,27 @@ def _position(module: nn.Module | None, atom: str) -> int | None:
     indexed = type(module) in INDEXED or (isinstance(module, fx.GraphModule) and module.meta.get(SEQUENTIAL_BASE, False))
     if not indexed:
         return None
-    position = list(module._modules).index(atom)
-    if atom.isdigit() and type(module) is nn.ModuleList and sorted(map(str, range(len(module._modules)))) == sorted(module._modules):
-        return int(atom)  # a ModuleList indexes by name (`str(i)`), whatever the order its children were added in
     if atom.isdigit():
-        return position if position == int(atom) else None
-    return None if is_plain_identifier(atom) or type(module) is nn.ModuleList else position
+        number = int(atom)
+        if _name_at(module, number) == atom:
+            return number
+        return number if type(module) is nn.ModuleList and _numbered(module) else None  # a ModuleList indexes by name
+    if is_plain_identifier(atom) or type(module) is nn.ModuleList:
+        return None
+    return list(module._modules).index(atom)
+
+
+def _name_at(module: nn.Module, position: int) -> str | None:
+    """The name of a module's child at `position`, or None."""
+    if position >= len(module._modules):
+        return None
+    return next(itertools.islice(module._modules, position, None))
+
+
+def _numbered(module: nn.Module) -> bool:
+    """Children named 0 to n-1, in any order (as a ModuleList whose children were added out of order)."""
+    count = len(module._modules)
+    return all(name.isdigit() and int(name) < count for name in module._modules)
 
 
 def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> str:

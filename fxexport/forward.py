@@ -148,10 +148,13 @@ class _Emitter:
             self.bind_pytree_inputs(placeholders, namespace, params)
         for node in self.graph.find_nodes(op="get_attr"):
             self.names[node] = self.expression(node)  # read where used, as `self.scale`, not into a local
+        self.small = _sizes(self.graph)
+        self.roots = storage_roots(self.graph)
+        last_uses = _last_uses(self.graph)
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
-            self.inlined = self.plan_inlining()
-        self.last_use = {used: self.statement_of(user) for used, user in _last_uses(self.graph).items()}
+            self.inlined = self.plan_inlining(last_uses)
+        self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         self.name_values(namespace)
 
@@ -262,7 +265,7 @@ class _Emitter:
             node = self.inlined[node]
         return node
 
-    def plan_inlining(self) -> dict[fx.Node, fx.Node]:
+    def plan_inlining(self, last_uses: dict[fx.Node, fx.Node]) -> dict[fx.Node, fx.Node]:
         """Which values are written inside the statement that uses them (inlining.py). Names are not
         chosen yet: each is measured as one of one width."""
         for node in self.graph.nodes:
@@ -273,8 +276,9 @@ class _Emitter:
             statement=lambda n: n.op not in ("placeholder", "get_attr") and not _skipped(n),
             layer_call=lambda n: n.op == "call_module",
             checks=lambda n: is_guards_call(self.gm, n),
-            last_use=_last_uses(self.graph),
-            small=_sizes(self.graph),
+            last_use=last_uses,
+            small=self.small,
+            roots=self.roots,
             measure=self.statement_length,
         )
         self.inlined = planner.inlined  # measuring writes with the plan so far
@@ -352,9 +356,9 @@ class _Emitter:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
         (a view's `del` alone frees nothing while the value it views lives on)."""
         order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n) and n not in self.inlined)}
-        small = _sizes(self.graph)
+        small = self.small
         members: dict[fx.Node, list[fx.Node]] = {}
-        for node, root in storage_roots(self.graph).items():
+        for node, root in self.roots.items():
             members.setdefault(root, []).append(node)
         frees: dict[fx.Node, list[str]] = {}
         for root, values in members.items():

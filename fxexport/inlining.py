@@ -18,7 +18,6 @@ from torch import fx
 
 from .annotations import annotation
 from .names import is_plain_identifier
-from .views import storage_roots
 
 # The longest statement values are written inside: black's line in a method body, less room for
 # literals that become `self.` attributes when classes are shared.
@@ -37,19 +36,26 @@ class Planner:
     checks: Callable[[fx.Node], bool]
     last_use: dict[fx.Node, fx.Node]
     small: set[fx.Node]  # sizes and flags: freeing them pays nothing
+    roots: dict[fx.Node, fx.Node]  # each value -> the value whose memory it uses (views.storage_roots)
     measure: Callable[[fx.Node], int]
     inlined: dict[fx.Node, fx.Node] = field(default_factory=dict)
+    notes: dict[fx.Node, str | None] = field(default_factory=dict)
 
     def plan(self) -> dict[fx.Node, fx.Node]:
         """Walk the statements in order; each takes in the ones just before it that it may hold."""
-        roots = storage_roots(self.graph)
+        roots = self.roots
         done: list[fx.Node] = []  # statements so far, each with what it holds inside
         for user in filter(self.statement, self.graph.nodes):
-            operands = operand_order(user)
-            before = len(operands)
-            while done:
+            operands: list[fx.Node] | None = None  # found once the statement before is used by this one alone
+            before = 0
+            while done and len(done[-1].users) == 1 and user in done[-1].users:
                 last = done[-1]
-                if not self.inlinable(last, user, roots) or operands.count(last) != 1 or operands.index(last) >= before:
+                if not self.inlinable(last, user, roots):
+                    break
+                if operands is None:
+                    operands = operand_order(user)
+                    before = len(operands)
+                if operands.count(last) != 1 or operands.index(last) >= before:
                     break
                 self.inlined[last] = user
                 if self.measure(user) > INLINE_WIDTH:
@@ -62,14 +68,22 @@ class Planner:
 
     def inlinable(self, node: fx.Node, user: fx.Node, roots: dict[fx.Node, fx.Node]) -> bool:
         """`node`'s statement may go inside `user`'s (order and width aside)."""
-        if node.op not in ("call_function", "call_method", "call_module") or list(node.users) != [user]:
+        if node.op not in ("call_function", "call_method", "call_module"):
             return False
-        if self.checks(node) or self.checks(user) or self.holds_memory(node, user, roots):
+        if self.holds_memory(node, user, roots) or any(n.op == "call_module" and self.checks(n) for n in (node, user)):
             return False
-        notes = [annotation(n) if self.annotate else None for n in (*written_in(node, self.inlined), user) if n.op != "output"]
+        notes = [self.note(n) for n in (*written_in(node, self.inlined), user) if n.op != "output"]
         if None not in notes:
             return len(set(notes)) == 1  # one line of the source
         return user.op == "output" or not (self.layer_call(node) or self.layer_call(user))  # layer calls are statements of their own
+
+    def note(self, node: fx.Node) -> str | None:
+        """The source line `node` comes from, if recorded and shown."""
+        if not self.annotate:
+            return None
+        if node not in self.notes:
+            self.notes[node] = annotation(node)
+        return self.notes[node]
 
     def holds_memory(self, node: fx.Node, user: fx.Node, roots: dict[fx.Node, fx.Node]) -> bool:
         """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`
