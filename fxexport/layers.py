@@ -21,7 +21,7 @@ from .aten_spellings import bind
 from .calls import body_nodes, resolve_class, stack_frames
 from .layer_recovery import LAYERS, Recovered, Run, bound_calls, recover
 from .raising import is_aten
-from .subgraphs import copy_graph, holder_copy, with_graph
+from .subgraphs import copy_graph, holder_copy, private_holder, with_graph
 
 # Inputs larger than this are not made up to check a layer (its ops stay).
 MAX_SAMPLE_ELEMENTS = 1 << 24
@@ -277,21 +277,14 @@ def _caller_trace(trace: str | None) -> str | None:
 
 def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int]) -> None:
     """Put `layer` at `parts` under `root`, copying the shared holders on the way (creating missing ones)."""
-    parent = root
-    for name in parts[:-1]:
-        child = parent._modules.get(name)
-        if child is None or id(child) not in private:
-            child = _new_holder(parent.training) if child is None else holder_copy(child)
-            _place(parent, name, child)
-            private.add(id(child))
-        parent = child
-    _place(parent, parts[-1], layer)
+    _place(private_holder(root, parts[:-1], private, _new_holder), parts[-1], layer)
 
 
-def _new_holder(training: bool) -> nn.Module:
-    """A module for a stateless layer's missing parent, in its parent's mode."""
+def _new_holder(parent: nn.Module, name: str) -> nn.Module:
+    """A module for a stateless layer's missing parent, in its parent's mode, set in its place."""
     new = nn.Module()
-    new.training = training
+    new.training = parent.training
+    _place(parent, name, new)
     return new
 
 

@@ -7,14 +7,13 @@ modules and tensors. Calls without a public spelling stay `torch.ops.aten...`.
 from __future__ import annotations
 
 import operator
-from typing import cast
 
 import torch
 from torch import fx, nn
 
 from .aten_spellings import FIRST_OUTPUT_ONLY, RENAMES, spelling
 from .indexing import drop_aliases, merge_indexing
-from .subgraphs import copy_graph, holder_copy, with_graph
+from .subgraphs import copy_graph, holder_copy, private_holder, with_graph
 
 
 def is_aten(node: fx.Node) -> bool:
@@ -92,15 +91,8 @@ def _drop_constants(root: nn.Module, targets: list[str]) -> None:
     """Delete the tensor constants `targets` from `root`, a holder copy, copying the holders on their paths."""
     copied = {id(root)}
     for target in targets:
-        owner = root
-        for part in target.split(".")[:-1]:
-            child = cast(nn.Module, owner._modules[part])
-            if id(child) not in copied:
-                child = holder_copy(child)
-                owner._modules[part] = child
-                copied.add(id(child))
-            owner = child
-        del owner.__dict__[target.rpartition(".")[2]]
+        path, _, name = target.rpartition(".")
+        del private_holder(root, path.split(".") if path else [], copied).__dict__[name]
 
 
 def _raise(graph: fx.Graph, node: fx.Node) -> None:

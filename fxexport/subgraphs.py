@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import operator
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import torch
@@ -171,6 +172,27 @@ def holder_copy(module: nn.Module) -> nn.Module:
         if isinstance(value, torch.Tensor):
             new.__dict__[key] = value
     return new
+
+
+def private_holder(
+    root: nn.Module, parts: Sequence[str], private: set[int], missing: Callable[[nn.Module, str], nn.Module] | None = None
+) -> nn.Module:
+    """The holder at `parts` under `root`, each holder on the way not yet in `private` (ids) replaced
+    where it stands by a copy of its own (`holder_copy`) and added to it; a missing one is made and
+    set by `missing(parent, name)`."""
+    parent = root
+    for name in parts:
+        child = parent._modules.get(name)
+        if child is None:
+            if missing is None:
+                raise KeyError(f"no module {name!r} on the path {'.'.join(parts)!r}")
+            child = missing(parent, name)
+        elif id(child) not in private:
+            child = holder_copy(child)
+            parent._modules[name] = child
+        private.add(id(child))
+        parent = child
+    return parent
 
 
 def with_graph(gm: fx.GraphModule, graph: fx.Graph, holder: nn.Module | None = None) -> fx.GraphModule:
