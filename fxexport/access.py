@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from torch import fx, nn
 
@@ -29,7 +29,7 @@ def _position(module: nn.Module | None, atom: str) -> int | None:
         number = int(atom)
         if _name_at(module, number) == atom:
             return number
-        return number if type(module) is nn.ModuleList and _numbered(module) else None  # a ModuleList indexes by name
+        return number if type(module) is nn.ModuleList and numbered_in_any_order(module._modules) else None  # a ModuleList indexes by name
     if is_plain_identifier(atom) or type(module) is nn.ModuleList:
         return None
     return list(module._modules).index(atom)
@@ -42,10 +42,9 @@ def _name_at(module: nn.Module, position: int) -> str | None:
     return next(itertools.islice(module._modules, position, None))
 
 
-def _numbered(module: nn.Module) -> bool:
-    """Children named 0 to n-1, in any order (as a ModuleList whose children were added out of order)."""
-    count = len(module._modules)
-    return all(name.isdigit() and int(name) < count for name in module._modules)
+def numbered_in_any_order(names: Collection[str]) -> bool:
+    """Names 0 to n-1, in any order (a ModuleList's children added out of order), at least one."""
+    return bool(names) and set(names) == {str(i) for i in range(len(names))}
 
 
 def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> str:

@@ -62,7 +62,7 @@ def compose(first: Any, second: Any, ndim: int) -> Any:
 def _per_dimension(index: Any, ndim: int) -> list[Any] | None:
     """One item (an int or a slice) per dimension, or None for anything else (tensors, None, bools)."""
     items = list(index) if isinstance(index, tuple) else [index]
-    if items.count(Ellipsis) > 1 or not all(item is Ellipsis or _basic(item) for item in items):
+    if items.count(Ellipsis) > 1 or not all(item is Ellipsis or basic_item(item) for item in items):
         return None
     if Ellipsis in items:
         at = items.index(Ellipsis)
@@ -72,7 +72,8 @@ def _per_dimension(index: Any, ndim: int) -> list[Any] | None:
     return items + [_FULL] * (ndim - len(items))
 
 
-def _basic(item: Any) -> bool:
+def basic_item(item: Any) -> bool:
+    """An int (or a value recorded as one) or a slice: one dimension of a basic index."""
     if isinstance(item, slice):
         return True
     if isinstance(item, fx.Node):

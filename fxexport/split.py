@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx, nn
 
-from .access import DICT_BASE, SEQUENTIAL_BASE
+from .access import DICT_BASE, SEQUENTIAL_BASE, numbered_in_any_order
 from .calls import (
     Call,
     Frame,
@@ -183,7 +183,7 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
     name: 0 to n-1 in any order (the order the graph first used them, which state_dict() keeps)."""
     names = list(module._modules) if names is None else names
     numbered = bool(names) and names == [str(i) for i in range(len(names))]
-    renumbered = bool(names) and sorted(names) == sorted(str(i) for i in range(len(names)))  # 0..n-1, out of order
+    renumbered = numbered_in_any_order(names)
     stateless = not module._parameters and not module._buffers and not any(isinstance(v, torch.Tensor) for v in vars(module).values())
     if sequential and names and stateless and type(module) in (nn.Module, nn.Sequential):
         return nn.Sequential  # a recorded Sequential: numbered, or named as an OrderedDict Sequential is

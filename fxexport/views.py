@@ -10,6 +10,8 @@ from typing import Any
 import torch
 from torch import fx
 
+from .indexing import basic_item
+
 # Tensor methods and torch functions whose result is always a view of their first argument (or,
 # for split and the like, a tuple of views). reshape, flatten and contiguous may copy: not listed.
 _VIEW_METHODS = frozenset({
@@ -66,10 +68,4 @@ def _makes_views(node: fx.Node) -> bool:
 def _basic(index: Any) -> bool:
     """An index of ints, slices, `...` and None only: indexing with it gives a view."""
     items = index if isinstance(index, tuple) else (index,)
-    for item in items:
-        if isinstance(item, fx.Node):
-            if not isinstance(item.meta.get("val"), (int, torch.SymInt)):
-                return False
-        elif not (item is None or item is Ellipsis or isinstance(item, slice) or (isinstance(item, int) and not isinstance(item, bool))):
-            return False
-    return True
+    return all(item is None or item is Ellipsis or basic_item(item) for item in items)
