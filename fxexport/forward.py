@@ -274,7 +274,6 @@ class _Emitter:
             self.graph,
             self.annotate,
             statement=lambda n: n.op not in ("placeholder", "get_attr") and not _skipped(n),
-            layer_call=lambda n: n.op == "call_module",
             checks=lambda n: is_guards_call(self.gm, n),
             last_use=last_uses,
             small=self.small,
@@ -356,14 +355,13 @@ class _Emitter:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
         (a view's `del` alone frees nothing while the value it views lives on)."""
         order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n) and n not in self.inlined)}
-        small = self.small
         members: dict[fx.Node, list[fx.Node]] = {}
         for node, root in self.roots.items():
             members.setdefault(root, []).append(node)
         frees: dict[fx.Node, list[str]] = {}
         for root, values in members.items():
             deaths = [self.last_use[v] for v in values if v in self.last_use]
-            if not deaths or root.op in ("placeholder", "get_attr") or root in small or any(d.op == "output" for d in deaths):
+            if not deaths or root.op in ("placeholder", "get_attr") or root in self.small or any(d.op == "output" for d in deaths):
                 continue
             death = max(deaths, key=order.__getitem__)
             if len(order) - order[death] <= DEL_DISTANCE:

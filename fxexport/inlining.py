@@ -32,8 +32,7 @@ class Planner:
     graph: fx.Graph
     annotate: bool
     statement: Callable[[fx.Node], bool]  # emitted as a statement of its own
-    layer_call: Callable[[fx.Node], bool]  # calls a module; the input checks are no value at all
-    checks: Callable[[fx.Node], bool]
+    checks: Callable[[fx.Node], bool]  # a call of the input checks (emitted as checks, not as a value)
     last_use: dict[fx.Node, fx.Node]
     small: set[fx.Node]  # sizes and flags: freeing them pays nothing
     roots: dict[fx.Node, fx.Node]  # each value -> the value whose memory it uses (views.storage_roots)
@@ -43,14 +42,13 @@ class Planner:
 
     def plan(self) -> dict[fx.Node, fx.Node]:
         """Walk the statements in order; each takes in the ones just before it that it may hold."""
-        roots = self.roots
         done: list[fx.Node] = []  # statements so far, each with what it holds inside
         for user in filter(self.statement, self.graph.nodes):
             operands: list[fx.Node] | None = None  # found once the statement before is used by this one alone
             before = 0
             while done and len(done[-1].users) == 1 and user in done[-1].users:
                 last = done[-1]
-                if not self.inlinable(last, user, roots):
+                if not self.inlinable(last, user):
                     break
                 if operands is None:
                     operands = operand_order(user)
@@ -66,16 +64,16 @@ class Planner:
             done.append(user)
         return self.inlined
 
-    def inlinable(self, node: fx.Node, user: fx.Node, roots: dict[fx.Node, fx.Node]) -> bool:
+    def inlinable(self, node: fx.Node, user: fx.Node) -> bool:
         """`node`'s statement may go inside `user`'s (order and width aside)."""
         if node.op not in ("call_function", "call_method", "call_module"):
             return False
-        if self.holds_memory(node, user, roots) or any(n.op == "call_module" and self.checks(n) for n in (node, user)):
+        if self.holds_memory(node, user) or any(n.op == "call_module" and self.checks(n) for n in (node, user)):
             return False
         notes = [self.note(n) for n in (*written_in(node, self.inlined), user) if n.op != "output"]
         if None not in notes:
             return len(set(notes)) == 1  # one line of the source
-        return user.op == "output" or not (self.layer_call(node) or self.layer_call(user))  # layer calls are statements of their own
+        return user.op == "output" or "call_module" not in (node.op, user.op)  # layer calls are statements of their own
 
     def note(self, node: fx.Node) -> str | None:
         """The source line `node` comes from, if recorded and shown."""
@@ -85,9 +83,10 @@ class Planner:
             self.notes[node] = annotation(node)
         return self.notes[node]
 
-    def holds_memory(self, node: fx.Node, user: fx.Node, roots: dict[fx.Node, fx.Node]) -> bool:
+    def holds_memory(self, node: fx.Node, user: fx.Node) -> bool:
         """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`
         computes, where a statement of its own frees it first. Returning or viewing allocates nothing."""
+        roots = self.roots
         if user.op == "output" or roots[user] is roots[node]:
             return False
         return any(
