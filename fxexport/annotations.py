@@ -28,7 +28,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
 _ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
 # The header of a class fxexport wrote (black may have split it): its base, then the source comment.
-_GENERATED_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential)|[A-Za-z_]\w*),?\s*\):  # (?P<comment>[^\n]+)\n?")
+_GENERATED_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):  # (?P<comment>[^\n]+)\n?")
 
 
 @cache

@@ -32,7 +32,8 @@ from .calls import (
 )
 from .ir import InlineModule
 from .rebuild import is_holder
-from .subgraphs import Builder, interface, module_from
+from .packing import list_arguments
+from .subgraphs import Builder, ListArgument, interface, module_from
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ def split(gm: fx.GraphModule) -> Structure:
         items = call_tree(nodes, stacks)
         calls = [c for item in items if isinstance(item, Call) for c in item.calls()]
         graphs: dict[str, fx.Graph] = {}  # module path -> the graph of its first call
-        found = _problems(calls, modules, graphs)
+        lists = list_arguments(calls)
+        found = _problems(calls, modules, graphs, lists)
         if not found:
             break
         inline.update(found)
@@ -68,10 +70,12 @@ def split(gm: fx.GraphModule) -> Structure:
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, items, calls, graphs, kinds, tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
-def _problems(calls: list[Call], modules: dict[str, nn.Module], graphs: dict[str, fx.Graph]) -> dict[str, InlineModule]:
+def _problems(
+    calls: list[Call], modules: dict[str, nn.Module], graphs: dict[str, fx.Graph], lists: dict[str, ListArgument]
+) -> dict[str, InlineModule]:
     """Modules (by path) some call of which cannot be cut out, and why; all their calls stay inline.
     `graphs` gets the graph of each module's first call, kept for the class."""
     problems: dict[str, InlineModule] = {}
@@ -94,7 +98,7 @@ def _problems(calls: list[Call], modules: dict[str, nn.Module], graphs: dict[str
         elif (why := _cannot_cut(call, module)) is not None:
             refuse(frame, why)
         elif not is_sequential(frame.cls):
-            graph = Builder.for_call(call).graph
+            graph = Builder.for_call(call, lists).graph
             graphs.setdefault(path, graph)
             bodies.setdefault(path, set()).add(graph.python_code("self").src)
     for call in calls:
@@ -267,6 +271,7 @@ def _assemble(
     calls: list[Call],
     graphs: dict[str, fx.Graph],
     kinds: dict[str, type | str],
+    lists: dict[str, ListArgument],
     inline: tuple[InlineModule, ...],
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
@@ -287,7 +292,7 @@ def _assemble(
         parent, _, name = path.rpartition(".")
         holders[parent]._modules[name] = module
         holders[path] = module
-    graph = Builder.for_root(gm, items).graph
+    graph = Builder.for_root(gm, items, lists).graph
     top = module_from(root, graph, type(gm).__name__)
     top.meta = dict(getattr(gm, "meta", {}))
     containers = {p for p in sequential & cut if type(holders.get(p)) is nn.Sequential and not is_library_sequential(kinds[p])}

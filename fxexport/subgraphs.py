@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import copy
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import torch
 from torch import fx, nn
+from torch.fx.immutable_collections import immutable_dict, immutable_list
 
 from .annotations import own_stack_trace
 from .calls import Call
@@ -49,6 +51,18 @@ def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
     return inputs, outputs
 
 
+@dataclass(frozen=True)
+class ListArgument:
+    """A call whose method takes its inputs as one list: the body node that reads them, and the list
+    (or tuple) among its arguments that holds them (packing.py)."""
+
+    user: fx.Node
+    container: list[fx.Node] | tuple[fx.Node, ...]
+
+
+LIST_PARAMETER = "tensors"  # as torch.cat and torch.stack name it; a name of what it holds is reused by no value
+
+
 def _parameter_name(used: fx.Node, taken: set[str]) -> str:
     """The model input's name for a model input, the attribute's for a tensor of another module, else `x`, `x_1`, ..."""
     if used.op == "placeholder":
@@ -63,19 +77,24 @@ def _parameter_name(used: fx.Node, taken: set[str]) -> str:
 class Builder:
     """Copies nodes into a new graph whose module paths are relative to `prefix`."""
 
-    def __init__(self, prefix: str, cls: type | str | None = None) -> None:
+    def __init__(self, prefix: str, cls: type | str | None = None, lists: Mapping[str, ListArgument] | None = None) -> None:
         self.prefix = prefix
         self.cls = cls
+        self.lists = lists or {}  # by frame key: calls whose method takes their inputs as one list
         self.graph = fx.Graph()
         self.env: dict[fx.Node, fx.Node] = {}
+        self.packed: dict[int, fx.Node] = {}  # id of a list in a body node's arguments -> the parameter holding it
 
     @classmethod
-    def for_call(cls, call: Call) -> Builder:
-        """The graph of one call's body: its inputs are placeholders, its outputs returned."""
-        builder = cls(call.frame.path, call.frame.cls)
+    def for_call(cls, call: Call, lists: Mapping[str, ListArgument] | None = None) -> Builder:
+        """The graph of one call's body: its inputs are placeholders (or one list), its outputs returned."""
+        builder = cls(call.frame.path, call.frame.cls, lists)
         inputs, outputs = interface(call)
         taken: set[str] = set()
-        for used in inputs:
+        packed = builder.lists.get(call.frame.key)
+        if packed is not None:
+            builder.packed[id(packed.container)] = builder.graph.placeholder(LIST_PARAMETER)
+        for used in [] if packed is not None else inputs:
             placeholder = builder.graph.placeholder(_parameter_name(used, taken))
             placeholder.meta = dict(used.meta)
             builder.env[used] = placeholder
@@ -85,9 +104,9 @@ class Builder:
         return builder
 
     @classmethod
-    def for_root(cls, gm: fx.GraphModule, items: list[fx.Node | Call]) -> Builder:
+    def for_root(cls, gm: fx.GraphModule, items: list[fx.Node | Call], lists: Mapping[str, ListArgument] | None = None) -> Builder:
         """The root's graph: its own placeholders, input guards and output; calls as `call_module`."""
-        builder = cls("")
+        builder = cls("", None, lists)
         builder.graph._codegen = gm.graph._codegen
         for node in gm.graph.nodes:
             if node.op == "placeholder" or (node.op == "call_module" and is_guards_module(gm.get_submodule(str(node.target)))):
@@ -121,7 +140,7 @@ class Builder:
     def copy(self, node: fx.Node, keep_names: bool) -> None:
         """Copy one node, its module path made relative (names numbered afresh unless `keep_names`)."""
         target = self.relative(str(node.target)) if node.op in ("call_module", "get_attr") else node.target
-        args, kwargs = fx.map_arg(node.args, self.value), fx.map_arg(node.kwargs, self.value)
+        args, kwargs = self.arguments(node.args), self.arguments(node.kwargs)
         name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
@@ -129,10 +148,26 @@ class Builder:
             new.meta["stack_trace"] = own_stack_trace(new.meta["stack_trace"], self.cls)
         self.env[node] = new
 
+    def arguments(self, value: Any) -> Any:
+        """A node's arguments for the copy: each node's copy, a list the method takes as a parameter that parameter."""
+        if not self.packed:
+            return fx.map_arg(value, self.value)
+        if id(value) in self.packed:
+            return self.packed[id(value)]
+        if type(value) in (tuple, list, immutable_list):
+            return type(value)(self.arguments(v) for v in value)
+        if type(value) in (dict, immutable_dict):
+            return type(value)({k: self.arguments(v) for k, v in value.items()})
+        return fx.map_arg(value, self.value)
+
     def call(self, call: Call) -> None:
         """`call_module` of the called module; several outputs come back as a tuple, taken apart."""
         inputs, outputs = interface(call)
-        node = self.graph.call_module(self.relative(call.frame.path), tuple(self.value(i) for i in inputs))
+        args = tuple(self.value(i) for i in inputs)
+        packed = self.lists.get(call.frame.key)
+        if packed is not None:
+            args = ([*args] if isinstance(packed.container, list) else args,)
+        node = self.graph.call_module(self.relative(call.frame.path), args)
         trace = next((n.meta["stack_trace"] for n in call.nodes() if n.meta.get("stack_trace")), None)
         if trace is not None:  # the line that made the call, as for a restored layer
             node.meta["stack_trace"] = trace if self.cls is None else own_stack_trace(trace, self.cls)

@@ -696,3 +696,47 @@ class Stages2(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class DenseLayer(nn.Module):
+    """Takes every earlier feature map as one list, as torchvision's `_DenseLayer`."""
+
+    def __init__(self, width: int, growth: int) -> None:
+        super().__init__()
+        self.norm = nn.BatchNorm2d(width)
+        self.conv = nn.Conv2d(width, growth, 3, padding=1, bias=False)
+
+    def forward(self, features):
+        return self.conv(torch.relu(self.norm(torch.cat(features, 1))))
+
+
+class DenseBlock(nn.ModuleDict):
+    """Each layer reads the list of the block's input and every earlier layer's output."""
+
+    def __init__(self, width: int, growth: int, depth: int) -> None:
+        super().__init__({f"layer{i + 1}": DenseLayer(width + i * growth, growth) for i in range(depth)})
+
+    def forward(self, x):
+        features = [x]
+        for layer in self.values():
+            features.append(layer(features))
+        return torch.cat(features, 1)
+
+
+class Joined(nn.Module):
+    """Takes two maps as two arguments and joins them: one arity, so its parameters stay two."""
+
+    def forward(self, a, b):
+        return torch.cat([a, b], 1)
+
+
+class DenseNetLike(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block1 = DenseBlock(3, 2, 3)
+        self.block2 = DenseBlock(9, 2, 2)
+        self.join = Joined()
+
+    def forward(self, x):
+        y = self.block2(self.block1(x))
+        return self.join(y, y * 2)

@@ -96,6 +96,11 @@ SHAPES = [
           counts={"class Getter(nn.ModuleDict):": 1, 'self["head"](x)': 1, "self.inner[2](x)": 1, "getattr(": 0}),
     Shape("container_children", _model(models.Stages2), _rows, _trace, frozenset({"Stage", "Mix"}),
           counts={"Stage(downsample=nn.Identity(), blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample": 1}),
+    Shape("list_arguments", _model(models.DenseNetLike), _image, _trace, frozenset({"DenseLayer", "DenseBlock", "DenseBlock_1", "Joined"}),
+          counts={"def forward(self, tensors):": 1, 'self["layer3"]([x, layer1, layer2])': 1, "torch.cat(tensors, 1)": 1,
+                  "def forward(self, x, x_1):": 1, "self.join(x, mul)": 1}),  # one arity: one parameter per input
+    Shape("list_arguments_export", _model(models.DenseNetLike), _image, _export, frozenset({"DenseLayer", "DenseBlock", "DenseBlock_1", "Joined"}),
+          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, dim=1)": 1, "def forward(self, x, x_1):": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 

@@ -1,0 +1,106 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 700; buffers: 15; 3,120 bytes of tensors in weights.safetensors.
+Producer: torch.fx.symbolic_trace; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .loader import load_tensors, skip_init
+
+WEIGHT_FILES = ("weights.safetensors",)
+TENSOR_COUNT = 30
+TIED_TENSORS = {}
+TENSOR_VIEWS = {}
+
+
+class DenseLayer(nn.Module):  # tests/models.py:701 DenseLayer
+    def __init__(self, num_features) -> None:
+        super().__init__()
+        self.norm = nn.BatchNorm2d(num_features)
+        self.conv = nn.Conv2d(num_features, 2, 3, padding=1, bias=False)
+
+    def forward(self, tensors):
+        out = torch.cat(tensors, 1)
+        out = self.norm(out)
+        out = torch.relu(out)
+        return self.conv(out)
+
+
+class Joined(nn.Module):  # tests/models.py:726 Joined
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, x, x_1):
+        return torch.cat([x, x_1], 1)
+
+
+class DenseBlock(nn.ModuleDict):  # tests/models.py:713 DenseBlock
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer1 = DenseLayer(3)
+        self.layer2 = DenseLayer(5)
+        self.layer3 = DenseLayer(7)
+
+    def forward(self, x):
+        layer1 = self["layer1"]([x])
+        layer2 = self["layer2"]([x, layer1])
+        layer3 = self["layer3"]([x, layer1, layer2])
+        return torch.cat([x, layer1, layer2, layer3], 1)
+
+
+class DenseBlock_1(nn.ModuleDict):  # tests/models.py:713 DenseBlock
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer1 = DenseLayer(9)
+        self.layer2 = DenseLayer(11)
+
+    def forward(self, x):
+        layer1 = self["layer1"]([x])
+        layer2 = self["layer2"]([x, layer1])
+        return torch.cat([x, layer1, layer2], 1)
+
+
+class FxModule(nn.Module):
+    def __init__(
+        self, *, load_weights: bool = True, weights=None, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        with torch.device("meta"), skip_init():
+            self.block1 = DenseBlock()
+            self.block2 = DenseBlock_1()
+            self.join = Joined()
+        self.eval()
+        self.block1.training = True
+        self.block1["layer1"].training = True
+        self.block1["layer2"].training = True
+        self.block1["layer3"].training = True
+        self.block2.training = True
+        self.block2["layer1"].training = True
+        self.block2["layer2"].training = True
+        if load_weights:
+            load_tensors(
+                self,
+                weights,
+                device=device,
+                dtype=dtype,
+                folder=Path(__file__).resolve().parent,
+                weight_files=WEIGHT_FILES,
+                tensor_count=TENSOR_COUNT,
+                tied_tensors=TIED_TENSORS,
+                tensor_views=TENSOR_VIEWS,
+            )
+
+    def forward(self, x):
+        x = self.block1(x)
+        x = self.block2(x)
+        mul = x * 2
+        return self.join(x, mul)
