@@ -19,6 +19,7 @@ from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .inlining import Planner, statement_note
 from .literals import function_reference, index_code, literal
+from .loops import accumulation
 from .names import Namespace, is_plain_identifier, quote
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
@@ -151,9 +152,14 @@ class _Emitter:
         self.small = _sizes(self.graph)
         self.roots = storage_roots(self.graph)
         last_uses = _last_uses(self.graph)
+        written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and not _skipped(n)}
+        self.loop = accumulation(gm, written)
+        self.looped = frozenset(self.loop.calls if self.loop else ())  # calls the loop makes: no statement, no name
+        self.loop_names = (_NAME, _NAME)  # the list and the loop variable, named with the rest
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
-            self.inlined = self.plan_inlining(last_uses)
+            planned = self.plan_inlining(last_uses)
+            self.inlined = {k: v for k, v in planned.items() if k not in self.looped and v not in self.looped}
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         self.name_values(namespace)
@@ -250,6 +256,8 @@ class _Emitter:
         return self.expression(value) if value in self.inlined else self.names[value]
 
     def code(self, value: Any, node: fx.Node) -> str:
+        if self.loop is not None and value is self.loop.container:
+            return self.loop_names[0]
         return literal(value, self.imports, self.name_of, f"node {node.name!r}")
 
     def operand(self, value: Any, node: fx.Node, needs: int = PRIMARY) -> str:
@@ -338,7 +346,7 @@ class _Emitter:
     def name_values(self, namespace: Namespace) -> None:
         """One name per value, or per chain of values each taking its input's name; a chain of
         two or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
-        statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined]
+        statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped]
         reused = {node: self.reusable_input(node) for node in statements}
         head: dict[fx.Node, fx.Node] = {}
         length: dict[fx.Node, int] = {}
@@ -350,6 +358,8 @@ class _Emitter:
                 self.names[node] = namespace.create("out" if length[node] >= CHAIN else node.name)
             else:
                 self.names[node] = self.names[first]
+        if self.loop is not None:
+            self.loop_names = (namespace.create("features"), namespace.create("layer"))
 
     def frees(self) -> dict[fx.Node, list[str]]:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
@@ -361,7 +371,7 @@ class _Emitter:
         frees: dict[fx.Node, list[str]] = {}
         for root, values in members.items():
             deaths = [self.last_use[v] for v in values if v in self.last_use]
-            if not deaths or root.op in ("placeholder", "get_attr") or root in self.small or any(d.op == "output" for d in deaths):
+            if not deaths or root.op in ("placeholder", "get_attr") or root in self.small or root in self.looped or any(d.op == "output" for d in deaths):
                 continue
             death = max(deaths, key=order.__getitem__)
             if len(order) - order[death] <= DEL_DISTANCE:
@@ -376,7 +386,7 @@ class _Emitter:
         if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
         for used in self.statement_inputs(node):
-            if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds:
+            if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
                 if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
                     continue  # an input named for what it holds (`tokens`), or bound from a pytree input
                 self.rebinds.add(used)
@@ -391,6 +401,20 @@ class _Emitter:
                 if value not in found:
                     found.append(value)
         return found
+
+    @property
+    def looped_first(self) -> fx.Node | None:
+        return self.loop.calls[0] if self.loop else None
+
+    def loop_lines(self) -> list[str]:
+        """`features = [x]`, then each child called with the list so far, its output appended."""
+        assert self.loop is not None
+        features, layer = self.loop_names
+        return [
+            f"{features} = [{self.code(self.loop.start, self.loop.calls[0])}]",
+            f"for {layer} in {self.loop.children}:",
+            f"    {features}.append({layer}({features}))",
+        ]
 
     def statements(self) -> list[str]:
         frees = self.frees()
@@ -407,12 +431,15 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if _skipped(node) or node.op == "get_attr" or node in self.inlined:
+            if _skipped(node) or node.op == "get_attr" or node in self.inlined or (node in self.looped and node is not self.looped_first):
                 continue
             note = statement_note(node, self.inlined) if self.annotate else None
             if note is not None and note != last_note:
                 lines.append(note)
                 last_note = note
+            if node in self.looped:
+                lines += self.loop_lines()
+                continue
             expression = self.expression(node)
             statement = f"{self.names[node]} = {expression}" if node.users else expression
             shape = shape_comment(node) if self.shapes else None

@@ -51,10 +51,10 @@ class DenseBlock(nn.ModuleDict):  # tests/models.py:713 DenseBlock
         self.layer3 = DenseLayer(7)
 
     def forward(self, x):
-        layer1 = self["layer1"]([x])
-        layer2 = self["layer2"]([x, layer1])
-        layer3 = self["layer3"]([x, layer1, layer2])
-        return torch.cat([x, layer1, layer2, layer3], 1)
+        features = [x]
+        for layer in self.values():
+            features.append(layer(features))
+        return torch.cat(features, 1)
 
 
 class DenseBlock_1(nn.ModuleDict):  # tests/models.py:713 DenseBlock
@@ -64,9 +64,10 @@ class DenseBlock_1(nn.ModuleDict):  # tests/models.py:713 DenseBlock
         self.layer2 = DenseLayer(11)
 
     def forward(self, x):
-        layer1 = self["layer1"]([x])
-        layer2 = self["layer2"]([x, layer1])
-        return torch.cat([x, layer1, layer2], 1)
+        features = [x]
+        for layer in self.values():
+            features.append(layer(features))
+        return torch.cat(features, 1)
 
 
 class FxModule(nn.Module):

@@ -1,0 +1,124 @@
+"""A block whose children each read the list of every earlier output, written as the loop it was.
+
+DenseNet's block calls its layers one after another, each with the block's input and every
+earlier layer's output as one list, and joins them all at the end:
+
+    features = [x]
+    for layer in self.values():
+        features.append(layer(features))
+    return torch.cat(features, 1)
+
+The trace unrolls it into calls whose lists grow by one (`self["layer3"]([x, layer1, layer2])`),
+lines that grow with the square of the depth. Where a forward holds such a run of calls, of every
+child of one container in order, with nothing else in between, and the lists are read nowhere else,
+it is written as the loop. Each call receives the one growing list; the callees take it as their
+parameter (packing.py) and only read it while they run, so each sees what its unrolled list held.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import fx, nn
+
+from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
+
+MIN_LAYERS = 2
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    """The calls the loop replaces, the value its list starts with, the node that reads the full list
+    (and that list among its arguments), and what the loop iterates (`self.values()`)."""
+
+    calls: tuple[fx.Node, ...]
+    start: fx.Node
+    reader: fx.Node
+    container: list[fx.Node]
+    children: str
+
+
+def accumulation(gm: fx.GraphModule, statement: set[fx.Node]) -> Accumulation | None:
+    """The first such run of calls in `gm`'s forward, or None. `statement`: the nodes written as statements."""
+    nodes = [n for n in gm.graph.nodes if n in statement]
+    for i, first in enumerate(nodes):
+        found = _run(gm, nodes[i:])
+        if found is not None:
+            return found
+    return None
+
+
+def _run(gm: fx.GraphModule, nodes: list[fx.Node]) -> Accumulation | None:
+    """The run of calls that starts at `nodes[0]`, if it is one."""
+    first = nodes[0]
+    if not _growing_call(first, 1) or not isinstance(first.args[0][0], fx.Node):
+        return None
+    start: fx.Node = first.args[0][0]
+    calls = [first]
+    for node in nodes[1:]:
+        if not _growing_call(node, len(calls) + 1) or list(node.args[0]) != [start, *calls]:
+            break
+        calls.append(node)
+    if len(calls) < MIN_LAYERS:
+        return None
+    expected = [start, *calls]
+    readers = {u for c in calls for u in c.users} - set(calls)
+    if len(readers) != 1:
+        return None
+    reader = readers.pop()
+    found = [a for a in (*reader.args, *reader.kwargs.values()) if type(a) in (list, fx.immutable_collections.immutable_list) and _same(a, expected)]
+    reads: list[fx.Node] = []
+    fx.map_arg((reader.args, reader.kwargs), reads.append)
+    if len(found) != 1 or any(reads.count(c) != 1 for c in calls):
+        return None
+    for later, call in enumerate(calls):
+        if any(u not in calls[later + 1 :] and u is not reader for u in call.users):
+            return None
+    if not all(_only_reads_its_list(gm.get_submodule(str(c.target))) for c in calls):
+        return None
+    children = _children(gm, [str(c.target) for c in calls])
+    if children is None:
+        return None
+    return Accumulation(tuple(calls), start, reader, found[0], children)
+
+
+def _growing_call(node: fx.Node, size: int) -> bool:
+    """A module call whose one argument is a list of `size` values."""
+    return (
+        node.op == "call_module"
+        and not node.kwargs
+        and len(node.args) == 1
+        and type(node.args[0]) in (list, fx.immutable_collections.immutable_list)
+        and len(node.args[0]) == size
+    )
+
+
+def _only_reads_its_list(module: nn.Module) -> bool:
+    """A generated method whose one parameter, the list, goes only into functions (`torch.cat`): it
+    neither keeps nor returns the list, so passing the one growing list is the same as a copy."""
+    if not isinstance(module, fx.GraphModule):
+        return False
+    params = list(module.graph.find_nodes(op="placeholder"))
+    return len(params) == 1 and all(u.op == "call_function" for u in params[0].users)
+
+
+def _same(values: list[object], nodes: list[fx.Node]) -> bool:
+    return len(values) == len(nodes) and all(a is b for a, b in zip(values, nodes))
+
+
+def _children(gm: fx.GraphModule, targets: list[str]) -> str | None:
+    """Code iterating exactly the modules at `targets`, in order: the children of one container."""
+    parent, _, _ = targets[0].rpartition(".")
+    names = [t.rpartition(".")[2] for t in targets]
+    if any(t.rpartition(".")[0] != parent for t in targets):
+        return None
+    holder = gm.get_submodule(parent) if parent else gm
+    held = holder._modules
+    if list(held) != names or len({id(m) for m in held.values()}) != len(names) or any(m is None for m in held.values()):
+        return None
+    access = module_access("self", gm, parent.split(".")) if parent else "self"
+    if isinstance(holder, (nn.Sequential, nn.ModuleList)) or (holder is gm and gm.meta.get(SEQUENTIAL_BASE, False)):
+        return access
+    if isinstance(holder, nn.ModuleDict) or (holder is gm and gm.meta.get(DICT_BASE, False)):
+        return f"{access}.values()"
+    return f"{access}.children()"
