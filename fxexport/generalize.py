@@ -29,6 +29,7 @@ from .code_slots import (
 )
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
+from .passed_children import children_passed_in
 from .spelled_calls import with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
@@ -45,12 +46,13 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [c for c in pending if not _uses(c, {p.name for p in pending} - {c.name})]
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
+        level, passed = children_passed_in(level, params)
         for group, optional in _with_optional_children(_groups([c for c in level if not c.is_root], params), params):
             merged, instance_calls = _merge(group, params, optional)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line) for line in merged.init_lines)))
             for cls in group:
-                calls[cls.name] = instance_calls[cls.name]
+                calls[cls.name] = instance_calls[cls.name] if cls.name not in passed else f"{merged.name}({passed[cls.name]})"
                 names[cls.name] = merged.name
         out += [c for c in level if c.is_root]
     named, names = _name_variants(tuple(out), names, create)

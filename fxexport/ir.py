@@ -93,6 +93,7 @@ class ClassIR:
     is_sequential: bool = False  # a subclass of nn.Sequential with nothing of its own (the source's Sequential subclass)
     base: str = "Module"  # the torch.nn class it subclasses: "Module", or "Sequential" for a source Sequential subclass
     parent: str = ""  # a generated class whose `__init__` this one shares (a variant of the same source class), or ""
+    takes_children: bool = False  # a container subclass without `__init__`: its callers pass its children
 
 
 @dataclass(frozen=True)

@@ -96,13 +96,15 @@ SHAPES = [
           counts={"class Getter(nn.ModuleDict):": 1, 'self["head"](x)': 1, "self.inner[2](x)": 1, "getattr(": 0}),
     Shape("container_children", _model(models.Stages2), _rows, _trace, frozenset({"Stage", "Mix"}),
           counts={"Stage(downsample=nn.Identity(), blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample": 1}),
-    Shape("list_arguments", _model(models.DenseNetLike), _image, _trace, frozenset({"DenseLayer", "DenseBlock", "DenseBlock_1", "Joined"}),
-          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, 1)": 1, "features = [x]": 2, "for layer in self.values():": 2,
-                  "features.append(layer(features))": 2, "torch.cat(features, 1)": 2, "([x]": 0, "([x, layer1": 0,
+    Shape("list_arguments", _model(models.DenseNetLike), _image, _trace, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
+          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, 1)": 1, "features = [x]": 1, "for layer in self.values():": 1,
+                  "features.append(layer(features))": 1, "torch.cat(features, 1)": 1, "([x]": 0, "([x, layer1": 0,
+                  'DenseBlock({"layer1": DenseLayer(3), "layer2": DenseLayer(5), "layer3": DenseLayer(7),})': 1,
+                  'DenseBlock({"layer1": DenseLayer(9), "layer2": DenseLayer(11)})': 1,
                   "def forward(self, x, x_1):": 1, "self.join(x, mul)": 1}),  # one arity: one parameter per input
-    Shape("list_arguments_export", _model(models.DenseNetLike), _image, _export, frozenset({"DenseLayer", "DenseBlock", "DenseBlock_1", "Joined"}),
+    Shape("list_arguments_export", _model(models.DenseNetLike), _image, _export, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
           counts={"def forward(self, tensors):": 1, "torch.cat(tensors, dim=1)": 1, "def forward(self, x, x_1):": 1,
-                  "for layer in self.values():": 2, "torch.cat(features, dim=1)": 2}),
+                  "for layer in self.values():": 1, "torch.cat(features, dim=1)": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 

@@ -44,25 +44,6 @@ class Joined(nn.Module):  # tests/models.py:726 Joined
 
 
 class DenseBlock(nn.ModuleDict):  # tests/models.py:713 DenseBlock
-    def __init__(self) -> None:
-        super().__init__()
-        self.layer1 = DenseLayer(3)
-        self.layer2 = DenseLayer(5)
-        self.layer3 = DenseLayer(7)
-
-    def forward(self, x):
-        features = [x]
-        for layer in self.values():
-            features.append(layer(features))
-        return torch.cat(features, 1)
-
-
-class DenseBlock_1(nn.ModuleDict):  # tests/models.py:713 DenseBlock
-    def __init__(self) -> None:
-        super().__init__()
-        self.layer1 = DenseLayer(9)
-        self.layer2 = DenseLayer(11)
-
     def forward(self, x):
         features = [x]
         for layer in self.values():
@@ -76,8 +57,16 @@ class FxModule(nn.Module):
     ) -> None:
         super().__init__()
         with torch.device("meta"), skip_init():
-            self.block1 = DenseBlock()
-            self.block2 = DenseBlock_1()
+            self.block1 = DenseBlock(
+                {
+                    "layer1": DenseLayer(3),
+                    "layer2": DenseLayer(5),
+                    "layer3": DenseLayer(7),
+                }
+            )
+            self.block2 = DenseBlock(
+                {"layer1": DenseLayer(9), "layer2": DenseLayer(11)}
+            )
             self.join = Joined()
         self.eval()
         self.block1.training = True
