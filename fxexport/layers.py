@@ -233,8 +233,9 @@ def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Re
     graph.lint()
     root = holder_copy(gm)
     private = {id(root)}
+    first_use = _first_uses(graph)
     for path, layer in layers.items():
-        _install(root, path.split("."), layer, private)
+        _install(root, path.split("."), layer, private, first_use)
     if any(call.mode is False for call in restored) and _traced_in_eval(gm):  # the model is, as a whole, as its source was
         _evaluate(root, private | {id(layer) for layer in layers.values()}, {}, set())
     return with_graph(gm, graph, root)
@@ -275,24 +276,56 @@ def _caller_trace(trace: str | None) -> str | None:
     return "".join(kept).rstrip("\n") or None
 
 
-def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int]) -> None:
+def _first_uses(graph: fx.Graph) -> dict[str, dict[str, int]]:
+    """By holder path, the position of the first use of each child the graph reads or calls (or a module under it)."""
+    out: dict[str, dict[str, int]] = {}
+    for position, node in enumerate(graph.nodes):
+        if node.op in ("call_module", "get_attr"):
+            parts = str(node.target).split(".")
+            for end in range(len(parts)):
+                out.setdefault(".".join(parts[:end]), {}).setdefault(parts[end], position)
+    return out
+
+
+def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int], first_use: dict[str, dict[str, int]]) -> None:
     """Put `layer` at `parts` under `root`, copying the shared holders on the way (creating missing ones)."""
-    _place(private_holder(root, parts[:-1], private, _new_holder), parts[-1], layer)
+
+    def new_holder(parent: nn.Module, name: str) -> nn.Module:
+        """A module for a stateless layer's missing parent, in its parent's mode, set in its place."""
+        new = nn.Module()
+        new.training = parent.training
+        _place(parent, name, new, first_use.get(parent_path(parent), {}))
+        return new
+
+    holders = {id(root): ""}
+
+    def parent_path(module: nn.Module) -> str:
+        return holders.get(id(module), "")
+
+    parent = root
+    for end, name in enumerate(parts[:-1]):
+        parent = private_holder(parent, [name], private, new_holder)
+        holders[id(parent)] = ".".join(parts[: end + 1])
+    _place(parent, parts[-1], layer, first_use.get(".".join(parts[:-1]), {}))
 
 
-def _new_holder(parent: nn.Module, name: str) -> nn.Module:
-    """A module for a stateless layer's missing parent, in its parent's mode, set in its place."""
-    new = nn.Module()
-    new.training = parent.training
-    _place(parent, name, new)
-    return new
-
-
-def _place(parent: nn.Module, name: str, child: nn.Module) -> None:
+def _place(parent: nn.Module, name: str, child: nn.Module, uses: dict[str, int] | None = None) -> None:
     """Set a child; numbered children stay in number order (a created ReLU between two held layers),
-    in the places numbered children take (others, as the root's `_guards_fn`, stay where they are)."""
+    in the places numbered children take (others, as the root's `_guards_fn`, stay where they are);
+    a named one goes before the first sibling the graph uses after it (torch.export keeps only the
+    layers that hold tensors: a created ReLU goes back between the batch norm and the conv it sits
+    between, where a Sequential of named layers must have it)."""
     if name in parent._modules:  # a holder replaced where it stood
         parent._modules[name] = child
+        return
+    uses = uses or {}
+    mine = None if name.isdigit() else uses.get(name)
+    later = None if mine is None else next((i for i, key in enumerate(parent._modules) if uses.get(key, -1) > mine), None)
+    if later is not None:
+        items = list(parent._modules.items())
+        items.insert(later, (name, child))
+        parent._modules.clear()
+        parent._modules.update(items)
         return
     parent._modules[name] = child
     items = list(parent._modules.items())

@@ -33,10 +33,10 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
             in_channels, out_channels, 3, stride=stride, padding=1, bias=False
         )
         self.bn1 = nn.BatchNorm2d(out_channels)
+        self.relu = nn.ReLU(inplace=True)
         self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(out_channels)
         self.downsample = downsample
-        self.relu = nn.ReLU(inplace=True)
 
     def forward(self, x):
         # tests/models.py:464 in forward: out = self.relu(self.bn1(self.conv1(x)))
@@ -76,8 +76,8 @@ class FxModule(nn.Module):
                 BasicBlock(16, 16),
             )
             self.head = nn.Module()
-            self.head.fc = nn.Linear(16, 5)
             self.head.pool = nn.AdaptiveAvgPool2d(1)
+            self.head.fc = nn.Linear(16, 5)
         self.eval()
         if load_weights:
             load_tensors(
