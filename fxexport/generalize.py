@@ -27,6 +27,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
+from .flags import branched, flag_name, flagged_side
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .passed_children import children_passed_in
@@ -47,8 +48,8 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
-        for group, optional in _with_optional_children(_groups([c for c in level if not c.is_root], params), params):
-            merged, instance_calls = _merge(group, params, optional)
+        for group, optional, flag in _with_flags(_with_optional_children(_groups([c for c in level if not c.is_root], params), params), params):
+            merged, instance_calls = _merge(group, params, optional, flag)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line) for line in merged.init_lines)))
             for cls in group:
@@ -90,13 +91,52 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     """Classes equal but for `__init__` literals, in first-seen order."""
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in classes:
-        init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if _is_child(line) else line for line in cls.init_lines)
-        slots = literal_slots(init, known)
         forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
-        key = (cls.comment, masked(init, slots), shape, masked(forward, number_slots(forward)), without_number(cls.name))
+        key = (cls.comment, _init_template(cls, known), shape, masked(forward, number_slots(forward)), without_number(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
+
+
+def _init_template(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """`__init__` with its literals masked and the children a shared class takes as arguments blanked."""
+    init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if _is_child(line) else line for line in cls.init_lines)
+    return masked(init, literal_slots(init, known))
+
+
+@dataclass(frozen=True)
+class _Flag:
+    """Two codes of one `__init__`: the classes whose instances run the flagged one, and both forwards."""
+
+    name: str
+    holders: frozenset[str]
+    plain: tuple[str, ...]
+    flagged: tuple[str, ...]
+
+
+def _with_flags(
+    pairs: list[tuple[list[ClassIR], _Optional | None]], known: dict[str, tuple[str, ...]]
+) -> list[tuple[list[ClassIR], _Optional | None, _Flag | None]]:
+    """Join the two groups of a source class that build the same children (their literals aside) and
+    take the same forward parameters, but whose forwards differ: one class, its forward branching on a flag."""
+    keys = {}
+    for i, (group, optional) in enumerate(pairs):
+        first = group[0]
+        if optional is None and _same_forward(group) and first.init_lines:
+            keys.setdefault((first.comment, without_number(first.name), first.forward_params, _init_template(first, known)), []).append(i)
+    joined: dict[int, tuple[list[ClassIR], _Optional | None, _Flag | None]] = {}
+    for members in keys.values():
+        if len(members) != 2:
+            continue
+        (a, _), (b, _) = pairs[members[0]], pairs[members[1]]
+        params = a[0].forward_params
+        plain, flagged = (a, b) if flagged_side(a[0].forward_lines, b[0].forward_lines, params) else (b, a)
+        name = flag_name(plain[0].forward_lines, flagged[0].forward_lines, params)
+        flag = _Flag(name, frozenset(c.name for c in flagged), plain[0].forward_lines, flagged[0].forward_lines)
+        joined[members[0]] = ([*a, *b], None, flag)
+        joined[members[1]] = ([], None, None)
+    out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(pairs)]
+    return [item for item in out if item[0]]
 
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
@@ -208,7 +248,9 @@ def _core_lines(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
     return cls.init_lines[: optional.init_line] + cls.init_lines[optional.init_line + 1 :]
 
 
-def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _Optional | None = None) -> tuple[ClassIR, dict[str, str]]:
+def _merge(
+    group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _Optional | None = None, flag: _Flag | None = None
+) -> tuple[ClassIR, dict[str, str]]:
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
     cores = [_core_lines(c, optional) for c in group]
@@ -235,10 +277,20 @@ def _merge(group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _O
                 for name in keywords}  # fmt: skip
     init_lines = filled(cores[0], slots[0], texts)
     forward_lines = first.forward_lines
-    if optional is None:  # a holder's forward has a line more: its literals do not line up
+    if optional is None and flag is None:  # a holder's forward has a line more: its literals do not line up
         forward_lines, stored = _forward_parameters(group, parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
+    flag_param, flag_default = "", False
+    if flag is not None:
+        flag_param = _parameter_name(flag.name, taken)
+        attribute = _parameter_name(flag_param, _attributes(first))
+        flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
+        init_lines += (f"self.{attribute} = {flag_param}",)
+        forward_lines = branched(flag.plain, flag.flagged, attribute)
+        keywords.append(flag_param)
+        defaults[flag_param] = repr(flag_default)
+        values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
     if optional is not None:

@@ -85,8 +85,11 @@ SHAPES = [
           inline={"cached": "intermediate value", "scaled": "different bodies"}, counts={"self.twice(": 2}),
     Shape("forward_literals", _model(models.Stages), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"ChannelNorm"}),
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
-    Shape("variants", _model(models.Variants), _rows, _trace, frozenset({"Excite", "Variant", "Variant_1", "VariantWithExcite"}),
-          counts={"Variant()": 2, "Variant_1()": 1, "VariantWithExcite()": 1, "class Variant_1(Variant):": 1}),  # same __init__, its own forward
+    Shape("variants", _model(models.Variants), _rows, _trace, frozenset({"Excite", "Variant", "VariantWithExcite"}),
+          counts={"Variant()": 2, "Variant(residual=True)": 1, "VariantWithExcite()": 1, "if self.residual:": 1,
+                  "self.residual = residual": 1, "def __init__(self, residual=False)": 1}),  # same __init__, two forwards: a flag
+    Shape("three_codes", _model(models.Modes), _rows, _trace, frozenset({"Mode", "Mode_1", "Mode_2"}),
+          counts={"class Mode_1(Mode):": 1, "class Mode_2(Mode):": 1, "if self.": 0}),
     Shape("child_arguments", _model(models.NormActs), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct"}),
           counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
