@@ -41,8 +41,10 @@ def flagged_side(a: tuple[str, ...], b: tuple[str, ...], params: tuple[str, ...]
     return len(b) >= len(a)
 
 
-def branched(plain: tuple[str, ...], flagged: tuple[str, ...], attribute: str) -> tuple[str, ...]:
-    """The lines both forwards share once, the rest under `if self.<attribute>:`."""
+def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str) -> tuple[str, ...]:
+    """The lines both forwards share once, the rest under `if <condition>:` (`if <negated>:` for the plain side alone)."""
+    if plain == flagged:
+        return plain
     start = 0
     while start < min(len(plain), len(flagged)) and plain[start] == flagged[start] and not _returns(plain[start]):
         start += 1
@@ -51,9 +53,8 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], attribute: str) -
         end += 1
     head, tail = plain[:start], plain[len(plain) - end :]
     only_plain, only_flagged = plain[start : len(plain) - end], flagged[start : len(flagged) - end]
-    condition = f"self.{attribute}"
     if not only_flagged:
-        return (*head, f"if not {condition}:", *_indented(only_plain), *tail)
+        return (*head, f"if {negated}:", *_indented(only_plain), *tail)
     if not only_plain:
         return (*head, f"if {condition}:", *_indented(only_flagged), *tail)
     if not tail and _returns(only_flagged[-1]):

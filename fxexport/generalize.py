@@ -185,9 +185,10 @@ class _Optional:
 
     child: str
     init_line: int  # where the holders' `__init__` assigns it
-    forward_line: int  # where the holders' forward calls it: `x = self.downsample(x)`
+    forward_line: int  # where the holders' forward calls it: `x = self.downsample(x)`; -1 when the forwards differ more
     holders: frozenset[str]  # the classes that have it
     forward: tuple[str, ...]  # a holder's forward lines
+    plain: tuple[str, ...] = ()  # with forward_line -1: the forward of the classes without it
 
 
 def _with_optional_children(
@@ -201,9 +202,13 @@ def _with_optional_children(
                 continue
             for lacking, having in ((base, group), (group, base)):
                 found = _optional_child(lacking[0], having[0], known)
+                holders = frozenset(c.name for c in having)
                 if found is not None:
-                    holders = frozenset(c.name for c in having)
                     out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, having[0].forward_lines))
+                    break
+                extra = _extra_child(lacking[0], having[0], known)
+                if extra is not None:
+                    out[i] = ([*base, *group], _Optional(extra[0], extra[1], -1, holders, having[0].forward_lines, lacking[0].forward_lines))
                     break
             if out[i][1] is not None:
                 break
@@ -239,6 +244,24 @@ def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -
                 continue
             if b.forward_lines[:first] + b.forward_lines[j + 1 :] == a.forward_lines:
                 return child, i, j
+    return None
+
+
+def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int] | None:
+    """(child, init line) when `b` builds what `a` builds (literals aside) plus one child, which `a`'s
+    code never reads, and both take the same forward parameters: their forwards may differ in any way."""
+    if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
+        return None
+    if len(b.init_lines) != len(a.init_lines) + 1:
+        return None
+    template = masked(a.init_lines, literal_slots(a.init_lines, known))
+    for i, line in enumerate(b.init_lines):
+        match = re.fullmatch(r"self\.(\w+) = [\w.]+\(.*", line)
+        core = b.init_lines[:i] + b.init_lines[i + 1 :]
+        if match is None or masked(core, literal_slots(core, known)) != template:
+            continue
+        if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
+            return match[1], i
     return None
 
 
@@ -287,7 +310,7 @@ def _merge(
         attribute = _parameter_name(flag_param, _attributes(first))
         flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
         init_lines += (f"self.{attribute} = {flag_param}",)
-        forward_lines = branched(flag.plain, flag.flagged, attribute)
+        forward_lines = branched(flag.plain, flag.flagged, f"self.{attribute}", f"not self.{attribute}")
         keywords.append(flag_param)
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
@@ -347,7 +370,10 @@ def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:
     child, line = optional.child, optional.forward_line
     init = list(merged.init_lines)
     init.insert(optional.init_line, f"self.{child} = {child}")
-    forward = [*optional.forward[:line], f"if self.{child} is not None:", f"    {optional.forward[line]}", *optional.forward[line + 1 :]]
+    if line < 0:
+        forward = list(branched(optional.plain, optional.forward, f"self.{child} is not None", f"self.{child} is None"))
+    else:
+        forward = [*optional.forward[:line], f"if self.{child} is not None:", f"    {optional.forward[line]}", *optional.forward[line + 1 :]]
     return replace(merged, init_lines=tuple(init), forward_lines=tuple(forward), init_params=(*merged.init_params, f"{child}=None"))
 
 

@@ -766,3 +766,27 @@ class Modes(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class Split(nn.Module):
+    """A second branch only where it downsamples, and other code there, as torchvision's ShuffleNet block."""
+
+    def __init__(self, width: int, down: bool) -> None:
+        super().__init__()
+        self.branch1 = nn.Linear(width, width // 2) if down else None
+        self.branch2 = nn.Linear(width if down else width // 2, width // 2)
+
+    def forward(self, x):
+        if self.branch1 is None:
+            x1, x2 = x.chunk(2, dim=1)
+            return torch.cat((x1, self.branch2(x2)), dim=1)
+        return torch.cat((self.branch1(x), self.branch2(x)), dim=1)
+
+
+class Splits(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Split(4, True), Split(4, False), Split(4, False))
+
+    def forward(self, x):
+        return self.blocks(x)
