@@ -90,6 +90,7 @@ CASES = [
     Case("forward_literals", traced(models.Stages), _randn(2, 4, 3, 3)),
     Case("sequential_with_forward", traced(models.Heads), _randn(2, 4, 3, 3)),
     Case("list_arguments", traced(models.DenseNetLike), _randn(2, 3, 8, 8)),
+    Case("child_with_its_code", traced(models.Splits), _randn(2, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]
