@@ -104,6 +104,15 @@ def _init_template(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str
     return masked(init, literal_slots(init, known))
 
 
+_FLAG_SLACK = 4  # lines a flag may add over the longer forward (the if, an else, a line written twice)
+
+
+def _few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:
+    """True when one forward branching between the two is at most a few lines longer than the longer
+    of them; two long codes apart read better as classes of their own than both under one `if`."""
+    return len(branched(plain, flagged, "c", "c")) <= max(len(plain), len(flagged)) + _FLAG_SLACK
+
+
 @dataclass(frozen=True)
 class _Flag:
     """Two codes of one `__init__`: the classes whose instances run the flagged one, and both forwards."""
@@ -131,6 +140,8 @@ def _with_flags(
         (a, _), (b, _) = pairs[members[0]], pairs[members[1]]
         params = a[0].forward_params
         plain, flagged = (a, b) if flagged_side(a[0].forward_lines, b[0].forward_lines, params) else (b, a)
+        if not _few_lines_apart(plain[0].forward_lines, flagged[0].forward_lines):
+            continue
         name = flag_name(plain[0].forward_lines, flagged[0].forward_lines, params)
         flag = _Flag(name, frozenset(c.name for c in flagged), plain[0].forward_lines, flagged[0].forward_lines)
         joined[members[0]] = ([*a, *b], None, flag)
@@ -207,7 +218,7 @@ def _with_optional_children(
                     out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, having[0].forward_lines))
                     break
                 extra = _extra_child(lacking[0], having[0], known)
-                if extra is not None:
+                if extra is not None and _few_lines_apart(lacking[0].forward_lines, having[0].forward_lines):
                     out[i] = ([*base, *group], _Optional(extra[0], extra[1], -1, holders, having[0].forward_lines, lacking[0].forward_lines))
                     break
             if out[i][1] is not None:

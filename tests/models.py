@@ -790,3 +790,32 @@ class Splits(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class Chain(nn.Module):
+    """One `__init__`, two long codes with nothing in common: a subclass each, not both under one `if`."""
+
+    def __init__(self, odd: bool) -> None:
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+        self.odd = odd
+
+    def forward(self, x):
+        if self.odd:
+            x = torch.tanh(self.a(x))
+            x = torch.sigmoid(self.b(x))
+            x = torch.exp(self.c(x))
+            return self.a(x)
+        x = torch.relu(self.a(x))
+        x = torch.sin(self.b(x))
+        x = torch.cos(self.c(x))
+        return self.c(x)
+
+
+class Chains(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Chain(False), Chain(True))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -90,6 +90,7 @@ SHAPES = [
                   "self.residual = residual": 1, "def __init__(self, residual=False)": 1}),  # same __init__, two forwards: a flag
     Shape("three_codes", _model(models.Modes), _rows, _trace, frozenset({"Mode", "Mode_1", "Mode_2"}),
           counts={"class Mode_1(Mode):": 1, "class Mode_2(Mode):": 1, "if self.": 0}),
+    Shape("two_long_codes", _model(models.Chains), _rows, _trace, frozenset({"Chain", "Chain_1"}), counts={"class Chain_1(Chain):": 1, "if self.": 0}),
     Shape("child_with_its_code", _model(models.Splits), _rows, _trace, frozenset({"Split"}),
           counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "Split(4, branch1=nn.Linear(4, 2))": 1, "Split(2)": 2}),
     Shape("child_with_its_code_export", _model(models.Splits), _rows, _export, frozenset({"Split"}), counts={"if self.branch1 is not None:": 1}),
