@@ -128,7 +128,7 @@ def _with_flags(
 ) -> list[tuple[list[ClassIR], _Optional | None, _Flag | None]]:
     """Join the two groups of a source class that build the same children (their literals aside) and
     take the same forward parameters, but whose forwards differ: one class, its forward branching on a flag."""
-    keys = {}
+    keys: dict[tuple[object, ...], list[int]] = {}
     for i, (group, optional) in enumerate(pairs):
         first = group[0]
         if optional is None and _same_forward(group) and first.init_lines:

@@ -18,8 +18,10 @@ parameter (packing.py) and only read it while they run, so each sees what its un
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from torch import fx, nn
+from torch.fx.immutable_collections import immutable_list
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 
@@ -41,7 +43,7 @@ class Accumulation:
 def accumulation(gm: fx.GraphModule, statement: set[fx.Node]) -> Accumulation | None:
     """The first such run of calls in `gm`'s forward, or None. `statement`: the nodes written as statements."""
     nodes = [n for n in gm.graph.nodes if n in statement]
-    for i, first in enumerate(nodes):
+    for i in range(len(nodes)):
         found = _run(gm, nodes[i:])
         if found is not None:
             return found
@@ -50,23 +52,23 @@ def accumulation(gm: fx.GraphModule, statement: set[fx.Node]) -> Accumulation | 
 
 def _run(gm: fx.GraphModule, nodes: list[fx.Node]) -> Accumulation | None:
     """The run of calls that starts at `nodes[0]`, if it is one."""
-    first = nodes[0]
-    if not _growing_call(first, 1) or not isinstance(first.args[0][0], fx.Node):
+    first = _growing_list(nodes[0])
+    if first is None or len(first) != 1:
         return None
-    start: fx.Node = first.args[0][0]
-    calls = [first]
+    start = first[0]
+    calls = [nodes[0]]
     for node in nodes[1:]:
-        if not _growing_call(node, len(calls) + 1) or list(node.args[0]) != [start, *calls]:
+        values = _growing_list(node)
+        if values is None or not _same(values, [start, *calls]):
             break
         calls.append(node)
     if len(calls) < MIN_LAYERS:
         return None
-    expected = [start, *calls]
     readers = {u for c in calls for u in c.users} - set(calls)
     if len(readers) != 1:
         return None
     reader = readers.pop()
-    found = [a for a in (*reader.args, *reader.kwargs.values()) if type(a) in (list, fx.immutable_collections.immutable_list) and _same(a, expected)]
+    found = [a for a in (*reader.args, *reader.kwargs.values()) if type(a) in _LISTS and _same(cast("list[object]", a), [start, *calls])]
     reads: list[fx.Node] = []
     fx.map_arg((reader.args, reader.kwargs), reads.append)
     if len(found) != 1 or any(reads.count(c) != 1 for c in calls):
@@ -79,18 +81,18 @@ def _run(gm: fx.GraphModule, nodes: list[fx.Node]) -> Accumulation | None:
     children = _children(gm, [str(c.target) for c in calls])
     if children is None:
         return None
-    return Accumulation(tuple(calls), start, reader, found[0], children)
+    return Accumulation(tuple(calls), start, reader, cast("list[fx.Node]", found[0]), children)
 
 
-def _growing_call(node: fx.Node, size: int) -> bool:
-    """A module call whose one argument is a list of `size` values."""
-    return (
-        node.op == "call_module"
-        and not node.kwargs
-        and len(node.args) == 1
-        and type(node.args[0]) in (list, fx.immutable_collections.immutable_list)
-        and len(node.args[0]) == size
-    )
+_LISTS = (list, immutable_list)
+
+
+def _growing_list(node: fx.Node) -> list[fx.Node] | None:
+    """The values of a module call whose one argument is a list of values, or None."""
+    if node.op != "call_module" or node.kwargs or len(node.args) != 1 or type(node.args[0]) not in _LISTS:
+        return None
+    values = list(cast("list[object]", node.args[0]))
+    return cast("list[fx.Node]", values) if all(isinstance(v, fx.Node) for v in values) else None
 
 
 def _only_reads_its_list(module: nn.Module) -> bool:
@@ -102,7 +104,7 @@ def _only_reads_its_list(module: nn.Module) -> bool:
     return len(params) == 1 and all(u.op == "call_function" for u in params[0].users)
 
 
-def _same(values: list[object], nodes: list[fx.Node]) -> bool:
+def _same(values: list[object] | list[fx.Node], nodes: list[fx.Node]) -> bool:
     return len(values) == len(nodes) and all(a is b for a, b in zip(values, nodes))
 
 

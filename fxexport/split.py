@@ -31,8 +31,8 @@ from .calls import (
     stack_frames,
 )
 from .ir import InlineModule
-from .rebuild import is_holder
 from .packing import list_arguments
+from .rebuild import is_holder
 from .subgraphs import Builder, ListArgument, interface, module_from
 
 

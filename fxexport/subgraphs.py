@@ -163,11 +163,10 @@ class Builder:
     def call(self, call: Call) -> None:
         """`call_module` of the called module; several outputs come back as a tuple, taken apart."""
         inputs, outputs = interface(call)
-        args = tuple(self.value(i) for i in inputs)
+        values = tuple(self.value(i) for i in inputs)
         packed = self.lists.get(call.frame.key)
-        if packed is not None:
-            args = ([*args] if isinstance(packed.container, list) else args,)
-        node = self.graph.call_module(self.relative(call.frame.path), args)
+        args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
+        node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
         trace = next((n.meta["stack_trace"] for n in call.nodes() if n.meta.get("stack_trace")), None)
         if trace is not None:  # the line that made the call, as for a restored layer
             node.meta["stack_trace"] = trace if self.cls is None else own_stack_trace(trace, self.cls)
