@@ -152,8 +152,9 @@ def _with_flags(
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
 # `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
-# an argument, as timm's `act_layer`. A layer, or a Sequential or ModuleList of layers: anything
-# deeper (a block's whole layer stack) stays built by its class, which then has variants.
+# an argument, as timm's `act_layer`. A layer (its arguments layers too: `BatchNormAct2d(16,
+# act=nn.SiLU())`), or a Sequential or ModuleList of layers: anything deeper (a block's whole
+# layer stack) stays built by its class, which then has variants.
 _CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
 _CHILD_ARGUMENT = "\0child"
 
@@ -169,7 +170,7 @@ def _is_child(line: str) -> bool:
         return False
     if ast.unparse(value.func) in _CONTAINERS:
         return all(_is_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
-    return _is_layer(value)
+    return _is_layer(value) or (isinstance(value, ast.Call) and all(_is_layer(a) or not _calls(a) for a in _arguments(value)))
 
 
 _CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
@@ -177,7 +178,11 @@ _CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
 
 def _is_layer(node: ast.expr) -> bool:
     """One call whose arguments are no calls: `nn.SiLU(inplace=True)`, `Block(64, stride=2)`."""
-    return isinstance(node, ast.Call) and not any(isinstance(n, ast.Call) for a in _arguments(node) for n in ast.walk(a))
+    return isinstance(node, ast.Call) and not any(_calls(a) for a in _arguments(node))
+
+
+def _calls(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(node))
 
 
 def _arguments(node: ast.AST) -> list[ast.expr]:

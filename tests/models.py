@@ -819,3 +819,24 @@ class Chains(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ConvUnit(nn.Module):
+    """Holds a NormAct whose activation differs between units: the unit takes it built."""
+
+    def __init__(self, act: bool) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.norm = NormAct(4, act)
+
+    def forward(self, x):
+        return self.norm(self.conv(x)) + x
+
+
+class ConvUnits(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.units = nn.Sequential(ConvUnit(True), ConvUnit(False), ConvUnit(True))
+
+    def forward(self, x):
+        return self.units(x)

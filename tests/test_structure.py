@@ -96,6 +96,8 @@ SHAPES = [
     Shape("child_with_its_code_export", _model(models.Splits), _rows, _export, frozenset({"Split"}), counts={"if self.branch1 is not None:": 1}),
     Shape("child_arguments", _model(models.NormActs), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct"}),
           counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
+    Shape("layer_argument_of_a_child", _model(models.ConvUnits), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct", "ConvUnit"}),
+          counts={"ConvUnit(norm=NormAct(act=nn.SiLU(inplace=True)))": 2, "ConvUnit(norm=NormAct(act=nn.Identity()))": 1}),
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
           counts={"class PooledHead(nn.Sequential):": 1, "self[0](": 1, "getattr(": 0}),
     Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"return self.stage(x)": 1}),
