@@ -19,7 +19,7 @@ from .guards import input_checks, is_guards_module
 from .imports import ImportTable
 from .inlining import Planner, statement_note
 from .literals import function_reference, index_code, literal
-from .loops import accumulation
+from .loops import Accumulation, Chain, loops
 from .names import Namespace, is_plain_identifier, quote
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
@@ -153,13 +153,19 @@ class _Emitter:
         self.roots = storage_roots(self.graph)
         last_uses = _last_uses(self.graph)
         written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and not _skipped(n)}
-        self.loop = accumulation(gm, written)
-        self.looped = frozenset(self.loop.calls if self.loop else ())  # calls the loop makes: no statement, no name
-        self.loop_names = (_NAME, _NAME)  # the list and the loop variable, named with the rest
+        found = loops(gm, written)
+        self.accumulations = [loop for loop in found if isinstance(loop, Accumulation)]
+        self.chains = {loop.calls[-1]: loop for loop in found if isinstance(loop, Chain)}  # by the call whose value it is
+        self.looped = frozenset(c for loop in self.accumulations for c in loop.calls)  # no statement, no name
+        in_loops = {c for loop in found for c in loop.calls}
+        self.list_names = [_NAME] * len(self.accumulations)  # each accumulation's list, named with the rest
+        self.loop_variable = _NAME
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
             planned = self.plan_inlining(last_uses)
-            self.inlined = {k: v for k, v in planned.items() if k not in self.looped and v not in self.looped}
+            self.inlined = {k: v for k, v in planned.items() if k not in in_loops and v not in in_loops}
+        for end, chain in self.chains.items():
+            self.inlined.update({c: end for c in chain.calls[:-1]})  # written by the loop the last call's statement is
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         self.name_values(namespace)
@@ -256,8 +262,9 @@ class _Emitter:
         return self.expression(value) if value in self.inlined else self.names[value]
 
     def code(self, value: Any, node: fx.Node) -> str:
-        if self.loop is not None and value is self.loop.container:
-            return self.loop_names[0]
+        for loop, name in zip(self.accumulations, self.list_names):
+            if value is loop.container:
+                return name
         return literal(value, self.imports, self.name_of, f"node {node.name!r}")
 
     def operand(self, value: Any, node: fx.Node, needs: int = PRIMARY) -> str:
@@ -358,8 +365,9 @@ class _Emitter:
                 self.names[node] = namespace.create("out" if length[node] >= CHAIN else node.name)
             else:
                 self.names[node] = self.names[first]
-        if self.loop is not None:
-            self.loop_names = (namespace.create("features"), namespace.create("layer"))
+        self.list_names = [namespace.create("features") for _ in self.accumulations]
+        if self.accumulations or self.chains:
+            self.loop_variable = namespace.create("layer")
 
     def frees(self) -> dict[fx.Node, list[str]]:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
@@ -385,7 +393,8 @@ class _Emitter:
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
         if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
-        for used in self.statement_inputs(node):
+        chain = self.chains.get(node)
+        for used in self.statement_inputs(node) if chain is None else [chain.start]:  # a loop's value may take only its start's name
             if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
                 if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
                     continue  # an input named for what it holds (`tokens`), or bound from a pytree input
@@ -402,19 +411,25 @@ class _Emitter:
                     found.append(value)
         return found
 
-    @property
-    def looped_first(self) -> fx.Node | None:
-        return self.loop.calls[0] if self.loop else None
+    def accumulation_lines(self, node: fx.Node) -> list[str] | None:
+        """At an accumulation's first call: `features = [x]`, then each child called with the list so far,
+        its output appended; None elsewhere."""
+        for loop, features in zip(self.accumulations, self.list_names):
+            if node is loop.calls[0]:
+                return [
+                    f"{features} = [{self.code(loop.start, node)}]",
+                    f"for {self.loop_variable} in {loop.children}:",
+                    f"    {features}.append({self.loop_variable}({features}))",
+                ]
+        return None
 
-    def loop_lines(self) -> list[str]:
-        """`features = [x]`, then each child called with the list so far, its output appended."""
-        assert self.loop is not None
-        features, layer = self.loop_names
-        return [
-            f"{features} = [{self.code(self.loop.start, self.loop.calls[0])}]",
-            f"for {layer} in {self.loop.children}:",
-            f"    {features}.append({layer}({features}))",
-        ]
+    def chain_lines(self, chain: Chain) -> list[str]:
+        """`x = start` (unless x is its name), then each child called on the value so far."""
+        name, first = self.names[chain.calls[-1]], chain.calls[0]
+        start = self.code(chain.start, first)
+        rest = self.call_args(first, first.args[1:], dict(first.kwargs))
+        call = f"{self.loop_variable}({name}{', ' if rest else ''}{rest})"
+        return [*([] if start == name else [f"{name} = {start}"]), f"for {self.loop_variable} in {chain.children}:", f"    {name} = {call}"]
 
     def statements(self) -> list[str]:
         frees = self.frees()
@@ -431,14 +446,20 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if _skipped(node) or node.op == "get_attr" or node in self.inlined or (node in self.looped and node is not self.looped_first):
+            looped = self.accumulation_lines(node) if node in self.looped else None
+            if _skipped(node) or node.op == "get_attr" or node in self.inlined or (node in self.looped and looped is None):
                 continue
             note = statement_note(node, self.inlined) if self.annotate else None
             if note is not None and note != last_note:
                 lines.append(note)
                 last_note = note
-            if node in self.looped:
-                lines += self.loop_lines()
+            if looped is not None:
+                lines += looped
+                continue
+            if node in self.chains:
+                lines += self.chain_lines(self.chains[node])
+                if frees.get(node):
+                    lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
                 continue
             expression = self.expression(node)
             statement = f"{self.names[node]} = {expression}" if node.users else expression

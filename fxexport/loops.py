@@ -40,14 +40,76 @@ class Accumulation:
     children: str
 
 
-def accumulation(gm: fx.GraphModule, statement: set[fx.Node]) -> Accumulation | None:
-    """The first such run of calls in `gm`'s forward, or None. `statement`: the nodes written as statements."""
+@dataclass(frozen=True)
+class Chain:
+    """Calls of every child of one container in order, each taking the one before's output first and
+    the same other arguments: `for layer in self.layers: x = layer(x, mask)`."""
+
+    calls: tuple[fx.Node, ...]
+    start: fx.Node
+    children: str
+
+
+Loop = Accumulation | Chain
+
+
+def loops(gm: fx.GraphModule, statement: set[fx.Node]) -> tuple[Loop, ...]:
+    """The runs of calls in `gm`'s forward written as loops, in order. `statement`: the nodes written as statements."""
     nodes = [n for n in gm.graph.nodes if n in statement]
-    for i in range(len(nodes)):
-        found = _run(gm, nodes[i:])
-        if found is not None:
-            return found
-    return None
+    found: list[Loop] = []
+    i = 0
+    while i < len(nodes):
+        loop = _run(gm, nodes[i:]) or _chain(gm, nodes[i:])
+        found += [loop] if loop else []
+        i += len(loop.calls) if loop else 1
+    return tuple(found)
+
+
+def _chain(gm: fx.GraphModule, nodes: list[fx.Node]) -> Chain | None:
+    """The chain of calls that starts at `nodes[0]`, if it is one of at least MIN_CHAIN calls."""
+    first = nodes[0]
+    if first.op != "call_module" or not first.args or not isinstance(first.args[0], fx.Node) or not first.users:
+        return None
+    calls = [first]
+    parent = str(first.target).rpartition(".")[0]
+    for node in nodes[1:]:
+        previous = calls[-1]
+        if node.op != "call_module" or not node.args or node.args[0] is not previous or set(previous.users) != {node}:
+            break
+        if str(node.target).rpartition(".")[0] != parent or not _same_arguments(node, first):
+            break
+        calls.append(node)
+    calls = _of_one_code(gm, calls)
+    if len(calls) < MIN_CHAIN or not calls[-1].users:
+        return None
+    children = _children(gm, [str(c.target) for c in calls])
+    if children is None or children.endswith(".children()"):
+        return None  # the layers of a block one after another are its code, not a loop over a container
+    return Chain(tuple(calls), first.args[0], children)
+
+
+def _of_one_code(gm: fx.GraphModule, calls: list[fx.Node]) -> list[fx.Node]:
+    """The first calls, as long as they call modules of one class that (if generated) run one code."""
+    codes = [_code(gm.get_submodule(str(c.target))) for c in calls]
+    same = next((i for i, code in enumerate(codes) if code != codes[0]), len(codes))
+    return calls[:same]
+
+
+def _code(module: nn.Module) -> tuple[str, str]:
+    return type(module).__name__, module.graph.python_code("self").src if isinstance(module, fx.GraphModule) else ""
+
+
+def _same_arguments(a: fx.Node, b: fx.Node) -> bool:
+    """The same arguments but the first: the same values, or equal plain literals."""
+    rest_a, rest_b = a.args[1:], b.args[1:]
+    if len(rest_a) != len(rest_b) or a.kwargs.keys() != b.kwargs.keys():
+        return False
+    pairs = [*zip(rest_a, rest_b), *((a.kwargs[k], b.kwargs[k]) for k in a.kwargs)]
+    return all(x is y or (type(x) is type(y) and type(x) in _PLAIN and x == y) for x, y in pairs)
+
+
+_PLAIN = (int, float, bool, str, type(None))
+MIN_CHAIN = 3  # two calls read as well unrolled
 
 
 def _run(gm: fx.GraphModule, nodes: list[fx.Node]) -> Accumulation | None:

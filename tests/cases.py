@@ -91,6 +91,7 @@ CASES = [
     Case("sequential_with_forward", traced(models.Heads), _randn(2, 4, 3, 3)),
     Case("list_arguments", traced(models.DenseNetLike), _randn(2, 3, 8, 8)),
     Case("child_with_its_code", traced(models.Splits), _randn(2, 4)),
+    Case("chain_of_blocks", traced(models.Encoder), _randn(2, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -98,6 +98,9 @@ SHAPES = [
           counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
     Shape("layer_argument_of_a_child", _model(models.ConvUnits), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct", "ConvUnit"}),
           counts={"ConvUnit(norm=NormAct(act=nn.SiLU(inplace=True)))": 2, "ConvUnit(norm=NormAct(act=nn.Identity()))": 1}),
+    Shape("chain_of_blocks", _model(models.Encoder), _rows, _trace, frozenset({"Layer"}),
+          counts={"for layer in self.layers:": 1, "out = layer(out, sigmoid)": 1, "= self.layers[": 0, "self.pair[1](": 1}),  # two calls stay calls
+    Shape("chain_of_blocks_export", _model(models.Encoder), _rows, _export, frozenset({"Layer"}), counts={"for layer in self.layers:": 1}),
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
           counts={"class PooledHead(nn.Sequential):": 1, "self[0](": 1, "getattr(": 0}),
     Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"return self.stage(x)": 1}),
