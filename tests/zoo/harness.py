@@ -33,6 +33,7 @@ from tests.zoo.readability import (
     graph_nodes,
     layer_paths,
     measure,
+    recorded_classes,
     source_classes,
 )
 
@@ -127,7 +128,7 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     row.export_seconds = time.perf_counter() - start
     shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
     record(row.package, gm, args, kwargs, None, work / "expect")
-    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm))
+    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm), recorded_classes(gm))
     return row
 
 

@@ -69,6 +69,7 @@ class Readability:
     inline_modules: int  # manifest "inline_modules": modules the export left inline, with a reason
     call_nodes: int = 0  # call_function / call_method / call_module nodes of the graph
     layers: tuple[int, int] = (0, 0)  # (torch.nn layers of the source that come back as their class, those that ran)
+    ran: frozenset[str] | None = None  # names of the classes the graph recorded calls of (None: not known)
 
     @property
     def ops_share(self) -> float:
@@ -111,9 +112,14 @@ class Readability:
         if self.code.string_getattrs:
             failures.append(f"{self.code.string_getattrs} string getattr")
         for block in self.repeated:
-            if (count := len(self.classes_of(block))) != 1:
+            if (count := len(self.classes_of(block))) != 1 and not self.without_code(block):
                 failures.append(f"{block.name}: {count} classes")
         return failures
+
+    def without_code(self, block: SourceClass) -> bool:
+        """True for a block the graph has no code of (torch.export removes an eval-mode StochasticDepth
+        or DropPath, an identity): nothing of it can be a class."""
+        return self.ran is not None and not self.classes_of(block) and block.name not in self.ran
 
     def targets(self) -> str:
         """'ok', the failed targets, or 'n/a' for a model without repeated blocks."""
@@ -122,7 +128,8 @@ class Readability:
         failures = self.target_failures()
         if len(failures) > 3:
             failures = [*failures[:3], f"+{len(failures) - 3} more"]
-        return "; ".join(failures) or "ok"
+        absent = [b.name for b in self.repeated if self.without_code(b)]
+        return ("; ".join(failures) or "ok") + (f" ({', '.join(absent)}: no code in the graph)" if absent else "")
 
 
 # the source model -------------------------------------------------------------------------
@@ -168,12 +175,30 @@ def graph_nodes(gm: fx.GraphModule) -> int:
 
 
 # the export -------------------------------------------------------------------------------
-def measure(folder: Path, source: tuple[SourceClass, ...], nodes: int, calls: int = 0, layers: dict[str, str] | None = None) -> Readability:
+def measure(
+    folder: Path,
+    source: tuple[SourceClass, ...],
+    nodes: int,
+    calls: int = 0,
+    layers: dict[str, str] | None = None,
+    ran: frozenset[str] | None = None,
+) -> Readability:
     """Measure the package at `folder` (module.py, fxexport.json) against its source classes and layers."""
     code = read_code((folder / "module.py").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "fxexport.json").read_text(encoding="utf-8"))
     restored = (restored_layers(folder, layers), len(layers)) if layers else (0, 0)
-    return Readability(nodes, code, source, len(manifest.get("inline_modules", [])), calls, restored)
+    return Readability(nodes, code, source, len(manifest.get("inline_modules", [])), calls, restored, ran)
+
+
+def recorded_classes(gm: fx.GraphModule) -> frozenset[str]:
+    """Names of the classes whose calls the graph recorded (`nn_module_stack`: a class, or its qualified name)."""
+    names = set()
+    for module in gm.modules():
+        if isinstance(module, fx.GraphModule):
+            for node in module.graph.nodes:
+                for _, cls in (node.meta.get("nn_module_stack") or {}).values():
+                    names.add(cls.__name__ if isinstance(cls, type) else str(cls).rpartition(".")[2])
+    return frozenset(names)
 
 
 def read_code(text: str) -> Code:

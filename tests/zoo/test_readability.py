@@ -137,6 +137,15 @@ def test_a_repeated_block_split_into_variants_fails_one_class_per_block() -> Non
     assert r.targets() == "BasicBlock: 2 classes"
 
 
+def test_a_repeated_block_the_graph_has_no_code_of_is_not_judged_but_named() -> None:
+    depth = SourceClass("StochasticDepth", "StochasticDepth", instances=4, lines=20)
+    r = Readability(10, read_code(textwrap.dedent(STRUCTURED)), (BLOCK, RESNET, depth), 0, ran=frozenset({"BasicBlock", "ResNet"}))
+    assert r.targets() == "ok (StochasticDepth: no code in the graph)"
+    recorded = Readability(10, read_code(textwrap.dedent(STRUCTURED)), (BLOCK, RESNET, depth), 0, ran=frozenset({"BasicBlock", "StochasticDepth"}))
+    assert recorded.targets() == "StochasticDepth: 0 classes"  # it ran code, and no class holds it
+    assert readability(STRUCTURED, (BLOCK, RESNET, depth)).targets() == "StochasticDepth: 0 classes"  # nothing known
+
+
 def test_a_longer_source_name_is_not_a_variant_of_a_shorter_one() -> None:
     forward = "    def forward(self, x):\n        return x\n"
     text = f"class Block(nn.Module):\n{forward}\n\nclass BlockStack(nn.Module):\n{forward}"
