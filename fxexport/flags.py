@@ -28,8 +28,8 @@ def flag_name(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
         if line.startswith("#"):
             continue
         for name in _called(line):
-            if name not in seen:
-                return f"use_{name.lower()}"
+            if name not in seen and name.strip("_"):
+                return f"use_{name.strip('_').lower()}"
     return "variant"
 
 
@@ -71,11 +71,11 @@ def _returns(line: str) -> bool:
 
 
 def _adds_input(lines: tuple[str, ...], inputs: list[str]) -> bool:
-    """True when a line adds a forward input to something (`x + out`, `out + x`)."""
+    """True when a line adds a forward input to something (`x + out`, `out + x`, `out += x`, `out.add_(x)`)."""
     names = "|".join(re.escape(name) for name in inputs if name)
     if not names:
         return False
-    pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\+(?!=)|\+\s*(?:{names})(?![\w.(\[])")
+    pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\+(?!=)|\+=?\s*(?:{names})(?![\w.(\[])|\.add_?\((?:{names})[,)]|(?<![\w.])(?:{names})\.add_?\(")
     return any(pattern.search(line) for line in lines if not line.startswith("#"))
 
 

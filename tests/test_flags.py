@@ -1,0 +1,50 @@
+"""Two forwards of one class as one: the flag's name says what its side adds, and the branches keep
+each side's lines exactly, the shared ones written once."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxexport.flags import branched, flag_name
+
+NAMES = [
+    # (plain forward, flagged forward, parameters, flag name)
+    (("return self.conv(x)",), ("conv = self.conv(x)", "return x + conv"), ("x",), "residual"),
+    (("return self.block(x)",), ("block = self.block(x)", "return block.add_(x)"), ("x",), "residual"),
+    (("return self.block(x)",), ("out = self.block(x)", "out += x", "return out"), ("x",), "residual"),
+    (("return self.block(x)",), ("return x.add_(self.block(x))",), ("x",), "residual"),
+    (("return self.attn(x)",), ("x = torch.roll(x, 3)", "return self.attn(x)"), ("x",), "use_roll"),
+    (("return self.attn(x)",), ("return self.attn(x) + y",), ("x", "y"), "residual"),  # any forward input
+    (("return self.attn(x)",), ("return self.attn(x) + xs",), ("x",), "variant"),  # xs is no input
+]
+
+
+@pytest.mark.parametrize(("plain", "flagged", "params", "name"), NAMES)
+def test_the_flag_is_named_after_what_its_side_adds(plain, flagged, params, name) -> None:
+    assert flag_name(plain, flagged, params) == name
+
+
+BRANCHES = [
+    # the flagged side returns: no else
+    (("return self.conv(x)",), ("conv = self.conv(x)", "return x + conv"),
+     ("if self.f:", "    conv = self.conv(x)", "    return x + conv", "return self.conv(x)")),
+    # shared first and last lines once
+    (("x = self.a(x)", "x = x * 2", "return self.b(x)"), ("x = self.a(x)", "x = x + 1", "return self.b(x)"),
+     ("x = self.a(x)", "if self.f:", "    x = x + 1", "else:", "    x = x * 2", "return self.b(x)")),
+    # only the plain side has lines of its own
+    (("x = self.a(x)", "x = x * 2", "return x"), ("x = self.a(x)", "return x"),
+     ("x = self.a(x)", "if not self.f:", "    x = x * 2", "return x")),
+    # only the flagged side has lines of its own
+    (("x = self.a(x)", "return x"), ("x = self.a(x)", "x = x * 2", "return x"),
+     ("x = self.a(x)", "if self.f:", "    x = x * 2", "return x")),
+    # the same code: no branch at all
+    (("return x",), ("return x",), ("return x",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("plain", "flagged", "lines"), BRANCHES)
+def test_branches_keep_each_sides_lines_and_share_the_common_ones(plain, flagged, lines) -> None:
+    assert branched(plain, flagged, "self.f", "not self.f") == lines
+    namespace: dict[str, object] = {}
+    body = "\n".join("    " + line for line in lines)
+    exec(compile(f"def forward(self, x):\n{body}\n", "<branched>", "exec"), namespace)  # it is Python
