@@ -17,6 +17,7 @@ parameter (packing.py) and only read it while they run, so each sees what its un
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import cast
 
@@ -59,20 +60,20 @@ def loops(gm: fx.GraphModule, statement: set[fx.Node]) -> tuple[Loop, ...]:
     found: list[Loop] = []
     i = 0
     while i < len(nodes):
-        loop = _run(gm, nodes[i:]) or _chain(gm, nodes[i:])
+        loop = (_run(gm, nodes, i) or _chain(gm, nodes, i)) if nodes[i].op == "call_module" else None
         found += [loop] if loop else []
         i += len(loop.calls) if loop else 1
     return tuple(found)
 
 
-def _chain(gm: fx.GraphModule, nodes: list[fx.Node]) -> Chain | None:
-    """The chain of calls that starts at `nodes[0]`, if it is one of at least MIN_CHAIN calls."""
-    first = nodes[0]
+def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
+    """The chain of calls that starts at `nodes[at]`, if it is one of at least MIN_CHAIN calls."""
+    first = nodes[at]
     if first.op != "call_module" or not first.args or not isinstance(first.args[0], fx.Node) or not first.users:
         return None
     calls = [first]
     parent = str(first.target).rpartition(".")[0]
-    for node in nodes[1:]:
+    for node in itertools.islice(nodes, at + 1, None):
         previous = calls[-1]
         if node.op != "call_module" or not node.args or node.args[0] is not previous or set(previous.users) != {node}:
             break
@@ -112,14 +113,14 @@ _PLAIN = (int, float, bool, str, type(None))
 MIN_CHAIN = 3  # two calls read as well unrolled
 
 
-def _run(gm: fx.GraphModule, nodes: list[fx.Node]) -> Accumulation | None:
-    """The run of calls that starts at `nodes[0]`, if it is one."""
-    first = _growing_list(nodes[0])
+def _run(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Accumulation | None:
+    """The run of calls that starts at `nodes[at]`, if it is one."""
+    first = _growing_list(nodes[at])
     if first is None or len(first) != 1:
         return None
     start = first[0]
-    calls = [nodes[0]]
-    for node in nodes[1:]:
+    calls = [nodes[at]]
+    for node in itertools.islice(nodes, at + 1, None):
         values = _growing_list(node)
         if values is None or not _same(values, [start, *calls]):
             break

@@ -140,7 +140,10 @@ class Builder:
     def copy(self, node: fx.Node, keep_names: bool) -> None:
         """Copy one node, its module path made relative (names numbered afresh unless `keep_names`)."""
         target = self.relative(str(node.target)) if node.op in ("call_module", "get_attr") else node.target
-        args, kwargs = self.arguments(node.args), self.arguments(node.kwargs)
+        if self.packed:
+            args, kwargs = self.arguments(node.args), self.arguments(node.kwargs)
+        else:
+            args, kwargs = fx.map_arg(node.args, self.value), fx.map_arg(node.kwargs, self.value)
         name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
@@ -150,8 +153,6 @@ class Builder:
 
     def arguments(self, value: Any) -> Any:
         """A node's arguments for the copy: each node's copy, a list the method takes as a parameter that parameter."""
-        if not self.packed:
-            return fx.map_arg(value, self.value)
         if id(value) in self.packed:
             return self.packed[id(value)]
         if type(value) in (tuple, list, immutable_list):
