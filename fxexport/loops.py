@@ -80,24 +80,21 @@ def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
         if str(node.target).rpartition(".")[0] != parent or not _same_arguments(node, first):
             break
         calls.append(node)
-    calls = _of_one_code(gm, calls)
     if len(calls) < MIN_CHAIN or not calls[-1].users:
         return None
     children = _children(gm, [str(c.target) for c in calls])
     if children is None or children.endswith(".children()"):
         return None  # the layers of a block one after another are its code, not a loop over a container
+    if len({_code(gm.get_submodule(str(c.target))) for c in calls}) != 1:
+        return None  # blocks of other classes or codes: each call says which
     return Chain(tuple(calls), first.args[0], children)
 
 
-def _of_one_code(gm: fx.GraphModule, calls: list[fx.Node]) -> list[fx.Node]:
-    """The first calls, as long as they call modules of one class that (if generated) run one code."""
-    codes = [_code(gm.get_submodule(str(c.target))) for c in calls]
-    same = next((i for i, code in enumerate(codes) if code != codes[0]), len(codes))
-    return calls[:same]
-
-
-def _code(module: nn.Module) -> tuple[str, str]:
-    return type(module).__name__, module.graph.python_code("self").src if isinstance(module, fx.GraphModule) else ""
+def _code(module: nn.Module) -> tuple[object, ...]:
+    """Its class name and, for a generated one, its graph's nodes (what they run, on what)."""
+    if not isinstance(module, fx.GraphModule):
+        return (type(module).__name__,)
+    return type(module).__name__, *((n.op, str(n.target), str(n.args), str(n.kwargs)) for n in module.graph.nodes)
 
 
 def _same_arguments(a: fx.Node, b: fx.Node) -> bool:
