@@ -23,12 +23,11 @@ def flag_name(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
     inputs = [p.lstrip("*").split("=")[0] for p in params]
     if _adds_input(flagged, inputs) and not _adds_input(plain, inputs):
         return "residual"
-    seen = {name for line in plain if not line.startswith("#") for name in called_names(line)}
-    for line in flagged:
-        if line.startswith("#"):
-            continue
+    seen = {name for line in code_lines(plain) for name in called_names(line)}
+    bound = {m[1] for line in flagged if (m := re.match(r"\s*for (\w+) in ", line))}  # a loop's variable says nothing
+    for line in code_lines(flagged):
         for name in _called(line):
-            if name not in seen and name.strip("_"):
+            if name not in seen and name not in bound and name.strip("_"):
                 return f"use_{name.strip('_').lower()}"
     return "variant"
 
@@ -42,24 +41,49 @@ def flagged_side(a: tuple[str, ...], b: tuple[str, ...], params: tuple[str, ...]
 
 
 def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str) -> tuple[str, ...]:
-    """The lines both forwards share once, the rest under `if <condition>:` (`if <negated>:` for the plain side alone)."""
-    if plain == flagged:
+    """The statements both forwards share once, the rest under `if <condition>:` (`if <negated>:` for
+    the plain side alone). A loop and its body are one statement; a side whose own lines are only
+    comments has none."""
+    if code_lines(plain) == code_lines(flagged):
         return plain
+    a, b = _statements(plain), _statements(flagged)
     start = 0
-    while start < min(len(plain), len(flagged)) and plain[start] == flagged[start] and not _returns(plain[start]):
+    while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
         start += 1
     end = 0
-    while end < min(len(plain), len(flagged)) - start and plain[-1 - end] == flagged[-1 - end]:
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
         end += 1
-    head, tail = plain[:start], plain[len(plain) - end :]
-    only_plain, only_flagged = plain[start : len(plain) - end], flagged[start : len(flagged) - end]
+    head, tail = _lines(a[:start]), _lines(a[len(a) - end :])
+    only_plain, only_flagged = _lines(a[start : len(a) - end]), _lines(b[start : len(b) - end])
+    only_plain = only_plain if code_lines(only_plain) else ()
+    only_flagged = only_flagged if code_lines(only_flagged) else ()
     if not only_flagged:
         return (*head, f"if {negated}:", *_indented(only_plain), *tail)
     if not only_plain:
         return (*head, f"if {condition}:", *_indented(only_flagged), *tail)
-    if not tail and _returns(only_flagged[-1]):
+    if not tail and _returns(only_flagged[-1]):  # a top-level return: the plain side follows without else
         return (*head, f"if {condition}:", *_indented(only_flagged), *only_plain)
     return (*head, f"if {condition}:", *_indented(only_flagged), "else:", *_indented(only_plain), *tail)
+
+
+def code_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The lines that are code, not comments."""
+    return tuple(line for line in lines if not line.lstrip().startswith("#"))
+
+
+def _statements(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Top-level statements: a line and the indented lines after it (a loop's body)."""
+    out: list[tuple[str, ...]] = []
+    for line in lines:
+        if line.startswith((" ", "\t")) and out:
+            out[-1] = (*out[-1], line)
+        else:
+            out.append((line,))
+    return out
+
+
+def _lines(statements: list[tuple[str, ...]]) -> tuple[str, ...]:
+    return tuple(line for statement in statements for line in statement)
 
 
 def _indented(lines: tuple[str, ...]) -> tuple[str, ...]:
@@ -76,7 +100,7 @@ def _adds_input(lines: tuple[str, ...], inputs: list[str]) -> bool:
     if not names:
         return False
     pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\+(?!=)|\+=?\s*(?:{names})(?![\w.(\[])|\.add_?\((?:{names})[,)]|(?<![\w.])(?:{names})\.add_?\(")
-    return any(pattern.search(line) for line in lines if not line.startswith("#"))
+    return any(pattern.search(line) for line in code_lines(lines))
 
 
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")

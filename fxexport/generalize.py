@@ -27,7 +27,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
-from .flags import branched, flag_name, flagged_side
+from .flags import branched, code_lines, flag_name, flagged_side
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .passed_children import children_passed_in
@@ -138,6 +138,9 @@ def _with_flags(
         if len(members) != 2:
             continue
         (a, _), (b, _) = pairs[members[0]], pairs[members[1]]
+        if code_lines(a[0].forward_lines) == code_lines(b[0].forward_lines):  # one code from two source lines
+            joined[members[0]], joined[members[1]] = ([*a, *b], None, None), ([], None, None)
+            continue
         params = a[0].forward_params
         plain, flagged = (a, b) if flagged_side(a[0].forward_lines, b[0].forward_lines, params) else (b, a)
         if not _few_lines_apart(plain[0].forward_lines, flagged[0].forward_lines):
@@ -323,7 +326,7 @@ def _merge(
     flag_param, flag_default = "", False
     if flag is not None:
         flag_param = _parameter_name(flag.name, taken)
-        attribute = _parameter_name(flag_param, _attributes(first))
+        attribute = _parameter_name(flag_param, _names_on_self(first))
         flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
         init_lines += (f"self.{attribute} = {flag_param}",)
         forward_lines = branched(flag.plain, flag.flagged, f"self.{attribute}", f"not self.{attribute}")
@@ -426,6 +429,13 @@ def _name_variants(
         lines = tuple(rename_names(line, renames) for line in cls.init_lines)
         out.append(replace(cls, name=renames.get(cls.name, cls.name), init_lines=lines))
     return tuple(out), {old: renames.get(new, new) for old, new in names.items()}
+
+
+def _names_on_self(cls: ClassIR) -> set[str]:
+    """Every name the class sets or reads on `self`: attributes, buffers and children registered by name."""
+    lines = (*cls.init_lines, *cls.forward_lines)
+    named = {m[1] for line in lines for m in re.finditer(r"self\.(?:register_buffer|register_parameter|add_module)\(\s*[\"'](\w+)[\"']", line)}
+    return named | {m[1] for line in lines for m in re.finditer(r"self\.(\w+)", line)}
 
 
 def _attributes(cls: ClassIR) -> set[str]:

@@ -21,12 +21,15 @@ import itertools
 from dataclasses import dataclass
 from typing import cast
 
+import torch
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_list
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 
-MIN_LAYERS = 2
+MIN_ACCUMULATED = 2  # layers an accumulation loop replaces
+MIN_CHAIN = 3  # calls a chain loop replaces: two read as well unrolled
+_PLAIN = (int, float, bool, str, type(None))  # arguments compared by value (their repr)
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,8 @@ def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
 
 
 def _code(module: nn.Module) -> tuple[object, ...]:
-    """Its class name and, for a generated one, its graph's nodes (what they run, on what)."""
+    """Its class name and, for a generated one, its graph's nodes (what they run, on what). Only how
+    the code reads depends on it: each block runs its own module either way."""
     if not isinstance(module, fx.GraphModule):
         return (type(module).__name__,)
     return type(module).__name__, *((n.op, str(n.target), str(n.args), str(n.kwargs)) for n in module.graph.nodes)
@@ -103,11 +107,7 @@ def _same_arguments(a: fx.Node, b: fx.Node) -> bool:
     if len(rest_a) != len(rest_b) or a.kwargs.keys() != b.kwargs.keys():
         return False
     pairs = [*zip(rest_a, rest_b), *((a.kwargs[k], b.kwargs[k]) for k in a.kwargs)]
-    return all(x is y or (type(x) is type(y) and type(x) in _PLAIN and x == y) for x, y in pairs)
-
-
-_PLAIN = (int, float, bool, str, type(None))
-MIN_CHAIN = 3  # two calls read as well unrolled
+    return all(x is y or (type(x) is type(y) and type(x) in _PLAIN and repr(x) == repr(y)) for x, y in pairs)  # -0.0 is not 0.0
 
 
 def _run(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Accumulation | None:
@@ -122,7 +122,7 @@ def _run(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Accumulation | No
         if values is None or not _same(values, [start, *calls]):
             break
         calls.append(node)
-    if len(calls) < MIN_LAYERS:
+    if len(calls) < MIN_ACCUMULATED:
         return None
     readers = {u for c in calls for u in c.users} - set(calls)
     if len(readers) != 1:
@@ -161,7 +161,13 @@ def _only_reads_its_list(module: nn.Module) -> bool:
     if not isinstance(module, fx.GraphModule):
         return False
     params = list(module.graph.find_nodes(op="placeholder"))
-    return len(params) == 1 and all(u.op == "call_function" for u in params[0].users)
+    return len(params) == 1 and all(u.op == "call_function" and _torch_function(u.target) for u in params[0].users)
+
+
+def _torch_function(target: object) -> bool:
+    """A torch function or operator (`torch.cat`, `aten.cat.default`): none keeps or edits a list it
+    is given; a user's function (copied from a `torch.fx.wrap`) may."""
+    return isinstance(target, torch._ops.OpOverload) or getattr(target, "__module__", "").split(".")[0] == "torch"
 
 
 def _same(values: list[object] | list[fx.Node], nodes: list[fx.Node]) -> bool:

@@ -41,6 +41,8 @@ def _list_argument(call: Call) -> ListArgument | None:
     if not inputs or len(users) != 1:
         return None
     user = users.pop()
+    if not any(item is user for item in call.items):
+        return None  # read inside a nested call: that call's inputs are the values, not the list
     reads: list[fx.Node] = []
     fx.map_arg((user.args, user.kwargs), reads.append)
     if any(reads.count(node) != 1 for node in inputs):
@@ -57,5 +59,7 @@ def _containers(items: list[object]) -> list[list[fx.Node] | tuple[fx.Node, ...]
     for item in items:
         if isinstance(item, (list, tuple)):
             out.append(item)
-        out += _containers(list(item.values()) if isinstance(item, dict) else list(item) if isinstance(item, (list, tuple)) else [])
+            out += _containers(list(item))
+        elif isinstance(item, dict):
+            out += _containers(list(item.values()))
     return out

@@ -868,3 +868,83 @@ class Encoder(nn.Module):
         for layer in self.pair:
             h = layer(h, scale)
         return h + x
+
+
+@fx.wrap
+def doubled_cat(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """A user function that rewrites the list it is given: callers must each get a list of their own."""
+    tensors[:] = [t * 2 for t in tensors]
+    return torch.cat(tensors, 1)
+
+
+class DoublingLayer(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.lin = nn.Linear(width, 2)
+
+    def forward(self, features):
+        return self.lin(doubled_cat(features))
+
+
+class DoublingBlock(nn.ModuleDict):
+    """A DenseNet-style block whose layers edit their list: each gets a copy, so no loop shares one."""
+
+    def __init__(self) -> None:
+        super().__init__({"layer1": DoublingLayer(2), "layer2": DoublingLayer(4), "layer3": DoublingLayer(6)})
+
+    def forward(self, x):
+        features = [x]
+        for layer in self.values():
+            features.append(layer(list(features)))
+        return torch.cat(features, 1)
+
+
+class Concat(nn.Module):
+    def forward(self, features):
+        return torch.cat(features, 1)
+
+
+class NestedReader(nn.Module):
+    """Reads its list only inside a child: the child takes the list, not this layer."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.cat = Concat()
+        self.lin = nn.Linear(width, 2)
+
+    def forward(self, features):
+        return self.lin(self.cat(features))
+
+
+class NestedBlock(nn.ModuleDict):
+    def __init__(self) -> None:
+        super().__init__({"layer1": NestedReader(2), "layer2": NestedReader(4), "layer3": NestedReader(6)})
+
+    def forward(self, x):
+        features = [x]
+        for layer in self.values():
+            features.append(layer(features))
+        return torch.cat(features, 1)
+
+
+class Gated(nn.Module):
+    """A buffer named like the flag its two codes would take."""
+
+    def __init__(self, add: bool) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("residual", torch.full((4,), 0.5))
+        self.add = add
+
+    def forward(self, x):
+        out = self.lin(x) * self.residual
+        return x + out if self.add else out
+
+
+class GatedBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Gated(False), Gated(True), Gated(True))
+
+    def forward(self, x):
+        return self.blocks(x)

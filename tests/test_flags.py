@@ -4,8 +4,10 @@ each side's lines exactly, the shared ones written once."""
 from __future__ import annotations
 
 import pytest
+from torch import fx
 
 from fxexport.flags import branched, flag_name
+from fxexport.loops import _same_arguments
 
 NAMES = [
     # (plain forward, flagged forward, parameters, flag name)
@@ -16,6 +18,8 @@ NAMES = [
     (("return self.attn(x)",), ("x = torch.roll(x, 3)", "return self.attn(x)"), ("x",), "use_roll"),
     (("return self.attn(x)",), ("return self.attn(x) + y",), ("x", "y"), "residual"),  # any forward input
     (("return self.attn(x)",), ("return self.attn(x) + xs",), ("x",), "variant"),  # xs is no input
+    (("for layer in self.a:", "    x = layer(x)", "return x"), ("for layer in self.b:", "    x = layer(x)", "return x"),
+     ("x",), "variant"),  # a loop variable says nothing
 ]
 
 
@@ -39,6 +43,17 @@ BRANCHES = [
      ("x = self.a(x)", "if self.f:", "    x = x * 2", "return x")),
     # the same code: no branch at all
     (("return x",), ("return x",), ("return x",)),
+    # the same code from two source lines: the comments differ, the code does not
+    (("# m.py:8 in forward: z = f(y)", "return self.a(x)"), ("# m.py:10 in forward: z = f(y)", "return self.a(x)"),
+     ("# m.py:8 in forward: z = f(y)", "return self.a(x)")),
+    # a side whose own lines are only a comment has none
+    (("# m.py:8", "return x"), ("# m.py:9", "x = x * 2", "return x"), ("if self.f:", "    # m.py:9", "    x = x * 2", "return x")),
+    # a loop and its body are one statement: never split between the shared lines and a branch
+    (("for layer in self.a:", "    x = layer(x)", "return x * y"), ("for layer in self.a:", "    x = layer(x, y)", "return x"),
+     ("if self.f:", "    for layer in self.a:", "        x = layer(x, y)", "    return x",
+      "for layer in self.a:", "    x = layer(x)", "return x * y")),
+    (("for layer in self.a:", "    x = layer(x)", "return x"), ("x = x * 2", "for layer in self.a:", "    x = layer(x)", "return x"),
+     ("if self.f:", "    x = x * 2", "for layer in self.a:", "    x = layer(x)", "return x")),
 ]  # fmt: skip
 
 
@@ -48,3 +63,11 @@ def test_branches_keep_each_sides_lines_and_share_the_common_ones(plain, flagged
     namespace: dict[str, object] = {}
     body = "\n".join("    " + line for line in lines)
     exec(compile(f"def forward(self, x):\n{body}\n", "<branched>", "exec"), namespace)  # it is Python
+
+
+def test_a_chain_keeps_apart_literals_that_compare_equal() -> None:
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    calls = [graph.call_module(f"layers.{i}", (x, value)) for i, value in enumerate((0.0, -0.0, 0.0))]
+    assert _same_arguments(calls[0], calls[2])
+    assert not _same_arguments(calls[0], calls[1])  # 0.0 == -0.0, but not to a layer that reads its sign

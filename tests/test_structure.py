@@ -101,6 +101,12 @@ SHAPES = [
     Shape("chain_of_blocks", _model(models.Encoder), _rows, _trace, frozenset({"Layer"}),
           counts={"for layer in self.layers:": 1, "out = layer(out, sigmoid)": 1, "= self.layers[": 0, "self.pair[1](": 1}),  # two calls stay calls
     Shape("chain_of_blocks_export", _model(models.Encoder), _rows, _export, frozenset({"Layer"}), counts={"for layer in self.layers:": 1}),
+    Shape("list_edited_by_its_reader", _model(models.DoublingBlock), lambda: (torch.randn(3, 2),), _trace, frozenset({"DoublingLayer"}),
+          counts={"for layer in": 0, "def forward(self, tensors):": 1}),  # a user function may edit the list: no shared one
+    Shape("list_read_in_a_child", _model(models.NestedBlock), lambda: (torch.randn(3, 2),), _trace,
+          frozenset({"Concat", "NestedReader", "NestedReader_1", "NestedReader_2"}), counts={"self.cat([x, x_1])": 1}),
+    Shape("flag_beside_a_buffer", _model(models.GatedBlocks), _rows, _trace, frozenset({"Gated"}),
+          counts={'self.register_buffer("residual"': 1, "self.residual_2 = residual": 1, "if self.residual_2:": 1}),
     Shape("sequential_with_forward", _model(models.Heads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PooledHead"}),
           counts={"class PooledHead(nn.Sequential):": 1, "self[0](": 1, "getattr(": 0}),
     Shape("named_sequential", _model(models.NamedStage), _rows, _trace, frozenset(), counts={"return self.stage(x)": 1}),
