@@ -289,23 +289,19 @@ def _first_uses(graph: fx.Graph) -> dict[str, dict[str, int]]:
 
 def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int], first_use: dict[str, dict[str, int]]) -> None:
     """Put `layer` at `parts` under `root`, copying the shared holders on the way (creating missing ones)."""
+    paths = {id(root): ""}  # each holder on the way, by id: its path
 
     def new_holder(parent: nn.Module, name: str) -> nn.Module:
         """A module for a stateless layer's missing parent, in its parent's mode, set in its place."""
         new = nn.Module()
         new.training = parent.training
-        _place(parent, name, new, first_use.get(parent_path(parent), {}))
+        _place(parent, name, new, first_use.get(paths.get(id(parent), ""), {}))
         return new
-
-    holders = {id(root): ""}
-
-    def parent_path(module: nn.Module) -> str:
-        return holders.get(id(module), "")
 
     parent = root
     for end, name in enumerate(parts[:-1]):
         parent = private_holder(parent, [name], private, new_holder)
-        holders[id(parent)] = ".".join(parts[: end + 1])
+        paths[id(parent)] = ".".join(parts[: end + 1])
     _place(parent, parts[-1], layer, first_use.get(".".join(parts[:-1]), {}))
 
 
