@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from .code_slots import (
@@ -244,19 +244,9 @@ def _same_forward(group: list[ClassIR]) -> bool:
 def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, int] | None:
     """(child, init line, forward line) when `b` is `a` plus one child, applied to a value in place
     (with the comment naming its source line, if any)."""
-    if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
+    if len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
         return None
-    if len(b.init_lines) != len(a.init_lines) + 1 or len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
-        return None
-    template = masked(a.init_lines, literal_slots(a.init_lines, known))
-    for i, line in enumerate(b.init_lines):
-        match = re.fullmatch(r"self\.(\w+) = .+", line)
-        core = b.init_lines[:i] + b.init_lines[i + 1 :]
-        if match is None or masked(core, literal_slots(core, known)) != template:
-            continue
-        child = match[1]
-        if any(f"self.{child}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
-            continue
+    for child, i in _added_children(a, b, known, r"self\.(\w+) = .+"):
         for j, text in enumerate(b.forward_lines):
             first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
             if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
@@ -269,19 +259,25 @@ def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -
 def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int] | None:
     """(child, init line) when `b` builds what `a` builds (literals aside) plus one child, which `a`'s
     code never reads, and both take the same forward parameters: their forwards may differ in any way."""
+    return next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*"), None)
+
+
+def _added_children(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]], line_pattern: str) -> Iterator[tuple[str, int]]:
+    """(child, init line) for each line of `b` matching `line_pattern` without which `b` builds what `a`
+    builds (literals aside), its child read nowhere else, when both come from one source class and
+    take the same forward parameters."""
     if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
-        return None
+        return
     if len(b.init_lines) != len(a.init_lines) + 1:
-        return None
+        return
     template = masked(a.init_lines, literal_slots(a.init_lines, known))
     for i, line in enumerate(b.init_lines):
-        match = re.fullmatch(r"self\.(\w+) = [\w.]+\(.*", line)
+        match = re.fullmatch(line_pattern, line)
         core = b.init_lines[:i] + b.init_lines[i + 1 :]
         if match is None or masked(core, literal_slots(core, known)) != template:
             continue
         if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
-            return match[1], i
-    return None
+            yield match[1], i
 
 
 def _core_lines(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
