@@ -11,9 +11,11 @@ first function or layer only that side calls, else `variant`.
 
 from __future__ import annotations
 
+import keyword
 import re
+import tokenize
 
-from .code_slots import called_names
+from .code_slots import called_names, line_tokens
 
 INDENT = "    "
 
@@ -40,23 +42,15 @@ def flagged_side(a: tuple[str, ...], b: tuple[str, ...], params: tuple[str, ...]
     return len(b) >= len(a)
 
 
-def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str) -> tuple[str, ...]:
+def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str, params: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The statements both forwards share once, the rest under `if <condition>:` (`if <negated>:` for
     the plain side alone). A loop and its body are one statement; a side whose own lines are only
-    comments has none."""
+    comments has none. Where the last statements differ only in the names of their locals, the
+    flagged side's locals take the plain side's names, so they are shared too (`params`: the
+    forward's parameters, never renamed)."""
     if code_lines(plain) == code_lines(flagged):
         return plain
-    a, b = _statements(plain), _statements(flagged)
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    head, tail = _lines(a[:start]), _lines(a[len(a) - end :])
-    only_plain, only_flagged = _lines(a[start : len(a) - end]), _lines(b[start : len(b) - end])
-    only_plain = only_plain if code_lines(only_plain) else ()
-    only_flagged = only_flagged if code_lines(only_flagged) else ()
+    head, only_plain, only_flagged, tail = _parts(plain, flagged, params)
     if not only_flagged:
         return (*head, f"if {negated}:", *_indented(only_plain), *tail)
     if not only_plain:
@@ -64,6 +58,108 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, n
     if not tail and _returns(only_flagged[-1]):  # a top-level return: the plain side follows without else
         return (*head, f"if {condition}:", *_indented(only_flagged), *only_plain)
     return (*head, f"if {condition}:", *_indented(only_flagged), "else:", *_indented(only_plain), *tail)
+
+
+def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
+    """True when one forward branching between the two reads well: at most SLACK lines longer than the
+    longer of them, or each side's own code at most SHORT_BRANCH lines. Two long codes apart read
+    better as classes of their own than both under one `if`."""
+    if code_lines(plain) == code_lines(flagged):
+        return True
+    _, only_plain, only_flagged, _ = _parts(plain, flagged, params)
+    if max(len(only_plain), len(only_flagged)) <= SHORT_BRANCH:
+        return True
+    return len(branched(plain, flagged, "c", "c", params)) <= max(len(plain), len(flagged)) + SLACK
+
+
+SLACK = 4  # lines a flag may add over the longer forward (the if, an else, a line written twice)
+SHORT_BRANCH = 8  # lines of its own each side may have, however many a flag adds
+
+
+def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """(shared head, plain's own lines, flagged's own lines, shared tail)."""
+    a, b = _statements(plain), _statements(_aligned(plain, flagged, params))
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    only_plain, only_flagged = _lines(a[start : len(a) - end]), _lines(b[start : len(b) - end])
+    only_plain = only_plain if code_lines(only_plain) else ()
+    only_flagged = only_flagged if code_lines(only_flagged) else ()
+    return _lines(a[:start]), only_plain, only_flagged, _lines(a[len(a) - end :])
+
+
+def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
+    """`flagged` with its locals renamed so that its last statements read as `plain`'s, where they differ
+    only in the names of locals (one name for one name, each way); `flagged` as it is otherwise."""
+    fixed = {p.lstrip("*").split("=")[0] for p in params}
+    mine, theirs = _locals(flagged) - fixed, _locals(plain) - fixed
+    renames: dict[str, str] = {}
+    for x, y in zip(reversed(_statements(plain)), reversed(_statements(flagged))):
+        found = _correspondence(x, y, mine, theirs, renames)
+        if found is None:
+            break
+        renames = found
+    renames = {k: v for k, v in renames.items() if k != v}
+    names = {t.string for line in flagged for t in _variables(line)}
+    if not renames or any(v in names and v not in renames for v in renames.values()):
+        return flagged  # a new name would be one the flagged side already uses for something else
+    return tuple(_renamed(line, renames) for line in flagged)
+
+
+def _correspondence(x: tuple[str, ...], y: tuple[str, ...], mine: set[str], theirs: set[str], known: dict[str, str]) -> dict[str, str] | None:
+    """`known` grown by the renames that make statement `y` read as `x`, or None when no renaming of locals does."""
+    out = dict(known)
+    if len(x) != len(y):
+        return None
+    for line_x, line_y in zip(x, y):
+        tokens_x, tokens_y = line_tokens(line_x), line_tokens(line_y)
+        if not tokens_x or len(tokens_x) != len(tokens_y):
+            return None
+        variables_y = {id(t) for t in _variables(line_y, tokens_y)}
+        for tx, ty in zip(tokens_x, tokens_y):
+            if id(ty) in variables_y and ty.string in mine and tx.string in theirs:
+                if out.get(ty.string, tx.string) != tx.string or (tx.string in out.values() and out.get(ty.string) != tx.string):
+                    return None
+                out[ty.string] = tx.string
+            elif (tx.type, tx.string) != (ty.type, ty.string):
+                return None
+    return out
+
+
+def _locals(lines: tuple[str, ...]) -> set[str]:
+    """Names the lines bind: assignment targets and loop variables."""
+    out: set[str] = set()
+    for line in lines:
+        if (m := re.match(r"\s*for ([A-Za-z_]\w*) in ", line)) or (m := re.match(r"\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)", line)):
+            out.update(name.strip() for name in m[1].split(","))
+    return out
+
+
+def _variables(line: str, tokens: list[tokenize.TokenInfo] | None = None) -> list[tokenize.TokenInfo]:
+    """The name tokens of a line read as variables: not attributes (`x.name`) nor keywords of a call (`f(dim=1)`)."""
+    tokens = line_tokens(line) if tokens is None else tokens
+    out = []
+    for i, token in enumerate(tokens):
+        if token.type != tokenize.NAME or keyword.iskeyword(token.string):
+            continue
+        after_dot = i > 0 and tokens[i - 1].string == "."
+        keyword_argument = i + 1 < len(tokens) and tokens[i + 1].string == "=" and i > 0 and tokens[i - 1].string in ("(", ",")
+        if not after_dot and not keyword_argument:
+            out.append(token)
+    return out
+
+
+def _renamed(line: str, renames: dict[str, str]) -> str:
+    """The line with each variable in `renames` renamed, all at once."""
+    pieces, last = [], 0
+    for token in _variables(line):
+        if token.string in renames:
+            pieces += [line[last : token.start[1]], renames[token.string]]
+            last = token.end[1]
+    return "".join(pieces) + line[last:]
 
 
 def code_lines(lines: tuple[str, ...]) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
-from .flags import branched, code_lines, flag_name, flagged_side
+from .flags import branched, code_lines, few_lines_apart, flag_name, flagged_side
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .passed_children import children_passed_in
@@ -104,15 +104,6 @@ def _init_template(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str
     return masked(init, literal_slots(init, known))
 
 
-_FLAG_SLACK = 4  # lines a flag may add over the longer forward (the if, an else, a line written twice)
-
-
-def _few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:
-    """True when one forward branching between the two is at most a few lines longer than the longer
-    of them; two long codes apart read better as classes of their own than both under one `if`."""
-    return len(branched(plain, flagged, "c", "c")) <= max(len(plain), len(flagged)) + _FLAG_SLACK
-
-
 @dataclass(frozen=True)
 class _Flag:
     """Two codes of one `__init__`: the classes whose instances run the flagged one, and both forwards."""
@@ -143,7 +134,7 @@ def _with_flags(
             continue
         params = a[0].forward_params
         plain, flagged = (a, b) if flagged_side(a[0].forward_lines, b[0].forward_lines, params) else (b, a)
-        if not _few_lines_apart(plain[0].forward_lines, flagged[0].forward_lines):
+        if not few_lines_apart(plain[0].forward_lines, flagged[0].forward_lines, params):
             continue
         name = flag_name(plain[0].forward_lines, flagged[0].forward_lines, params)
         flag = _Flag(name, frozenset(c.name for c in flagged), plain[0].forward_lines, flagged[0].forward_lines)
@@ -226,7 +217,7 @@ def _with_optional_children(
                     out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, having[0].forward_lines))
                     break
                 extra = _extra_child(lacking[0], having[0], known)
-                if extra is not None and _few_lines_apart(lacking[0].forward_lines, having[0].forward_lines):
+                if extra is not None and few_lines_apart(lacking[0].forward_lines, having[0].forward_lines, lacking[0].forward_params):
                     out[i] = ([*base, *group], _Optional(extra[0], extra[1], -1, holders, having[0].forward_lines, lacking[0].forward_lines))
                     break
             if out[i][1] is not None:
@@ -325,7 +316,7 @@ def _merge(
         attribute = _parameter_name(flag_param, _names_on_self(first))
         flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
         init_lines += (f"self.{attribute} = {flag_param}",)
-        forward_lines = branched(flag.plain, flag.flagged, f"self.{attribute}", f"not self.{attribute}")
+        forward_lines = branched(flag.plain, flag.flagged, f"self.{attribute}", f"not self.{attribute}", first.forward_params)
         keywords.append(flag_param)
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
@@ -386,7 +377,7 @@ def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:
     init = list(merged.init_lines)
     init.insert(optional.init_line, f"self.{child} = {child}")
     if line < 0:
-        forward = list(branched(optional.plain, optional.forward, f"self.{child} is not None", f"self.{child} is None"))
+        forward = list(branched(optional.plain, optional.forward, f"self.{child} is not None", f"self.{child} is None", merged.forward_params))
     else:
         forward = [*optional.forward[:line], f"if self.{child} is not None:", f"    {optional.forward[line]}", *optional.forward[line + 1 :]]
     return replace(merged, init_lines=tuple(init), forward_lines=tuple(forward), init_params=(*merged.init_params, f"{child}=None"))

@@ -54,12 +54,23 @@ BRANCHES = [
       "for layer in self.a:", "    x = layer(x)", "return x * y")),
     (("for layer in self.a:", "    x = layer(x)", "return x"), ("x = x * 2", "for layer in self.a:", "    x = layer(x)", "return x"),
      ("if self.f:", "    x = x * 2", "for layer in self.a:", "    x = layer(x)", "return x")),
+    # last statements that differ only in the names of locals: the flagged side takes the plain side's names
+    (("chunk = x.chunk(2)", "out = chunk[0]", "size = out.size()", "getitem_2 = size[0]", "return out.view(getitem_2, dim=1)"),
+     ("out = self.b(x)", "size = out.size()", "getitem = size[0]", "return out.view(getitem, dim=1)"),
+     ("if self.f:", "    out = self.b(x)", "else:", "    chunk = x.chunk(2)", "    out = chunk[0]",
+      "size = out.size()", "getitem_2 = size[0]", "return out.view(getitem_2, dim=1)")),
+    # ... not where the plain side's name is one the flagged side uses for something else
+    (("a = x * 2", "b = a + 1", "return b"), ("b = x * 3", "a = b - 1", "return a"),
+     ("if self.f:", "    b = x * 3", "    a = b - 1", "    return a", "a = x * 2", "b = a + 1", "return b")),
+    # ... nor a parameter, which keeps its name
+    (("y = x * 2", "return y + x"), ("x = x * 3", "return x + x"),
+     ("if self.f:", "    x = x * 3", "    return x + x", "y = x * 2", "return y + x")),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("plain", "flagged", "lines"), BRANCHES)
 def test_branches_keep_each_sides_lines_and_share_the_common_ones(plain, flagged, lines) -> None:
-    assert branched(plain, flagged, "self.f", "not self.f") == lines
+    assert branched(plain, flagged, "self.f", "not self.f", ("x",)) == lines
     namespace: dict[str, object] = {}
     body = "\n".join("    " + line for line in lines)
     exec(compile(f"def forward(self, x):\n{body}\n", "<branched>", "exec"), namespace)  # it is Python

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class Layer(nn.Module):  # tests/models.py:845 Layer
+class Layer(nn.Module):  # tests/models.py:839 Layer
     def __init__(self) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
