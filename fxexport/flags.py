@@ -48,9 +48,9 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, n
     comments has none. Where the last statements differ only in the names of their locals, the
     flagged side's locals take the plain side's names, so they are shared too (`params`: the
     forward's parameters, never renamed)."""
-    if code_lines(plain) == code_lines(flagged):
-        return plain
     head, only_plain, only_flagged, tail = _parts(plain, flagged, params)
+    if not only_plain and not only_flagged:
+        return plain  # one code: the comments or the locals' names differ
     if not only_flagged:
         return (*head, f"if {negated}:", *_indented(only_plain), *tail)
     if not only_plain:
@@ -64,8 +64,6 @@ def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tu
     """True when one forward branching between the two reads well: at most SLACK lines longer than the
     longer of them, or each side's own code at most SHORT_BRANCH lines. Two long codes apart read
     better as classes of their own than both under one `if`."""
-    if code_lines(plain) == code_lines(flagged):
-        return True
     _, only_plain, only_flagged, _ = _parts(plain, flagged, params)
     if max(len(only_plain), len(only_flagged)) <= SHORT_BRANCH:
         return True
@@ -74,6 +72,12 @@ def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tu
 
 SLACK = 4  # lines a flag may add over the longer forward (the if, an else, a line written twice)
 SHORT_BRANCH = 8  # lines of its own each side may have, however many a flag adds
+
+
+def same_code(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
+    """True when the two forwards differ only in comments or in the names of their locals."""
+    _, only_plain, only_flagged, _ = _parts(plain, flagged, params)
+    return not only_plain and not only_flagged
 
 
 def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:

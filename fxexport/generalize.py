@@ -27,7 +27,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
-from .flags import branched, code_lines, few_lines_apart, flag_name, flagged_side
+from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .passed_children import children_passed_in
@@ -129,7 +129,7 @@ def _with_flags(
         if len(members) != 2:
             continue
         (a, _), (b, _) = pairs[members[0]], pairs[members[1]]
-        if code_lines(a[0].forward_lines) == code_lines(b[0].forward_lines):  # one code from two source lines
+        if same_code(a[0].forward_lines, b[0].forward_lines, a[0].forward_params):  # one code: two source lines, or other names
             joined[members[0]], joined[members[1]] = ([*a, *b], None, None), ([], None, None)
             continue
         params = a[0].forward_params

@@ -62,6 +62,8 @@ BRANCHES = [
     # ... not where the plain side's name is one the flagged side uses for something else
     (("a = x * 2", "b = a + 1", "return b"), ("b = x * 3", "a = b - 1", "return a"),
      ("if self.f:", "    b = x * 3", "    a = b - 1", "    return a", "a = x * 2", "b = a + 1", "return b")),
+    # the same code but for the names of locals: no branch, the plain side's lines
+    (("out = self.a(x)", "return out * 2"), ("y = self.a(x)", "return y * 2"), ("out = self.a(x)", "return out * 2")),
     # ... nor a parameter, which keeps its name
     (("y = x * 2", "return y + x"), ("x = x * 3", "return x + x"),
      ("if self.f:", "    x = x * 3", "    return x + x", "y = x * 2", "return y + x")),
