@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import tokenize
 from dataclasses import dataclass
 
@@ -51,11 +52,28 @@ def _replaced(line: str, replacements: list[tuple[int, int, str]]) -> str:
     return "".join(pieces) + line[last:]
 
 
+def variable_tokens(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
+    """Name tokens read or bound as variables: not a Python keyword, an attribute (`x.name`) or a
+    call's keyword argument (`f(dim=1)`)."""
+    out = []
+    for i, token in enumerate(tokens):
+        if token.type != tokenize.NAME or keyword.iskeyword(token.string) or (i > 0 and tokens[i - 1].string == "."):
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1].string == "=" and i > 0 and tokens[i - 1].string in ("(", ","):
+            continue
+        out.append(token)
+    return out
+
+
+def rename_variables(line: str, renames: dict[str, str]) -> str:
+    """The line with each variable (variable_tokens) in `renames` renamed, all at once."""
+    return _replaced(line, [(t.start[1], t.end[1], renames[t.string]) for t in variable_tokens(line_tokens(line)) if t.string in renames])
+
+
 def _free_names(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
-    """Name tokens read as variables: not an attribute (`x.name`) or a keyword argument (`f(name=1)`)."""
-    return [token for i, token in enumerate(tokens)
-            if token.type == tokenize.NAME and not (i > 0 and tokens[i - 1].string == ".")
-            and not (i + 1 < len(tokens) and tokens[i + 1].string == "=")]  # fmt: skip
+    """The variables (variable_tokens) but those followed by `=`: an assignment's target keeps its name."""
+    targets = {id(token) for token, after in zip(tokens, tokens[1:]) if after.string == "="}
+    return [t for t in variable_tokens(tokens) if id(t) not in targets]
 
 
 def rewrite_calls(line: str, calls: dict[str, str]) -> str:

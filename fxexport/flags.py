@@ -11,11 +11,9 @@ first function or layer only that side calls, else `variant`.
 
 from __future__ import annotations
 
-import keyword
 import re
-import tokenize
 
-from .code_slots import called_names, line_tokens
+from .code_slots import called_names, line_tokens, rename_variables, variable_tokens
 
 INDENT = "    "
 
@@ -48,9 +46,25 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, n
     comments has none. Where the last statements differ only in the names of their locals, the
     flagged side's locals take the plain side's names, so they are shared too (`params`: the
     forward's parameters, never renamed)."""
-    head, only_plain, only_flagged, tail = _parts(plain, flagged, params)
+    return _joined(_parts(plain, flagged, params), condition, negated) or plain
+
+
+def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
+    """True when one forward branching between the two reads well: at most SLACK lines longer than the
+    longer of them, or each side's own code at most SHORT_BRANCH lines. Two long codes apart read
+    better as classes of their own than both under one `if`."""
+    parts = _parts(plain, flagged, params)
+    _, only_plain, only_flagged, _ = parts
+    if max(len(only_plain), len(only_flagged)) <= SHORT_BRANCH:
+        return True
+    return len(_joined(parts, "c", "c")) <= max(len(plain), len(flagged)) + SLACK
+
+
+def _joined(parts: tuple[tuple[str, ...], ...], condition: str, negated: str) -> tuple[str, ...]:
+    """The lines of `_parts` as one forward; () when neither side has lines of its own (one code)."""
+    head, only_plain, only_flagged, tail = parts
     if not only_plain and not only_flagged:
-        return plain  # one code: the comments or the locals' names differ
+        return ()
     if not only_flagged:
         return (*head, f"if {negated}:", *_indented(only_plain), *tail)
     if not only_plain:
@@ -58,16 +72,6 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, n
     if not tail and _returns(only_flagged[-1]):  # a top-level return: the plain side follows without else
         return (*head, f"if {condition}:", *_indented(only_flagged), *only_plain)
     return (*head, f"if {condition}:", *_indented(only_flagged), "else:", *_indented(only_plain), *tail)
-
-
-def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
-    """True when one forward branching between the two reads well: at most SLACK lines longer than the
-    longer of them, or each side's own code at most SHORT_BRANCH lines. Two long codes apart read
-    better as classes of their own than both under one `if`."""
-    _, only_plain, only_flagged, _ = _parts(plain, flagged, params)
-    if max(len(only_plain), len(only_flagged)) <= SHORT_BRANCH:
-        return True
-    return len(branched(plain, flagged, "c", "c", params)) <= max(len(plain), len(flagged)) + SLACK
 
 
 SLACK = 4  # lines a flag may add over the longer forward (the if, an else, a line written twice)
@@ -107,10 +111,10 @@ def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str
             break
         renames = found
     renames = {k: v for k, v in renames.items() if k != v}
-    names = {t.string for line in flagged for t in _variables(line)}
+    names = {t.string for line in flagged for t in variable_tokens(line_tokens(line))}
     if not renames or any(v in names and v not in renames for v in renames.values()):
         return flagged  # a new name would be one the flagged side already uses for something else
-    return tuple(_renamed(line, renames) for line in flagged)
+    return tuple(rename_variables(line, renames) for line in flagged)
 
 
 def _correspondence(x: tuple[str, ...], y: tuple[str, ...], mine: set[str], theirs: set[str], known: dict[str, str]) -> dict[str, str] | None:
@@ -122,7 +126,7 @@ def _correspondence(x: tuple[str, ...], y: tuple[str, ...], mine: set[str], thei
         tokens_x, tokens_y = line_tokens(line_x), line_tokens(line_y)
         if not tokens_x or len(tokens_x) != len(tokens_y):
             return None
-        variables_y = {id(t) for t in _variables(line_y, tokens_y)}
+        variables_y = {id(t) for t in variable_tokens(tokens_y)}
         for tx, ty in zip(tokens_x, tokens_y):
             if id(ty) in variables_y and ty.string in mine and tx.string in theirs:
                 if out.get(ty.string, tx.string) != tx.string or (tx.string in out.values() and out.get(ty.string) != tx.string):
@@ -140,30 +144,6 @@ def _locals(lines: tuple[str, ...]) -> set[str]:
         if (m := re.match(r"\s*for ([A-Za-z_]\w*) in ", line)) or (m := re.match(r"\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)", line)):
             out.update(name.strip() for name in m[1].split(","))
     return out
-
-
-def _variables(line: str, tokens: list[tokenize.TokenInfo] | None = None) -> list[tokenize.TokenInfo]:
-    """The name tokens of a line read as variables: not attributes (`x.name`) nor keywords of a call (`f(dim=1)`)."""
-    tokens = line_tokens(line) if tokens is None else tokens
-    out = []
-    for i, token in enumerate(tokens):
-        if token.type != tokenize.NAME or keyword.iskeyword(token.string):
-            continue
-        after_dot = i > 0 and tokens[i - 1].string == "."
-        keyword_argument = i + 1 < len(tokens) and tokens[i + 1].string == "=" and i > 0 and tokens[i - 1].string in ("(", ",")
-        if not after_dot and not keyword_argument:
-            out.append(token)
-    return out
-
-
-def _renamed(line: str, renames: dict[str, str]) -> str:
-    """The line with each variable in `renames` renamed, all at once."""
-    pieces, last = [], 0
-    for token in _variables(line):
-        if token.string in renames:
-            pieces += [line[last : token.start[1]], renames[token.string]]
-            last = token.end[1]
-    return "".join(pieces) + line[last:]
 
 
 def code_lines(lines: tuple[str, ...]) -> tuple[str, ...]:

@@ -154,12 +154,12 @@ class _Emitter:
         last_uses = _last_uses(self.graph)
         written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and not _skipped(n)}
         found = loops(gm, written)
-        self.accumulations = [loop for loop in found if isinstance(loop, Accumulation)]
+        self.accumulations = {loop.calls[0]: loop for loop in found if isinstance(loop, Accumulation)}  # by the call that writes it
         self.chains = {loop.calls[-1]: loop for loop in found if isinstance(loop, Chain)}  # by the call whose value it is
-        self.looped = frozenset(c for loop in self.accumulations for c in loop.calls)  # no statement, no name
+        self.looped = frozenset(c for loop in self.accumulations.values() for c in loop.calls)  # no statement, no name
         in_loops = {c for loop in found for c in loop.calls}
-        self.list_names = [_NAME] * len(self.accumulations)  # each accumulation's list, named with the rest
-        self.loop_variable = _NAME
+        self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
+        self.loop_variable = ""
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
             planned = self.plan_inlining(last_uses)
@@ -262,9 +262,9 @@ class _Emitter:
         return self.expression(value) if value in self.inlined else self.names[value]
 
     def code(self, value: Any, node: fx.Node) -> str:
-        for loop, name in zip(self.accumulations, self.list_names):
+        for first, loop in self.accumulations.items():
             if value is loop.container:
-                return name
+                return self.list_names.get(first, _NAME)  # measured before names are chosen, as every name
         return literal(value, self.imports, self.name_of, f"node {node.name!r}")
 
     def operand(self, value: Any, node: fx.Node, needs: int = PRIMARY) -> str:
@@ -365,7 +365,7 @@ class _Emitter:
                 self.names[node] = namespace.create("out" if length[node] >= CHAIN else node.name)
             else:
                 self.names[node] = self.names[first]
-        self.list_names = [namespace.create("features") for _ in self.accumulations]
+        self.list_names = {first: namespace.create("features") for first in self.accumulations}
         if self.accumulations or self.chains:
             self.loop_variable = namespace.create("layer")
 
@@ -411,17 +411,14 @@ class _Emitter:
                     found.append(value)
         return found
 
-    def accumulation_lines(self, node: fx.Node) -> list[str] | None:
-        """At an accumulation's first call: `features = [x]`, then each child called with the list so far,
-        its output appended; None elsewhere."""
-        for loop, features in zip(self.accumulations, self.list_names):
-            if node is loop.calls[0]:
-                return [
-                    f"{features} = [{self.code(loop.start, node)}]",
-                    f"for {self.loop_variable} in {loop.children}:",
-                    f"    {features}.append({self.loop_variable}({features}))",
-                ]
-        return None
+    def accumulation_lines(self, first: fx.Node) -> list[str]:
+        """`features = [x]`, then each child called with the list so far, its output appended."""
+        loop, features = self.accumulations[first], self.list_names[first]
+        return [
+            f"{features} = [{self.code(loop.start, first)}]",
+            f"for {self.loop_variable} in {loop.children}:",
+            f"    {features}.append({self.loop_variable}({features}))",
+        ]
 
     def chain_lines(self, chain: Chain) -> list[str]:
         """`x = start` (unless x is its name), then each child called on the value so far."""
@@ -446,33 +443,32 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            looped = self.accumulation_lines(node) if node in self.looped else None
-            if _skipped(node) or node.op == "get_attr" or node in self.inlined or (node in self.looped and looped is None):
+            if _skipped(node) or node.op == "get_attr" or node in self.inlined or (node in self.looped and node not in self.accumulations):
                 continue
             note = statement_note(node, self.inlined) if self.annotate else None
             if note is not None and note != last_note:
                 lines.append(note)
                 last_note = note
-            if looped is not None:
-                lines += looped
-                continue
-            if node in self.chains:
+            if node in self.accumulations:
+                lines += self.accumulation_lines(node)
+            elif node in self.chains:
                 lines += self.chain_lines(self.chains[node])
-                if frees.get(node):
-                    lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
-                continue
-            expression = self.expression(node)
-            statement = f"{self.names[node]} = {expression}" if node.users else expression
-            shape = shape_comment(node) if self.shapes else None
-            if shape is None:
-                lines.append(statement)
-            elif len(statement) + len(shape) + 4 + _BODY_INDENT <= _LINE_LENGTH:
-                lines.append(f"{statement}  # {shape}")
             else:
-                lines += [f"# {self.names[node]}: {shape}", statement]  # a trailing comment would make black split the line
+                lines += self.statement_lines(node)
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines
+
+    def statement_lines(self, node: fx.Node) -> list[str]:
+        """The statement computing `node` (named, unless nothing reads it), with its shape comment if asked."""
+        expression = self.expression(node)
+        statement = f"{self.names[node]} = {expression}" if node.users else expression
+        shape = shape_comment(node) if self.shapes else None
+        if shape is None:
+            return [statement]
+        if len(statement) + len(shape) + 4 + _BODY_INDENT <= _LINE_LENGTH:
+            return [f"{statement}  # {shape}"]
+        return [f"# {self.names[node]}: {shape}", statement]  # a trailing comment would make black split the line
 
 
 _NAME, _NUMBER_WIDTH = "name_1", "12345"

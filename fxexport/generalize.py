@@ -195,10 +195,8 @@ class _Optional:
 
     child: str
     init_line: int  # where the holders' `__init__` assigns it
-    forward_line: int  # where the holders' forward calls it: `x = self.downsample(x)`; -1 when the forwards differ more
     holders: frozenset[str]  # the classes that have it
-    forward: tuple[str, ...]  # a holder's forward lines
-    plain: tuple[str, ...] = ()  # with forward_line -1: the forward of the classes without it
+    forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
 
 
 def _with_optional_children(
@@ -211,14 +209,10 @@ def _with_optional_children(
             if optional or not _same_forward(base) or not _same_forward(group):
                 continue
             for lacking, having in ((base, group), (group, base)):
-                found = _optional_child(lacking[0], having[0], known)
-                holders = frozenset(c.name for c in having)
+                found = _optional_child(lacking[0], having[0], known) or _extra_child(lacking[0], having[0], known)
                 if found is not None:
-                    out[i] = ([*base, *group], _Optional(found[0], found[1], found[2], holders, having[0].forward_lines))
-                    break
-                extra = _extra_child(lacking[0], having[0], known)
-                if extra is not None and few_lines_apart(lacking[0].forward_lines, having[0].forward_lines, lacking[0].forward_params):
-                    out[i] = ([*base, *group], _Optional(extra[0], extra[1], -1, holders, having[0].forward_lines, lacking[0].forward_lines))
+                    child, init_line, forward = found
+                    out[i] = ([*base, *group], _Optional(child, init_line, frozenset(c.name for c in having), forward))
                     break
             if out[i][1] is not None:
                 break
@@ -232,9 +226,9 @@ def _same_forward(group: list[ClassIR]) -> bool:
     return all(c.forward_lines == group[0].forward_lines for c in group)
 
 
-def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, int] | None:
-    """(child, init line, forward line) when `b` is `a` plus one child, applied to a value in place
-    (with the comment naming its source line, if any)."""
+def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, tuple[str, ...]] | None:
+    """(child, init line, shared forward) when `b` is `a` plus one child, applied to a value in place
+    (with the comment naming its source line, if any): `if self.downsample is not None:` around that line."""
     if len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
         return None
     for child, i in _added_children(a, b, known, r"self\.(\w+) = .+"):
@@ -243,14 +237,20 @@ def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -
             if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
                 continue
             if b.forward_lines[:first] + b.forward_lines[j + 1 :] == a.forward_lines:
-                return child, i, j
+                forward = b.forward_lines
+                return child, i, (*forward[:j], f"if self.{child} is not None:", f"    {forward[j]}", *forward[j + 1 :])
     return None
 
 
-def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int] | None:
-    """(child, init line) when `b` builds what `a` builds (literals aside) plus one child, which `a`'s
-    code never reads, and both take the same forward parameters: their forwards may differ in any way."""
-    return next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*"), None)
+def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, tuple[str, ...]] | None:
+    """(child, init line, shared forward) when `b` builds what `a` builds (literals aside) plus one
+    child, which `a`'s code never reads, and both take the same forward parameters: their forwards may
+    differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
+    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*"), None)
+    if found is None or not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
+        return None
+    child, i = found
+    return child, i, branched(a.forward_lines, b.forward_lines, f"self.{child} is not None", f"self.{child} is None", a.forward_params)
 
 
 def _added_children(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]], line_pattern: str) -> Iterator[tuple[str, int]]:
@@ -310,7 +310,6 @@ def _merge(
         forward_lines, stored = _forward_parameters(group, parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
-    flag_param, flag_default = "", False
     if flag is not None:
         flag_param = _parameter_name(flag.name, taken)
         attribute = _parameter_name(flag_param, _names_on_self(first))
@@ -373,14 +372,10 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
 
 def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:
     """`self.downsample = downsample` in `__init__`, `if self.downsample is not None:` in forward."""
-    child, line = optional.child, optional.forward_line
+    child = optional.child
     init = list(merged.init_lines)
     init.insert(optional.init_line, f"self.{child} = {child}")
-    if line < 0:
-        forward = list(branched(optional.plain, optional.forward, f"self.{child} is not None", f"self.{child} is None", merged.forward_params))
-    else:
-        forward = [*optional.forward[:line], f"if self.{child} is not None:", f"    {optional.forward[line]}", *optional.forward[line + 1 :]]
-    return replace(merged, init_lines=tuple(init), forward_lines=tuple(forward), init_params=(*merged.init_params, f"{child}=None"))
+    return replace(merged, init_lines=tuple(init), forward_lines=optional.forward, init_params=(*merged.init_params, f"{child}=None"))
 
 
 def _parameter_name(base: str, taken: set[str]) -> str:

@@ -305,7 +305,7 @@ def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[i
     _place(parent, parts[-1], layer, first_use.get(".".join(parts[:-1]), {}))
 
 
-def _place(parent: nn.Module, name: str, child: nn.Module, uses: dict[str, int] | None = None) -> None:
+def _place(parent: nn.Module, name: str, child: nn.Module, uses: dict[str, int]) -> None:
     """Set a child; numbered children stay in number order (a created ReLU between two held layers),
     in the places numbered children take (others, as the root's `_guards_fn`, stay where they are);
     a named one goes before the first sibling the graph uses after it (torch.export keeps only the
@@ -314,7 +314,6 @@ def _place(parent: nn.Module, name: str, child: nn.Module, uses: dict[str, int] 
     if name in parent._modules:  # a holder replaced where it stood
         parent._modules[name] = child
         return
-    uses = uses or {}
     mine = None if name.isdigit() else uses.get(name)
     later = None if mine is None else next((i for i, key in enumerate(parent._modules) if uses.get(key, -1) > mine), None)
     if later is not None:

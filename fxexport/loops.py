@@ -13,6 +13,9 @@ lines that grow with the square of the depth. Where a forward holds such a run o
 child of one container in order, with nothing else in between, and the lists are read nowhere else,
 it is written as the loop. Each call receives the one growing list; the callees take it as their
 parameter (packing.py) and only read it while they run, so each sees what its unrolled list held.
+
+Blocks of one code applied one after another over a whole container, with the same other arguments,
+are a loop too (a chain): `for layer in self.layers: x = layer(x, mask)`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 MIN_ACCUMULATED = 2  # layers an accumulation loop replaces
 MIN_CHAIN = 3  # calls a chain loop replaces: two read as well unrolled
 _PLAIN = (int, float, bool, str, type(None))  # arguments compared by value (their repr)
+_LISTS = (list, immutable_list)
 
 
 @dataclass(frozen=True)
@@ -143,8 +147,6 @@ def _run(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Accumulation | No
         return None
     return Accumulation(tuple(calls), start, reader, cast("list[fx.Node]", found[0]), children)
 
-
-_LISTS = (list, immutable_list)
 
 
 def _growing_list(node: fx.Node) -> list[fx.Node] | None:

@@ -15,12 +15,13 @@ from typing import Any, cast
 
 import torch
 from torch import fx, nn
-from torch.fx.immutable_collections import immutable_dict, immutable_list
+from torch.fx.immutable_collections import immutable_dict
 
 from .annotations import own_stack_trace
 from .calls import Call
 from .guards import is_guards_module
 from .names import unique_identifier, without_number
+from .pytree_io import SEQUENCES
 
 
 def _graph_module_class() -> type[fx.GraphModule]:
@@ -155,7 +156,7 @@ class Builder:
         """A node's arguments for the copy: each node's copy, a list the method takes as a parameter that parameter."""
         if id(value) in self.packed:
             return self.packed[id(value)]
-        if type(value) in (tuple, list, immutable_list):
+        if type(value) in SEQUENCES:
             return type(value)(self.arguments(v) for v in value)
         if type(value) in (dict, immutable_dict):
             return type(value)({k: self.arguments(v) for k, v in value.items()})
