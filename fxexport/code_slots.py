@@ -113,7 +113,8 @@ def filled(lines: tuple[str, ...], slots: list[Slot], texts: list[str]) -> tuple
 
 
 def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[Slot]:
-    """Number literals (and tuples of them) in constructor arguments and attribute values, in order."""
+    """Number literals (and tuples of them) in constructor arguments and attribute values, and the class of
+    an activation built inside a call (ACTIVATIONS), in order."""
     slots: list[Slot] = []
     for number, line in enumerate(lines):
         try:
@@ -125,7 +126,12 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
             if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
                 start, end, text = _segment(line, assign.value)
                 slots.append(Slot(number, start, end, text, target.attr, True))
-        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        nested = {id(n) for call in calls for a in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(a)}
+        for call in calls:
+            if id(call) in nested and layer_name(call) in ACTIVATIONS:
+                start, end, text = _segment(line, call.func)
+                slots.append(Slot(number, start, end, text, "activation", True))
             arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
             arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
             defaults = layer_defaults(call)
@@ -134,6 +140,16 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
                     start, end, text = _segment(line, value)
                     slots.append(Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
     return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+# Elementwise torch.nn activations with no tensors: blocks built with one or another (a ReLU or a
+# Hardswish inside a conv-norm-act element) are one class taking the activation's class, as the
+# source's `activation_layer`. Only inside a call: a child that is the activation alone is passed whole.
+ACTIVATIONS = frozenset(
+    f"nn.{name}"
+    for name in ("ReLU", "ReLU6", "SiLU", "GELU", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "Mish", "ELU", "SELU", "CELU",
+                 "LeakyReLU", "Softplus", "Hardtanh", "Softsign", "Tanhshrink", "LogSigmoid")
+)  # fmt: skip
 
 
 def number_slots(lines: tuple[str, ...]) -> list[Slot]:

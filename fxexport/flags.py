@@ -86,6 +86,7 @@ def same_code(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
 
 def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """(shared head, plain's own lines, flagged's own lines, shared tail)."""
+    plain = _returned_by_name(_rebinding_renamed(plain, flagged, params), flagged)
     a, b = _statements(plain), _statements(_aligned(plain, flagged, params))
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
@@ -115,6 +116,52 @@ def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str
     if not renames or any(v in names and v not in renames for v in renames.values()):
         return flagged  # a new name would be one the flagged side already uses for something else
     return tuple(rename_variables(line, renames) for line in flagged)
+
+
+def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
+    """`plain` with a parameter it rebinds named as the local the flagged side binds there instead, from
+    that statement on: the side that adds `x` back keeps `x` and writes `out = self.conv(x)`, the other
+    `x = self.conv(x)`; both then read `out = self.conv(x)`, `out = self.bn(out)`."""
+    code_a, code_b = _code_statements(plain), _code_statements(flagged)
+    names_a = {t.string for line in plain for t in variable_tokens(line_tokens(line))}
+    for param in (p.lstrip("*").split("=")[0] for p in params):
+        if any(re.match(rf"{re.escape(param)}\s*=(?!=)", line) for line in flagged):
+            continue
+        k = next((k for k, (_, s) in enumerate(code_a) if len(s) == 1 and re.match(rf"{re.escape(param)} = ", s[0])), None)
+        if k is None or k >= len(code_b) or len(code_b[k][1]) != 1:
+            continue
+        local = re.match(r"([A-Za-z_]\w*) = (.*)", code_b[k][1][0])
+        if local is None or local[1] in names_a or local[2] != code_a[k][1][0].split(" = ", 1)[1]:
+            continue
+        start = code_a[k][0]
+        statements = _statements(plain)
+        renamed = [f"{local[1]} = {local[2]}", *(rename_variables(line, {param: local[1]}) for line in _lines(statements[start + 1 :]))]
+        return (*_lines(statements[:start]), *renamed)
+    return plain
+
+
+def _returned_by_name(plain: tuple[str, ...], flagged: tuple[str, ...]) -> tuple[str, ...]:
+    """`plain` ending `return self.bn(out)` written `out = self.bn(out)`, `return out` where the flagged
+    side binds that value to a name before returning (its comment on the source line with it)."""
+    code_a, code_b = _code_statements(plain), _code_statements(flagged)
+    if not code_a or len(code_b) < len(code_a) + 1:
+        return plain
+    k = len(code_a) - 1
+    last = code_a[k][1]
+    bound = re.match(r"([A-Za-z_]\w*) = (.*)", code_b[k][1][0]) if len(code_b[k][1]) == 1 else None
+    if len(last) != 1 or not last[0].startswith("return ") or bound is None or bound[2] != last[0][len("return ") :]:
+        return plain
+    statements = _statements(plain)
+    before = _statements(flagged)[: code_b[k][0]]
+    comments: list[str] = []
+    while before and code_lines(before[-1]) == () and not (code_a[k][0] and statements[code_a[k][0] - 1] == before[-1]):
+        comments.insert(0, before.pop()[0])
+    return (*_lines(statements[: code_a[k][0]]), *comments, bound[0], f"return {bound[1]}")
+
+
+def _code_statements(lines: tuple[str, ...]) -> list[tuple[int, tuple[str, ...]]]:
+    """(index among all statements, statement) of each statement that is code, not a comment."""
+    return [(i, s) for i, s in enumerate(_statements(lines)) if code_lines(s)]
 
 
 def _correspondence(x: tuple[str, ...], y: tuple[str, ...], mine: set[str], theirs: set[str], known: dict[str, str]) -> dict[str, str] | None:

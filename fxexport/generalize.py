@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from .code_slots import (
+    Slot,
     called_names,
     filled,
     global_names,
@@ -27,6 +28,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
+from .elements import Absent, Element, built_in_steps, container, element_of, flag_base, pad
 from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
@@ -48,8 +50,9 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
+        level, lacking = pad(level, params)
         for group, optional, flag in _with_flags(_with_optional_children(_groups([c for c in level if not c.is_root], params), params), params):
-            merged, instance_calls = _merge(group, params, optional, flag)
+            merged, instance_calls = _merge(group, params, optional, flag, lacking)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line) for line in merged.init_lines)))
             for cls in group:
@@ -278,7 +281,11 @@ def _core_lines(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
 
 
 def _merge(
-    group: list[ClassIR], known: dict[str, tuple[str, ...]], optional: _Optional | None = None, flag: _Flag | None = None
+    group: list[ClassIR],
+    known: dict[str, tuple[str, ...]],
+    optional: _Optional | None = None,
+    flag: _Flag | None = None,
+    absent: dict[str, Absent] | None = None,
 ) -> tuple[ClassIR, dict[str, str]]:
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
@@ -286,24 +293,35 @@ def _merge(
     children = _child_arguments(cores, known)  # line -> attribute, for children passed in
     cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
     slots = [literal_slots(core, known) for core in cores]
-    columns = list(zip(*[[s.text for s in row] for row in slots])) if slots[0] else []
+    lacks = [(absent or {}).get(c.name, frozenset()) for c in group]
+    elements: list[Element | None] = [element_of(cores[0], s.line, s.start) if any(lacks) else None for s in slots[0]]
+    columns = _columns(slots, elements, lacks)
+    texts = [column[0] if column[0] != _MISSING else s.text for column, s in zip(columns, slots[0])]
     varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
     parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
     taken: set[str] = ({optional.child} if optional else set()) | global_names(cores[0])  # a parameter must not shadow `nn`
     child_params = {j: _parameter_name(attribute, taken) for j, attribute in children.items()}
-    texts = [s.text for s in slots[0]]
     for i in varying:
         column = columns[i]
         if column not in parameters:
             parameters[column] = _parameter_name(slots[0][i].name, taken)
         texts[i] = parameters[column]
+    element_only = {parameters[columns[i]] for i in varying if _MISSING in columns[i]}  # None where the element is not built
     keyword_params = {parameters[columns[i]] for i in varying} - {parameters[columns[i]] for i in varying if not slots[0][i].keyword}
+    keyword_params |= element_only
     positional = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p not in keyword_params]
     keywords = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p in keyword_params]
-    values = {name: column for column, name in parameters.items()}
+    values = {name: tuple("None" if v == _MISSING else v for v in column) for column, name in parameters.items()}
     layer_default = {parameters[columns[i]]: slots[0][i].default for i in varying}
     defaults = {name: layer_default[name] if layer_default[name] in values[name] else Counter(values[name]).most_common(1)[0][0]
                 for name in keywords}  # fmt: skip
+    defaults.update({name: "None" for name in element_only})
+    conditions = _conditions(lacks, [(elements[i], columns[i], parameters[columns[i]]) for i in varying if _MISSING in columns[i]], cores[0], taken)
+    for condition, held in conditions.values():
+        if condition is not None and condition not in element_only and condition not in keywords:
+            keywords.append(condition)
+            values[condition] = tuple(repr(row in held) for row in range(len(group)))
+            defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
     init_lines = filled(cores[0], slots[0], texts)
     forward_lines = first.forward_lines
     if optional is None and flag is None:  # a holder's forward has a line more: its literals do not line up
@@ -323,6 +341,10 @@ def _merge(
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
     if optional is not None:
         merged = _with_child(merged, optional)
+    if conditions:
+        steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
+        lines = built_in_steps(tuple(without_defaults(line) for line in merged.init_lines), steps, _parameter_name("layers", taken))
+        merged = replace(merged, init_lines=lines)
     calls = {}
     for row, cls in enumerate(group):
         args = [values[name][row] for name in positional]
@@ -333,6 +355,60 @@ def _merge(
             args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line]).split(' = ', 1)[1]}")
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls
+
+
+_MISSING = "\0missing"  # a literal of an element the instance does not build
+
+
+def _columns(slots: list[list[Slot]], elements: list[Element | None], lacks: list[Absent]) -> list[tuple[str, ...]]:
+    """Each literal's values across the group (_MISSING where its element is not built). A column missing
+    somewhere is filled with its one value, or takes the values of a column that agrees with it wherever
+    it is built (one parameter)."""
+    columns = [tuple(_MISSING if elements[i] in lack else row[i].text for row, lack in zip(slots, lacks)) for i in range(len(slots[0]))]
+    full = [c for c in columns if _MISSING not in c and len(set(c)) > 1]
+    for i, column in enumerate(columns):
+        present = {v for v in column if v != _MISSING}
+        if _MISSING in column and len(present) == 1:
+            columns[i] = (present.pop(),) * len(column)  # a literal all the element's builders share
+        elif _MISSING in column and present:
+            columns[i] = next((c for c in full if all(v == _MISSING or v == w for v, w in zip(column, c))), column)
+    return columns
+
+
+def _conditions(
+    lacks: list[Absent], element_columns: list[tuple[Element | None, tuple[str, ...], str]], lines: tuple[str, ...], taken: set[str]
+) -> dict[Element, tuple[str | None, frozenset[int]]]:
+    """For each element some instance does not build: (its condition, the rows that build it); the
+    condition is a parameter only its builders pass (`in_channels`, None elsewhere), else a new flag
+    (`use_squeeze_excitation`); None for an element no instance of the group builds."""
+    rows = range(len(lacks))
+    lacked = {element for lack in lacks for element in lack}
+    out: dict[Element, tuple[str | None, frozenset[int]]] = {}
+    flags: dict[frozenset[int], str] = {}
+    for element in sorted(lacked):
+        held = frozenset(r for r in rows if element not in lacks[r])
+        if not held:
+            out[element] = (None, held)
+            continue
+        own = [name for e, column, name in element_columns if e == element and frozenset(r for r in rows if column[r] != _MISSING) == held]
+        if own:
+            out[element] = (own[0], held)
+            continue
+        if held not in flags:
+            flags[held] = _parameter_name(flag_base(_element_text(lines, element)), taken)
+        out[element] = (flags[held], held)
+    return out
+
+
+def _element_text(lines: tuple[str, ...], element: Element) -> str:
+    attribute, k = element
+    return next(found.elements[k] for line in lines if (found := container(line)) is not None and found.attribute == attribute)
+
+
+def _condition_code(condition: str | None, element_only: set[str]) -> str | None:
+    if condition is None:
+        return None
+    return f"{condition} is not None" if condition in element_only else condition
 
 
 def _forward_parameters(

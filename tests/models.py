@@ -942,3 +942,119 @@ class GatedBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ConvBNAct(nn.Sequential):
+    def __init__(self, cin: int, cout: int, groups: int = 1, act: type[nn.Module] | None = nn.ReLU6) -> None:
+        layers: list[nn.Module] = [nn.Conv2d(cin, cout, 3 if groups > 1 else 1, padding=1 if groups > 1 else 0, groups=groups, bias=False), nn.BatchNorm2d(cout)]
+        super().__init__(*layers, *([act(inplace=True)] if act else []))
+
+
+class SqueezeGate(nn.Module):
+    def __init__(self, channels: int, squeeze: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Conv2d(channels, squeeze, 1)
+        self.fc2 = nn.Conv2d(squeeze, channels, 1)
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.fc2(torch.relu(self.fc1(x.mean((2, 3), keepdim=True)))))
+
+
+class Expanding(nn.Module):
+    """torchvision's InvertedResidual: an expansion layer only where expand != 1, a gate only where gated,
+    and the activation a class argument."""
+
+    def __init__(self, cin: int, cout: int, expand: int, gated: bool = False, act: type[nn.Module] = nn.ReLU6) -> None:
+        super().__init__()
+        hidden = cin * expand
+        layers: list[nn.Module] = []
+        if expand != 1:
+            layers.append(ConvBNAct(cin, hidden, act=act))
+        layers.append(ConvBNAct(hidden, hidden, groups=hidden, act=act))
+        if gated:
+            layers.append(SqueezeGate(hidden, hidden // 4 + 1))
+        layers.append(ConvBNAct(hidden, cout, act=None))
+        self.conv = nn.Sequential(*layers)
+        self.residual = cin == cout
+
+    def forward(self, x):
+        if self.residual:
+            return x + self.conv(x)
+        return self.conv(x)
+
+
+class ExpandingNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(
+            Expanding(4, 4, 1), Expanding(4, 6, 2), Expanding(6, 6, 3), Expanding(6, 8, 2, gated=True), Expanding(8, 8, 1, gated=True),
+            Expanding(8, 8, 2, act=nn.Hardswish),
+        )
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class Scale(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((channels, 1, 1), 0.5))
+
+    def forward(self, x):
+        return x * self.weight
+
+
+class Refine(nn.Module):
+    """An optional element with no literal of its own: built under a flag of its name."""
+
+    def __init__(self, channels: int, scaled: bool) -> None:
+        super().__init__()
+        layers: list[nn.Module] = [ConvBNAct(channels, channels, groups=channels)]
+        if scaled:
+            layers.append(Scale(channels))
+        layers.append(ConvBNAct(channels, channels, act=False))
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class RefineNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Refine(4, False), Refine(4, True), Refine(4, True))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class Skipping(nn.Module):
+    """timm's InvertedResidual: `shortcut = x`, the layers rebinding `x`, the shortcut added where shapes allow."""
+
+    def __init__(self, cin: int, cout: int) -> None:
+        super().__init__()
+        self.conv_pw = nn.Conv2d(cin, cin * 2, 1)
+        self.bn1 = nn.BatchNorm2d(cin * 2)
+        self.conv_pwl = nn.Conv2d(cin * 2, cout, 1)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.has_skip = cin == cout
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv_pw(x)
+        x = self.bn1(x)
+        x = torch.relu(x)
+        x = self.conv_pwl(x)
+        x = self.bn2(x)
+        if self.has_skip:
+            x = x + shortcut
+        return x
+
+
+class SkippingNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Skipping(4, 6), Skipping(6, 6), Skipping(6, 6))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -29,9 +29,10 @@ def test_the_flag_is_named_after_what_its_side_adds(plain, flagged, params, name
 
 
 BRANCHES = [
-    # the flagged side returns: no else
+    # the flagged side returns: no else; the call both make once, bound to the flagged side's name
     (("return self.conv(x)",), ("conv = self.conv(x)", "return x + conv"),
-     ("if self.f:", "    conv = self.conv(x)", "    return x + conv", "return self.conv(x)")),
+     ("conv = self.conv(x)", "if self.f:", "    return x + conv", "return conv")),
+    (("return self.conv(x)",), ("return x + self.conv(x)",), ("if self.f:", "    return x + self.conv(x)", "return self.conv(x)")),
     # shared first and last lines once
     (("x = self.a(x)", "x = x * 2", "return self.b(x)"), ("x = self.a(x)", "x = x + 1", "return self.b(x)"),
      ("x = self.a(x)", "if self.f:", "    x = x + 1", "else:", "    x = x * 2", "return self.b(x)")),
@@ -67,6 +68,16 @@ BRANCHES = [
     # ... nor a parameter, which keeps its name
     (("y = x * 2", "return y + x"), ("x = x * 3", "return x + x"),
      ("if self.f:", "    x = x * 3", "    return x + x", "y = x * 2", "return y + x")),
+    # a parameter the plain side rebinds where the flagged side binds a local: named as that local from
+    # there on, and its returned call bound to the flagged side's name (timm's shortcut blocks)
+    (("x = self.a(x)", "x = self.b(x)", "return self.c(x)"), ("out = self.a(x)", "out = self.b(out)", "out = self.c(out)", "return out + x"),
+     ("out = self.a(x)", "out = self.b(out)", "out = self.c(out)", "if self.f:", "    return out + x", "return out")),
+    # ... with the flagged side's comment on the source line of the call it binds
+    (("# m.py:1", "x = self.a(x)", "return self.c(x)"), ("# m.py:1", "out = self.a(x)", "# m.py:2", "out = self.c(out)", "return out + x"),
+     ("# m.py:1", "out = self.a(x)", "# m.py:2", "out = self.c(out)", "if self.f:", "    return out + x", "return out")),
+    # ... not onto a name the plain side uses for something else
+    (("x = self.a(x)", "out = x * 2", "return out + 1"), ("out = self.a(x)", "return out + x"),
+     ("if self.f:", "    out = self.a(x)", "    return out + x", "x = self.a(x)", "out = x * 2", "return out + 1")),
 ]  # fmt: skip
 
 

@@ -125,6 +125,20 @@ SHAPES = [
     Shape("list_arguments_export", _model(models.DenseNetLike), _image, _export, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
           counts={"def forward(self, tensors):": 1, "torch.cat(tensors, dim=1)": 1, "def forward(self, x, x_1):": 1,
                   "for layer in self.values():": 1, "torch.cat(features, dim=1)": 1}),
+    # elements only some instances build: a parameter only those pass, else a flag
+    Shape("optional_elements", _model(models.ExpandingNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Expanding", "SqueezeGate", "ConvBNAct"}),
+          counts={"layers = []": 1, "if in_channels is not None:": 1, "if out_channels_2 is not None:": 1,
+                  "Expanding(8, 8, out_channels_2=3)": 1, "Expanding(8, 6, in_channels=4, residual=False)": 1, "self.conv = nn.Sequential(*layers,": 1,
+                  "activation=nn.ReLU6": 1, "activation=nn.Hardswish)": 1, "activation(inplace=True)": 2}),  # the activation's class a parameter
+    Shape("optional_elements_export", _model(models.ExpandingNet), lambda: (torch.randn(2, 4, 6, 6),), _export, frozenset({"Expanding", "SqueezeGate", "ConvBNAct"}),
+          counts={"if in_channels is not None:": 1, "if out_channels_2 is not None:": 1}),
+    Shape("optional_element_flag", _model(models.RefineNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Refine", "Scale", "ConvBNAct"}),
+          counts={"if use_scale:": 1, "def __init__(self, use_scale=False)": 1, "Refine()": 1, "Refine(use_scale=True)": 2}),
+    # the plain side rebinds its input where the residual side keeps it: one code, the residual added under the flag
+    Shape("rebound_input", _model(models.SkippingNet), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"Skipping"}),
+          counts={"out = self.conv_pw(x)": 1, "x = self.conv_pw(x)": 0, "if self.residual:": 1, "return out + x": 1}),
+    Shape("rebound_input_export", _model(models.SkippingNet), lambda: (torch.randn(2, 4, 3, 3),), _export, frozenset({"Skipping"}),
+          counts={"out = self.conv_pw(x)": 1, "if self.residual:": 1, "return out + x": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 

@@ -40,12 +40,11 @@ class Variant(nn.Module):  # tests/models.py:560 Variant
         self.residual = residual
 
     def forward(self, x):
+        out = self.lin(x)
+        out = torch.relu(out)
         if self.residual:
-            out = self.lin(x)
-            out = torch.relu(out)
             return x + out
-        x = self.lin(x)
-        return torch.relu(x)
+        return out
 
 
 class VariantWithExcite(nn.Module):  # tests/models.py:560 Variant
