@@ -35,6 +35,8 @@ def flag_name(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
 def flagged_side(a: tuple[str, ...], b: tuple[str, ...], params: tuple[str, ...]) -> bool:
     """True when `b` is the side the flag turns on (the one that adds something), else `a` is."""
     name_a, name_b = flag_name(b, a, params), flag_name(a, b, params)
+    if (name_a == "residual") != (name_b == "residual"):  # a shortcut is the flag, whatever the other side calls
+        return name_b == "residual"
     if (name_a == "variant") != (name_b == "variant"):
         return name_a == "variant"
     return len(b) >= len(a)

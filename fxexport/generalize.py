@@ -46,7 +46,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
     out: list[ClassIR] = []
     pending = list(classes)
     while pending:
-        level = [c for c in pending if not _uses(c, {p.name for p in pending} - {c.name})]
+        level = _level(pending)
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
@@ -61,6 +61,20 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         out += [c for c in level if c.is_root]
     named, names = _name_variants(tuple(out), names, create)
     return _shared_inits(named), names
+
+
+def _level(pending: list[ClassIR]) -> list[ClassIR]:
+    """The pending classes that use no other pending class; those of one source class wait for each
+    other (a block holding a squeeze-excite child is ready after one that holds none), so that they
+    meet in one level, unless that leaves none."""
+    names = {c.name for c in pending}
+    ready = [c for c in pending if not _uses(c, names - {c.name})]
+    waiting = {_source(c) for c in pending if c not in ready}
+    return [c for c in ready if _source(c) not in waiting] or ready
+
+
+def _source(cls: ClassIR) -> tuple[str, str]:
+    return cls.comment, without_number(cls.name)
 
 
 def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
@@ -125,23 +139,31 @@ def _with_flags(
     keys: dict[tuple[object, ...], list[int]] = {}
     for i, (group, optional) in enumerate(pairs):
         first = group[0]
-        if optional is None and _same_forward(group) and first.init_lines:
-            keys.setdefault((first.comment, without_number(first.name), first.forward_params, _init_template(first, known)), []).append(i)
+        if (optional is not None or _same_forward(group)) and first.init_lines:
+            core = replace(first, init_lines=_core_lines(first, optional))
+            keys.setdefault((first.comment, without_number(first.name), first.forward_params, _init_template(core, known)), []).append(i)
     joined: dict[int, tuple[list[ClassIR], _Optional | None, _Flag | None]] = {}
     for members in keys.values():
         if len(members) != 2:
             continue
-        (a, _), (b, _) = pairs[members[0]], pairs[members[1]]
-        if same_code(a[0].forward_lines, b[0].forward_lines, a[0].forward_params):  # one code: two source lines, or other names
-            joined[members[0]], joined[members[1]] = ([*a, *b], None, None), ([], None, None)
-            continue
+        (a, optional_a), (b, optional_b) = pairs[members[0]], pairs[members[1]]
+        forward_a, forward_b = (g[0].forward_lines if o is None else o.forward for g, o in ((a, optional_a), (b, optional_b)))
+        optional = optional_a or optional_b  # a child only some build, in one group or both
+        if optional_a is not None and optional_b is not None:
+            if (optional_a.child, optional_a.init_line) != (optional_b.child, optional_b.init_line):
+                continue
+            optional = replace(optional_a, holders=optional_a.holders | optional_b.holders)
         params = a[0].forward_params
-        plain, flagged = (a, b) if flagged_side(a[0].forward_lines, b[0].forward_lines, params) else (b, a)
-        if not few_lines_apart(plain[0].forward_lines, flagged[0].forward_lines, params):
+        if same_code(forward_a, forward_b, params):  # one code: two source lines, or other names
+            joined[members[0]], joined[members[1]] = ([*a, *b], optional, None), ([], None, None)
             continue
-        name = flag_name(plain[0].forward_lines, flagged[0].forward_lines, params)
-        flag = _Flag(name, frozenset(c.name for c in flagged), plain[0].forward_lines, flagged[0].forward_lines)
-        joined[members[0]] = ([*a, *b], None, flag)
+        side_a, side_b = (a, forward_a), (b, forward_b)
+        (plain, plain_forward), (flagged, flagged_forward) = (side_a, side_b) if flagged_side(forward_a, forward_b, params) else (side_b, side_a)
+        if not few_lines_apart(plain_forward, flagged_forward, params):
+            continue
+        name = flag_name(plain_forward, flagged_forward, params)
+        flag = _Flag(name, frozenset(c.name for c in flagged), plain_forward, flagged_forward)
+        joined[members[0]] = ([*a, *b], optional, flag)
         joined[members[1]] = ([], None, None)
     out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(pairs)]
     return [item for item in out if item[0]]
@@ -340,7 +362,7 @@ def _merge(
     init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
     if optional is not None:
-        merged = _with_child(merged, optional)
+        merged = _with_child(merged, optional, merged.forward_lines if flag is not None else optional.forward)
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -446,12 +468,12 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
     return out
 
 
-def _with_child(merged: ClassIR, optional: _Optional) -> ClassIR:
-    """`self.downsample = downsample` in `__init__`, `if self.downsample is not None:` in forward."""
+def _with_child(merged: ClassIR, optional: _Optional, forward: tuple[str, ...]) -> ClassIR:
+    """`self.downsample = downsample` in `__init__`, and the forward (that reads `if self.downsample is not None:`)."""
     child = optional.child
     init = list(merged.init_lines)
     init.insert(optional.init_line, f"self.{child} = {child}")
-    return replace(merged, init_lines=tuple(init), forward_lines=optional.forward, init_params=(*merged.init_params, f"{child}=None"))
+    return replace(merged, init_lines=tuple(init), forward_lines=forward, init_params=(*merged.init_params, f"{child}=None"))
 
 
 def _parameter_name(base: str, taken: set[str]) -> str:

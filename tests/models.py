@@ -1058,3 +1058,34 @@ class SkippingNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class Excited(nn.Module):
+    """timm's InvertedResidual: a squeeze-excite child only some blocks build, and the shortcut where shapes allow."""
+
+    def __init__(self, cin: int, cout: int, excite: bool) -> None:
+        super().__init__()
+        self.conv_pw = nn.Conv2d(cin, cin * 2, 1)
+        self.bn1 = nn.BatchNorm2d(cin * 2)
+        self.se = SqueezeGate(cin * 2, cin) if excite else None
+        self.conv_pwl = nn.Conv2d(cin * 2, cout, 1)
+        self.has_skip = cin == cout
+
+    def forward(self, x):
+        shortcut = x
+        x = self.bn1(self.conv_pw(x))
+        if self.se is not None:
+            x = self.se(x)
+        x = self.conv_pwl(x)
+        if self.has_skip:
+            x = x + shortcut
+        return x
+
+
+class ExcitedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Excited(4, 6, True), Excited(6, 6, True), Excited(6, 8, False), Excited(8, 8, False))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -34,9 +34,10 @@ class Excite(nn.Module):  # tests/models.py:551 Excite
 
 
 class Variant(nn.Module):  # tests/models.py:560 Variant
-    def __init__(self, residual=False) -> None:
+    def __init__(self, residual=False, excite=None) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
+        self.excite = excite
         self.residual = residual
 
     def forward(self, x):
@@ -44,20 +45,10 @@ class Variant(nn.Module):  # tests/models.py:560 Variant
         out = torch.relu(out)
         if self.residual:
             return x + out
+        if self.excite is not None:
+            out = self.excite(out)
+            return out * 2
         return out
-
-
-class VariantWithExcite(nn.Module):  # tests/models.py:560 Variant
-    def __init__(self) -> None:
-        super().__init__()
-        self.lin = nn.Linear(4, 4)
-        self.excite = Excite()
-
-    def forward(self, x):
-        x = self.lin(x)
-        x = torch.relu(x)
-        x = self.excite(x)
-        return x * 2
 
 
 class FxModule(nn.Module):
@@ -67,7 +58,7 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.blocks = nn.Sequential(
-                VariantWithExcite(), Variant(), Variant(residual=True), Variant()
+                Variant(excite=Excite()), Variant(), Variant(residual=True), Variant()
             )
         self.training = False
         self.blocks[0].lin.training = False
