@@ -47,14 +47,14 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
     pending = list(classes)
     while pending:
         level = _level(pending)
-        level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c) for line in c.init_lines)) for c in level]
+        level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
         level, lacking = pad(level, params)
         for group, optional, flag in _with_flags(_with_optional_children(_groups([c for c in level if not c.is_root], params), params), params):
             merged, instance_calls = _merge(group, params, optional, flag, lacking)
             params[merged.name] = merged.init_params
-            out.append(replace(merged, init_lines=tuple(without_defaults(line) for line in merged.init_lines)))
+            out.append(replace(merged, init_lines=tuple(without_defaults(line, params) for line in merged.init_lines)))
             for cls in group:
                 calls[cls.name] = instance_calls[cls.name] if cls.name not in passed else f"{merged.name}({passed[cls.name]})"
                 names[cls.name] = merged.name
@@ -94,9 +94,9 @@ def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     return tuple(out)
 
 
-def _respell(line: str, cls: ClassIR) -> str:
+def _respell(line: str, cls: ClassIR, known: dict[str, tuple[str, ...]]) -> str:
     """Every numeric default written out, so that classes compare by their literals (not the root's lines)."""
-    return line if cls.is_root else with_defaults(line)
+    return line if cls.is_root else with_defaults(line, known)
 
 
 def _uses(cls: ClassIR, others: set[str]) -> bool:
@@ -365,16 +365,16 @@ def _merge(
         merged = _with_child(merged, optional, merged.forward_lines if flag is not None else optional.forward)
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
-        lines = built_in_steps(tuple(without_defaults(line) for line in merged.init_lines), steps, _parameter_name("layers", taken))
+        lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
         merged = replace(merged, init_lines=lines)
     calls = {}
     for row, cls in enumerate(group):
         args = [values[name][row] for name in positional]
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = _core_lines(cls, optional)
-        args += [f"{name}={without_defaults(core[j]).split(' = ', 1)[1]}" for j, name in child_params.items()]
+        args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()]
         if optional is not None and cls.name in optional.holders:
-            args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line]).split(' = ', 1)[1]}")
+            args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line], known).split(' = ', 1)[1]}")
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls
 

@@ -12,6 +12,7 @@ import ast
 import functools
 import importlib
 import inspect
+from collections.abc import Mapping
 
 from torch import nn
 
@@ -73,15 +74,21 @@ def layer_name(call: ast.Call) -> str | None:
     return None
 
 
-def _spelled(node: ast.expr, line: str, full: bool) -> str:
+Signatures = Mapping[str, tuple[str, ...]]  # generated class -> its `__init__` parameters as code ("stride=1")
+
+
+def _spelled(node: ast.expr, line: str, full: bool, known: Signatures) -> str:
     text = node_text(line, node)
     if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
         return text
-    args = [_spelled(a, line, full) for a in node.args]
-    keywords = {k.arg: _spelled(k.value, line, full) for k in node.keywords if k.arg}
+    args = [_spelled(a, line, full, known) for a in node.args]
+    keywords = {k.arg: _spelled(k.value, line, full, known) for k in node.keywords if k.arg}
     name = layer_name(node)
-    defaults = dict(_numeric_defaults(name)) if name else {}
-    order = list(layer_parameters(name)) if name else []
+    if name is None and isinstance(node.func, ast.Name) and node.func.id in known:
+        order, defaults = _signature_defaults(known[node.func.id])
+    else:
+        defaults = dict(_numeric_defaults(name)) if name else {}
+        order = list(layer_parameters(name)) if name else []
     if full:
         covered = set(order[: len(args)])
         for key, value in defaults.items():
@@ -94,7 +101,25 @@ def _spelled(node: ast.expr, line: str, full: bool) -> str:
     return f"{func}({', '.join([*args, *(f'{k}={keywords[k]}' for k in ordered)])})"
 
 
-def _respelled(line: str, full: bool) -> str:
+@functools.cache
+def _signature_defaults(params: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """The parameter names of a generated class's `__init__`, in order, and its numeric defaults as code."""
+    order, defaults = [], {}
+    for param in params:
+        name, _, default = param.lstrip("*").partition("=")
+        order.append(name)
+        try:
+            value = ast.literal_eval(default) if default else None
+        except (ValueError, SyntaxError):
+            continue
+        if (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
+            isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        ):
+            defaults[name] = default
+    return order, defaults
+
+
+def _respelled(line: str, full: bool, known: Signatures) -> str:
     try:
         tree = ast.parse(line)
     except SyntaxError:
@@ -104,7 +129,7 @@ def _respelled(line: str, full: bool) -> str:
     value = tree.body[0].value
     if not isinstance(value, ast.Call):
         return line
-    return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full) + line[char_offset(line, value.end_col_offset) :]
+    return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full, known) + line[char_offset(line, value.end_col_offset) :]
 
 
 def node_text(line: str, node: ast.expr) -> str:
@@ -119,11 +144,12 @@ def char_offset(line: str, byte_offset: int | None) -> int:
     return len(line.encode()[: byte_offset or 0].decode(errors="ignore"))
 
 
-def with_defaults(line: str) -> str:
-    """`self.c = nn.Conv2d(3, 8, 3)` -> `self.c = nn.Conv2d(3, 8, 3, stride=1, padding=0, dilation=1, groups=1)`."""
-    return _respelled(line, True)
+def with_defaults(line: str, known: Signatures | None = None) -> str:
+    """`self.c = nn.Conv2d(3, 8, 3)` -> `self.c = nn.Conv2d(3, 8, 3, stride=1, padding=0, dilation=1, groups=1)`;
+    a generated class's numeric defaults too (`ConvNormAct(8, 8, 1, stride=1)`), given `known` signatures."""
+    return _respelled(line, True, known or {})
 
 
-def without_defaults(line: str) -> str:
-    """The reverse: keywords of torch.nn layers that equal their default left out."""
-    return _respelled(line, False)
+def without_defaults(line: str, known: Signatures | None = None) -> str:
+    """The reverse: keywords of torch.nn layers (and of `known` classes) that equal their default left out."""
+    return _respelled(line, False, known or {})

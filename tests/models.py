@@ -1089,3 +1089,43 @@ class ExcitedNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ConvNorm(nn.Module):
+    def __init__(self, cin: int, cout: int, kernel: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+class RepBlock(nn.Module):
+    """timm's RepVggBlock: an identity norm only where shapes allow, and convs whose stride is a default
+    where it is 1: the blocks with stride 2 spell `stride=2`, the others nothing."""
+
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.identity = nn.BatchNorm2d(cin) if cin == cout and stride == 1 else None
+        self.conv_kxk = ConvNorm(cin, cout, 3, stride=stride)
+        self.conv_1x1 = ConvNorm(cin, cout, 1, stride=stride)
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        if self.identity is None:
+            x = self.conv_1x1(x) + self.conv_kxk(x)
+        else:
+            identity = self.identity(x)
+            x = self.conv_1x1(x) + self.conv_kxk(x)
+            x = x.add_(identity)
+        return self.act(x)
+
+
+class RepNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(RepBlock(4, 6, 2), RepBlock(6, 6, 1), RepBlock(6, 8, 2), RepBlock(8, 8, 1))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -147,6 +147,9 @@ SHAPES = [
                   "Excited(6, 12, 8)": 1}),
     Shape("optional_child_and_flag_export", _model(models.ExcitedNet), lambda: (torch.randn(2, 4, 3, 3),), _export, frozenset({"Excited", "SqueezeGate"}),
           counts={"if self.se is not None:": 1, "if self.residual:": 1}),
+    # children of a generated class that spell a default or not (`stride=2`, nothing for 1) compare equal
+    Shape("generated_defaults", _model(models.RepNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"RepBlock", "ConvNorm"}),
+          counts={"if self.identity is not None:": 1, "RepBlock(6, 6, stride=1, identity=nn.BatchNorm2d(6))": 1, "RepBlock(4, 6)": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
