@@ -139,7 +139,7 @@ def _with_flags(
     keys: dict[tuple[object, ...], list[int]] = {}
     for i, (group, optional) in enumerate(pairs):
         first = group[0]
-        if (optional is not None or _same_forward(group)) and first.init_lines:
+        if _one_code(group, optional) and first.init_lines:
             core = replace(first, init_lines=_core_lines(first, optional))
             keys.setdefault((first.comment, without_number(first.name), first.forward_params, _init_template(core, known)), []).append(i)
     joined: dict[int, tuple[list[ClassIR], _Optional | None, _Flag | None]] = {}
@@ -222,6 +222,7 @@ class _Optional:
     init_line: int  # where the holders' `__init__` assigns it
     holders: frozenset[str]  # the classes that have it
     forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
+    wrapped: tuple[int, int] | None = None  # the holders' forward lines [start, end) put under that `if`; None: forwards of their own
 
 
 def _with_optional_children(
@@ -231,13 +232,14 @@ def _with_optional_children(
     out: list[tuple[list[ClassIR], _Optional | None]] = []
     for group in groups:
         for i, (base, optional) in enumerate(out):
-            if optional or not _same_forward(base) or not _same_forward(group):
+            if optional:
                 continue
             for lacking, having in ((base, group), (group, base)):
-                found = _optional_child(lacking[0], having[0], known) or _extra_child(lacking[0], having[0], known)
+                found = _optional_child(lacking[0], having[0], known)
+                if found is None and _same_forward(base) and _same_forward(group):  # forwards of their own: literals must match
+                    found = _extra_child(lacking[0], having[0], known)
                 if found is not None:
-                    child, init_line, forward = found
-                    out[i] = ([*base, *group], _Optional(child, init_line, frozenset(c.name for c in having), forward))
+                    out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
                     break
             if out[i][1] is not None:
                 break
@@ -246,14 +248,22 @@ def _with_optional_children(
     return out
 
 
+def _one_code(group: list[ClassIR], optional: _Optional | None) -> bool:
+    """True when the group runs one forward, literals too (a holder of an optional child with its line)."""
+    if optional is not None and optional.wrapped is None:
+        return True  # an extra child of its own code: joined only where each side's forwards are the same
+    return len({_core_forward(c, optional) for c in group}) == 1
+
+
 def _same_forward(group: list[ClassIR]) -> bool:
     """True when the group's forwards are the same (their literals too)."""
     return all(c.forward_lines == group[0].forward_lines for c in group)
 
 
-def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, tuple[str, ...]] | None:
-    """(child, init line, shared forward) when `b` is `a` plus one child, applied to a value in place
-    (with the comment naming its source line, if any): `if self.downsample is not None:` around that line."""
+def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> _Optional | None:
+    """The child (its holders not yet known) when `b` is `a` plus one child, applied to a value in place
+    (with the comment naming its source line, if any): `if self.downsample is not None:` around that
+    line. The forwards may differ in number literals (parameters of the merged class)."""
     if len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
         return None
     for child, i in _added_children(a, b, known, r"self\.(\w+) = .+"):
@@ -261,13 +271,27 @@ def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -
             first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
             if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
                 continue
-            if b.forward_lines[:first] + b.forward_lines[j + 1 :] == a.forward_lines:
+            core = b.forward_lines[:first] + b.forward_lines[j + 1 :]
+            if _masked_forward(core) == _masked_forward(a.forward_lines) and not number_slots(b.forward_lines[first : j + 1]):
                 forward = b.forward_lines
-                return child, i, (*forward[:j], f"if self.{child} is not None:", f"    {forward[j]}", *forward[j + 1 :])
+                shared = (*forward[:j], f"if self.{child} is not None:", f"    {forward[j]}", *forward[j + 1 :])
+                return _Optional(child, i, frozenset(), shared, (first, j + 1))
     return None
 
 
-def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, tuple[str, ...]] | None:
+def _masked_forward(lines: tuple[str, ...]) -> tuple[str, ...]:
+    return masked(lines, number_slots(lines))
+
+
+def _core_forward(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
+    """The class's forward without the lines of an optional child the shared forward puts under `if`."""
+    if optional is None or optional.wrapped is None or cls.name not in optional.holders:
+        return cls.forward_lines
+    start, end = optional.wrapped
+    return cls.forward_lines[:start] + cls.forward_lines[end:]
+
+
+def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> _Optional | None:
     """(child, init line, shared forward) when `b` builds what `a` builds (literals aside) plus one
     child, which `a`'s code never reads, and both take the same forward parameters: their forwards may
     differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
@@ -275,22 +299,22 @@ def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> t
     if found is None or not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
         return None
     child, i = found
-    return child, i, branched(a.forward_lines, b.forward_lines, f"self.{child} is not None", f"self.{child} is None", a.forward_params)
+    return _Optional(child, i, frozenset(), branched(a.forward_lines, b.forward_lines, f"self.{child} is not None", f"self.{child} is None", a.forward_params))
 
 
 def _added_children(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]], line_pattern: str) -> Iterator[tuple[str, int]]:
     """(child, init line) for each line of `b` matching `line_pattern` without which `b` builds what `a`
-    builds (literals aside), its child read nowhere else, when both come from one source class and
+    builds (literals and children passed in aside), its child read nowhere else, when both come from one source class and
     take the same forward parameters."""
     if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
         return
     if len(b.init_lines) != len(a.init_lines) + 1:
         return
-    template = masked(a.init_lines, literal_slots(a.init_lines, known))
+    template = _init_template(a, known)
     for i, line in enumerate(b.init_lines):
         match = re.fullmatch(line_pattern, line)
         core = b.init_lines[:i] + b.init_lines[i + 1 :]
-        if match is None or masked(core, literal_slots(core, known)) != template:
+        if match is None or _init_template(replace(b, init_lines=core), known) != template:
             continue
         if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
             yield match[1], i
@@ -345,9 +369,11 @@ def _merge(
             values[condition] = tuple(repr(row in held) for row in range(len(group)))
             defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
     init_lines = filled(cores[0], slots[0], texts)
-    forward_lines = first.forward_lines
-    if optional is None and flag is None:  # a holder's forward has a line more: its literals do not line up
-        forward_lines, stored = _forward_parameters(group, parameters, values, positional, taken)
+    forward_lines = first.forward_lines if optional is None else optional.forward
+    if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
+        forwards = [_core_forward(c, optional) for c in group]
+        reserved = {optional.child} if optional is not None else set()
+        forward_lines, stored = _forward_parameters(forwards, forward_lines, first.init_lines, reserved, parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
     if flag is not None:
@@ -362,7 +388,7 @@ def _merge(
     init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
     if optional is not None:
-        merged = _with_child(merged, optional, merged.forward_lines if flag is not None else optional.forward)
+        merged = _with_child(merged, optional, merged.forward_lines)
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -434,14 +460,22 @@ def _condition_code(condition: str | None, element_only: set[str]) -> str | None
 
 
 def _forward_parameters(
-    group: list[ClassIR], parameters: dict[tuple[str, ...], str], values: dict[str, tuple[str, ...]], positional: list[str], taken: set[str]
+    forwards: list[tuple[str, ...]],
+    shared: tuple[str, ...],
+    init_lines: tuple[str, ...],
+    reserved: set[str],
+    parameters: dict[tuple[str, ...], str],
+    values: dict[str, tuple[str, ...]],
+    positional: list[str],
+    taken: set[str],
 ) -> tuple[tuple[str, ...], list[str]]:
-    """Forward literals that differ between instances read `self.<parameter>`: (forward lines, parameters to store)."""
-    first = group[0]
-    rows = [number_slots(c.forward_lines) for c in group]
-    texts = [s.text for s in rows[0]]
+    """Forward literals that differ between instances (`forwards`, one per class, their literals in the
+    order of `shared`'s) read `self.<parameter>` in `shared`: (forward lines, parameters to store)."""
+    rows = [number_slots(f) for f in forwards]
+    targets = number_slots(shared)
+    texts = [s.text for s in targets]
     stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
-    attributes = {m[1] for line in first.init_lines if (m := re.match(r"self\.(\w+)\b", line))}
+    attributes = reserved | {m[1] for line in init_lines if (m := re.match(r"self\.(\w+)\b", line))}
     for i, column in enumerate(zip(*[[s.text for s in row] for row in rows])):
         if len(set(column)) == 1:
             continue
@@ -453,7 +487,7 @@ def _forward_parameters(
         if name not in stored:
             stored[name] = _parameter_name(name if name not in attributes else f"{name}_value", attributes)
         texts[i] = f"self.{stored[name]}"
-    return filled(first.forward_lines, rows[0], texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
+    return filled(shared, targets, texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
 
 
 def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]]) -> dict[int, str]:

@@ -1129,3 +1129,55 @@ class RepNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class DownBlock(nn.Module):
+    """torchvision's video BasicBlock: a downsample only where the first conv strides, that conv a child
+    whose layers differ (a Sequential built by the caller in the source)."""
+
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Sequential(nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=stride == 1), nn.BatchNorm2d(cout))
+        self.conv2 = nn.Sequential(nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout))
+        self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride), nn.BatchNorm2d(cout)) if stride != 1 else None
+
+    def forward(self, x):
+        out = self.conv2(self.conv1(x))
+        if self.downsample is not None:
+            x = self.downsample(x)
+        return torch.relu(out + x)
+
+
+class DownNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(DownBlock(4, 4, 1), DownBlock(4, 6, 2), DownBlock(6, 6, 1))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class SplitStage(nn.Module):
+    """timm's CrossStage: a downsampling conv only some stages build, and a split size the trace bakes in."""
+
+    def __init__(self, cin: int, cout: int, down: bool) -> None:
+        super().__init__()
+        self.conv_down = nn.Conv2d(cin, cin, 3, stride=2, padding=1) if down else None
+        self.conv_exp = nn.Conv2d(cin, cout * 2, 1)
+        self.half = cout
+
+    def forward(self, x):
+        if self.conv_down is not None:
+            x = self.conv_down(x)
+        x = self.conv_exp(x)
+        a, b = x.split(self.half, dim=1)
+        return torch.cat([b, a * 2], dim=1)
+
+
+class SplitStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(SplitStage(4, 4, True), SplitStage(8, 6, False), SplitStage(12, 8, True), SplitStage(16, 8, False))
+
+    def forward(self, x):
+        return self.stages(x)

@@ -150,6 +150,14 @@ SHAPES = [
     # children of a generated class that spell a default or not (`stride=2`, nothing for 1) compare equal
     Shape("generated_defaults", _model(models.RepNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"RepBlock", "ConvNorm"}),
           counts={"if self.identity is not None:": 1, "RepBlock(6, 6, stride=1, identity=nn.BatchNorm2d(6))": 1, "RepBlock(4, 6)": 1}),
+    # a child only some blocks build beside a child that differs beyond literals: one class taking both
+    Shape("optional_child_beside_child_argument", _model(models.DownNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"DownBlock"}),
+          counts={"if self.downsample is not None:": 1, "self.conv1 = conv1": 1, "def __init__(self, in_channels, conv1, downsample=None)": 1}),
+    # a child only some blocks build, applied in place, beside a forward literal that differs: one class
+    Shape("optional_child_and_forward_literal", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"SplitStage"}),
+          counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
+    Shape("optional_child_and_forward_literal_export", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _export,
+          frozenset({"SplitStage"}), counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
