@@ -166,8 +166,10 @@ def _padded(family: list[ClassIR], known: Known) -> Iterator[tuple[ClassIR, tupl
 
 
 def _item(element: str, known: Known) -> _Item:
-    slots = literal_slots((element,), known)
-    return _Item(masked((element,), slots)[0], tuple(s.text for s in slots), element)
+    """The element as the container call holds it (inside a call: an activation's class is a literal there)."""
+    line = f"f({element})"
+    slots = literal_slots((line,), known)
+    return _Item(masked((line,), slots)[0], tuple(s.text for s in slots), element)
 
 
 def _aligned(sequences: list[tuple[_Item, ...]]) -> tuple[tuple[_Item, ...], list[tuple[int, ...]]] | None:
@@ -287,4 +289,4 @@ def _steps(found: Container, kept: list[tuple[str, str]], name: str) -> list[str
 def flag_base(element: str) -> str:
     """`use_squeeze_excitation` for an element `SqueezeExcitation(...)`: the name of a flag that builds it."""
     called = element.split("(", 1)[0].rpartition(".")[2]
-    return "use_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", called).lower().strip("_")
+    return "use_" + re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", called).lower().strip("_")

@@ -51,7 +51,8 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
         level, lacking = pad(level, params)
-        for group, optional, flag in _with_flags(_with_optional_children(_groups([c for c in level if not c.is_root], params), params), params):
+        groups = _with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
+        for group, optional, flag in _with_flags(groups, params):
             merged, instance_calls = _merge(group, params, optional, flag, lacking)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line, params) for line in merged.init_lines)))
@@ -226,9 +227,10 @@ class _Optional:
 
 
 def _with_optional_children(
-    groups: list[list[ClassIR]], known: dict[str, tuple[str, ...]]
+    groups: list[list[ClassIR]], known: dict[str, tuple[str, ...]], absent: dict[str, Absent]
 ) -> list[tuple[list[ClassIR], _Optional | None]]:
-    """Join a group to an earlier one of the same source class that lacks just one child it has."""
+    """Join a group to an earlier one of the same source class that lacks just one child it has (not a
+    container padded with elements some holders lack: callers pass the child as its line builds it)."""
     out: list[tuple[list[ClassIR], _Optional | None]] = []
     for group in groups:
         for i, (base, optional) in enumerate(out):
@@ -238,6 +240,8 @@ def _with_optional_children(
                 found = _optional_child(lacking[0], having[0], known)
                 if found is None and _same_forward(base) and _same_forward(group):  # forwards of their own: literals must match
                     found = _extra_child(lacking[0], having[0], known)
+                if found is not None and any(attribute == found.child for c in having for attribute, _ in absent.get(c.name, ())):
+                    found = None
                 if found is not None:
                     out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
                     break

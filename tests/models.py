@@ -1181,3 +1181,50 @@ class SplitStages(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class Bodied(nn.Module):
+    """A container only some blocks build, whose elements differ between those that do: passed whole."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.body = None
+        if mode:
+            layers = [ConvBNAct(4, 4, groups=4)] + ([ConvBNAct(4, 4)] if mode == 2 else []) + [nn.Conv2d(4, 4, 1)]
+            self.body = nn.Sequential(*layers)
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.body is not None:
+            x = self.body(x)
+        return x * 2
+
+
+class BodiedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Bodied(0), Bodied(1), Bodied(2))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class Activated(nn.Module):
+    """An activation that is an element of its own, of one class or another."""
+
+    def __init__(self, act: type[nn.Module]) -> None:
+        super().__init__()
+        self.body = nn.Sequential(ConvBNAct(4, 4, groups=4), nn.Conv2d(4, 4, 1), act())
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class ActivatedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Activated(nn.ReLU), Activated(nn.SiLU), Activated(nn.ReLU))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -158,6 +158,12 @@ SHAPES = [
           counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
     Shape("optional_child_and_forward_literal_export", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _export,
           frozenset({"SplitStage"}), counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1}),
+    # a container only some blocks build is passed as its holders build it, never padded with another's elements
+    Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
+          frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
+    # an activation that is an element of its own is an activation parameter, not one flag per class
+    Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),
+          counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
