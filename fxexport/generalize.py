@@ -29,7 +29,7 @@ from .code_slots import (
     rewrite_calls,
 )
 from .elements import Absent, Element, built_in_steps, container, element_of, flag_base, pad
-from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
+from .flags import branched, code_lines, few_lines_apart, flag_name, flagged_side, same_code
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .passed_children import children_passed_in
@@ -50,7 +50,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
-        level, lacking = pad(level, params)
+        level, lacking = pad(_identity_children(level), params)
         groups = _with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
             merged, instance_calls = _merge(group, params, optional, flag, lacking)
@@ -76,6 +76,61 @@ def _level(pending: list[ClassIR]) -> list[ClassIR]:
 
 def _source(cls: ClassIR) -> tuple[str, str]:
     return cls.comment, without_number(cls.name)
+
+
+def _identity_children(level: list[ClassIR]) -> list[ClassIR]:
+    """Where instances of one source class build a child as `nn.Identity()`, which their forward never
+    calls (the graph has no call of it), and others a module they call (`out + self.downsample(x)`),
+    the former run the latter's forward (an identity call returns its input) and callers pass the
+    child whole: `Bottleneck(..., downsample=nn.Identity())`, as timm writes it."""
+    families: dict[tuple[object, ...], list[ClassIR]] = {}
+    for cls in level:
+        if not (cls.is_root or cls.parent or cls.takes_children):
+            key = (*_source(cls), cls.forward_params, tuple(_attribute(line) for line in cls.init_lines))
+            families.setdefault(key, []).append(cls)
+    out = {c.name: c for c in level}
+    for family in families.values():
+        for k, line in enumerate(family[0].init_lines):
+            attribute = _attribute(line)
+            if not attribute:
+                continue
+            called = [c for c in family if _called_only(c.forward_lines, attribute) and c.init_lines[k] != f"self.{attribute} = nn.Identity()"]
+            for cls in family:
+                if cls.init_lines[k] != f"self.{attribute} = nn.Identity()" or not called or _reads(cls.forward_lines, attribute):
+                    continue
+                holder = out[called[0].name]
+                forward = _identity_forward(holder.forward_lines, out[cls.name].forward_lines, attribute)
+                if forward is not None:
+                    out[cls.name] = replace(out[cls.name], forward_lines=forward, whole_children=out[cls.name].whole_children | {attribute})
+                    for other in called:
+                        out[other.name] = replace(out[other.name], whole_children=out[other.name].whole_children | {attribute})
+    return [out[c.name] for c in level]
+
+
+def _identity_forward(holder: tuple[str, ...], own: tuple[str, ...], attribute: str) -> tuple[str, ...] | None:
+    """The holder's forward with `own`'s literals, when `own` is it with each `self.<attribute>(value)` read as `value`."""
+    call = re.compile(rf"self\.{re.escape(attribute)}\(([A-Za-z_]\w*)\)")
+    expected = tuple(line if line.lstrip().startswith("#") else call.sub(r"\1", line) for line in holder)
+    mine, theirs = number_slots(own), number_slots(holder)
+    if _masked_forward(expected) != _masked_forward(own) or len(mine) != len(theirs) or len(number_slots(expected)) != len(theirs):
+        return None
+    return filled(holder, theirs, [s.text for s in mine])
+
+
+def _attribute(line: str) -> str:
+    """The attribute a `self.<name> = ...` line sets, else ""."""
+    match = re.match(r"self\.(\w+) = ", line)
+    return match[1] if match else ""
+
+
+def _called_only(lines: tuple[str, ...], attribute: str) -> bool:
+    """True when the forward reads `self.<attribute>` and only calls it."""
+    return _reads(lines, attribute) and not any(re.search(rf"self\.{re.escape(attribute)}\b(?!\()", line) for line in code_lines(lines))
+
+
+def _reads(lines: tuple[str, ...], attribute: str) -> bool:
+    """True when a line of code (not a comment quoting the source) reads `self.<attribute>`."""
+    return any(re.search(rf"self\.{re.escape(attribute)}\b", line) for line in code_lines(lines))
 
 
 def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
@@ -118,7 +173,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
 
 def _init_template(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """`__init__` with its literals masked and the children a shared class takes as arguments blanked."""
-    init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if _is_child(line) else line for line in cls.init_lines)
+    init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if _is_child(line) or _attribute(line) in cls.whole_children else line for line in cls.init_lines)
     return masked(init, literal_slots(init, known))
 
 
@@ -320,7 +375,7 @@ def _added_children(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]], l
         core = b.init_lines[:i] + b.init_lines[i + 1 :]
         if match is None or _init_template(replace(b, init_lines=core), known) != template:
             continue
-        if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *a.forward_lines)):
+        if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *code_lines(a.forward_lines))):
             yield match[1], i
 
 
@@ -340,7 +395,7 @@ def _merge(
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
     cores = [_core_lines(c, optional) for c in group]
-    children = _child_arguments(cores, known)  # line -> attribute, for children passed in
+    children = _child_arguments(cores, known, frozenset().union(*(c.whole_children for c in group)))  # line -> attribute, passed in
     cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
     slots = [literal_slots(core, known) for core in cores]
     lacks = [(absent or {}).get(c.name, frozenset()) for c in group]
@@ -494,11 +549,11 @@ def _forward_parameters(
     return filled(shared, targets, texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
 
 
-def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]]) -> dict[int, str]:
+def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]], whole: frozenset[str]) -> dict[int, str]:
     """Lines building a child that differs between instances in more than literals: line -> attribute."""
     out = {}
     for j, line in enumerate(cores[0]):
-        if not _is_child(line):
+        if not _is_child(line) and _attribute(line) not in whole:
             continue
         templates = {masked((core[j],), literal_slots((core[j],), known)) for core in cores}
         if len(templates) > 1:

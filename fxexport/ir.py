@@ -94,6 +94,7 @@ class ClassIR:
     base: str = "Module"  # the torch.nn class it subclasses: "Module", or "Sequential" for a source Sequential subclass
     parent: str = ""  # a generated class whose `__init__` this one shares (a variant of the same source class), or ""
     takes_children: bool = False  # a container subclass without `__init__`: its callers pass its children
+    whole_children: frozenset[str] = frozenset()  # attributes whose child callers pass whole (an nn.Identity in some instances)
 
 
 @dataclass(frozen=True)

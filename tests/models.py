@@ -1228,3 +1228,28 @@ class ActivatedNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class Shortcut(nn.Module):
+    """timm's regnet Bottleneck: the shortcut an nn.Identity where shapes allow (no call in the graph), a
+    strided conv elsewhere."""
+
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1)
+        self.conv2 = nn.Conv2d(cout, cout, 1)
+        self.downsample = nn.Conv2d(cin, cout, 1, stride=stride) if stride != 1 or cin != cout else nn.Identity()
+
+    def forward(self, x):
+        out = self.conv2(torch.relu(self.conv1(x)))
+        out = out + self.downsample(x)
+        return torch.relu(out)
+
+
+class ShortcutNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Shortcut(4, 6, 2), Shortcut(6, 6, 1), Shortcut(6, 8, 2), Shortcut(8, 8, 1))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -164,6 +164,12 @@ SHAPES = [
     # an activation that is an element of its own is an activation parameter, not one flag per class
     Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),
           counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),
+    # a child some blocks build as nn.Identity (no call in the graph): all run the others' forward, callers pass it
+    Shape("identity_child", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcut"}),
+          counts={"Shortcut(6, 6, downsample=nn.Identity())": 1, "self.downsample = downsample": 1, "x = self.downsample(x)": 1}),
+    # torch.export drops the identity: an optional child whose code a comment quotes
+    Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
+          counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
