@@ -395,7 +395,8 @@ def _merge(
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
     cores = [_core_lines(c, optional) for c in group]
-    children = _child_arguments(cores, known, frozenset().union(*(c.whole_children for c in group)))  # line -> attribute, passed in
+    whole = frozenset().union(*(c.whole_children for c in group))
+    children = _child_arguments(cores, known, whole)  # line -> attribute, for children passed in
     cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
     slots = [literal_slots(core, known) for core in cores]
     lacks = [(absent or {}).get(c.name, frozenset()) for c in group]
@@ -445,7 +446,7 @@ def _merge(
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
-    merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params)
+    merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
         merged = _with_child(merged, optional, merged.forward_lines)
     if conditions:
