@@ -10,12 +10,12 @@ differs keeps a class of its own, named after what it adds (`BasicBlockWithDowns
 
 from __future__ import annotations
 
-import ast
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .child_lines import attribute, init_template, is_child
 from .code_slots import (
     Slot,
     called_names,
@@ -29,9 +29,19 @@ from .code_slots import (
     rewrite_calls,
 )
 from .elements import Absent, Element, built_in_steps, container, element_of, flag_base, pad
-from .flags import branched, code_lines, few_lines_apart, flag_name, flagged_side, same_code
+from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
+from .optional_children import (
+    OptionalChild,
+    core_forward,
+    core_lines,
+    identity_children,
+    one_code,
+    source,
+    with_child,
+    with_optional_children,
+)
 from .passed_children import children_passed_in
 from .spelled_calls import with_defaults, without_defaults
 
@@ -50,8 +60,8 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
-        level, lacking = pad(_identity_children(level), params)
-        groups = _with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
+        level, lacking = pad(identity_children(level), params)
+        groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
             merged, instance_calls = _merge(group, params, optional, flag, lacking)
             params[merged.name] = merged.init_params
@@ -70,67 +80,8 @@ def _level(pending: list[ClassIR]) -> list[ClassIR]:
     meet in one level, unless that leaves none."""
     names = {c.name for c in pending}
     ready = [c for c in pending if not _uses(c, names - {c.name})]
-    waiting = {_source(c) for c in pending if c not in ready}
-    return [c for c in ready if _source(c) not in waiting] or ready
-
-
-def _source(cls: ClassIR) -> tuple[str, str]:
-    return cls.comment, without_number(cls.name)
-
-
-def _identity_children(level: list[ClassIR]) -> list[ClassIR]:
-    """Where instances of one source class build a child as `nn.Identity()`, which their forward never
-    calls (the graph has no call of it), and others a module they call (`out + self.downsample(x)`),
-    the former run the latter's forward (an identity call returns its input) and callers pass the
-    child whole: `Bottleneck(..., downsample=nn.Identity())`, as timm writes it."""
-    families: dict[tuple[object, ...], list[ClassIR]] = {}
-    for cls in level:
-        if not (cls.is_root or cls.parent or cls.takes_children):
-            key = (*_source(cls), cls.forward_params, tuple(_attribute(line) for line in cls.init_lines))
-            families.setdefault(key, []).append(cls)
-    out = {c.name: c for c in level}
-    for family in families.values():
-        for k, line in enumerate(family[0].init_lines):
-            attribute = _attribute(line)
-            if not attribute:
-                continue
-            called = [c for c in family if _called_only(c.forward_lines, attribute) and c.init_lines[k] != f"self.{attribute} = nn.Identity()"]
-            for cls in family:
-                if cls.init_lines[k] != f"self.{attribute} = nn.Identity()" or not called or _reads(cls.forward_lines, attribute):
-                    continue
-                holder = out[called[0].name]
-                forward = _identity_forward(holder.forward_lines, out[cls.name].forward_lines, attribute)
-                if forward is not None:
-                    out[cls.name] = replace(out[cls.name], forward_lines=forward, whole_children=out[cls.name].whole_children | {attribute})
-                    for other in called:
-                        out[other.name] = replace(out[other.name], whole_children=out[other.name].whole_children | {attribute})
-    return [out[c.name] for c in level]
-
-
-def _identity_forward(holder: tuple[str, ...], own: tuple[str, ...], attribute: str) -> tuple[str, ...] | None:
-    """The holder's forward with `own`'s literals, when `own` is it with each `self.<attribute>(value)` read as `value`."""
-    call = re.compile(rf"self\.{re.escape(attribute)}\(([A-Za-z_]\w*)\)")
-    expected = tuple(line if line.lstrip().startswith("#") else call.sub(r"\1", line) for line in holder)
-    mine, theirs = number_slots(own), number_slots(holder)
-    if _masked_forward(expected) != _masked_forward(own) or len(mine) != len(theirs) or len(number_slots(expected)) != len(theirs):
-        return None
-    return filled(holder, theirs, [s.text for s in mine])
-
-
-def _attribute(line: str) -> str:
-    """The attribute a `self.<name> = ...` line sets, else ""."""
-    match = re.match(r"self\.(\w+) = ", line)
-    return match[1] if match else ""
-
-
-def _called_only(lines: tuple[str, ...], attribute: str) -> bool:
-    """True when the forward reads `self.<attribute>` and only calls it."""
-    return _reads(lines, attribute) and not any(re.search(rf"self\.{re.escape(attribute)}\b(?!\()", line) for line in code_lines(lines))
-
-
-def _reads(lines: tuple[str, ...], attribute: str) -> bool:
-    """True when a line of code (not a comment quoting the source) reads `self.<attribute>`."""
-    return any(re.search(rf"self\.{re.escape(attribute)}\b", line) for line in code_lines(lines))
+    waiting = {source(c) for c in pending if c not in ready}
+    return [c for c in ready if source(c) not in waiting] or ready
 
 
 def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
@@ -166,15 +117,9 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     for cls in classes:
         forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
-        key = (cls.comment, _init_template(cls, known), shape, masked(forward, number_slots(forward)), without_number(cls.name))
+        key = (cls.comment, init_template(cls, known), shape, masked(forward, number_slots(forward)), without_number(cls.name))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
-
-
-def _init_template(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """`__init__` with its literals masked and the children a shared class takes as arguments blanked."""
-    init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if _is_child(line) or _attribute(line) in cls.whole_children else line for line in cls.init_lines)
-    return masked(init, literal_slots(init, known))
 
 
 @dataclass(frozen=True)
@@ -188,17 +133,17 @@ class _Flag:
 
 
 def _with_flags(
-    pairs: list[tuple[list[ClassIR], _Optional | None]], known: dict[str, tuple[str, ...]]
-) -> list[tuple[list[ClassIR], _Optional | None, _Flag | None]]:
+    pairs: list[tuple[list[ClassIR], OptionalChild | None]], known: dict[str, tuple[str, ...]]
+) -> list[tuple[list[ClassIR], OptionalChild | None, _Flag | None]]:
     """Join the two groups of a source class that build the same children (their literals aside) and
     take the same forward parameters, but whose forwards differ: one class, its forward branching on a flag."""
     keys: dict[tuple[object, ...], list[int]] = {}
     for i, (group, optional) in enumerate(pairs):
         first = group[0]
-        if _one_code(group, optional) and first.init_lines:
-            core = replace(first, init_lines=_core_lines(first, optional))
-            keys.setdefault((first.comment, without_number(first.name), first.forward_params, _init_template(core, known)), []).append(i)
-    joined: dict[int, tuple[list[ClassIR], _Optional | None, _Flag | None]] = {}
+        if one_code(group, optional) and first.init_lines:
+            core = replace(first, init_lines=core_lines(first, optional))
+            keys.setdefault((first.comment, without_number(first.name), first.forward_params, init_template(core, known)), []).append(i)
+    joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
     for members in keys.values():
         if len(members) != 2:
             continue
@@ -225,44 +170,7 @@ def _with_flags(
     return [item for item in out if item[0]]
 
 
-# A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
-# `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
-# an argument, as timm's `act_layer`. A layer (its arguments layers too: `BatchNormAct2d(16,
-# act=nn.SiLU())`), or a Sequential or ModuleList of layers: anything deeper (a block's whole
-# layer stack) stays built by its class, which then has variants.
-_CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
 _CHILD_ARGUMENT = "\0child"
-
-
-def _is_child(line: str) -> bool:
-    if _CHILD.match(line) is None:
-        return False
-    try:
-        value = ast.parse(line).body[0].value  # type: ignore[attr-defined]
-    except (SyntaxError, IndexError, AttributeError):
-        return False
-    if not isinstance(value, ast.Call):
-        return False
-    if ast.unparse(value.func) in _CONTAINERS:
-        return all(_is_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
-    return _is_layer(value) or (isinstance(value, ast.Call) and all(_is_layer(a) or not _calls(a) for a in _arguments(value)))
-
-
-_CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
-
-
-def _is_layer(node: ast.expr) -> bool:
-    """One call whose arguments are no calls: `nn.SiLU(inplace=True)`, `Block(64, stride=2)`."""
-    return isinstance(node, ast.Call) and not any(_calls(a) for a in _arguments(node))
-
-
-def _calls(node: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) for n in ast.walk(node))
-
-
-def _arguments(node: ast.AST) -> list[ast.expr]:
-    """A call's arguments (none for anything else)."""
-    return [*node.args, *(k.value for k in node.keywords)] if isinstance(node, ast.Call) else []
 
 
 # symbolic_trace bakes a proxy's node name into messages built from it (`f"expected 4D input (got
@@ -270,131 +178,16 @@ def _arguments(node: ast.AST) -> list[ast.expr]:
 _TRACED_PROXY = re.compile(r"Proxy\([A-Za-z_][A-Za-z0-9_]*\)")
 
 
-@dataclass(frozen=True)
-class _Optional:
-    """A child only some instances have (`downsample`): built by the caller and passed in, else None."""
-
-    child: str
-    init_line: int  # where the holders' `__init__` assigns it
-    holders: frozenset[str]  # the classes that have it
-    forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
-    wrapped: tuple[int, int] | None = None  # the holders' forward lines [start, end) put under that `if`; None: forwards of their own
-
-
-def _with_optional_children(
-    groups: list[list[ClassIR]], known: dict[str, tuple[str, ...]], absent: dict[str, Absent]
-) -> list[tuple[list[ClassIR], _Optional | None]]:
-    """Join a group to an earlier one of the same source class that lacks just one child it has (not a
-    container padded with elements some holders lack: callers pass the child as its line builds it)."""
-    out: list[tuple[list[ClassIR], _Optional | None]] = []
-    for group in groups:
-        for i, (base, optional) in enumerate(out):
-            if optional:
-                continue
-            for lacking, having in ((base, group), (group, base)):
-                found = _optional_child(lacking[0], having[0], known)
-                if found is None and _same_forward(base) and _same_forward(group):  # forwards of their own: literals must match
-                    found = _extra_child(lacking[0], having[0], known)
-                if found is not None and any(attribute == found.child for c in having for attribute, _ in absent.get(c.name, ())):
-                    found = None
-                if found is not None:
-                    out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
-                    break
-            if out[i][1] is not None:
-                break
-        else:
-            out.append((group, None))
-    return out
-
-
-def _one_code(group: list[ClassIR], optional: _Optional | None) -> bool:
-    """True when the group runs one forward, literals too (a holder of an optional child with its line)."""
-    if optional is not None and optional.wrapped is None:
-        return True  # an extra child of its own code: joined only where each side's forwards are the same
-    return len({_core_forward(c, optional) for c in group}) == 1
-
-
-def _same_forward(group: list[ClassIR]) -> bool:
-    """True when the group's forwards are the same (their literals too)."""
-    return all(c.forward_lines == group[0].forward_lines for c in group)
-
-
-def _optional_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> _Optional | None:
-    """The child (its holders not yet known) when `b` is `a` plus one child, applied to a value in place
-    (with the comment naming its source line, if any): `if self.downsample is not None:` around that
-    line. The forwards may differ in number literals (parameters of the merged class)."""
-    if len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
-        return None
-    for child, i in _added_children(a, b, known, r"self\.(\w+) = .+"):
-        for j, text in enumerate(b.forward_lines):
-            first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
-            if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
-                continue
-            core = b.forward_lines[:first] + b.forward_lines[j + 1 :]
-            if _masked_forward(core) == _masked_forward(a.forward_lines) and not number_slots(b.forward_lines[first : j + 1]):
-                forward = b.forward_lines
-                shared = (*forward[:j], f"if self.{child} is not None:", f"    {forward[j]}", *forward[j + 1 :])
-                return _Optional(child, i, frozenset(), shared, (first, j + 1))
-    return None
-
-
-def _masked_forward(lines: tuple[str, ...]) -> tuple[str, ...]:
-    return masked(lines, number_slots(lines))
-
-
-def _core_forward(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
-    """The class's forward without the lines of an optional child the shared forward puts under `if`."""
-    if optional is None or optional.wrapped is None or cls.name not in optional.holders:
-        return cls.forward_lines
-    start, end = optional.wrapped
-    return cls.forward_lines[:start] + cls.forward_lines[end:]
-
-
-def _extra_child(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]]) -> _Optional | None:
-    """(child, init line, shared forward) when `b` builds what `a` builds (literals aside) plus one
-    child, which `a`'s code never reads, and both take the same forward parameters: their forwards may
-    differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
-    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*"), None)
-    if found is None or not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
-        return None
-    child, i = found
-    return _Optional(child, i, frozenset(), branched(a.forward_lines, b.forward_lines, f"self.{child} is not None", f"self.{child} is None", a.forward_params))
-
-
-def _added_children(a: ClassIR, b: ClassIR, known: dict[str, tuple[str, ...]], line_pattern: str) -> Iterator[tuple[str, int]]:
-    """(child, init line) for each line of `b` matching `line_pattern` without which `b` builds what `a`
-    builds (literals and children passed in aside), its child read nowhere else, when both come from one source class and
-    take the same forward parameters."""
-    if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
-        return
-    if len(b.init_lines) != len(a.init_lines) + 1:
-        return
-    template = _init_template(a, known)
-    for i, line in enumerate(b.init_lines):
-        match = re.fullmatch(line_pattern, line)
-        core = b.init_lines[:i] + b.init_lines[i + 1 :]
-        if match is None or _init_template(replace(b, init_lines=core), known) != template:
-            continue
-        if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *code_lines(a.forward_lines))):
-            yield match[1], i
-
-
-def _core_lines(cls: ClassIR, optional: _Optional | None) -> tuple[str, ...]:
-    if optional is None or cls.name not in optional.holders:
-        return cls.init_lines
-    return cls.init_lines[: optional.init_line] + cls.init_lines[optional.init_line + 1 :]
-
-
 def _merge(
     group: list[ClassIR],
     known: dict[str, tuple[str, ...]],
-    optional: _Optional | None = None,
+    optional: OptionalChild | None = None,
     flag: _Flag | None = None,
     absent: dict[str, Absent] | None = None,
 ) -> tuple[ClassIR, dict[str, str]]:
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
-    cores = [_core_lines(c, optional) for c in group]
+    cores = [core_lines(c, optional) for c in group]
     whole = frozenset().union(*(c.whole_children for c in group))
     children = _child_arguments(cores, known, whole)  # line -> attribute, for children passed in
     cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
@@ -431,7 +224,7 @@ def _merge(
     init_lines = filled(cores[0], slots[0], texts)
     forward_lines = first.forward_lines if optional is None else optional.forward
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
-        forwards = [_core_forward(c, optional) for c in group]
+        forwards = [core_forward(c, optional) for c in group]
         reserved = {optional.child} if optional is not None else set()
         forward_lines, stored = _forward_parameters(forwards, forward_lines, first.init_lines, reserved, parameters, values, positional, taken)
         init_lines += tuple(stored)
@@ -448,7 +241,7 @@ def _merge(
     init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
-        merged = _with_child(merged, optional, merged.forward_lines)
+        merged = with_child(merged, optional, merged.forward_lines)
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -457,7 +250,7 @@ def _merge(
     for row, cls in enumerate(group):
         args = [values[name][row] for name in positional]
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
-        core = _core_lines(cls, optional)
+        core = core_lines(cls, optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()]
         if optional is not None and cls.name in optional.holders:
             args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line], known).split(' = ', 1)[1]}")
@@ -554,20 +347,12 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
     """Lines building a child that differs between instances in more than literals: line -> attribute."""
     out = {}
     for j, line in enumerate(cores[0]):
-        if not _is_child(line) and _attribute(line) not in whole:
+        if not is_child(line) and attribute(line) not in whole:
             continue
         templates = {masked((core[j],), literal_slots((core[j],), known)) for core in cores}
         if len(templates) > 1:
             out[j] = line.split(".", 1)[1].split(" = ")[0]
     return out
-
-
-def _with_child(merged: ClassIR, optional: _Optional, forward: tuple[str, ...]) -> ClassIR:
-    """`self.downsample = downsample` in `__init__`, and the forward (that reads `if self.downsample is not None:`)."""
-    child = optional.child
-    init = list(merged.init_lines)
-    init.insert(optional.init_line, f"self.{child} = {child}")
-    return replace(merged, init_lines=tuple(init), forward_lines=forward, init_params=(*merged.init_params, f"{child}=None"))
 
 
 def _parameter_name(base: str, taken: set[str]) -> str:
@@ -620,5 +405,4 @@ def _attributes(cls: ClassIR) -> set[str]:
 def _children(cls: ClassIR) -> set[str]:
     """Attributes `__init__` builds a module or tensor for (`self.downsample = nn.Sequential(...)`)."""
     return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = [\w.]+\(", line))}
-
 

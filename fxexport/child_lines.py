@@ -1,0 +1,66 @@
+"""Which `__init__` lines build a child that a shared class may take whole from its callers.
+
+Instances of one source class whose child differs in more than literals (an `nn.SiLU()` or an
+`nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child
+as an argument, as timm's `act_layer`; `init_template` is what such classes must share: their
+`__init__` with literals masked and those children blanked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .code_slots import literal_slots, masked
+from .ir import ClassIR
+
+# A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
+# `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
+# an argument, as timm's `act_layer`. A layer (its arguments layers too: `BatchNormAct2d(16,
+# act=nn.SiLU())`), or a Sequential or ModuleList of layers: anything deeper (a block's whole
+# layer stack) stays built by its class, which then has variants.
+_CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
+
+
+def is_child(line: str) -> bool:
+    """True when the line builds one child a shared class may take whole (see _CHILD)."""
+    if _CHILD.match(line) is None:
+        return False
+    try:
+        value = ast.parse(line).body[0].value  # type: ignore[attr-defined]
+    except (SyntaxError, IndexError, AttributeError):
+        return False
+    if not isinstance(value, ast.Call):
+        return False
+    if ast.unparse(value.func) in _CONTAINERS:
+        return all(_is_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
+    return _is_layer(value) or (isinstance(value, ast.Call) and all(_is_layer(a) or not _calls(a) for a in _arguments(value)))
+
+
+_CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
+
+
+def _is_layer(node: ast.expr) -> bool:
+    """One call whose arguments are no calls: `nn.SiLU(inplace=True)`, `Block(64, stride=2)`."""
+    return isinstance(node, ast.Call) and not any(_calls(a) for a in _arguments(node))
+
+
+def _calls(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+def _arguments(node: ast.AST) -> list[ast.expr]:
+    """A call's arguments (none for anything else)."""
+    return [*node.args, *(k.value for k in node.keywords)] if isinstance(node, ast.Call) else []
+
+
+def init_template(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """`__init__` with its literals masked and the children a shared class takes as arguments blanked."""
+    init = tuple(f"{line.split(' = ', 1)[0]} = <child>" if is_child(line) or attribute(line) in cls.whole_children else line for line in cls.init_lines)
+    return masked(init, literal_slots(init, known))
+
+
+def attribute(line: str) -> str:
+    """The attribute a `self.<name> = ...` line sets, else ""."""
+    match = re.match(r"self\.(\w+) = ", line)
+    return match[1] if match else ""

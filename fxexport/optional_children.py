@@ -1,0 +1,200 @@
+"""Children only some instances of a source class build, and children some build as `nn.Identity()`.
+
+A child only some blocks have (`downsample`) is an optional argument of the shared class, built by
+the caller and passed in, else None: applied in place it goes under `if self.downsample is not
+None:` (`optional_child`), with code of its own the forward branches on it (`extra_child`). A
+child some build as an `nn.Identity()` the graph never calls is passed whole, every instance
+running the calling forward (`identity_children`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from .child_lines import attribute, init_template
+from .code_slots import filled, masked, number_slots
+from .elements import Absent
+from .flags import branched, code_lines, few_lines_apart
+from .ir import ClassIR
+from .names import without_number
+
+Known = dict[str, tuple[str, ...]]
+
+@dataclass(frozen=True)
+class OptionalChild:
+    """A child only some instances have (`downsample`): built by the caller and passed in, else None."""
+
+    child: str
+    init_line: int  # where the holders' `__init__` assigns it
+    holders: frozenset[str]  # the classes that have it
+    forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
+    wrapped: tuple[int, int] | None = None  # the holders' forward lines [start, end) put under that `if`; None: forwards of their own
+
+
+def with_optional_children(
+    groups: list[list[ClassIR]], known: Known, absent: dict[str, Absent]
+) -> list[tuple[list[ClassIR], OptionalChild | None]]:
+    """Join a group to an earlier one of the same source class that lacks just one child it has (not a
+    container padded with elements some holders lack: callers pass the child as its line builds it)."""
+    out: list[tuple[list[ClassIR], OptionalChild | None]] = []
+    for group in groups:
+        for i, (base, optional) in enumerate(out):
+            if optional:
+                continue
+            for lacking, having in ((base, group), (group, base)):
+                found = _optional_child(lacking[0], having[0], known)
+                if found is None and _same_forward(base) and _same_forward(group):  # forwards of their own: literals must match
+                    found = _extra_child(lacking[0], having[0], known)
+                if found is not None and any(attribute == found.child for c in having for attribute, _ in absent.get(c.name, ())):
+                    found = None
+                if found is not None:
+                    out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
+                    break
+            if out[i][1] is not None:
+                break
+        else:
+            out.append((group, None))
+    return out
+
+
+def one_code(group: list[ClassIR], optional: OptionalChild | None) -> bool:
+    """True when the group runs one forward, literals too (a holder of an optional child with its line)."""
+    if optional is not None and optional.wrapped is None:
+        return True  # an extra child of its own code: joined only where each side's forwards are the same
+    return len({core_forward(c, optional) for c in group}) == 1
+
+
+def _same_forward(group: list[ClassIR]) -> bool:
+    """True when the group's forwards are the same (their literals too)."""
+    return all(c.forward_lines == group[0].forward_lines for c in group)
+
+
+def _optional_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | None:
+    """The child (its holders not yet known) when `b` is `a` plus one child, applied to a value in place
+    (with the comment naming its source line, if any): `if self.downsample is not None:` around that
+    line. The forwards may differ in number literals (parameters of the merged class)."""
+    if len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
+        return None
+    for child, i in _added_children(a, b, known, r"self\.(\w+) = .+"):
+        for j, text in enumerate(b.forward_lines):
+            first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
+            if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
+                continue
+            core = b.forward_lines[:first] + b.forward_lines[j + 1 :]
+            if _masked_forward(core) == _masked_forward(a.forward_lines) and not number_slots(b.forward_lines[first : j + 1]):
+                forward = b.forward_lines
+                shared = (*forward[:j], f"if self.{child} is not None:", f"    {forward[j]}", *forward[j + 1 :])
+                return OptionalChild(child, i, frozenset(), shared, (first, j + 1))
+    return None
+
+
+def _masked_forward(lines: tuple[str, ...]) -> tuple[str, ...]:
+    return masked(lines, number_slots(lines))
+
+
+def core_forward(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...]:
+    """The class's forward without the lines of an optional child the shared forward puts under `if`."""
+    if optional is None or optional.wrapped is None or cls.name not in optional.holders:
+        return cls.forward_lines
+    start, end = optional.wrapped
+    return cls.forward_lines[:start] + cls.forward_lines[end:]
+
+
+def _extra_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | None:
+    """(child, init line, shared forward) when `b` builds what `a` builds (literals aside) plus one
+    child, which `a`'s code never reads, and both take the same forward parameters: their forwards may
+    differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
+    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*"), None)
+    if found is None or not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
+        return None
+    child, i = found
+    return OptionalChild(child, i, frozenset(), branched(a.forward_lines, b.forward_lines, f"self.{child} is not None", f"self.{child} is None", a.forward_params))
+
+
+def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str) -> Iterator[tuple[str, int]]:
+    """(child, init line) for each line of `b` matching `line_pattern` without which `b` builds what `a`
+    builds (literals and children passed in aside), its child read nowhere else, when both come from one source class and
+    take the same forward parameters."""
+    if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
+        return
+    if len(b.init_lines) != len(a.init_lines) + 1:
+        return
+    template = init_template(a, known)
+    for i, line in enumerate(b.init_lines):
+        match = re.fullmatch(line_pattern, line)
+        core = b.init_lines[:i] + b.init_lines[i + 1 :]
+        if match is None or init_template(replace(b, init_lines=core), known) != template:
+            continue
+        if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *code_lines(a.forward_lines))):
+            yield match[1], i
+
+
+def core_lines(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...]:
+    """The class's `__init__` without the line building an optional child."""
+    if optional is None or cls.name not in optional.holders:
+        return cls.init_lines
+    return cls.init_lines[: optional.init_line] + cls.init_lines[optional.init_line + 1 :]
+
+
+def with_child(merged: ClassIR, optional: OptionalChild, forward: tuple[str, ...]) -> ClassIR:
+    """`self.downsample = downsample` in `__init__`, and the forward (that reads `if self.downsample is not None:`)."""
+    child = optional.child
+    init = list(merged.init_lines)
+    init.insert(optional.init_line, f"self.{child} = {child}")
+    return replace(merged, init_lines=tuple(init), forward_lines=forward, init_params=(*merged.init_params, f"{child}=None"))
+
+
+def identity_children(level: list[ClassIR]) -> list[ClassIR]:
+    """Where instances of one source class build a child as `nn.Identity()`, which their forward never
+    calls (the graph has no call of it), and others a module they call (`out + self.downsample(x)`),
+    the former run the latter's forward (an identity call returns its input) and callers pass the
+    child whole: `Bottleneck(..., downsample=nn.Identity())`, as timm writes it."""
+    families: dict[tuple[object, ...], list[ClassIR]] = {}
+    for cls in level:
+        if not (cls.is_root or cls.parent or cls.takes_children):
+            key = (*source(cls), cls.forward_params, tuple(attribute(line) for line in cls.init_lines))
+            families.setdefault(key, []).append(cls)
+    out = {c.name: c for c in level}
+    for family in families.values():
+        for k, line in enumerate(family[0].init_lines):
+            name = attribute(line)
+            if not name:
+                continue
+            called = [c for c in family if _called_only(c.forward_lines, name) and c.init_lines[k] != f"self.{name} = nn.Identity()"]
+            for cls in family:
+                if cls.init_lines[k] != f"self.{name} = nn.Identity()" or not called or _reads(cls.forward_lines, name):
+                    continue
+                holder = out[called[0].name]
+                forward = _identity_forward(holder.forward_lines, out[cls.name].forward_lines, name)
+                if forward is not None:
+                    out[cls.name] = replace(out[cls.name], forward_lines=forward, whole_children=out[cls.name].whole_children | {name})
+                    for other in called:
+                        out[other.name] = replace(out[other.name], whole_children=out[other.name].whole_children | {name})
+    return [out[c.name] for c in level]
+
+
+def _identity_forward(holder: tuple[str, ...], own: tuple[str, ...], name: str) -> tuple[str, ...] | None:
+    """The holder's forward with `own`'s literals, when `own` is it with each `self.<name>(value)` read as `value`."""
+    call = re.compile(rf"self\.{re.escape(name)}\(([A-Za-z_]\w*)\)")
+    expected = tuple(line if line.lstrip().startswith("#") else call.sub(r"\1", line) for line in holder)
+    mine, theirs = number_slots(own), number_slots(holder)
+    if _masked_forward(expected) != _masked_forward(own) or len(mine) != len(theirs) or len(number_slots(expected)) != len(theirs):
+        return None
+    return filled(holder, theirs, [s.text for s in mine])
+
+
+def _called_only(lines: tuple[str, ...], name: str) -> bool:
+    """True when the forward reads `self.<name>` and only calls it."""
+    return _reads(lines, name) and not any(re.search(rf"self\.{re.escape(name)}\b(?!\()", line) for line in code_lines(lines))
+
+
+def _reads(lines: tuple[str, ...], name: str) -> bool:
+    """True when a line of code (not a comment quoting the source) reads `self.<name>`."""
+    return any(re.search(rf"self\.{re.escape(name)}\b", line) for line in code_lines(lines))
+
+
+def source(cls: ClassIR) -> tuple[str, str]:
+    """The source class a generated class comes from: its comment and its name without a number."""
+    return cls.comment, without_number(cls.name)
