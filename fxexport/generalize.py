@@ -151,7 +151,7 @@ def _with_flags(
         forward_a, forward_b = (g[0].forward_lines if o is None else o.forward for g, o in ((a, optional_a), (b, optional_b)))
         optional = optional_a or optional_b  # a child only some build, in one group or both
         if optional_a is not None and optional_b is not None:
-            if (optional_a.child, optional_a.init_line) != (optional_b.child, optional_b.init_line):
+            if (optional_a.children, optional_a.init_lines) != (optional_b.children, optional_b.init_lines):
                 continue
             optional = replace(optional_a, holders=optional_a.holders | optional_b.holders)
         params = a[0].forward_params
@@ -198,7 +198,7 @@ def _merge(
     texts = [column[0] if column[0] != _MISSING else s.text for column, s in zip(columns, slots[0])]
     varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
     parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
-    taken: set[str] = ({optional.child} if optional else set()) | global_names(cores[0])  # a parameter must not shadow `nn`
+    taken: set[str] = set(optional.children if optional else ()) | global_names(cores[0])  # a parameter must not shadow `nn`
     child_params = {j: _parameter_name(attribute, taken) for j, attribute in children.items()}
     for i in varying:
         column = columns[i]
@@ -225,7 +225,7 @@ def _merge(
     forward_lines = first.forward_lines if optional is None else optional.forward
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
         forwards = [core_forward(c, optional) for c in group]
-        reserved = {optional.child} if optional is not None else set()
+        reserved = set(optional.children if optional is not None else ())
         forward_lines, stored = _forward_parameters(forwards, forward_lines, first.init_lines, reserved, parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
@@ -253,7 +253,7 @@ def _merge(
         core = core_lines(cls, optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()]
         if optional is not None and cls.name in optional.holders:
-            args.append(f"{optional.child}={without_defaults(cls.init_lines[optional.init_line], known).split(' = ', 1)[1]}")
+            args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls
 

@@ -9,6 +9,7 @@ running the calling forward (`identity_children`).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -22,15 +23,26 @@ from .names import without_number
 
 Known = dict[str, tuple[str, ...]]
 
+
 @dataclass(frozen=True)
 class OptionalChild:
-    """A child only some instances have (`downsample`): built by the caller and passed in, else None."""
+    """A child only some instances have (`downsample`): built by the caller and passed in, else None.
+    With code of its own, up to MAX_CHILDREN children the same instances have (timm's `res_scale1` and
+    `res_scale2`): the forward branches on the first."""
 
-    child: str
-    init_line: int  # where the holders' `__init__` assigns it
+    children: tuple[str, ...]
+    init_lines: tuple[int, ...]  # where the holders' `__init__` assigns them, ascending
     holders: frozenset[str]  # the classes that have it
     forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
     wrapped: tuple[int, int] | None = None  # the holders' forward lines [start, end) put under that `if`; None: forwards of their own
+
+    @property
+    def child(self) -> str:
+        """The child the forward tests: `if self.<child> is not None:`."""
+        return self.children[0]
+
+
+MAX_CHILDREN = 2
 
 
 def with_optional_children(
@@ -47,7 +59,7 @@ def with_optional_children(
                 found = _optional_child(lacking[0], having[0], known)
                 if found is None and _same_forward(base) and _same_forward(group):  # forwards of their own: literals must match
                     found = _extra_child(lacking[0], having[0], known)
-                if found is not None and any(attribute == found.child for c in having for attribute, _ in absent.get(c.name, ())):
+                if found is not None and any(attribute in found.children for c in having for attribute, _ in absent.get(c.name, ())):
                     found = None
                 if found is not None:
                     out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
@@ -77,7 +89,7 @@ def _optional_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | Non
     line. The forwards may differ in number literals (parameters of the merged class)."""
     if len(b.forward_lines) - len(a.forward_lines) not in (1, 2):
         return None
-    for child, i in _added_children(a, b, known, r"self\.(\w+) = .+"):
+    for (child,), (i,) in _added_children(a, b, known, r"self\.(\w+) = .+", 1):
         for j, text in enumerate(b.forward_lines):
             first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
             if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
@@ -86,7 +98,7 @@ def _optional_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | Non
             if _masked_forward(core) == _masked_forward(a.forward_lines) and not number_slots(b.forward_lines[first : j + 1]):
                 forward = b.forward_lines
                 shared = (*forward[:j], f"if self.{child} is not None:", f"    {forward[j]}", *forward[j + 1 :])
-                return OptionalChild(child, i, frozenset(), shared, (first, j + 1))
+                return OptionalChild((child,), (i,), frozenset(), shared, (first, j + 1))
     return None
 
 
@@ -103,47 +115,50 @@ def core_forward(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...
 
 
 def _extra_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | None:
-    """(child, init line, shared forward) when `b` builds what `a` builds (literals aside) plus one
-    child, which `a`'s code never reads, and both take the same forward parameters: their forwards may
-    differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
-    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*"), None)
+    """The children (their holders not yet known) when `b` builds what `a` builds (literals aside) plus
+    up to MAX_CHILDREN children, which `a`'s code never reads, and both take the same forward parameters:
+    their forwards may differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
+    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*", len(b.init_lines) - len(a.init_lines)), None)
     if found is None or not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
         return None
-    child, i = found
-    return OptionalChild(child, i, frozenset(), branched(a.forward_lines, b.forward_lines, f"self.{child} is not None", f"self.{child} is None", a.forward_params))
+    children, lines = found
+    forward = branched(a.forward_lines, b.forward_lines, f"self.{children[0]} is not None", f"self.{children[0]} is None", a.forward_params)
+    return OptionalChild(children, lines, frozenset(), forward)
 
 
-def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str) -> Iterator[tuple[str, int]]:
-    """(child, init line) for each line of `b` matching `line_pattern` without which `b` builds what `a`
-    builds (literals and children passed in aside), its child read nowhere else, when both come from one source class and
-    take the same forward parameters."""
+def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str, count: int) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """(children, init lines) for each set of `count` (at most MAX_CHILDREN) lines of `b` matching
+    `line_pattern` without which `b` builds what `a` builds (literals and children passed in aside),
+    the children read nowhere else, when both come from one source class and take the same forward parameters."""
     if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
         return
-    if len(b.init_lines) != len(a.init_lines) + 1:
+    if not 1 <= count <= MAX_CHILDREN or len(b.init_lines) != len(a.init_lines) + count:
         return
     template = init_template(a, known)
-    for i, line in enumerate(b.init_lines):
-        match = re.fullmatch(line_pattern, line)
-        core = b.init_lines[:i] + b.init_lines[i + 1 :]
-        if match is None or init_template(replace(b, init_lines=core), known) != template:
+    for lines in itertools.combinations(range(len(b.init_lines)), count):
+        matches = [re.fullmatch(line_pattern, b.init_lines[i]) for i in lines]
+        core = tuple(line for i, line in enumerate(b.init_lines) if i not in lines)
+        if any(m is None for m in matches) or init_template(replace(b, init_lines=core), known) != template:
             continue
-        if not any(f"self.{match[1]}" in text for text in (*core, *a.init_lines, *code_lines(a.forward_lines))):
-            yield match[1], i
+        children = tuple(m[1] for m in matches if m is not None)
+        if not any(f"self.{child}" in text for child in children for text in (*core, *a.init_lines, *code_lines(a.forward_lines))):
+            yield children, lines
 
 
 def core_lines(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...]:
     """The class's `__init__` without the line building an optional child."""
     if optional is None or cls.name not in optional.holders:
         return cls.init_lines
-    return cls.init_lines[: optional.init_line] + cls.init_lines[optional.init_line + 1 :]
+    return tuple(line for i, line in enumerate(cls.init_lines) if i not in optional.init_lines)
 
 
 def with_child(merged: ClassIR, optional: OptionalChild, forward: tuple[str, ...]) -> ClassIR:
     """`self.downsample = downsample` in `__init__`, and the forward (that reads `if self.downsample is not None:`)."""
-    child = optional.child
     init = list(merged.init_lines)
-    init.insert(optional.init_line, f"self.{child} = {child}")
-    return replace(merged, init_lines=tuple(init), forward_lines=forward, init_params=(*merged.init_params, f"{child}=None"))
+    for child, line in zip(optional.children, optional.init_lines):
+        init.insert(line, f"self.{child} = {child}")
+    params = (*merged.init_params, *(f"{child}=None" for child in optional.children))
+    return replace(merged, init_lines=tuple(init), forward_lines=forward, init_params=params)
 
 
 def identity_children(level: list[ClassIR]) -> list[ClassIR]:

@@ -1253,3 +1253,41 @@ class ShortcutNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class LayerScale(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((width,), 0.5))
+
+    def forward(self, x):
+        return x * self.weight
+
+
+class MetaBlock(nn.Module):
+    """timm's MetaFormerBlock: two residual scales only some blocks build."""
+
+    def __init__(self, width: int, scaled: bool) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width)
+        self.res_scale1 = LayerScale(width) if scaled else None
+        self.mix = nn.Linear(width, width)
+        self.norm2 = nn.LayerNorm(width)
+        self.res_scale2 = LayerScale(width) if scaled else None
+        self.mlp = nn.Linear(width, width)
+
+    def forward(self, x):
+        if self.res_scale1 is None:
+            x = x + self.mix(self.norm1(x))
+            return x + self.mlp(self.norm2(x))
+        x = self.res_scale1(x) + self.mix(self.norm1(x))
+        return self.res_scale2(x) + self.mlp(self.norm2(x))
+
+
+class MetaBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(MetaBlock(4, False), MetaBlock(4, True), MetaBlock(4, False))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -170,6 +170,12 @@ SHAPES = [
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
+    # two children only some blocks build, with code of their own: one class branching on the first
+    Shape("two_optional_children", _model(models.MetaBlocks), _rows, _trace, frozenset({"MetaBlock", "LayerScale"}),
+          counts={"if self.res_scale1 is not None:": 1, "MetaBlock(res_scale1=LayerScale(), res_scale2=LayerScale())": 1,
+                  "def __init__(self, res_scale1=None, res_scale2=None)": 1}),
+    Shape("two_optional_children_export", _model(models.MetaBlocks), _rows, _export, frozenset({"MetaBlock", "LayerScale"}),
+          counts={"if self.res_scale1 is not None:": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
