@@ -42,6 +42,21 @@ STRUCTURES = ("structured", "flat")
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
 
+# Past this many modules in training mode in an eval model, all of them the modules that hold children
+# (as symbolic_trace leaves the containers it rebuilds), the flags are set by that rule, not one by one.
+_SPELLED_FLAGS = 3
+_CONTAINERS_TRAIN = (
+    "self.eval()",
+    "for module in self.modules():  # as traced: the modules holding children train",
+    "    if module is not self and next(module.children(), None) is not None:",
+    "        module.training = True",
+)
+
+
+def _holds_children(module: nn.Module) -> bool:
+    return any(child is not None and not is_guards_module(child) for child in module._modules.values())
+
+
 @dataclass
 class _ClassDraft:
     gm: fx.GraphModule
@@ -363,11 +378,16 @@ class _Collector:
 
         visit(self.root, ())
         evaluating = sum(not m.training for _, m in modules.values()) * 2 > len(modules)
+        differing = [(path, module) for path, module in modules.values() if module.training == evaluating]
+        if evaluating and len(differing) >= _SPELLED_FLAGS and all(path and _holds_children(module) for path, module in differing) and all(
+            not _holds_children(module) for path, module in modules.values() if path and not module.training
+        ):
+            self.fixups += _CONTAINERS_TRAIN  # symbolic_trace rebuilt the modules that hold children in training mode
+            return
         if evaluating:
             self.fixups.append("self.eval()")
-        for path, module in modules.values():
-            if module.training == evaluating:
-                self.fixups.append(f"{self.root_access(path)}.training = {module.training}")
+        for path, module in differing:
+            self.fixups.append(f"{self.root_access(path)}.training = {module.training}")
 
     def external_warnings(self) -> None:
         for item in self.imports.external():

@@ -50,10 +50,9 @@ class FxModule(nn.Module):
                 Split(4, branch1=nn.Linear(4, 2)), Split(2), Split(2)
             )
         self.eval()
-        self.blocks.training = True
-        self.blocks[0].training = True
-        self.blocks[1].training = True
-        self.blocks[2].training = True
+        for module in self.modules():  # as traced: the modules holding children train
+            if module is not self and next(module.children(), None) is not None:
+                module.training = True
         if load_weights:
             load_tensors(
                 self,

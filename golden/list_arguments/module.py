@@ -69,13 +69,9 @@ class FxModule(nn.Module):
             )
             self.join = Joined()
         self.eval()
-        self.block1.training = True
-        self.block1["layer1"].training = True
-        self.block1["layer2"].training = True
-        self.block1["layer3"].training = True
-        self.block2.training = True
-        self.block2["layer1"].training = True
-        self.block2["layer2"].training = True
+        for module in self.modules():  # as traced: the modules holding children train
+            if module is not self and next(module.children(), None) is not None:
+                module.training = True
         if load_weights:
             load_tensors(
                 self,

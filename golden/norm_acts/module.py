@@ -44,9 +44,9 @@ class FxModule(nn.Module):
             self.conv = nn.Conv2d(4, 8, 1)
             self.third = NormAct(8, act=nn.SiLU(inplace=True))
         self.eval()
-        self.first.training = True
-        self.second.training = True
-        self.third.training = True
+        for module in self.modules():  # as traced: the modules holding children train
+            if module is not self and next(module.children(), None) is not None:
+                module.training = True
         if load_weights:
             load_tensors(
                 self,

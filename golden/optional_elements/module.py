@@ -108,37 +108,9 @@ class FxModule(nn.Module):
                 Expanding(16, 8, in_channels=8, activation=nn.Hardswish),
             )
         self.eval()
-        self.blocks.training = True
-        self.blocks[0].training = True
-        self.blocks[0].conv.training = True
-        self.blocks[0].conv[0].training = True
-        self.blocks[0].conv[1].training = True
-        self.blocks[1].training = True
-        self.blocks[1].conv.training = True
-        self.blocks[1].conv[0].training = True
-        self.blocks[1].conv[1].training = True
-        self.blocks[1].conv[2].training = True
-        self.blocks[2].training = True
-        self.blocks[2].conv.training = True
-        self.blocks[2].conv[0].training = True
-        self.blocks[2].conv[1].training = True
-        self.blocks[2].conv[2].training = True
-        self.blocks[3].training = True
-        self.blocks[3].conv.training = True
-        self.blocks[3].conv[0].training = True
-        self.blocks[3].conv[1].training = True
-        self.blocks[3].conv[2].training = True
-        self.blocks[3].conv[3].training = True
-        self.blocks[4].training = True
-        self.blocks[4].conv.training = True
-        self.blocks[4].conv[0].training = True
-        self.blocks[4].conv[1].training = True
-        self.blocks[4].conv[2].training = True
-        self.blocks[5].training = True
-        self.blocks[5].conv.training = True
-        self.blocks[5].conv[0].training = True
-        self.blocks[5].conv[1].training = True
-        self.blocks[5].conv[2].training = True
+        for module in self.modules():  # as traced: the modules holding children train
+            if module is not self and next(module.children(), None) is not None:
+                module.training = True
         if load_weights:
             load_tensors(
                 self,

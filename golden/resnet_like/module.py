@@ -77,15 +77,9 @@ class FxModule(nn.Module):
             self.head.pool = nn.AdaptiveAvgPool2d(1)
             self.head.fc = nn.Linear(16, 5)
         self.eval()
-        self.stem.training = True
-        self.layer1.training = True
-        self.layer1[0].training = True
-        self.layer1[1].training = True
-        self.layer2.training = True
-        self.layer2[0].training = True
-        self.layer2[0].downsample.training = True
-        self.layer2[1].training = True
-        self.head.training = True
+        for module in self.modules():  # as traced: the modules holding children train
+            if module is not self and next(module.children(), None) is not None:
+                module.training = True
         if load_weights:
             load_tensors(
                 self,
