@@ -151,7 +151,7 @@ def _with_flags(
         forward_a, forward_b = (g[0].forward_lines if o is None else o.forward for g, o in ((a, optional_a), (b, optional_b)))
         optional = optional_a or optional_b  # a child only some build, in one group or both
         if optional_a is not None and optional_b is not None:
-            if (optional_a.children, optional_a.init_lines) != (optional_b.children, optional_b.init_lines):
+            if (optional_a.children, optional_a.init_lines, optional_a.wrapped) != (optional_b.children, optional_b.init_lines, optional_b.wrapped):
                 continue
             optional = replace(optional_a, holders=optional_a.holders | optional_b.holders)
         params = a[0].forward_params
@@ -226,7 +226,7 @@ def _merge(
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
         forwards = [core_forward(c, optional) for c in group]
         reserved = set(optional.children if optional is not None else ())
-        forward_lines, stored = _forward_parameters(forwards, forward_lines, first.init_lines, reserved, parameters, values, positional, taken)
+        forward_lines, stored = _forward_parameters(forwards, forward_lines, reserved | _names_on_self(first), parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
     if flag is not None:
@@ -315,7 +315,6 @@ def _condition_code(condition: str | None, element_only: set[str]) -> str | None
 def _forward_parameters(
     forwards: list[tuple[str, ...]],
     shared: tuple[str, ...],
-    init_lines: tuple[str, ...],
     reserved: set[str],
     parameters: dict[tuple[str, ...], str],
     values: dict[str, tuple[str, ...]],
@@ -323,12 +322,13 @@ def _forward_parameters(
     taken: set[str],
 ) -> tuple[tuple[str, ...], list[str]]:
     """Forward literals that differ between instances (`forwards`, one per class, their literals in the
-    order of `shared`'s) read `self.<parameter>` in `shared`: (forward lines, parameters to store)."""
+    order of `shared`'s) read `self.<parameter>` in `shared`, an attribute named apart from every name
+    in `reserved` (the class's attributes, buffers and children): (forward lines, parameters to store)."""
     rows = [number_slots(f) for f in forwards]
     targets = number_slots(shared)
     texts = [s.text for s in targets]
     stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
-    attributes = reserved | {m[1] for line in init_lines if (m := re.match(r"self\.(\w+)\b", line))}
+    attributes = set(reserved)
     for i, column in enumerate(zip(*[[s.text for s in row] for row in rows])):
         if len(set(column)) == 1:
             continue

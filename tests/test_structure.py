@@ -176,6 +176,9 @@ SHAPES = [
                   "def __init__(self, res_scale1=None, res_scale2=None)": 1}),
     Shape("two_optional_children_export", _model(models.MetaBlocks), _rows, _export, frozenset({"MetaBlock", "LayerScale"}),
           counts={"if self.res_scale1 is not None:": 1}),
+    # a forward number that differs between blocks is stored apart from a buffer of the name it would take
+    Shape("forward_literal_beside_a_buffer", _model(models.Offsets), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"Offset"}),
+          counts={"self.register_buffer(\"value\"": 1, "self.value_value = value": 1, "* self.value_value": 1, "return x + self.value": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
