@@ -211,6 +211,8 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.M
     empty module at each `missing` path (a stateless module the GraphModule did not keep)."""
     memo: dict[int, nn.Module] = {}
     created: dict[str, list[str]] = {}
+    leaves = [m.training for m in gm.modules() if not m._modules]
+    leaf_training = sum(leaves) * 2 > len(leaves) if leaves else None  # the mode the graph's layers are in
     for path in sorted(missing):
         parts = path.split(".")
         for i in range(1, len(parts) + 1):
@@ -243,7 +245,10 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.M
                 new.__dict__[key] = value
         for name, child in children.items():
             if child is not None and name in created.get(path, []) and name not in module._modules:
-                child.training = module.training
+                # made again: a holder takes its parent's mode, a layer that of the graph's layers (symbolic_trace
+                # rebuilds the holders of an eval model in training mode; the layer itself ran in eval)
+                holder = bool(created.get(f"{path}.{name}" if path else name)) or leaf_training is None
+                child.training = module.training if holder else bool(leaf_training)
             new._modules[name] = None if child is None else copy(child, f"{path}.{name}" if path else name)
         return new
 
