@@ -88,10 +88,15 @@ def rewrite_calls(line: str, calls: dict[str, str]) -> str:
     ])  # fmt: skip
 
 
+def parameter_names(params: tuple[str, ...]) -> list[str]:
+    """The names of parameters written as code: `x` for `*x` or `x=None`."""
+    return [p.lstrip("*").split("=")[0] for p in params]
+
+
 def positional(params: tuple[str, ...], lines: tuple[str, ...]) -> tuple[str, ...]:
     """Forward lines with each parameter named by its position: callers pass arguments by position,
     so `forward(self, weight, input_ids)` and `forward(self, weight, decoder_input_ids)` are one code."""
-    by_position = {p.lstrip("*").split("=")[0]: f"_{i}" for i, p in enumerate(params)}
+    by_position = {name: f"_{i}" for i, name in enumerate(parameter_names(params))}
     return tuple(
         _replaced(line, [(t.start[1], t.end[1], by_position[t.string]) for t in _free_names(line_tokens(line)) if t.string in by_position])
         for line in lines

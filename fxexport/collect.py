@@ -53,8 +53,9 @@ _CONTAINERS_TRAIN = (
 )
 
 
-def _holds_children(module: nn.Module) -> bool:
-    return any(child is not None and not is_guards_module(child) for child in module._modules.values())
+def _children(module: nn.Module) -> list[tuple[str, nn.Module]]:
+    """A module's children in the tree its flags are set on (not the input checks)."""
+    return [(name, child) for name, child in module._modules.items() if child is not None and not is_guards_module(child)]
 
 
 @dataclass
@@ -372,16 +373,15 @@ class _Collector:
 
         def visit(module: nn.Module, path: tuple[str, ...]) -> None:
             modules[id(module)] = (path, module)
-            for name, child in module._modules.items():
-                if child is not None and id(child) not in modules and not is_guards_module(child):
+            for name, child in _children(module):
+                if id(child) not in modules:
                     visit(child, (*path, name))
 
         visit(self.root, ())
         evaluating = sum(not m.training for _, m in modules.values()) * 2 > len(modules)
         differing = [(path, module) for path, module in modules.values() if module.training == evaluating]
-        if evaluating and len(differing) >= _SPELLED_FLAGS and all(path and _holds_children(module) for path, module in differing) and all(
-            not _holds_children(module) for path, module in modules.values() if path and not module.training
-        ):
+        holders = {path for path, module in modules.values() if path and _children(module)}
+        if evaluating and len(differing) >= _SPELLED_FLAGS and {path for path, _ in differing} == holders:
             self.fixups += _CONTAINERS_TRAIN  # symbolic_trace rebuilt the modules that hold children in training mode
             return
         if evaluating:

@@ -18,13 +18,13 @@ the elements not every instance has under `if` (`built_in_steps`):
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
-from .names import without_number
 from .spelled_calls import char_offset
 
 Known = dict[str, tuple[str, ...]]
@@ -56,8 +56,10 @@ class Container:
         return f"self.{self.attribute} = {self.func}([{joined}])" if self.listed else f"self.{self.attribute} = {self.func}({joined})"
 
 
+@functools.lru_cache(maxsize=4096)
 def container(line: str) -> Container | None:
-    """The container a `__init__` line builds from calls only, else None."""
+    """The container a `__init__` line builds from calls only, else None (parsed once: padding, merging
+    and the steps that build it ask again for the same lines)."""
     match = _CONTAINER.match(line)
     if match is None:
         return None
@@ -110,7 +112,7 @@ def _family(cls: ClassIR, known: Known) -> tuple[object, ...] | None:
             shape.append(masked((line,), literal_slots((line,), known))[0])
     if all(isinstance(s, str) for s in shape):
         return None
-    return (cls.comment, without_number(cls.name), cls.forward_params, tuple(shape))
+    return (*cls.source, cls.forward_params, tuple(shape))
 
 
 def _paddable(found: Container, cls: ClassIR) -> bool:
@@ -238,6 +240,12 @@ def _shared(a: _Item, b: _Item) -> int:
     one (`groups` equal to the channels: a depthwise conv, whatever its width)."""
     pattern_a, pattern_b = (tuple(item.literals.index(v) for v in item.literals) for item in (a, b))
     return sum(x == y for x, y in zip(a.literals, b.literals)) + sum(x == y for x, y in zip(pattern_a, pattern_b))
+
+
+def element_text(lines: tuple[str, ...], element: Element) -> str:
+    """The code of one element of a container call in `lines`."""
+    name, k = element
+    return next(found.elements[k] for line in lines if (found := container(line)) is not None and found.attribute == name)
 
 
 def element_of(lines: tuple[str, ...], line: int, column: int) -> Element | None:

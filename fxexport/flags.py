@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 
-from .code_slots import called_names, line_tokens, rename_variables, variable_tokens
+from .code_slots import called_names, line_tokens, parameter_names, rename_variables, variable_tokens
 
 INDENT = "    "
 
 
 def flag_name(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> str:
     """What the flagged forward does that the plain one does not, as a parameter name."""
-    inputs = [p.lstrip("*").split("=")[0] for p in params]
+    inputs = parameter_names(params)
     if _adds_input(flagged, inputs) and not _adds_input(plain, inputs):
         return "residual"
     seen = {name for line in code_lines(plain) for name in called_names(line)}
@@ -105,7 +105,7 @@ def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, 
 def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
     """`flagged` with its locals renamed so that its last statements read as `plain`'s, where they differ
     only in the names of locals (one name for one name, each way); `flagged` as it is otherwise."""
-    fixed = {p.lstrip("*").split("=")[0] for p in params}
+    fixed = set(parameter_names(params))
     mine, theirs = _locals(flagged) - fixed, _locals(plain) - fixed
     renames: dict[str, str] = {}
     for x, y in zip(reversed(_statements(plain)), reversed(_statements(flagged))):
@@ -120,19 +120,22 @@ def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str
     return tuple(rename_variables(line, renames) for line in flagged)
 
 
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*) = (.*)")  # `name = value`: one local bound
+
+
 def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
     """`plain` with a parameter it rebinds named as the local the flagged side binds there instead, from
     that statement on: the side that adds `x` back keeps `x` and writes `out = self.conv(x)`, the other
     `x = self.conv(x)`; both then read `out = self.conv(x)`, `out = self.bn(out)`."""
     code_a, code_b = _code_statements(plain), _code_statements(flagged)
     names_a = {t.string for line in plain for t in variable_tokens(line_tokens(line))}
-    for param in (p.lstrip("*").split("=")[0] for p in params):
+    for param in parameter_names(params):
         if any(re.match(rf"{re.escape(param)}\s*=(?!=)", line) for line in flagged):
             continue
         k = next((k for k, (_, s) in enumerate(code_a) if len(s) == 1 and re.match(rf"{re.escape(param)} = ", s[0])), None)
         if k is None or k >= len(code_b) or len(code_b[k][1]) != 1:
             continue
-        local = re.match(r"([A-Za-z_]\w*) = (.*)", code_b[k][1][0])
+        local = _ASSIGNMENT.fullmatch(code_b[k][1][0])
         if local is None or local[1] in names_a or local[2] != code_a[k][1][0].split(" = ", 1)[1]:
             continue
         start = code_a[k][0]
@@ -150,7 +153,7 @@ def _returned_by_name(plain: tuple[str, ...], flagged: tuple[str, ...]) -> tuple
         return plain
     k = len(code_a) - 1
     last = code_a[k][1]
-    bound = re.match(r"([A-Za-z_]\w*) = (.*)", code_b[k][1][0]) if len(code_b[k][1]) == 1 else None
+    bound = _ASSIGNMENT.fullmatch(code_b[k][1][0]) if len(code_b[k][1]) == 1 else None
     if len(last) != 1 or not last[0].startswith("return ") or bound is None or bound[2] != last[0][len("return ") :]:
         return plain
     statements = _statements(plain)

@@ -28,7 +28,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
-from .elements import Absent, Element, built_in_steps, container, element_of, flag_base, pad
+from .elements import Absent, Element, built_in_steps, element_of, element_text, flag_base, pad
 from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
@@ -38,7 +38,6 @@ from .optional_children import (
     core_lines,
     identity_children,
     one_code,
-    source,
     with_child,
     with_optional_children,
 )
@@ -80,8 +79,8 @@ def _level(pending: list[ClassIR]) -> list[ClassIR]:
     meet in one level, unless that leaves none."""
     names = {c.name for c in pending}
     ready = [c for c in pending if not _uses(c, names - {c.name})]
-    waiting = {source(c) for c in pending if c not in ready}
-    return [c for c in ready if source(c) not in waiting] or ready
+    waiting = {c.source for c in pending if c not in ready}
+    return [c for c in ready if c.source not in waiting] or ready
 
 
 def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
@@ -90,7 +89,7 @@ def _shared_inits(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     first: dict[tuple[object, ...], str] = {}
     out = []
     for cls in classes:
-        key = (without_number(cls.name), cls.comment, cls.base, cls.init_params, cls.init_lines)
+        key = (*cls.source, cls.base, cls.init_params, cls.init_lines)
         if cls.is_root or cls.is_sequential or not cls.init_lines:
             out.append(cls)
         elif key in first:
@@ -117,7 +116,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
     for cls in classes:
         forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
-        key = (cls.comment, init_template(cls, known), shape, masked(forward, number_slots(forward)), without_number(cls.name))
+        key = (*cls.source, init_template(cls, known), shape, masked(forward, number_slots(forward)))
         groups.setdefault(key, []).append(cls)
     return list(groups.values())
 
@@ -142,13 +141,13 @@ def _with_flags(
         first = group[0]
         if one_code(group, optional) and first.init_lines:
             core = replace(first, init_lines=core_lines(first, optional))
-            keys.setdefault((first.comment, without_number(first.name), first.forward_params, init_template(core, known)), []).append(i)
+            keys.setdefault((*first.source, first.forward_params, init_template(core, known)), []).append(i)
     joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
     for members in keys.values():
         if len(members) != 2:
             continue
         (a, optional_a), (b, optional_b) = pairs[members[0]], pairs[members[1]]
-        forward_a, forward_b = (g[0].forward_lines if o is None else o.forward for g, o in ((a, optional_a), (b, optional_b)))
+        forward_a, forward_b = _forward(a, optional_a), _forward(b, optional_b)
         optional = optional_a or optional_b  # a child only some build, in one group or both
         if optional_a is not None and optional_b is not None:
             if (optional_a.children, optional_a.init_lines, optional_a.wrapped) != (optional_b.children, optional_b.init_lines, optional_b.wrapped):
@@ -168,6 +167,11 @@ def _with_flags(
         joined[members[1]] = ([], None, None)
     out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(pairs)]
     return [item for item in out if item[0]]
+
+
+def _forward(group: list[ClassIR], optional: OptionalChild | None) -> tuple[str, ...]:
+    """The one forward the group runs: the shared one where some hold an optional child."""
+    return group[0].forward_lines if optional is None else optional.forward
 
 
 _CHILD_ARGUMENT = "\0child"
@@ -199,7 +203,7 @@ def _merge(
     varying = [i for i, column in enumerate(columns) if len(set(column)) > 1]
     parameters: dict[tuple[str, ...], str] = {}  # a column of values -> its parameter name
     taken: set[str] = set(optional.children if optional else ()) | global_names(cores[0])  # a parameter must not shadow `nn`
-    child_params = {j: _parameter_name(attribute, taken) for j, attribute in children.items()}
+    child_params = {j: _parameter_name(name, taken) for j, name in children.items()}
     for i in varying:
         column = columns[i]
         if column not in parameters:
@@ -222,7 +226,7 @@ def _merge(
             values[condition] = tuple(repr(row in held) for row in range(len(group)))
             defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
     init_lines = filled(cores[0], slots[0], texts)
-    forward_lines = first.forward_lines if optional is None else optional.forward
+    forward_lines = _forward(group, optional)
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
         forwards = [core_forward(c, optional) for c in group]
         reserved = set(optional.children if optional is not None else ())
@@ -231,10 +235,10 @@ def _merge(
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
     if flag is not None:
         flag_param = _parameter_name(flag.name, taken)
-        attribute = _parameter_name(flag_param, _names_on_self(first))
+        flag_attribute = _parameter_name(flag_param, _names_on_self(first))
         flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
-        init_lines += (f"self.{attribute} = {flag_param}",)
-        forward_lines = branched(flag.plain, flag.flagged, f"self.{attribute}", f"not self.{attribute}", first.forward_params)
+        init_lines += (f"self.{flag_attribute} = {flag_param}",)
+        forward_lines = branched(flag.plain, flag.flagged, f"self.{flag_attribute}", f"not self.{flag_attribute}", first.forward_params)
         keywords.append(flag_param)
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
@@ -296,14 +300,9 @@ def _conditions(
             out[element] = (own[0], held)
             continue
         if held not in flags:
-            flags[held] = _parameter_name(flag_base(_element_text(lines, element)), taken)
+            flags[held] = _parameter_name(flag_base(element_text(lines, element)), taken)
         out[element] = (flags[held], held)
     return out
-
-
-def _element_text(lines: tuple[str, ...], element: Element) -> str:
-    attribute, k = element
-    return next(found.elements[k] for line in lines if (found := container(line)) is not None and found.attribute == attribute)
 
 
 def _condition_code(condition: str | None, element_only: set[str]) -> str | None:
@@ -351,7 +350,7 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
             continue
         templates = {masked((core[j],), literal_slots((core[j],), known)) for core in cores}
         if len(templates) > 1:
-            out[j] = line.split(".", 1)[1].split(" = ")[0]
+            out[j] = attribute(line)
     return out
 
 
@@ -399,7 +398,7 @@ def _names_on_self(cls: ClassIR) -> set[str]:
 
 def _attributes(cls: ClassIR) -> set[str]:
     """Every attribute `__init__` assigns."""
-    return {m[1] for line in cls.init_lines if (m := re.match(r"self\.(\w+) = ", line))}
+    return {name for line in cls.init_lines if (name := attribute(line))}
 
 
 def _children(cls: ClassIR) -> set[str]:

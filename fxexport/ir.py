@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .names import without_number
+
 
 @dataclass(frozen=True)
 class ViewIR:
@@ -95,6 +97,11 @@ class ClassIR:
     parent: str = ""  # a generated class whose `__init__` this one shares (a variant of the same source class), or ""
     takes_children: bool = False  # a container subclass without `__init__`: its callers pass its children
     whole_children: frozenset[str] = frozenset()  # attributes whose child callers pass whole (an nn.Identity in some instances)
+
+    @property
+    def source(self) -> tuple[str, str]:
+        """The source class it comes from: its comment and its name without a namespace's number."""
+        return self.comment, without_number(self.name)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from .code_slots import filled, masked, number_slots
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart
 from .ir import ClassIR
-from .names import without_number
 
 Known = dict[str, tuple[str, ...]]
 
@@ -130,7 +129,7 @@ def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str, cou
     """(children, init lines) for each set of `count` (at most MAX_CHILDREN) lines of `b` matching
     `line_pattern` without which `b` builds what `a` builds (literals and children passed in aside),
     the children read nowhere else, when both come from one source class and take the same forward parameters."""
-    if (a.comment, without_number(a.name), a.forward_params) != (b.comment, without_number(b.name), b.forward_params):
+    if (a.source, a.forward_params) != (b.source, b.forward_params):
         return
     if not 1 <= count <= MAX_CHILDREN or len(b.init_lines) != len(a.init_lines) + count:
         return
@@ -169,7 +168,7 @@ def identity_children(level: list[ClassIR]) -> list[ClassIR]:
     families: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in level:
         if not (cls.is_root or cls.parent or cls.takes_children):
-            key = (*source(cls), cls.forward_params, tuple(attribute(line) for line in cls.init_lines))
+            key = (*cls.source, cls.forward_params, tuple(attribute(line) for line in cls.init_lines))
             families.setdefault(key, []).append(cls)
     out = {c.name: c for c in level}
     for family in families.values():
@@ -208,8 +207,3 @@ def _called_only(lines: tuple[str, ...], name: str) -> bool:
 def _reads(lines: tuple[str, ...], name: str) -> bool:
     """True when a line of code (not a comment quoting the source) reads `self.<name>`."""
     return any(re.search(rf"self\.{re.escape(name)}\b", line) for line in code_lines(lines))
-
-
-def source(cls: ClassIR) -> tuple[str, str]:
-    """The source class a generated class comes from: its comment and its name without a number."""
-    return cls.comment, without_number(cls.name)

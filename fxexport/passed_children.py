@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
-from .names import quote, without_number
+from .names import quote
 
 _CONTAINER_BASES = frozenset({"Sequential", "ModuleDict"})
 _NOT_CHILDREN = ("nn.Parameter", "torch.", "Parameter")  # calls that build tensors
@@ -27,7 +27,7 @@ def children_passed_in(level: list[ClassIR], known: dict[str, tuple[str, ...]]) 
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in level:
         if cls.base in _CONTAINER_BASES and not (cls.is_root or cls.is_sequential or cls.parent):
-            groups.setdefault((cls.comment, without_number(cls.name), cls.base, cls.forward_params, cls.forward_lines), []).append(cls)
+            groups.setdefault((*cls.source, cls.base, cls.forward_params, cls.forward_lines), []).append(cls)
     arguments: dict[str, str] = {}
     for group in groups.values():
         children = [_children(cls) for cls in group]

@@ -41,13 +41,14 @@ def _numeric_defaults(name: str) -> tuple[tuple[str, str], ...]:
         parameters = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
         return ()
-    out = []
-    for p in parameters:
-        default = p.default
-        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
-        if numeric or (isinstance(default, tuple) and default and all(isinstance(v, int) and not isinstance(v, bool) for v in default)):
-            out.append((p.name, repr(default)))
-    return tuple(out)
+    return tuple((p.name, repr(p.default)) for p in parameters if _numeric(p.default))
+
+
+def _numeric(value: object) -> bool:
+    """A number, or a tuple of ints (a kernel size): a default a literal slot can hold."""
+    if isinstance(value, tuple):
+        return bool(value) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @functools.cache
@@ -112,9 +113,7 @@ def _signature_defaults(params: tuple[str, ...]) -> tuple[list[str], dict[str, s
             value = ast.literal_eval(default) if default else None
         except (ValueError, SyntaxError):
             continue
-        if (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
-            isinstance(value, tuple) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        ):
+        if _numeric(value):
             defaults[name] = default
     return order, defaults
 
