@@ -110,7 +110,7 @@ def format_python(path: str, source: str) -> str:
     except SyntaxError as error:
         raise _not_python(path, error) from error
     spans = list(_long_spans(tree.body, lines))
-    wrapped = {span: wrap(lines[span.start - 1].lstrip(" "), span.indent) for span in spans if span.start == span.end and not span.header}
+    wrapped = {span: wrap(lines[span.start - 1].lstrip(" "), span.indent) for span in spans if span.start == span.end}
     rest = [span for span in spans if wrapped.get(span) is None]
     formatted = {**wrapped, **dict(zip(rest, _black_spans(path, rest, lines) if rest else []))}
     for span in reversed(spans):

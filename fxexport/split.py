@@ -84,6 +84,7 @@ def _problems(
         problems.setdefault(frame.path, InlineModule(frame.path, class_name(frame.cls), reason))
 
     counts = Counter(c.frame.key for c in calls)
+    calls_of = Counter(c.frame.path for c in calls)
     paths_of = Counter(id(m) for m in modules.values())
     bodies: dict[str, set[str]] = {}
     for call in calls:
@@ -100,7 +101,8 @@ def _problems(
         elif not is_sequential(frame.cls):
             graph = Builder.for_call(call, lists).graph
             graphs.setdefault(path, graph)
-            bodies.setdefault(path, set()).add(graph.python_code("self").src)
+            if calls_of[path] > 1:  # one body, or several: compared as code only where there are several
+                bodies.setdefault(path, set()).add(graph.python_code("self").src)
     for call in calls:
         if len(bodies.get(call.frame.path, ())) > 1:
             refuse(call.frame, "it is called several times with different bodies")

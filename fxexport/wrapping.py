@@ -1,8 +1,9 @@
-"""A long `target = constructor(...)` statement wrapped as black wraps it, without black.
+"""A long constructor statement, call, display or `def` line wrapped as black wraps it, without black.
 
 Importing black costs a tenth of a second and black a millisecond per line; the long lines of
 generated code are nearly all constructor calls (`nn.Conv2d(...)`, nested `nn.Sequential`,
-`nn.ModuleList([...])`), whose wrapping black decides by a few rules: split at the call's
+`nn.ModuleList([...])`), method calls (`self.register_buffer(...)`), tables of literals
+(`NAME = {...}`) and `def` lines with many defaults, whose wrapping black decides by a few rules: split at the call's
 bracket; arguments on one line if they fit, else one per line with a trailing comma; a list,
 tuple or dict of several items always one per line once split; each line too long split the
 same way. `wrap` returns None for anything else (black decides it); tests/test_wrapping.py
@@ -19,6 +20,9 @@ LINE_LENGTH = 88
 # (it rewrites `1e+38` as `1e38`, `1E5` as `1e5`, `0XFF` as `0xFF`).
 _TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?(?![0-9A-Za-z_.+])|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:])""")
 _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)* = ")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEF = re.compile(r"def (?=[A-Za-z_])")
+_RETURNS = re.compile(r"(?: -> [A-Za-z_][A-Za-z0-9_.]*)?:$")
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -45,22 +49,38 @@ class _Unsupported(Exception):
 def wrap(line: str, indent: int) -> list[str] | None:
     """The lines black writes for the statement `line` at `indent` columns, or None when black must decide.
 
-    Only `name.name = call(...)` where the call's arguments are names, numbers, strings, calls,
-    lists, tuples and dicts of them, written as black writes them on one line.
+    Only `name.name = call-or-display`, a call on its own, or `def name(parameters) -> name:`,
+    where the call's arguments are names, numbers, strings, calls, lists, tuples and dicts of them
+    (a def's parameters: names with such defaults), written as black writes them on one line.
     """
     if not line.isascii() or "\\" in line:
         return None  # black counts columns of wide characters; escapes need no handling in constructor code
-    target = _TARGET.match(line)
-    if target is None:
-        return None
+    prefix, text, suffix = _parts(line)
     try:
-        tokens = _tokens(line[target.end() :])
+        tokens = _tokens(text)
         expression, end = _expression(tokens, 0)
     except _Unsupported:
         return None
-    if end != len(tokens) or not isinstance(expression, _Group) or expression.is_display or _text(expression) != line[target.end() :]:
-        return None  # not one call, or not spaced as black spaces it
-    return _lines(target.group(), expression, "", indent)
+    if end != len(tokens) or not isinstance(expression, _Group) or _text(expression) != text:
+        return None  # not one call or display, or not spaced as black spaces it
+    if expression.is_display and not prefix.endswith(" = "):
+        return None  # a display on its own is no statement of ours
+    if prefix == "def " and not all(isinstance(value, str) and _NAME.fullmatch(value) for value in _plain_parameters(expression)):
+        return None  # a parameter is a name, with or without a default
+    return _lines(prefix, expression, suffix, indent)
+
+
+def _parts(line: str) -> tuple[str, str, str]:
+    """`line` as what comes before its bracketed expression, that expression, and what follows it."""
+    if _DEF.match(line) and (returns := _RETURNS.search(line)):
+        return "def ", line[4 : returns.start()], returns.group()
+    target = _TARGET.match(line)
+    return ("", line, "") if target is None else (target.group(), line[target.end() :], "")
+
+
+def _plain_parameters(group: _Group) -> list[object]:
+    """The items of a def's parameter list that must be plain names: those without a default."""
+    return [value for prefix, value in group.items if not prefix]
 
 
 def _tokens(text: str) -> list[str]:
@@ -110,7 +130,7 @@ def _group(opener: str, tokens: list[str], at: int) -> tuple[_Group, int]:
                 raise _Unsupported  # a trailing comma: black's magic trailing comma, or a 1-tuple
         elif at < len(tokens) and tokens[at] != closer:
             raise _Unsupported  # an operator, subscript or attribute of a call
-    if at >= len(tokens) or (opener == "(" and len(items) < 2):
+    if at >= len(tokens) or (opener == "(" and len(items) == 1):
         raise _Unsupported  # unclosed, or parentheses around one expression
     return _Group(opener, tuple(items)), at + 1
 

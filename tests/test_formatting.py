@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,7 +101,8 @@ def test_black_sees_only_statements_too_long_for_a_line(monkeypatch: pytest.Monk
     monkeypatch.setattr(formatting, "format_source", counting)
     fxexport.generate(fx.symbolic_trace(nn.Sequential(nn.Linear(2, 3), nn.ReLU())), package_name="pkg")
     assert seen == []
-    long = nn.Sequential(nn.Conv2d(3, 3, 3, stride=2, padding=1, dilation=1, groups=1, bias=False, padding_mode="reflect"))
+    wide = OrderedDict([("étage", nn.Conv2d(3, 3, 3, stride=2, padding=1, dilation=1, groups=1, bias=False, padding_mode="reflect"))])
+    long = nn.Sequential(wide)  # a wide character: wrapping.py leaves the statement to black
     _, files = fxexport.generate(fx.symbolic_trace(long), package_name="pkg")
     assert len(seen) == 1 and seen[0].count("# fxexport: split") == 1 and "load_tensors" not in seen[0]
     assert files["module.py"] == real("module.py", files["module.py"])
@@ -114,12 +117,35 @@ class _LongConstructor(nn.Module):
         return self.conv(x)
 
 
-def test_a_long_constructor_call_is_wrapped_without_black(monkeypatch: pytest.MonkeyPatch) -> None:
+class _LongBuffer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("a_buffer_whose_name_is_long_enough_to_need_wrapping_by_itself", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.a_buffer_whose_name_is_long_enough_to_need_wrapping_by_itself
+
+
+def _quantized() -> fx.GraphModule:
+    from tests import quantized
+
+    return quantized.golden_fx()
+
+
+WRAPPED = [  # (model, a wrapped line module.py must hold): statements wrapping.py wraps, so black is never imported
+    (lambda: fx.symbolic_trace(_LongConstructor()), "self.conv = nn.Conv2d(\n"),
+    (lambda: fx.symbolic_trace(_LongBuffer()), "self.register_buffer(\n"),
+    (_quantized, "PACKED_WEIGHTS = {\n"),  # module-level tables and long register_buffer lines
+]
+
+
+@pytest.mark.parametrize("build,wrapped", WRAPPED)
+def test_long_statements_are_wrapped_without_black(monkeypatch: pytest.MonkeyPatch, build: Callable[[], fx.GraphModule], wrapped: str) -> None:
     seen: list[str] = []
     real = formatting.format_source
     monkeypatch.setattr(formatting, "format_source", lambda path, source: seen.append(source) or real(path, source))
-    _, files = fxexport.generate(fx.symbolic_trace(_LongConstructor()), package_name="pkg")
-    assert "self.conv = nn.Conv2d(\n" in files["module.py"] and seen == []
+    _, files = fxexport.generate(build(), package_name="pkg")
+    assert wrapped in files["module.py"] and seen == []
     assert files["module.py"] == real("module.py", files["module.py"])
 
 

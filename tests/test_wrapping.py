@@ -1,4 +1,4 @@
-"""wrapping.py wraps a long constructor statement exactly as black does, and declines what it does not know."""
+"""wrapping.py wraps a long constructor statement, call, display or def line exactly as black does, and declines what it does not know."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from fxexport import formatting
 from fxexport.wrapping import wrap
 
 CALLS = ["nn.Conv2d", "BasicBlock", "torch.nn.Linear", "nn.Sequential", "a.b.c.Deep", "f", "nn.ModuleList"]
-LEAVES = ["64", "-1", "0.5", "1e-05", "True", "None", '"reflect"', '"a, (b)"', "in_channels", "nn.ReLU", "torch.float32"]
+LEAVES = ["()", "64", "-1", "0.5", "1e-05", "True", "None", '"reflect"', '"a, (b)"', "in_channels", "nn.ReLU", "torch.float32"]
 TARGETS = ["self.conv1", "self.stages", "x", "self.a_long_attribute_name.sub"]
 
 
@@ -30,21 +30,42 @@ def _expression(rng: random.Random, depth: int) -> str:
     return "{" + ", ".join(f'"k{i}": {item}' for i, item in enumerate(items)) + "}"
 
 
+def _statement(rng: random.Random) -> str:
+    """`target = expression` (a call or a display), a call on its own, or a def line with defaults."""
+    kind = rng.random()
+    if kind < 0.6:
+        return f"{rng.choice(TARGETS)} = {_expression(rng, rng.choice([1, 2, 3, 4]))}"
+    if kind < 0.8:
+        return _call(rng)
+    names = ["self", *(f"p{i}" for i in range(rng.choice([0, 1, 2, 4, 8])))]
+    defaults = [f"{rng.choice(['kw', 'scale', 'stride'])}_{i}={_expression(rng, 1)}" for i in range(rng.choice([0, 1, 3, 6, 10]))]
+    return f"def {rng.choice(['__init__', 'forward', 'f'])}({', '.join(names + defaults)}){rng.choice(['', ' -> None', ' -> torch.Tensor'])}:"
+
+
+def _call(rng: random.Random) -> str:
+    expression = _expression(rng, rng.choice([2, 3, 4]))
+    return expression if "(" in expression.partition("[")[0].partition("{")[0] else f"self.register_buffer({expression})"
+
+
 def _statements(seed: int, count: int) -> list[tuple[str, int]]:
     rng = random.Random(seed)
-    return [(f"{rng.choice(TARGETS)} = {_expression(rng, rng.choice([1, 2, 3, 4]))}", rng.choice([4, 8, 12, 16])) for _ in range(count)]
+    return [(_statement(rng), rng.choice([0, 4, 8, 12, 16])) for _ in range(count)]
 
 
 def _black(line: str, indent: int) -> list[str]:
     """The statement as black writes it `indent` columns deep (formatting's own wrapper and markers)."""
     pad = " " * indent
-    source = "\n".join([*formatting._wrapper(indent), f"{pad}# fxexport: split", pad + line, f"{pad}# fxexport: end"]) + "\n"
-    return formatting._chunks(black.format_str(source, mode=formatting._mode()).split("\n"))[0]
+    body = [f"{pad}    pass"] if line.startswith("def ") else []
+    source = "\n".join([*formatting._wrapper(indent), f"{pad}# fxexport: split", pad + line, *body, f"{pad}# fxexport: end"]) + "\n"
+    lines = formatting._chunks(black.format_str(source, mode=formatting._mode()).split("\n"))[0]
+    return lines[:-1] if body else lines
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_wrapped_as_black_wraps(seed: int) -> None:
     accepted = [(line, indent, lines) for line, indent in _statements(seed, 1500) if (lines := wrap(line, indent)) is not None]
+    for kind in ("= [", "= {", "def ", "self.register_buffer("):  # every kind of statement is wrapped, not only accepted short
+        assert sum(len(lines) > 1 for line, _, lines in accepted if kind in line) > 10, kind
     assert sum(len(lines) > 1 for _, _, lines in accepted) > 200  # the cases exercise the wrapping, not only short lines
     assert [(line, indent, lines) for line, indent, lines in accepted if lines != _black(line, indent)] == []
 
@@ -65,6 +86,12 @@ def test_wrapped_as_black_wraps(seed: int) -> None:
         "x = f(" + ", ".join(["*args"] * 20) + ")",  # unpacking
         "x = f(" + "1,  2" * 20 + ")",  # spaced otherwise than black spaces it
         "x = " + '"' + "s" * 100 + '"',  # no bracket to split at
+        "[" + ", ".join(["1"] * 40) + "]",  # a display on its own
+        "def f(" + ", ".join(f"a{i}: int" for i in range(20)) + "):",  # annotated parameters
+        "def f(" + ", ".join(["*args"] + [f"a{i}=1" for i in range(20)]) + "):",  # a star parameter
+        "def f(" + ", ".join(["1"] * 40) + "):",  # a parameter that is no name
+        "def f(" + ", ".join(f"a{i}=1" for i in range(20)) + ") -> Tuple[int, int]:",  # a subscripted return annotation
+        "return f(" + ", ".join(["1"] * 40) + ")",  # a keyword before the call
     ],
 )
 def test_declines_what_black_must_decide(line: str) -> None:
