@@ -28,6 +28,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
+from .defaulted_inputs import defaulted_inputs
 from .elements import Absent, Element, built_in_steps, element_of, element_text, flag_base, pad
 from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
 from .ir import ClassIR
@@ -59,6 +60,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
+        level = defaulted_inputs(level, params)
         level, lacking = pad(identity_children(level), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):

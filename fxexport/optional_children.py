@@ -3,8 +3,8 @@
 A child only some blocks have (`downsample`) is an optional argument of the shared class, built by
 the caller and passed in, else None: applied in place it goes under `if self.downsample is not
 None:` (`optional_child`), with code of its own the forward branches on it (`extra_child`). A
-child some build as an `nn.Identity()` the graph never calls is passed whole, every instance
-running the calling forward (`identity_children`).
+child some build as an `nn.Identity()` and others as a module called in its place is passed whole,
+every instance running the calling forward (`identity_children`).
 """
 
 from __future__ import annotations
@@ -161,10 +161,10 @@ def with_child(merged: ClassIR, optional: OptionalChild, forward: tuple[str, ...
 
 
 def identity_children(level: list[ClassIR]) -> list[ClassIR]:
-    """Where instances of one source class build a child as `nn.Identity()`, which their forward never
-    calls (the graph has no call of it), and others a module they call (`out + self.downsample(x)`),
-    the former run the latter's forward (an identity call returns its input) and callers pass the
-    child whole: `Bottleneck(..., downsample=nn.Identity())`, as timm writes it."""
+    """Where instances of one source class build a child as `nn.Identity()` and others a module they
+    call (`out + self.downsample(x)`), callers pass the child whole: `Bottleneck(..., downsample=nn.Identity())`,
+    as timm writes it. Where the graph has no call of the identity, the former run the latter's
+    forward (an identity call returns its input); where it kept the call, the forwards must agree."""
     families: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in level:
         if not (cls.is_root or cls.parent or cls.takes_children):
@@ -178,10 +178,15 @@ def identity_children(level: list[ClassIR]) -> list[ClassIR]:
                 continue
             called = [c for c in family if _called_only(c.forward_lines, name) and c.init_lines[k] != f"self.{name} = nn.Identity()"]
             for cls in family:
-                if cls.init_lines[k] != f"self.{name} = nn.Identity()" or not called or _reads(cls.forward_lines, name):
+                if cls.init_lines[k] != f"self.{name} = nn.Identity()" or not called:
                     continue
                 holder = out[called[0].name]
-                forward = _identity_forward(holder.forward_lines, out[cls.name].forward_lines, name)
+                if _called_only(cls.forward_lines, name):  # a graph that kept the identity call (symbolic_trace)
+                    forward = cls.forward_lines if _masked_forward(cls.forward_lines) == _masked_forward(holder.forward_lines) else None
+                elif _reads(cls.forward_lines, name):
+                    continue
+                else:
+                    forward = _identity_forward(holder.forward_lines, out[cls.name].forward_lines, name)
                 if forward is not None:
                     out[cls.name] = replace(out[cls.name], forward_lines=forward, whole_children=out[cls.name].whole_children | {name})
                     for other in called:

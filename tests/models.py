@@ -1313,3 +1313,60 @@ class Offsets(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class IdentityStage(nn.Module):
+    """timm's CrossStage as timm writes it: the downsampling conv an nn.Identity where a stage keeps its
+    size, which symbolic_trace keeps as a call."""
+
+    def __init__(self, cin: int, cout: int, down: bool) -> None:
+        super().__init__()
+        norm_act = nn.Sequential(nn.BatchNorm2d(cin), nn.ReLU())  # nested, as ConvNormAct(..., bn=BatchNormAct2d(..., act=...))
+        self.conv_down = nn.Sequential(nn.Conv2d(cin, cin, 3, stride=2, padding=1), norm_act) if down else nn.Identity()
+        self.conv_exp = nn.Conv2d(cin, cout * 2, 1)
+        self.half = cout
+
+    def forward(self, x):
+        x = self.conv_down(x)
+        x = self.conv_exp(x)
+        a, b = x.split(self.half, dim=1)
+        return torch.cat([b, a * 2], dim=1)
+
+
+class IdentityStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(IdentityStage(4, 4, False), IdentityStage(8, 6, True), IdentityStage(12, 8, True))
+
+    def forward(self, x):
+        return self.stages(x)
+
+
+class Shortcutted(nn.Module):
+    """timm's DlaBasic: the residual a second input the caller may leave out (`shortcut = x` then)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(width, width, 3, padding=1)
+        self.conv2 = nn.Conv2d(width, width, 3, padding=1)
+
+    def forward(self, x, shortcut=None):
+        if shortcut is None:
+            shortcut = x
+        out = self.conv2(torch.relu(self.conv1(x)))
+        return torch.relu(out + shortcut * 0.5)
+
+
+class ShortcuttedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(4, 6, 1)
+        self.first = Shortcutted(6)
+        self.second = Shortcutted(6)
+        self.third = Shortcutted(6)
+
+    def forward(self, x):
+        y = self.stem(x)
+        x = self.first(y, x.mean(1, keepdim=True))
+        x = self.second(x)
+        return self.third(x, y)

@@ -167,6 +167,14 @@ SHAPES = [
     # a child some blocks build as nn.Identity (no call in the graph): all run the others' forward, callers pass it
     Shape("identity_child", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcut"}),
           counts={"Shortcut(6, 6, downsample=nn.Identity())": 1, "self.downsample = downsample": 1, "x = self.downsample(x)": 1}),
+    # the same where the graph kept the identity's call (timm's CrossStage conv_down, symbolic_trace)
+    Shape("called_identity_child", _model(models.IdentityStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"IdentityStage"}),
+          counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
+    # an input some callers leave out, the block using another in its place: one forward, the input defaulting to None
+    Shape("defaulted_input", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcutted"}),
+          counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1, "x_1 = x\n": 1, "self.second = Shortcutted()": 1}),
+    Shape("defaulted_input_export", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcutted"}),
+          counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
