@@ -42,7 +42,7 @@ from .optional_children import (
     with_child,
     with_optional_children,
 )
-from .passed_children import children_passed_in
+from .passed_children import chained_children_passed_in, children_passed_in
 from .spelled_calls import with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
@@ -60,6 +60,8 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, passed = children_passed_in(level, params)
+        level, chained = chained_children_passed_in(level, params)
+        passed.update(chained)
         level = defaulted_inputs(level, params)
         level, lacking = pad(identity_children(level), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
@@ -244,7 +246,8 @@ def _merge(
         keywords.append(flag_param)
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
-    init_params = (*positional, *child_params.values(), *(f"{name}={defaults[name]}" for name in keywords))
+    blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
+    init_params = (*positional, *child_params.values(), *blocks, *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
         merged = with_child(merged, optional, merged.forward_lines)

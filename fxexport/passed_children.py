@@ -6,18 +6,28 @@ hold 6, 12, 24 and 16 layers. Their forwards are one code (a loop over `self.val
 source Sequential or ModuleDict subclass run the same forward and build nothing but children, the
 class keeps no `__init__` and each caller passes the children, as the container's own constructor
 takes them: `DenseBlock({"layer1": DenseLayer(64), "layer2": DenseLayer(96)})`.
+
+timm's `RegStage` is a plain module that names its blocks `b1`, `b2`, ... and chains them
+(`for block in self.children(): x = block(x)`); its stages hold 1 to 7 blocks. Where the
+instances of one source class build nothing but such numbered children and chain them in order,
+the class registers the blocks its callers pass under those names and runs the loop:
+`RegStage(Bottleneck(56, 152, stride=2), Bottleneck(152, 152))`.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
 from .names import quote
+from .spelled_calls import without_defaults
 
 _CONTAINER_BASES = frozenset({"Sequential", "ModuleDict"})
+_NUMBERED_CHILD = re.compile(r"self\.([A-Za-z_]+?)([0-9]+) = ([A-Za-z_][\w.]*\(.*\))")
+_BLOCKS = "blocks"
 _NOT_CHILDREN = ("nn.Parameter", "torch.", "Parameter")  # calls that build tensors
 
 
@@ -87,3 +97,77 @@ def _arguments(base: str, children: list[tuple[str, str]]) -> str:
     if base == "Sequential":
         return ", ".join(code for _, code in children)
     return "{" + ", ".join(f"{quote(name)}: {code}" for name, code in children) + "}"
+
+
+def chained_children_passed_in(level: list[ClassIR], known: dict[str, tuple[str, ...]]) -> tuple[list[ClassIR], dict[str, str]]:
+    """The classes, those of a source class whose instances chain numbered children (`b1`, `b2`, ...)
+    now registering the children their callers pass, and for each of those its constructor's arguments."""
+    groups: dict[tuple[object, ...], list[tuple[ClassIR, tuple[str, int, list[str]]]]] = {}
+    for cls in level:
+        chain = None if cls.is_root or cls.is_sequential or cls.parent or cls.base != "Module" else _numbered_chain(cls, known)
+        if chain is not None:
+            groups.setdefault((*cls.source, chain[0], chain[1], cls.forward_params), []).append((cls, chain))
+    arguments: dict[str, str] = {}
+    replaced: dict[str, ClassIR] = {}
+    for group in groups.values():
+        if len({len(codes) for _, (_, _, codes) in group}) < 2:
+            continue  # one number of children: a class with literal parameters serves
+        for cls, (prefix, start, codes) in group:
+            arguments[cls.name] = ", ".join(codes)
+            replaced[cls.name] = _registering(cls, prefix, start)
+    return [replaced.get(c.name, c) for c in level], arguments
+
+
+def _numbered_chain(cls: ClassIR, known: dict[str, tuple[str, ...]]) -> tuple[str, int, list[str]] | None:
+    """(name prefix, first number, constructor code of each child) where `__init__` builds only children
+    named prefix + consecutive numbers and the forward calls them one after another on its one input."""
+    children = [_NUMBERED_CHILD.fullmatch(without_defaults(line, known)) for line in cls.init_lines]
+    if not children or len(cls.forward_params) != 1 or any(c is None or c[2].startswith("0") for c in children):
+        return None
+    prefix, start = children[0][1], int(children[0][2])  # type: ignore[index]
+    names = [f"{prefix}{start + k}" for k in range(len(children))]
+    if [c[1] + c[2] for c in children] != names:  # type: ignore[index]
+        return None
+    return (prefix, start, [c[3] for c in children]) if _called_in_order(cls.forward_lines, cls.forward_params[0]) == names else None  # type: ignore[index]
+
+
+def _called_in_order(lines: tuple[str, ...], value: str) -> list[str] | None:
+    """The children of self the forward calls one after another on its input `value` (`x = self.b1(x)`,
+    `return self.b3(self.b2(x))`), in order; None for any other forward."""
+    try:
+        statements = ast.parse("\n".join(line for line in lines if not line.lstrip().startswith("#"))).body
+    except SyntaxError:
+        return None
+    called: list[str] = []
+    for k, statement in enumerate(statements):
+        last = k == len(statements) - 1
+        if last and isinstance(statement, ast.Return) and statement.value is not None:
+            expression = statement.value
+        elif not last and isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            expression = statement.value
+        else:
+            return None
+        names = _nested_calls(expression, value)
+        if names is None:
+            return None
+        called += names
+        value = statement.targets[0].id if isinstance(statement, ast.Assign) else value  # type: ignore[attr-defined]
+    return called
+
+
+def _nested_calls(expression: ast.expr, value: str) -> list[str] | None:
+    """`self.b2(self.b1(x))` on `x`: ["b1", "b2"]; None for anything else."""
+    names: list[str] = []
+    while isinstance(expression, ast.Call) and len(expression.args) == 1 and not expression.keywords and _on_self(expression.func):
+        names.insert(0, expression.func.attr)  # type: ignore[attr-defined]
+        expression = expression.args[0]
+    return names if names and isinstance(expression, ast.Name) and expression.id == value else None
+
+
+def _registering(cls: ClassIR, prefix: str, start: int) -> ClassIR:
+    """`cls` registering the blocks passed in under numbered names and chaining them, as timm's RegStage does."""
+    value = cls.forward_params[0]
+    numbered = "enumerate(" + _BLOCKS + (f", {start})" if start else ")")
+    init = (f"for i, block in {numbered}:", f"    self.add_module(f{quote(prefix + '{i}')}, block)")
+    forward = ("for block in self.children():", f"    {value} = block({value})", f"return {value}")
+    return replace(cls, init_params=(f"*{_BLOCKS}",), init_lines=init, forward_lines=forward)

@@ -94,6 +94,7 @@ CASES = [
     Case("chain_of_blocks", traced(models.Encoder), _randn(2, 4)),
     Case("optional_elements", traced(models.ExpandingNet), _randn(2, 4, 6, 6)),
     Case("defaulted_input", traced(models.ShortcuttedNet), _randn(2, 4, 8, 8)),
+    Case("numbered_blocks", traced(models.BlockStages), _randn(2, 4, 16, 16)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

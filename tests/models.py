@@ -1370,3 +1370,28 @@ class ShortcuttedNet(nn.Module):
         x = self.first(y, x.mean(1, keepdim=True))
         x = self.second(x)
         return self.third(x, y)
+
+
+class BlockStage(nn.Module):
+    """timm's RegStage: blocks named b1, b2, ... chained in the order they were added, 1 to 3 per stage."""
+
+    def __init__(self, cin: int, cout: int, depth: int) -> None:
+        super().__init__()
+        for i in range(depth):
+            self.add_module(f"b{i + 1}", Shortcut(cin if i == 0 else cout, cout, 2 if i == 0 else 1))
+
+    def forward(self, x):
+        for block in self.children():
+            x = block(x)
+        return x
+
+
+class BlockStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.s1 = BlockStage(4, 6, 1)
+        self.s2 = BlockStage(6, 8, 3)
+        self.s3 = BlockStage(8, 8, 2)
+
+    def forward(self, x):
+        return self.s3(self.s2(self.s1(x)))

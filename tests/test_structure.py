@@ -175,6 +175,11 @@ SHAPES = [
           counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1, "x_1 = x\n": 1, "self.second = Shortcutted()": 1}),
     Shape("defaulted_input_export", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcutted"}),
           counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1}),
+    # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
+    Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
+          counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
+    Shape("numbered_blocks_export", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _export, frozenset({"BlockStage", "Shortcut"}),
+          counts={"def __init__(self, *blocks)": 1, "for block in self.children():": 1, "= BlockStage(": 3}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
