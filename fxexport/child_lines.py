@@ -17,7 +17,8 @@ from .ir import ClassIR
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
 # `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
 # an argument, as timm's `act_layer`. A layer (its arguments layers too: `BatchNormAct2d(16,
-# act=nn.SiLU())`), or a Sequential or ModuleList of layers: anything deeper (a block's whole
+# act=nn.SiLU())`), or a Sequential or ModuleList of such (a stage's blocks, each taking a layer its
+# caller built: `MetaFormerBlock(320, res_scale1=Scale(320))`): anything deeper (a block's whole
 # layer stack) stays built by its class, which then has variants.
 _CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
 
@@ -33,8 +34,13 @@ def is_child(line: str) -> bool:
     if not isinstance(value, ast.Call):
         return False
     if ast.unparse(value.func) in _CONTAINERS:
-        return all(_is_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
-    return _is_layer(value) or (isinstance(value, ast.Call) and all(_is_layer(a) or not _calls(a) for a in _arguments(value)))
+        return all(_is_built_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
+    return _is_built_layer(value)
+
+
+def _is_built_layer(node: ast.expr) -> bool:
+    """A layer, or one call whose arguments are layers or no calls (`MetaFormerBlock(64, res_scale1=Scale(64))`)."""
+    return _is_layer(node) or (isinstance(node, ast.Call) and all(_is_layer(a) or not _calls(a) for a in _arguments(node)))
 
 
 _CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})

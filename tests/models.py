@@ -1395,3 +1395,34 @@ class BlockStages(nn.Module):
 
     def forward(self, x):
         return self.s3(self.s2(self.s1(x)))
+
+
+class ActGate(nn.Module):
+    def __init__(self, width: int, act: nn.Module) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.act = act
+
+    def forward(self, x):
+        return x + self.act(self.fc(x))
+
+
+class GateStage(nn.Module):
+    """timm's MetaFormerStage: a Sequential of blocks that take a layer built by the caller (`res_scale1=Scale(320)`)."""
+
+    def __init__(self, width: int, depth: int, act: type[nn.Module]) -> None:
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+        self.blocks = nn.Sequential(*[ActGate(width, act()) for _ in range(depth)])
+
+    def forward(self, x):
+        return self.blocks(self.proj(x))
+
+
+class GateStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(GateStage(8, 2, nn.ReLU), GateStage(8, 3, nn.GELU))
+
+    def forward(self, x):
+        return self.stages(x)

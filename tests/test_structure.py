@@ -180,6 +180,9 @@ SHAPES = [
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
     Shape("numbered_blocks_export", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _export, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, "for block in self.children():": 1, "= BlockStage(": 3}),
+    # stages whose Sequential of blocks differs beyond literals, each block taking a layer its caller builds: passed whole
+    Shape("passed_blocks_of_built_layers", _model(models.GateStages), lambda: (torch.randn(2, 8),), _trace, frozenset({"ActGate", "GateStage"}),
+          counts={"self.blocks = blocks": 1, "blocks=nn.Sequential(": 2}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
