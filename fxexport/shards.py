@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from decimal import Decimal
 
+from . import jsontext
 from .errors import FxExportError
 from .ir import PackageIR, TensorIR
 
@@ -77,4 +77,4 @@ def index_json(package: PackageIR) -> str | None:
     if len(package.weight_files) < 2:
         return None
     data = {"metadata": {"total_size": package.weight_bytes}, "weight_map": {t.key: t.file for t in sorted(package.stored, key=lambda t: t.key)}}
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return jsontext.dumps(data) + "\n"

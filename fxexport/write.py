@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from .bytecode import Compiler
 from .digests import Digest, digest_of
+from . import jsontext
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
@@ -85,7 +85,7 @@ def manifest(package: PackageIR, files: dict[str, Digest], version: str) -> str:
     }
     if package.packed:
         data["packed_weights"] = {p.path: {"setter": p.setter, "tensors": list(p.names)} for p in package.packed}
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return jsontext.dumps(data) + "\n"
 
 
 def write_package(
