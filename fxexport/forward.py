@@ -20,8 +20,9 @@ from .imports import ImportTable
 from .inlining import Planner, statement_note
 from .literals import function_reference, index_code, literal
 from .loops import Accumulation, Chain, loops
-from .names import Namespace, is_plain_identifier, quote
+from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
+from .unpacking import UNUSED, unpackable
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .views import storage_roots
 
@@ -160,6 +161,8 @@ class _Emitter:
         in_loops = {c for loop in found for c in loop.calls}
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
+        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm).items() if result not in in_loops}
+        self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
             planned = self.plan_inlining(last_uses)
@@ -294,6 +297,7 @@ class _Emitter:
             small=self.small,
             roots=self.roots,
             measure=self.statement_length,
+            kept=self.unpacked_items,
         )
         self.inlined = planner.inlined  # measuring writes with the plan so far
         planner.plan()
@@ -353,16 +357,17 @@ class _Emitter:
     def name_values(self, namespace: Namespace) -> None:
         """One name per value, or per chain of values each taking its input's name; a chain of
         two or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
-        statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped]
+        statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked]
         reused = {node: self.reusable_input(node) for node in statements}
         head: dict[fx.Node, fx.Node] = {}
         length: dict[fx.Node, int] = {}
         for node, previous in reused.items():
             head[node] = node if previous is None else head.get(previous, previous)
             length[head[node]] = length.get(head[node], 0) + 1
+        items = {item: f"{without_number(result.name)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
         for node, first in head.items():
             if node is first:
-                self.names[node] = namespace.create("out" if length[node] >= CHAIN else node.name)
+                self.names[node] = namespace.create("out" if length[node] >= CHAIN else items.get(node, node.name))
             else:
                 self.names[node] = self.names[first]
         self.list_names = {first: namespace.create("features") for first in self.accumulations}
@@ -384,18 +389,25 @@ class _Emitter:
             death = max(deaths, key=order.__getitem__)
             if len(order) - order[death] <= DEL_DISTANCE:
                 continue
-            bound = [v for v in values if v in self.last_use and v not in self.inlined and v not in self.rebinds]
+            bound = [v for v in values if v in self.last_use and v not in self.inlined and v not in self.rebinds and v not in self.unpacked]
+            if not bound:
+                continue
             frees.setdefault(death, []).extend(self.names[v] for v in bound)
         return frees
 
     def reusable_input(self, node: fx.Node) -> fx.Node | None:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
-        if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
+        statement = node
+        if node in self.unpacked_items:  # the first item of an unpacked result may take a name its statement frees
+            statement = node.args[0]
+            if node is not next(i for i in self.unpacked[statement] if i is not None):
+                return None
+        elif not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
-        for used in self.statement_inputs(node) if chain is None else [chain.start]:  # a loop's value may take only its start's name
-            if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
+        for used in self.statement_inputs(statement) if chain is None else [chain.start]:  # a loop's value may take only its start's name
+            if self.last_use.get(used) is statement and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
                 if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
                     continue  # an input named for what it holds (`tokens`), or bound from a pytree input
                 self.rebinds.add(used)
@@ -449,7 +461,12 @@ class _Emitter:
             if note is not None and note != last_note:
                 lines.append(note)
                 last_note = note
-            if node in self.accumulations:
+            if node in self.unpacked_items:
+                continue  # bound where its result is unpacked
+            if node in self.unpacked:
+                targets = ", ".join(UNUSED if item is None else self.names[item] for item in self.unpacked[node])
+                lines.append(f"{targets} = {self.expression(node)}")
+            elif node in self.accumulations:
                 lines += self.accumulation_lines(node)
             elif node in self.chains:
                 lines += self.chain_lines(self.chains[node])

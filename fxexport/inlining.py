@@ -37,6 +37,7 @@ class Planner:
     small: set[fx.Node]  # sizes and flags: freeing them pays nothing
     roots: dict[fx.Node, fx.Node]  # each value -> the value whose memory it uses (views.storage_roots)
     measure: Callable[[fx.Node], int]
+    kept: frozenset[fx.Node] = frozenset()  # values that stay statements of their own (items of an unpacked result)
     inlined: dict[fx.Node, fx.Node] = field(default_factory=dict)
     notes: dict[fx.Node, str | None] = field(default_factory=dict)
 
@@ -66,7 +67,7 @@ class Planner:
 
     def inlinable(self, node: fx.Node, user: fx.Node) -> bool:
         """`node`'s statement may go inside `user`'s (order and width aside)."""
-        if node.op not in ("call_function", "call_method", "call_module"):
+        if node.op not in ("call_function", "call_method", "call_module") or node in self.kept:
             return False
         if self.holds_memory(node, user) or any(n.op == "call_module" and self.checks(n) for n in (node, user)):
             return False

@@ -1426,3 +1426,28 @@ class GateStages(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class TwoOutputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        return y * 2, y.mean(-1, keepdim=True)
+
+
+class Unpacking(nn.Module):
+    """Tuple results taken apart: chunks read whole, a child returning two values, and three chunks of
+    which only two are read (chunk(3) may give two: kept as indexing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = TwoOutputs()
+
+    def forward(self, x):
+        a, b = x.chunk(2, dim=-1)
+        y, m = self.pair(torch.cat([b, a], dim=-1))
+        parts = y.chunk(3, dim=0)
+        return y * m + parts[0].sum() - parts[1].sum()

@@ -33,11 +33,9 @@ class Split(nn.Module):  # tests/models.py:771 Split
             branch1 = self.branch1(x)
             x = self.branch2(x)
             return torch.cat((branch1, x), dim=1)
-        chunk = x.chunk(2, dim=1)
-        getitem = chunk[0]
-        out = chunk[1]
+        x, out = x.chunk(2, dim=1)
         out = self.branch2(out)
-        return torch.cat((getitem, out), dim=1)
+        return torch.cat((x, out), dim=1)
 
 
 class FxModule(nn.Module):

@@ -1,0 +1,64 @@
+"""Results taken apart where they are made: `x1, x2 = x.chunk(2, dim=1)`, `out, size = self.pool(x)`.
+
+A graph reads each item of a tuple result by its own `getitem` node, which the forward would write
+as a local holding the tuple and one statement per item (`chunk = x.chunk(2, dim=1)`,
+`out = chunk[0]`, `out_1 = chunk[1]`). Where every user of a result is such an item, at least two
+of them used, and the result's length is known to be exactly the count its items cover, the
+statement unpacks it instead, as the source did, `_` standing for an item nothing reads. The length
+is known from the value torch.export recorded (`meta["val"]`), from the tuple a generated class
+returns, or from `chunk(n)` reading all n chunks.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+from torch import fx
+
+UNUSED = "_"
+_CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
+
+
+def unpackable(gm: fx.GraphModule) -> dict[fx.Node, list[fx.Node | None]]:
+    """Each result that can be unpacked, and its item nodes by position (None: an item nothing reads)."""
+    out: dict[fx.Node, list[fx.Node | None]] = {}
+    for node in gm.graph.nodes:
+        users = list(node.users)
+        if not users or node.op in ("placeholder", "get_attr", "output") or not all(_is_item_of(u, node) for u in users):
+            continue
+        length = _length(gm, node)
+        positions = [u.args[1] for u in users]
+        if length is None or len(set(positions)) != len(positions) or not all(0 <= p < length for p in positions):
+            continue
+        items: list[fx.Node | None] = [None] * length
+        for user in users:
+            items[user.args[1]] = user if user.users else None  # type: ignore[index]
+        if sum(item is not None for item in items) >= 2:
+            out[node] = items
+    return out
+
+
+def _is_item_of(node: fx.Node, result: fx.Node) -> bool:
+    return (
+        node.op == "call_function" and node.target is operator.getitem and not node.kwargs and len(node.args) == 2
+        and node.args[0] is result and type(node.args[1]) is int
+    )  # fmt: skip
+
+
+def _length(gm: fx.GraphModule, node: fx.Node) -> int | None:
+    """How many items the result has, where that is certain."""
+    value = node.meta.get("val")
+    if isinstance(value, (tuple, list)):
+        return len(value)
+    if node.op == "call_module":
+        module = gm.get_submodule(str(node.target))
+        if isinstance(module, fx.GraphModule):
+            returned = next(iter(module.graph.find_nodes(op="output"))).args[0]
+            return len(returned) if type(returned) is tuple else None  # a generated class returns the tuple as written
+        return None
+    if node.target in _CHUNK and node.op in ("call_method", "call_function"):
+        chunks = node.args[1] if len(node.args) > 1 else node.kwargs.get("chunks")
+        last = [u for u in node.users if u.args[1] == chunks - 1] if type(chunks) is int else []
+        return chunks if last else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
+    return None
