@@ -22,8 +22,8 @@ from .literals import function_reference, index_code, literal
 from .loops import Accumulation, Chain, loops
 from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
-from .unpacking import UNUSED, unpackable
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
+from .unpacking import UNUSED, unpackable
 from .views import storage_roots
 
 if TYPE_CHECKING:
@@ -400,7 +400,7 @@ class _Emitter:
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
         statement = node
         if node in self.unpacked_items:  # the first item of an unpacked result may take a name its statement frees
-            statement = node.args[0]
+            statement = cast(fx.Node, node.args[0])
             if node is not next(i for i in self.unpacked[statement] if i is not None):
                 return None
         elif not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):

@@ -12,6 +12,7 @@ returns, or from `chunk(n)` reading all n chunks.
 from __future__ import annotations
 
 import operator
+from typing import cast
 
 import torch
 from torch import fx
@@ -33,7 +34,7 @@ def unpackable(gm: fx.GraphModule) -> dict[fx.Node, list[fx.Node | None]]:
             continue
         items: list[fx.Node | None] = [None] * length
         for user in users:
-            items[user.args[1]] = user if user.users else None  # type: ignore[index]
+            items[cast(int, user.args[1])] = user if user.users else None
         if sum(item is not None for item in items) >= 2:
             out[node] = items
     return out
@@ -59,6 +60,7 @@ def _length(gm: fx.GraphModule, node: fx.Node) -> int | None:
         return None
     if node.target in _CHUNK and node.op in ("call_method", "call_function"):
         chunks = node.args[1] if len(node.args) > 1 else node.kwargs.get("chunks")
-        last = [u for u in node.users if u.args[1] == chunks - 1] if type(chunks) is int else []
-        return chunks if last else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
+        if type(chunks) is not int:
+            return None
+        return chunks if any(u.args[1] == chunks - 1 for u in node.users) else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
     return None

@@ -8,9 +8,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from . import jsontext
 from .bytecode import Compiler
 from .digests import Digest, digest_of
-from . import jsontext
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
