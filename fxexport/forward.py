@@ -398,16 +398,11 @@ class _Emitter:
     def reusable_input(self, node: fx.Node) -> fx.Node | None:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
-        statement = node
-        if node in self.unpacked_items:  # the first item of an unpacked result may take a name its statement frees
-            statement = cast(fx.Node, node.args[0])
-            if node is not next(i for i in self.unpacked[statement] if i is not None):
-                return None
-        elif not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
+        if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
-        for used in self.statement_inputs(statement) if chain is None else [chain.start]:  # a loop's value may take only its start's name
-            if self.last_use.get(used) is statement and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
+        for used in self.statement_inputs(node) if chain is None else [chain.start]:  # a loop's value may take only its start's name
+            if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
                 if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
                     continue  # an input named for what it holds (`tokens`), or bound from a pytree input
                 self.rebinds.add(used)

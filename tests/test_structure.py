@@ -185,9 +185,9 @@ SHAPES = [
           counts={"self.blocks = blocks": 1, "blocks=nn.Sequential(": 2}),
     # tuple results taken apart where every item is read and the count is certain (chunk(2) read whole, recorded values)
     Shape("unpacked_results", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _trace, frozenset({"TwoOutputs"}),
-          counts={"x, out = x.chunk(2, dim=-1)": 1, "out, pair2 = self.pair(out)": 1, "chunk_1 = out.chunk(3, dim=0)": 1, "[0]": 1}),
+          counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "chunk_1 = out_1.chunk(3, dim=0)": 1, "[0]": 1}),
     Shape("unpacked_results_export", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _export, frozenset({"TwoOutputs"}),
-          counts={"x, out = x.chunk(2, dim=-1)": 1, "out, pair2 = self.pair(out)": 1, "out_1, out_2, _ = out.chunk(3)": 1, "[0]": 0}),
+          counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "out_2, out_3, _ = out_1.chunk(3)": 1, "[0]": 0}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),

@@ -33,9 +33,9 @@ class Split(nn.Module):  # tests/models.py:771 Split
             branch1 = self.branch1(x)
             x = self.branch2(x)
             return torch.cat((branch1, x), dim=1)
-        x, out = x.chunk(2, dim=1)
+        chunk1, out = x.chunk(2, dim=1)
         out = self.branch2(out)
-        return torch.cat((x, out), dim=1)
+        return torch.cat((chunk1, out), dim=1)
 
 
 class FxModule(nn.Module):
