@@ -14,6 +14,7 @@ from torch import fx
 
 from .access import module_access
 from .annotations import shape_comment
+from .deadcode import METADATA, dead_nodes
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
@@ -150,10 +151,11 @@ class _Emitter:
             self.bind_pytree_inputs(placeholders, namespace, params)
         for node in self.graph.find_nodes(op="get_attr"):
             self.names[node] = self.expression(node)  # read where used, as `self.scale`, not into a local
+        self.dead = dead_nodes(self.graph)  # nothing reads them and computing them does nothing else
         self.small = _sizes(self.graph)
         self.roots = storage_roots(self.graph)
-        last_uses = _last_uses(self.graph)
-        written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and not _skipped(n)}
+        last_uses = _last_uses(self.graph, self.dead)
+        written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and n not in self.dead}
         found = loops(gm, written)
         self.accumulations = {loop.calls[0]: loop for loop in found if isinstance(loop, Accumulation)}  # by the call that writes it
         self.chains = {loop.calls[-1]: loop for loop in found if isinstance(loop, Chain)}  # by the call whose value it is
@@ -161,7 +163,7 @@ class _Emitter:
         in_loops = {c for loop in found for c in loop.calls}
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
-        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm).items() if result not in in_loops}
+        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm, self.dead).items() if result not in in_loops}
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
@@ -291,7 +293,7 @@ class _Emitter:
         planner = Planner(
             self.graph,
             self.annotate,
-            statement=lambda n: n.op not in ("placeholder", "get_attr") and not _skipped(n),
+            statement=lambda n: n.op not in ("placeholder", "get_attr") and n not in self.dead,
             checks=lambda n: is_guards_call(self.gm, n),
             last_use=last_uses,
             small=self.small,
@@ -377,7 +379,7 @@ class _Emitter:
     def frees(self) -> dict[fx.Node, list[str]]:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
         (a view's `del` alone frees nothing while the value it views lives on)."""
-        order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and not _skipped(n) and n not in self.inlined)}
+        order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and n not in self.dead and n not in self.inlined)}
         members: dict[fx.Node, list[fx.Node]] = {}
         for node, root in self.roots.items():
             members.setdefault(root, []).append(node)
@@ -398,7 +400,7 @@ class _Emitter:
     def reusable_input(self, node: fx.Node) -> fx.Node | None:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
-        if not node.users or _skipped(node) or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
+        if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
         for used in self.statement_inputs(node) if chain is None else [chain.start]:  # a loop's value may take only its start's name
@@ -450,7 +452,7 @@ class _Emitter:
                     placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                     lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
-            if _skipped(node) or node.op == "get_attr" or node in self.inlined or (node in self.looped and node not in self.accumulations):
+            if node in self.dead or node.op == "get_attr" or node in self.inlined or (node in self.looped and node not in self.accumulations):
                 continue
             note = statement_note(node, self.inlined) if self.annotate else None
             if note is not None and note != last_note:
@@ -503,10 +505,10 @@ def _precedence(node: fx.Node) -> int:
     return PRIMARY
 
 
-def _last_uses(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
+def _last_uses(graph: fx.Graph, dead: frozenset[fx.Node]) -> dict[fx.Node, fx.Node]:
     last_use: dict[fx.Node, fx.Node] = {}
     for node in graph.nodes:
-        if _skipped(node):
+        if node in dead:
             continue  # its inputs are freed after their last emitted use instead
         for used in node.all_input_nodes:
             last_use[used] = node
@@ -536,7 +538,7 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
 
 def _reads_metadata(node: fx.Node) -> bool:
     """`x.shape`, `x.ndim`, ...: a tensor attribute that only reads metadata."""
-    return node.op == "call_function" and node.target is builtins.getattr and len(node.args) == 2 and node.args[1] in _METADATA
+    return node.op == "call_function" and node.target is builtins.getattr and len(node.args) == 2 and node.args[1] in METADATA
 
 
 def _is_item(node: fx.Node) -> bool:
@@ -545,14 +547,6 @@ def _is_item(node: fx.Node) -> bool:
 
 # Tensor attributes that only read metadata: reading one nothing uses is left out (symbolic_trace
 # records `x.ndim` for an f-string in an assert message).
-_METADATA = frozenset({"ndim", "shape", "dtype", "device", "is_cuda", "requires_grad", "layout"})
-
-
-def _skipped(node: fx.Node) -> bool:
-    """An unused element of a tuple result or unused tensor metadata: nothing to compute, so no statement is emitted."""
-    return not node.users and (_is_item(node) or _reads_metadata(node))
-
-
 def emit_forward(
     gm: fx.GraphModule,
     namespace: Namespace,

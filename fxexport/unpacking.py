@@ -21,8 +21,8 @@ UNUSED = "_"
 _CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
 
 
-def unpackable(gm: fx.GraphModule) -> dict[fx.Node, list[fx.Node | None]]:
-    """Each result that can be unpacked, and its item nodes by position (None: an item nothing reads)."""
+def unpackable(gm: fx.GraphModule, dead: frozenset[fx.Node] = frozenset()) -> dict[fx.Node, list[fx.Node | None]]:
+    """Each result that can be unpacked, and its item nodes by position (None: an item nothing alive reads)."""
     out: dict[fx.Node, list[fx.Node | None]] = {}
     for node in gm.graph.nodes:
         users = list(node.users)
@@ -34,7 +34,7 @@ def unpackable(gm: fx.GraphModule) -> dict[fx.Node, list[fx.Node | None]]:
             continue
         items: list[fx.Node | None] = [None] * length
         for user in users:
-            items[cast(int, user.args[1])] = user if user.users else None
+            items[cast(int, user.args[1])] = None if user in dead else user
         if sum(item is not None for item in items) >= 2:
             out[node] = items
     return out

@@ -1451,3 +1451,18 @@ class Unpacking(nn.Module):
         y, m = self.pair(torch.cat([b, a], dim=-1))
         parts = y.chunk(3, dim=0)
         return y * m + parts[0].sum() - parts[1].sum()
+
+
+class DeadCode(nn.Module):
+    """Values nothing reads: views and arithmetic (no statement), a random draw and an in-place add (kept)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.proj(x)
+        x.unsqueeze(1).unsqueeze(2) * 2
+        torch.rand_like(y)
+        y.clone().add_(1)
+        return y * 2

@@ -188,6 +188,11 @@ SHAPES = [
           counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "chunk_1 = out_1.chunk(3, dim=0)": 1, "[0]": 1}),
     Shape("unpacked_results_export", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _export, frozenset({"TwoOutputs"}),
           counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "out_2, out_3, _ = out_1.chunk(3)": 1, "[0]": 0}),
+    # values nothing reads: no statement for views and arithmetic; a random draw and an in-place add stay
+    Shape("dead_code", _model(models.DeadCode), lambda: (torch.randn(2, 4),), _trace, frozenset(),
+          counts={"unsqueeze": 0, "torch.rand_like(x)": 1, "x.clone().add_(1)": 1}),
+    Shape("dead_code_export", _model(models.DeadCode), lambda: (torch.randn(2, 4),), _export, frozenset(),
+          counts={"unsqueeze(": 0, "rand_like": 1, "x.clone().add_(1)": 1}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
