@@ -52,14 +52,14 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, n
 
 
 def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
-    """True when one forward branching between the two reads well: at most SLACK lines longer than the
-    longer of them, or each side's own code at most SHORT_BRANCH lines. Two long codes apart read
-    better as classes of their own than both under one `if`."""
+    """True when one forward branching between the two reads well: at most SLACK lines of code longer
+    than the longer of them, or each side's own code at most SHORT_BRANCH lines (comments aside). Two
+    long codes apart read better as classes of their own than both under one `if`."""
     parts = _parts(plain, flagged, params)
     _, only_plain, only_flagged, _ = parts
-    if max(len(only_plain), len(only_flagged)) <= SHORT_BRANCH:
-        return True
-    return len(_joined(parts, "c", "c")) <= max(len(plain), len(flagged)) + SLACK
+    if max(len(code_lines(only_plain)), len(code_lines(only_flagged))) <= SHORT_BRANCH:
+        return True  # lines of code: comments quoting the source (torch.export) would count twice
+    return len(code_lines(_joined(parts, "c", "c"))) <= max(len(code_lines(plain)), len(code_lines(flagged))) + SLACK
 
 
 def _joined(parts: tuple[tuple[str, ...], ...], condition: str, negated: str) -> tuple[str, ...]:

@@ -1466,3 +1466,41 @@ class DeadCode(nn.Module):
         torch.rand_like(y)
         y.clone().add_(1)
         return y * 2
+
+
+class LongScaled(nn.Module):
+    """MetaBlock with more statements on each side: torch.export's comments, one per source line,
+    double the lines each side has of its own."""
+
+    def __init__(self, width: int, scaled: bool) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(width)
+        self.res_scale1 = LayerScale(width) if scaled else None
+        self.mix = nn.Linear(width, width)
+        self.norm2 = nn.LayerNorm(width)
+        self.res_scale2 = LayerScale(width) if scaled else None
+        self.mlp = nn.Linear(width, width)
+
+    def forward(self, x):
+        y = torch.relu(self.mix(self.norm1(x)))
+        if self.res_scale1 is None:
+            x = x + y
+            z = self.norm2(x)
+            z = self.mlp(z)
+            z = torch.tanh(z)
+            return x + z
+        x = self.res_scale1(x)
+        x = x + y
+        z = self.norm2(x)
+        z = self.mlp(z)
+        z = torch.tanh(z)
+        return self.res_scale2(x) + z
+
+
+class LongScaledBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(LongScaled(8, False), LongScaled(8, False), LongScaled(8, True), LongScaled(8, True))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -193,6 +193,9 @@ SHAPES = [
           counts={"unsqueeze": 0, "torch.rand_like(x)": 1, "x.clone().add_(1)": 1}),
     Shape("dead_code_export", _model(models.DeadCode), lambda: (torch.randn(2, 4),), _export, frozenset(),
           counts={"unsqueeze(": 0, "rand_like": 1, "x.clone().add_(1)": 1}),
+    # the same where torch.export's comments (one per source line) double each side's lines: code lines are counted
+    Shape("optional_children_with_comments_export", _model(models.LongScaledBlocks), lambda: (torch.randn(2, 8, generator=torch.Generator().manual_seed(0)),), _export, frozenset({"LongScaled", "LayerScale"}),
+          counts={"if self.res_scale1 is not None:": 1}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
