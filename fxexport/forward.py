@@ -173,6 +173,7 @@ class _Emitter:
             self.inlined.update({c: end for c in chain.calls[:-1]})  # written by the loop the last call's statement is
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
+        self.threaded: dict[fx.Node, list[fx.Node]] = {}  # an unpacked result -> the inputs its items are named after
         self.name_values(namespace)
 
     @property
@@ -366,7 +367,7 @@ class _Emitter:
         for node, previous in reused.items():
             head[node] = node if previous is None else head.get(previous, previous)
             length[head[node]] = length.get(head[node], 0) + 1
-        items = {item: f"{without_number(result.name)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
+        items = {item: f"{_item_base(result)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
         for node, first in head.items():
             if node is first:
                 self.names[node] = namespace.create("out" if length[node] >= CHAIN else items.get(node, node.name))
@@ -400,16 +401,36 @@ class _Emitter:
     def reusable_input(self, node: fx.Node) -> fx.Node | None:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
         which frees the old value as a `del` would. Parameters read into locals keep their names."""
+        if node in self.unpacked_items:
+            return self.threaded_input(node)
         if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
         for used in self.statement_inputs(node) if chain is None else [chain.start]:  # a loop's value may take only its start's name
-            if self.last_use.get(used) is node and used.op not in ("get_attr", "output") and used not in self.rebinds and used not in self.looped:
-                if used.op == "placeholder" and (self.names.get(used) != placeholder_name(used) or self.names[used] not in GENERIC_INPUTS):
-                    continue  # an input named for what it holds (`tokens`), or bound from a pytree input
+            if self.renamable(used, node):
                 self.rebinds.add(used)
                 return used
         return None
+
+    def renamable(self, used: fx.Node, statement: fx.Node) -> bool:
+        """True when the value `statement` computes may take the name of `used`, which dies there."""
+        if self.last_use.get(used) is not statement or used.op in ("get_attr", "output") or used in self.rebinds or used in self.looped:
+            return False
+        # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name
+        return used.op != "placeholder" or (self.names.get(used) == placeholder_name(used) and self.names[used] in GENERIC_INPUTS)
+
+    def threaded_input(self, item: fx.Node) -> fx.Node | None:
+        """The input whose name an item of an unpacked result takes: where the statement's inputs all die
+        there and are as many as the items read, each item takes the input in its place (`x, tokens =
+        self.pool(x, tokens)`, as a block that threads its state is called)."""
+        result = cast(fx.Node, item.args[0])
+        items = [i for i in self.unpacked[result] if i is not None]
+        if result not in self.threaded:  # decided once, for all its items
+            inputs = self.statement_inputs(result)
+            threaded = len(inputs) == len(items) and all(self.renamable(used, result) for used in inputs)
+            self.threaded[result] = inputs if threaded else []
+            self.rebinds.update(self.threaded[result])
+        return self.threaded[result][items.index(item)] if self.threaded[result] else None
 
     def statement_inputs(self, node: fx.Node) -> list[fx.Node]:
         """The named values a statement reads, those of the values written inside it included, in order."""
@@ -503,6 +524,13 @@ def _precedence(node: fx.Node) -> int:
         if node.target in UNARY and len(node.args) == 1:
             return NOT if node.target is operator.not_ else SIGN
     return PRIMARY
+
+
+def _item_base(result: fx.Node) -> str:
+    """What the items of an unpacked result are named after: `chunk1, chunk2`, `pool1, pool2`; `out1, out2`
+    for the call of a numbered child (`self[0](x)`, node `_0`)."""
+    base = without_number(result.name).lstrip("_")
+    return base if base and not base[0].isdigit() else "out"
 
 
 def _last_uses(graph: fx.Graph, dead: frozenset[fx.Node]) -> dict[fx.Node, fx.Node]:

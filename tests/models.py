@@ -1504,3 +1504,27 @@ class LongScaledBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class StateBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, tokens):
+        return self.proj(x) + tokens.mean(), tokens * 2
+
+
+class Threading(nn.Module):
+    """Blocks that thread their state (`x, tokens = block(x, tokens)`), as timm's pit stages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([StateBlock(), StateBlock(), StateBlock()])
+
+    def forward(self, x):
+        tokens = x.sum(-1, keepdim=True)
+        x = x * 3
+        for block in self.blocks:
+            x, tokens = block(x, tokens)
+        return x * tokens

@@ -196,6 +196,11 @@ SHAPES = [
     # the same where torch.export's comments (one per source line) double each side's lines: code lines are counted
     Shape("optional_children_with_comments_export", _model(models.LongScaledBlocks), lambda: (torch.randn(2, 8, generator=torch.Generator().manual_seed(0)),), _export, frozenset({"LongScaled", "LayerScale"}),
           counts={"if self.res_scale1 is not None:": 1}),
+    # blocks threading their state: the items take the names of the inputs they replace
+    Shape("threaded_state", _model(models.Threading), lambda: (torch.randn(2, 4),), _trace, frozenset({"StateBlock"}),
+          counts={"x, out = self.blocks[0](x, out)": 1, "x, out = self.blocks[2](x, out)": 1}),
+    Shape("threaded_state_export", _model(models.Threading), lambda: (torch.randn(2, 4),), _export, frozenset({"StateBlock"}),
+          counts={"x, out = self.blocks[0](x, out)": 1, "x, out = self.blocks[2](x, out)": 1}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
