@@ -12,7 +12,7 @@ from torch import fx, nn
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, source_class_name
 from .calls import qualified_name
-from .describe import describe
+from .describe import describe, producer
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
@@ -77,6 +77,7 @@ class _Collector:
         self.annotate = annotate
         self.shapes = shapes
         self.root = root
+        self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         self.imports = ImportTable(self.namespace)
         self.imports.use("torch")
@@ -126,7 +127,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes)
+        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded)
         init = tuple(draft.init_lines + draft.attr_lines)
         source = self.structure.source_of(".".join(path)) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""

@@ -43,13 +43,13 @@ def defaulted_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
             shorter = by_count.get(count - 1, [])
             if not shorter or len(_forwards(longer)) != 1 or len(_forwards(shorter)) != 1:
                 continue
-            alias = _alias(longer[0], shorter[0])
-            if alias is None:
+            position = _alias(longer[0], shorter[0])
+            if position is None:
                 continue
-            for cls in longer:
-                out[cls.name] = _with_default(cls, cls.forward_lines, alias)
+            for cls in longer:  # each with its own inputs' names
+                out[cls.name] = _with_default(cls, cls.forward_lines, position)
             for cls in shorter:
-                out[cls.name] = _with_default(longer[0], _renumbered(longer[0].forward_lines, cls.forward_lines), alias, cls)
+                out[cls.name] = _with_default(longer[0], _renumbered(longer[0].forward_lines, cls.forward_lines), position, cls)
     return [out[c.name] for c in level]
 
 
@@ -62,13 +62,13 @@ def _forwards(group: list[ClassIR]) -> set[tuple[str, ...]]:
     return {_canonical(c.forward_lines, parameter_names(c.forward_params)) or ("\0",) for c in group}
 
 
-def _alias(longer: ClassIR, shorter: ClassIR) -> str | None:
-    """The input of `longer` its last input stands for in `shorter`, where that makes one computation."""
+def _alias(longer: ClassIR, shorter: ClassIR) -> int | None:
+    """The position of the input of `longer` its last input stands for in `shorter`, where that makes one computation."""
     *head, last = parameter_names(longer.forward_params)
     wanted = _canonical(shorter.forward_lines, parameter_names(shorter.forward_params))
     if wanted is None or len(number_slots(longer.forward_lines)) != len(number_slots(shorter.forward_lines)):
         return None
-    return next((name for name in head if _canonical(longer.forward_lines, head, {last: name}) == wanted), None)
+    return next((k for k, name in enumerate(head) if _canonical(longer.forward_lines, head, {last: name}) == wanted), None)
 
 
 def _canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str] | None = None) -> tuple[str, ...] | None:
@@ -88,7 +88,7 @@ def _canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str
         split = targets.end() if targets else 0
         variables = {id(t) for t in variable_tokens(tokens)}
         uses = [
-            "\0n" if t.type == tokenize.NUMBER else names.get(t.string, t.string) if id(t) in variables else t.string
+            "\0n" if _masked(t) else names.get(t.string, t.string) if id(t) in variables else t.string
             for t in tokens
             if t.start[1] >= split and t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER)
         ]
@@ -99,13 +99,18 @@ def _canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str
     return tuple(out)
 
 
+def _masked(token: tokenize.TokenInfo) -> bool:
+    """A number literal generalize.py makes a parameter (code_slots.number_slots): not an imaginary one."""
+    return token.type == tokenize.NUMBER and not token.string.lower().endswith("j")
+
+
 def _renumbered(lines: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]:
     """`lines` with the numbers of `own`, which computes the same with other numbers (in the same order)."""
     return filled(lines, number_slots(lines), [slot.text for slot in number_slots(own)])
 
 
-def _with_default(longer: ClassIR, lines: tuple[str, ...], alias: str, cls: ClassIR | None = None) -> ClassIR:
-    """A class (`cls`, else `longer`) running `lines` with `longer`'s inputs, the last one defaulting to `alias`."""
+def _with_default(longer: ClassIR, lines: tuple[str, ...], position: int, cls: ClassIR | None = None) -> ClassIR:
+    """A class (`cls`, else `longer`) running `lines` with `longer`'s inputs, the last one defaulting to the one at `position`."""
     *head, last = parameter_names(longer.forward_params)
-    prologue = (f"if {last} is None:", f"{INDENT}{last} = {alias}")
+    prologue = (f"if {last} is None:", f"{INDENT}{last} = {head[position]}")
     return replace(cls or longer, forward_params=(*head, f"{last}=None"), forward_lines=(*prologue, *lines))

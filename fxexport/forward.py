@@ -133,6 +133,7 @@ class _Emitter:
         checks: bool,
         annotate: bool,
         shapes: bool = False,
+        recorded: bool = False,
     ):
         self.annotate = annotate
         self.shapes = shapes
@@ -163,7 +164,7 @@ class _Emitter:
         in_loops = {c for loop in found for c in loop.calls}
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
-        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm, self.dead).items() if result not in in_loops}
+        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm, self.dead, recorded).items() if result not in in_loops}
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
@@ -373,6 +374,10 @@ class _Emitter:
                 self.names[node] = namespace.create("out" if length[node] >= CHAIN else items.get(node, node.name))
             else:
                 self.names[node] = self.names[first]
+        self.unused = UNUSED  # `_` for an item nothing reads, unless a value of the method has that name
+        if any(None in items for items in self.unpacked.values()):
+            self.unused = UNUSED if namespace.is_free(UNUSED) and UNUSED not in self.names.values() else namespace.create("unused")
+            namespace.reserve(self.unused)
         self.list_names = {first: namespace.create("features") for first in self.accumulations}
         if self.accumulations or self.chains:
             self.loop_variable = namespace.create("layer")
@@ -482,7 +487,7 @@ class _Emitter:
             if node in self.unpacked_items:
                 continue  # bound where its result is unpacked
             if node in self.unpacked:
-                targets = ", ".join(UNUSED if item is None else self.names[item] for item in self.unpacked[node])
+                targets = ", ".join(self.unused if item is None else self.names[item] for item in self.unpacked[node])
                 lines.append(f"{targets} = {self.expression(node)}")
             elif node in self.accumulations:
                 lines += self.accumulation_lines(node)
@@ -583,9 +588,11 @@ def emit_forward(
     checks: bool = True,
     annotate: bool = True,
     shapes: bool = False,
+    recorded: bool = False,
 ) -> Forward:
-    """`params` maps each caller-visible parameter name to the name the code uses for it."""
-    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes)
+    """`params` maps each caller-visible parameter name to the name the code uses for it. `recorded`: the
+    values the graph recorded (`meta["val"]`) hold for every input it takes (torch.export checks them)."""
+    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes, recorded)
     if emitter.info is not None:
         return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []

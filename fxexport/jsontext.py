@@ -22,7 +22,7 @@ def dumps(value: Any, level: int = 0) -> str:
         if not value:
             return "{}"
         pad = _INDENT * (level + 1)
-        items = [f"{pad}{_ESCAPE(key)}: {dumps(item, level + 1)}" for key, item in sorted(value.items())]
+        items = [f"{pad}{_ESCAPE(_key(key))}: {dumps(item, level + 1)}" for key, item in sorted(value.items())]
         return "{\n" + ",\n".join(items) + "\n" + _INDENT * level + "}"
     if isinstance(value, (list, tuple)):
         if not value:
@@ -30,6 +30,11 @@ def dumps(value: Any, level: int = 0) -> str:
         pad = _INDENT * (level + 1)
         return "[\n" + ",\n".join(pad + dumps(item, level + 1) for item in value) + "\n" + _INDENT * level + "]"
     return _scalar(value)
+
+
+def _key(key: Any) -> str:
+    """A dict key as json writes it: a string, or a number, boolean or None spelled as a string."""
+    return key if isinstance(key, str) else _scalar(key)
 
 
 def _scalar(value: Any) -> str:

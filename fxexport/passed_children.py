@@ -169,5 +169,6 @@ def _registering(cls: ClassIR, prefix: str, start: int) -> ClassIR:
     value = cls.forward_params[0]
     numbered = "enumerate(" + _BLOCKS + (f", {start})" if start else ")")
     init = (f"for i, block in {numbered}:", f"    self.add_module(f{quote(prefix + '{i}')}, block)")
-    forward = ("for block in self.children():", f"    {value} = block({value})", f"return {value}")
+    block = "block" if value != "block" else "child"  # the forward's input may be named `block`
+    forward = (f"for {block} in self.children():", f"    {value} = {block}({value})", f"return {value}")
     return replace(cls, init_params=(f"*{_BLOCKS}",), init_lines=init, forward_lines=forward)

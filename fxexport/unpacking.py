@@ -5,8 +5,9 @@ as a local holding the tuple and one statement per item (`chunk = x.chunk(2, dim
 `out = chunk[0]`, `out_1 = chunk[1]`). Where every user of a result is such an item, at least two
 of them used, and the result's length is known to be exactly the count its items cover, the
 statement unpacks it instead, as the source did, `_` standing for an item nothing reads. The length
-is known from the value torch.export recorded (`meta["val"]`), from the tuple a generated class
-returns, or from `chunk(n)` reading all n chunks.
+is known from the value torch.export recorded (`meta["val"]`: its inputs' shapes are checked), from
+the tuple a generated class returns, or from `chunk(n)` reading all n chunks. A result that is itself
+an item of an unpacked result stays indexed (`out, state = self.lstm(x)`, `h = state[0]`).
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ UNUSED = "_"
 _CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
 
 
-def unpackable(gm: fx.GraphModule, dead: frozenset[fx.Node] = frozenset()) -> dict[fx.Node, list[fx.Node | None]]:
-    """Each result that can be unpacked, and its item nodes by position (None: an item nothing alive reads)."""
+def unpackable(gm: fx.GraphModule, dead: frozenset[fx.Node] = frozenset(), recorded: bool = False) -> dict[fx.Node, list[fx.Node | None]]:
+    """Each result that can be unpacked, and its item nodes by position (None: an item nothing alive reads).
+    `recorded`: the graph's `meta["val"]` lengths hold for every input it accepts (torch.export checks its
+    inputs' shapes; a traced graph with values FakeTensorProp recorded may be called with others)."""
     out: dict[fx.Node, list[fx.Node | None]] = {}
     for node in gm.graph.nodes:
         users = list(node.users)
         if not users or node.op in ("placeholder", "get_attr", "output") or not all(_is_item_of(u, node) for u in users):
             continue
-        length = _length(gm, node)
+        length = _length(gm, node, recorded)
         positions = [u.args[1] for u in users]
         if length is None or len(set(positions)) != len(positions) or not all(0 <= p < length for p in positions):
             continue
@@ -37,7 +40,8 @@ def unpackable(gm: fx.GraphModule, dead: frozenset[fx.Node] = frozenset()) -> di
             items[cast(int, user.args[1])] = None if user in dead else user
         if sum(item is not None for item in items) >= 2:
             out[node] = items
-    return out
+    inner = {item for items in out.values() for item in items if item is not None}
+    return {result: items for result, items in out.items() if result not in inner}  # `out, (h, c) = ...`: the outer only
 
 
 def _is_item_of(node: fx.Node, result: fx.Node) -> bool:
@@ -47,10 +51,10 @@ def _is_item_of(node: fx.Node, result: fx.Node) -> bool:
     )  # fmt: skip
 
 
-def _length(gm: fx.GraphModule, node: fx.Node) -> int | None:
+def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
     """How many items the result has, where that is certain."""
     value = node.meta.get("val")
-    if isinstance(value, (tuple, list)):
+    if recorded and isinstance(value, (tuple, list)):
         return len(value)
     if node.op == "call_module":
         module = gm.get_submodule(str(node.target))

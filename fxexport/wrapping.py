@@ -67,6 +67,8 @@ def wrap(line: str, indent: int) -> list[str] | None:
         return None  # a display on its own is no statement of ours
     if prefix == "def " and not all(isinstance(value, str) and _NAME.fullmatch(value) for value in _plain_parameters(expression)):
         return None  # a parameter is a name, with or without a default
+    if prefix == "def " and len(expression.items) == 1 and indent + len(line) > LINE_LENGTH:
+        return None  # black splits a lone parameter onto its line with a trailing comma
     return _lines(prefix, expression, suffix, indent)
 
 

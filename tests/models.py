@@ -1528,3 +1528,43 @@ class Threading(nn.Module):
         for block in self.blocks:
             x, tokens = block(x, tokens)
         return x * tokens
+
+
+class NestedTuple(nn.Module):
+    """An LSTM's `out, (h, c)`: a result whose item is a tuple itself (the outer one is unpacked)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(4, 4, batch_first=True)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return out.sum(1) + h[0] * c[0]
+
+
+class SplitPairs(nn.Module):
+    """`x.split(4, dim=1)` read whole: its length depends on the input (a traced graph is not unpacked)."""
+
+    def forward(self, x):
+        parts = x.split(4, dim=1)
+        return parts[0] * parts[1]
+
+
+class UnderscoreInput(nn.Module):
+    """An input named `_` beside a chunk nothing reads: the unread item takes another name."""
+
+    def forward(self, x, _):
+        a, b, c = x.chunk(3, 1)
+        return a * c + _
+
+
+class BlockInput(nn.Module):
+    """Numbered stages called with an input named `block`: the loop variable takes another name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s1 = BlockStage(4, 4, 1)
+        self.s2 = BlockStage(4, 4, 2)
+
+    def forward(self, block):
+        return self.s1(block) + self.s2(block)

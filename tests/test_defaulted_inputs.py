@@ -41,3 +41,17 @@ def test_the_shorter_forward_keeps_its_numbers() -> None:
     shorter = _class("Block_1", ("x",), ("out = self.conv(x)", "out = out + x * 0.25", "return out[:, :3]"))
     _, short = defaulted_inputs([longer, shorter], {})
     assert short.forward_lines == ("if x_1 is None:", "    x_1 = x", "x = self.conv(x)", "x = x + x_1 * 0.25", "return x[:, :3]")
+
+
+def test_imaginary_literals_must_be_equal() -> None:
+    longer = _class("Block", ("x", "x_1"), ("x = self.conv(x) * 1j", "return x + x_1"))
+    shorter = _class("Block_1", ("x",), ("out = self.conv(x) * 2j", "return out + x"))
+    assert defaulted_inputs([longer, shorter], {}) == [longer, shorter]  # 2j is no parameter generalize.py makes
+
+
+def test_each_longer_class_defaults_to_its_own_input() -> None:
+    first = _class("Block", ("x", "x_1"), LONGER[1])
+    other = _class("Block_2", ("inp", "x"), ("inp = self.conv(inp)", "inp = inp + x", "return torch.relu(inp)"))
+    shorter = _class("Block_1", ("x",), ("out = self.conv(x)", "out = out + x", "return torch.relu(out)"))
+    _, merged_other, _ = defaulted_inputs([first, other, shorter], {})
+    assert merged_other.forward_lines[:2] == ("if x is None:", "    x = inp")

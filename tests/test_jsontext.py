@@ -22,3 +22,8 @@ def test_same_text_as_json_dumps(document: object) -> None:
 def test_tuples_and_special_floats() -> None:
     document = {"shape": (1, 2), "values": [math.nan, math.inf, -math.inf, -0.0, 1e-300], "ü": "日本", "empty": [{}, []]}
     assert jsontext.dumps(document) == json.dumps(document, indent=2, sort_keys=True)
+
+
+def test_keys_that_are_not_strings() -> None:
+    for document in ({2: "b", 1: "a"}, {1.5: 0, -2.0: 1}, {True: 1, False: 0}):
+        assert jsontext.dumps(document) == json.dumps(document, indent=2, sort_keys=True)

@@ -30,6 +30,16 @@ def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return torch.export.export(model, args).module()
 
 
+def _trace_with_values(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """symbolic_trace, then FakeTensorProp's `meta["val"]` on every node (as the README shows for shapes)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+    gm = fx.symbolic_trace(model)
+    FakeTensorProp(gm, FakeTensorMode(allow_non_fake_inputs=True)).propagate(*args)
+    return gm
+
+
 def _make_fx(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return make_fx(model)(*args)
 
@@ -201,6 +211,20 @@ SHAPES = [
           counts={"x, out = self.blocks[0](x, out)": 1, "x, out = self.blocks[2](x, out)": 1}),
     Shape("threaded_state_export", _model(models.Threading), lambda: (torch.randn(2, 4),), _export, frozenset({"StateBlock"}),
           counts={"x, out = self.blocks[0](x, out)": 1, "x, out = self.blocks[2](x, out)": 1}),
+    # a result whose item is a tuple itself: the outer one is unpacked, the inner indexed
+    Shape("nested_tuple_with_values", _model(models.NestedTuple), lambda: (torch.randn(2, 3, 4),), _trace_with_values, frozenset(),
+          counts={" = self.lstm(x)": 1, "[0] * ": 1}),
+    # a traced graph's recorded values hold for its example only: a split is not unpacked by them
+    Shape("split_with_values", _model(models.SplitPairs), lambda: (torch.randn(2, 8),), _trace_with_values, frozenset(),
+          counts={"split = x.split(4, dim=1)": 1}),
+    # an input named `_`: the chunk nothing reads takes another name
+    Shape("underscore_input", _model(models.UnderscoreInput), lambda: (torch.randn(2, 6), torch.randn(2, 2)), _trace, frozenset(),
+          counts={"out, unused, chunk3 = x.chunk(3, 1)": 1, "+ _\n": 1}),
+    Shape("underscore_input_export", _model(models.UnderscoreInput), lambda: (torch.randn(2, 6), torch.randn(2, 2)), _export, frozenset(),
+          counts={", unused, ": 1}),
+    # numbered stages called with an input named `block`: the loop variable is `child`
+    Shape("block_input", _model(models.BlockInput), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut", "Shortcut_1"}),
+          counts={"for child in self.children():": 1}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
           counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),

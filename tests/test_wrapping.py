@@ -92,6 +92,7 @@ def test_wrapped_as_black_wraps(seed: int) -> None:
         "def f(" + ", ".join(["1"] * 40) + "):",  # a parameter that is no name
         "def f(" + ", ".join(f"a{i}=1" for i in range(20)) + ") -> Tuple[int, int]:",  # a subscripted return annotation
         "return f(" + ", ".join(["1"] * 40) + ")",  # a keyword before the call
+        "def f(a_parameter_name_long_enough_to_need_a_line_of_its_own_xxxxxx='x') -> None:".replace("'", '"'),  # one parameter: black adds a comma
     ],
 )
 def test_declines_what_black_must_decide(line: str) -> None:
