@@ -15,6 +15,7 @@ from torch import fx
 from .access import module_access
 from .annotations import shape_comment
 from .deadcode import METADATA, dead_nodes
+from .defaults import without_defaults
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
 from .imports import ImportTable
@@ -356,7 +357,7 @@ class _Emitter:
             if target is builtins.getattr and len(args) == 2 and isinstance(args[1], str) and is_plain_identifier(args[1]):
                 return f"{self.operand(args[0], node)}.{args[1]}"
         reference = function_reference(target, self.imports, f"node {node.name!r}")
-        return f"{reference}({self.call_args(node, args, kwargs)})"
+        return f"{reference}({self.call_args(node, args, without_defaults(target, kwargs))})"
 
     def name_values(self, namespace: Namespace) -> None:
         """One name per value, or per chain of values each taking its input's name; a chain of

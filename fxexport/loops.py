@@ -15,7 +15,9 @@ it is written as the loop. Each call receives the one growing list; the callees 
 parameter (packing.py) and only read it while they run, so each sees what its unrolled list held.
 
 Blocks of one code applied one after another over a whole container, with the same other arguments,
-are a loop too (a chain): `for layer in self.layers: x = layer(x, mask)`.
+are a loop too (a chain): `for layer in self.layers: x = layer(x, mask)`; so is a Sequential or
+ModuleDict subclass whose forward runs all its children in order, whatever their classes
+(torchvision's `IntermediateLayerGetter`: `for layer in self.values(): x = layer(x)`).
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
     children = _children(gm, [str(c.target) for c in calls])
     if children is None or children.endswith(".children()"):
         return None  # the layers of a block one after another are its code, not a loop over a container
-    if len({_code(gm.get_submodule(str(c.target))) for c in calls}) != 1:
+    own = children in ("self", "self.values()")  # a container's own forward over all its children, as nn.Sequential runs them
+    if not own and len({_code(gm.get_submodule(str(c.target))) for c in calls}) != 1:
         return None  # blocks of other classes or codes: each call says which
     return Chain(tuple(calls), first.args[0], children)
 

@@ -56,7 +56,7 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.conv(x)
         x = self.bn(x)
-        x = F.relu(x, inplace=False)
+        x = F.relu(x)
         x = self.pool(x)
         x = self.conv2(x)
         x = self.bn2(x)

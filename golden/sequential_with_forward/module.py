@@ -32,19 +32,9 @@ class PooledHead(nn.Sequential):  # tests/models.py:610 PooledHead
 
     def forward(self, x):
         getitem = x.shape[-2:]
-        x = self[0](x)
-        x = self[1](x)
-        x = self[2](x)
-        x = F.interpolate(
-            x,
-            size=getitem,
-            scale_factor=None,
-            mode="nearest",
-            align_corners=None,
-            recompute_scale_factor=None,
-            antialias=False,
-        )
-        return x
+        for layer in self:
+            x = layer(x)
+        return F.interpolate(x, size=getitem)
 
 
 class FxModule(nn.Module):
