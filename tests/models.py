@@ -1468,18 +1468,9 @@ class DeadCode(nn.Module):
         return y * 2
 
 
-class LongScaled(nn.Module):
+class LongScaled(MetaBlock):
     """MetaBlock with more statements on each side: torch.export's comments, one per source line,
     double the lines each side has of its own."""
-
-    def __init__(self, width: int, scaled: bool) -> None:
-        super().__init__()
-        self.norm1 = nn.LayerNorm(width)
-        self.res_scale1 = LayerScale(width) if scaled else None
-        self.mix = nn.Linear(width, width)
-        self.norm2 = nn.LayerNorm(width)
-        self.res_scale2 = LayerScale(width) if scaled else None
-        self.mlp = nn.Linear(width, width)
 
     def forward(self, x):
         y = torch.relu(self.mix(self.norm1(x)))
