@@ -129,7 +129,7 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
         file = inspect.getsourcefile(found)  # type: ignore[arg-type]
     except (TypeError, OSError):
         return None
-    return (str(Path(file).resolve()), start, start + len(lines) - 1) if file else None
+    return (_resolved(file), start, start + len(lines) - 1) if file else None
 
 
 def own_stack_trace(stack_trace: str | None, cls: type | str) -> str | None:
@@ -139,10 +139,20 @@ def own_stack_trace(stack_trace: str | None, cls: type | str) -> str | None:
     if not stack_trace or span is None:
         return None
     for match in _FRAME.finditer(stack_trace):
-        file, line = str(Path(match["file"]).resolve()), int(match["line"])
+        file, line = _resolved(match["file"]), int(match["line"])
         if file == span[0] and span[1] <= line <= span[2]:
             return stack_trace[match.start() :]
     return None
+
+
+def _resolved(file: str) -> str:
+    """The file's real path: asked of the file system once per file and folder (every frame of every node's trace names one)."""
+    return _resolved_in(file, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _resolved_in(file: str, cwd: str) -> str:
+    return str(Path(file).resolve())
 
 
 def annotation(node: fx.Node) -> str | None:
