@@ -46,7 +46,7 @@ def short_path(path: str) -> str:
 @lru_cache(maxsize=1024)
 def _short_path(path: str, cwd: str) -> str:
     """Kept per file (and folder a relative one is in): resolving asks the file system for each folder of the path."""
-    resolved = Path(path).resolve()
+    resolved = Path(_resolved_in(path, cwd))
     for root in _roots():
         if resolved.is_relative_to(root):
             return resolved.relative_to(root).as_posix()

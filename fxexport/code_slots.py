@@ -11,10 +11,14 @@ from __future__ import annotations
 import ast
 import io
 import keyword
+import re
 import tokenize
 from dataclasses import dataclass
 
 from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text
+
+# The names an assignment statement binds (`x = ...`, `a, b = ...`): its first group, at the start of the statement.
+ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 
 
 @dataclass(frozen=True)

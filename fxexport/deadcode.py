@@ -32,6 +32,7 @@ PURE_FUNCTIONS = frozenset({
     torch.full_like, torch.empty_like, torch.flatten, torch.transpose, torch.reshape, torch.unsqueeze,
     torch.squeeze, torch.permute, torch.cat, torch.stack,
 })  # fmt: skip
+# Tensor attributes that only read metadata (symbolic_trace records `x.ndim` for an f-string in an assert message).
 METADATA = frozenset({"ndim", "shape", "dtype", "device", "is_cuda", "requires_grad", "layout"})
 
 
@@ -49,6 +50,9 @@ def _pure(node: fx.Node) -> bool:
         return node.target in PURE_METHODS
     if node.op != "call_function":
         return False
-    if node.target is builtins.getattr:
-        return len(node.args) == 2 and node.args[1] in METADATA
-    return node.target in PURE_FUNCTIONS and "out" not in node.kwargs
+    return reads_metadata(node) or (node.target in PURE_FUNCTIONS and "out" not in node.kwargs)
+
+
+def reads_metadata(node: fx.Node) -> bool:
+    """`x.shape`, `x.ndim`, ...: a tensor attribute that only reads metadata."""
+    return node.op == "call_function" and node.target is builtins.getattr and len(node.args) == 2 and node.args[1] in METADATA

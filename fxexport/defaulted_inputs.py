@@ -16,17 +16,15 @@ Callers are unchanged: those that passed the input pass it still, the others omi
 
 from __future__ import annotations
 
-import re
 import tokenize
 from dataclasses import replace
 
 from .child_lines import init_template
-from .code_slots import filled, line_tokens, number_slots, parameter_names, variable_tokens
+from .code_slots import ASSIGNED, filled, line_tokens, number_slots, parameter_names, variable_tokens
+from .flags import INDENT
 from .ir import ClassIR
 
 Known = dict[str, tuple[str, ...]]
-INDENT = "    "
-_TARGETS = re.compile(r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 
 
 def defaulted_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
@@ -84,7 +82,7 @@ def _canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str
         tokens = line_tokens(line)
         if not tokens or line.startswith((" ", "\t")) or line.rstrip().endswith(":"):
             return None
-        targets = _TARGETS.match(line)
+        targets = ASSIGNED.match(line)
         split = targets.end() if targets else 0
         variables = {id(t) for t in variable_tokens(tokens)}
         uses = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .code_slots import called_names, line_tokens, parameter_names, rename_variables, variable_tokens
+from .code_slots import ASSIGNED, called_names, line_tokens, parameter_names, rename_variables, variable_tokens
 
 INDENT = "    "
 
@@ -193,7 +193,7 @@ def _locals(lines: tuple[str, ...]) -> set[str]:
     """Names the lines bind: assignment targets and loop variables."""
     out: set[str] = set()
     for line in lines:
-        if (m := re.match(r"\s*for ([A-Za-z_]\w*) in ", line)) or (m := re.match(r"\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)", line)):
+        if (m := re.match(r"\s*for ([A-Za-z_]\w*) in ", line)) or (m := ASSIGNED.match(line.lstrip())):
             out.update(name.strip() for name in m[1].split(","))
     return out
 

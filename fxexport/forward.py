@@ -14,7 +14,7 @@ from torch import fx
 
 from .access import module_access
 from .annotations import shape_comment
-from .deadcode import METADATA, dead_nodes
+from .deadcode import dead_nodes, reads_metadata
 from .defaults import without_defaults
 from .errors import FxExportError
 from .guards import input_checks, is_guards_module
@@ -560,7 +560,7 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
         target = node.target
         if node.op == "call_method" and target in _SIZE_METHODS:
             small.add(node)
-        elif _reads_metadata(node):
+        elif reads_metadata(node):
             small.add(node)
         elif node.op == "call_function" and target is torch._assert:
             small.add(node)
@@ -570,17 +570,10 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
     return small
 
 
-def _reads_metadata(node: fx.Node) -> bool:
-    """`x.shape`, `x.ndim`, ...: a tensor attribute that only reads metadata."""
-    return node.op == "call_function" and node.target is builtins.getattr and len(node.args) == 2 and node.args[1] in METADATA
-
-
 def _is_item(node: fx.Node) -> bool:
     return node.op == "call_function" and node.target is operator.getitem
 
 
-# Tensor attributes that only read metadata: reading one nothing uses is left out (symbolic_trace
-# records `x.ndim` for an f-string in an assert message).
 def emit_forward(
     gm: fx.GraphModule,
     namespace: Namespace,
