@@ -11,25 +11,32 @@ set from the other first, as the source wrote it:
         if x_1 is None:
             x_1 = x
 
-Callers are unchanged: those that passed the input pass it still, the others omit it.
+Callers are unchanged: those that passed the input pass it still, the others omit it. An input
+left out in the middle (BART's cross-attention `attn(x, key_value_states, mask)` beside its
+self-attention `attn(x, mask)`) is taken last, and the callers that pass it pass it last
+(reordered_calls.py), where every one of them is a direct call of a child its holder builds.
 """
 
 from __future__ import annotations
 
+import re
 import tokenize
 from dataclasses import replace
 
 from .child_lines import init_template
-from .code_slots import ASSIGNED, filled, line_tokens, number_slots, parameter_names, variable_tokens
+from .code_slots import ASSIGNED, filled, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
 from .flags import INDENT
 from .ir import ClassIR
+from .reordered_calls import Order, reorder_callers
 
 Known = dict[str, tuple[str, ...]]
+_GENERIC = re.compile(r"x(_\d+)?")  # the names subgraphs.py gives inputs that are no model input
 
 
-def defaulted_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
-    """The level with the classes of each source class whose forwards differ by a last input their
-    callers may leave out given one forward, that input defaulting to another."""
+def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known) -> tuple[list[ClassIR], list[ClassIR]]:
+    """The level with the classes of each source class whose forwards differ by an input their callers
+    may leave out given one forward, that input defaulting to another; and the pending classes, their
+    calls of such a class passing that input last where it was not."""
     families: dict[tuple[object, ...], dict[int, list[ClassIR]]] = {}
     for cls in level:
         if not (cls.is_root or cls.parent or cls.takes_children) and _plain_parameters(cls.forward_params):
@@ -41,14 +48,21 @@ def defaulted_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
             shorter = by_count.get(count - 1, [])
             if not shorter or len(_forwards(longer)) != 1 or len(_forwards(shorter)) != 1:
                 continue
-            position = _alias(longer[0], shorter[0])
-            if position is None:
+            found = _alias(longer[0], shorter[0])
+            if found is None:
                 continue
+            extra, position = found
+            order = tuple(i for i in range(count) if i != extra) + (extra,)
+            if extra != count - 1:
+                callers = reorder_callers(pending, {c.name for c in longer}, order)
+                if callers is None:
+                    continue
+                pending = callers
             for cls in longer:  # each with its own inputs' names
-                out[cls.name] = _with_default(cls, cls.forward_lines, position)
+                out[cls.name] = _with_default(cls, cls.forward_lines, order, position)
             for cls in shorter:
-                out[cls.name] = _with_default(longer[0], _renumbered(longer[0].forward_lines, cls.forward_lines), position, cls)
-    return [out[c.name] for c in level]
+                out[cls.name] = _with_default(longer[0], _renumbered(longer[0].forward_lines, cls.forward_lines), order, position, cls)
+    return [out[c.name] for c in level], pending
 
 
 def _plain_parameters(params: tuple[str, ...]) -> bool:
@@ -60,13 +74,19 @@ def _forwards(group: list[ClassIR]) -> set[tuple[str, ...]]:
     return {_canonical(c.forward_lines, parameter_names(c.forward_params)) or ("\0",) for c in group}
 
 
-def _alias(longer: ClassIR, shorter: ClassIR) -> int | None:
-    """The position of the input of `longer` its last input stands for in `shorter`, where that makes one computation."""
-    *head, last = parameter_names(longer.forward_params)
+def _alias(longer: ClassIR, shorter: ClassIR) -> tuple[int, int] | None:
+    """(the position of the input of `longer` that `shorter` lacks, the position of the input it stands
+    for there) where that makes one computation; the last input is tried first."""
+    names = parameter_names(longer.forward_params)
     wanted = _canonical(shorter.forward_lines, parameter_names(shorter.forward_params))
     if wanted is None or len(number_slots(longer.forward_lines)) != len(number_slots(shorter.forward_lines)):
         return None
-    return next((k for k, name in enumerate(head) if _canonical(longer.forward_lines, head, {last: name}) == wanted), None)
+    for extra in reversed(range(len(names))):
+        rest = names[:extra] + names[extra + 1 :]
+        for position, name in enumerate(names):
+            if position != extra and _canonical(longer.forward_lines, rest, {names[extra]: name}) == wanted:
+                return extra, position
+    return None
 
 
 def _canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str] | None = None) -> tuple[str, ...] | None:
@@ -107,8 +127,14 @@ def _renumbered(lines: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]
     return filled(lines, number_slots(lines), [slot.text for slot in number_slots(own)])
 
 
-def _with_default(longer: ClassIR, lines: tuple[str, ...], position: int, cls: ClassIR | None = None) -> ClassIR:
-    """A class (`cls`, else `longer`) running `lines` with `longer`'s inputs, the last one defaulting to the one at `position`."""
-    *head, last = parameter_names(longer.forward_params)
-    prologue = (f"if {last} is None:", f"{INDENT}{last} = {head[position]}")
-    return replace(cls or longer, forward_params=(*head, f"{last}=None"), forward_lines=(*prologue, *lines))
+def _with_default(longer: ClassIR, lines: tuple[str, ...], order: Order, position: int, cls: ClassIR | None = None) -> ClassIR:
+    """A class (`cls`, else `longer`) running `lines` with `longer`'s inputs in `order`, the last one
+    defaulting to the one at `position`; generic names (`x`, `x_1`, ...) renamed to read in order again."""
+    names = parameter_names(longer.forward_params)
+    *head, last = [names[i] for i in order]
+    lines = (f"if {last} is None:", f"{INDENT}{last} = {names[position]}", *lines)
+    if all(_GENERIC.fullmatch(n) for n in names):
+        renames = {new: old for new, old in zip((*head, last), names) if new != old}
+        lines = tuple(rename_variables(line, renames) for line in lines)
+        *head, last = names
+    return replace(cls or longer, forward_params=(*head, f"{last}=None"), forward_lines=lines)

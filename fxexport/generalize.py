@@ -62,7 +62,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level, passed = children_passed_in(level, params)
         level, chained = chained_children_passed_in(level, params)
         passed.update(chained)
-        level = defaulted_inputs(level, params)
+        level, pending = defaulted_inputs(level, pending, params)
         level, lacking = pad(identity_children(level), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):

@@ -1559,3 +1559,41 @@ class BlockInput(nn.Module):
 
     def forward(self, block):
         return self.s1(block) + self.s2(block)
+
+
+class Attending(nn.Module):
+    """BART's attention: self-attention (`attn(x, mask=mask)`) or, given another sequence, cross-attention."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
+
+    def forward(self, x, context=None, mask=None):
+        if context is None:
+            context = x
+        scores = self.q(x) @ self.k(context).transpose(-2, -1) + mask
+        return scores.softmax(-1) @ self.v(context)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.self_attn = Attending(dim)
+        self.cross_attn = Attending(dim)
+
+    def forward(self, x, memory, mask):
+        x = x + self.self_attn(x, mask=mask)
+        return x + self.cross_attn(x, memory, mask)
+
+
+class Decoding(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([DecoderLayer(8), DecoderLayer(8)])
+
+    def forward(self, x, memory, mask):
+        for layer in self.layers:
+            x = layer(x, memory, mask)
+        return x

@@ -27,7 +27,7 @@ def _class(name: str, params: tuple[str, ...], lines: tuple[str, ...]) -> ClassI
 @pytest.mark.parametrize("name,shorter,prologue", CASES, ids=[c[0] for c in CASES])
 def test_a_left_out_input_defaults_only_where_the_code_agrees(name: str, shorter: tuple, prologue: tuple[str, ...] | None) -> None:
     level = [_class("Block", *LONGER), _class("Block_1", *shorter)]
-    longer, short = defaulted_inputs(level, {})
+    longer, short = defaulted_inputs(level, [], {})[0]
     if prologue is None:
         assert (longer, short) == tuple(level)
         return
@@ -39,19 +39,55 @@ def test_a_left_out_input_defaults_only_where_the_code_agrees(name: str, shorter
 def test_the_shorter_forward_keeps_its_numbers() -> None:
     longer = _class("Block", ("x", "x_1"), ("x = self.conv(x)", "x = x + x_1 * 0.5", "return x[:, :2]"))
     shorter = _class("Block_1", ("x",), ("out = self.conv(x)", "out = out + x * 0.25", "return out[:, :3]"))
-    _, short = defaulted_inputs([longer, shorter], {})
+    _, short = defaulted_inputs([longer, shorter], [], {})[0]
     assert short.forward_lines == ("if x_1 is None:", "    x_1 = x", "x = self.conv(x)", "x = x + x_1 * 0.25", "return x[:, :3]")
 
 
 def test_imaginary_literals_must_be_equal() -> None:
     longer = _class("Block", ("x", "x_1"), ("x = self.conv(x) * 1j", "return x + x_1"))
     shorter = _class("Block_1", ("x",), ("out = self.conv(x) * 2j", "return out + x"))
-    assert defaulted_inputs([longer, shorter], {}) == [longer, shorter]  # 2j is no parameter generalize.py makes
+    assert defaulted_inputs([longer, shorter], [], {})[0] == [longer, shorter]  # 2j is no parameter generalize.py makes
 
 
 def test_each_longer_class_defaults_to_its_own_input() -> None:
     first = _class("Block", ("x", "x_1"), LONGER[1])
     other = _class("Block_2", ("inp", "x"), ("inp = self.conv(inp)", "inp = inp + x", "return torch.relu(inp)"))
     shorter = _class("Block_1", ("x",), ("out = self.conv(x)", "out = out + x", "return torch.relu(out)"))
-    _, merged_other, _ = defaulted_inputs([first, other, shorter], {})
+    _, merged_other, _ = defaulted_inputs([first, other, shorter], [], {})[0]
     assert merged_other.forward_lines[:2] == ("if x is None:", "    x = inp")
+
+
+# an input left out in the middle (BART's cross-attention beside its self-attention): taken last, callers reordered
+CROSS = _class("Attention", ("x", "x_1", "x_2"), ("q = self.conv(x)", "k = self.conv(x_1)", "return q * k + x_2"))
+SELF = _class("Attention_1", ("x", "x_1"), ("out = self.conv(x)", "out_1 = self.conv(x)", "return out * out_1 + x_1"))
+HOLDER = ("self.self_attn = Attention_1()", "self.cross_attn = Attention()")
+CALLERS = [  # (name, the holder's init and forward lines, its forward after the merge or None: nothing merged)
+    ("direct calls", (HOLDER, ("x = self.self_attn(x, m)", "return self.cross_attn(x, enc, m)")),
+     ("x = self.self_attn(x, m)", "return self.cross_attn(x, m, enc)")),
+    ("calls in a block", (HOLDER, ("if flag:", "    x = self.cross_attn(x, enc, m) + self.cross_attn(x, x, m)", "return x")),
+     ("if flag:", "    x = self.cross_attn(x, m, enc) + self.cross_attn(x, m, x)", "return x")),
+    ("a keyword", (HOLDER, ("return self.cross_attn(x, enc, mask=m)",)), None),
+    ("no call", (HOLDER, ("f = self.cross_attn", "return f(x, enc, m)")), None),
+    ("a call inside a call", (HOLDER, ("return self.cross_attn(x, self.cross_attn(x, enc, m), m)",)), None),
+    ("a container", (("self.layers = nn.ModuleList([Attention()])",), ("return self.layers[0](x, enc, m)",)), None),
+]
+
+
+@pytest.mark.parametrize("name,holder,expected", CALLERS, ids=[c[0] for c in CALLERS])
+def test_an_input_left_out_in_the_middle_is_taken_last(name: str, holder: tuple, expected: tuple[str, ...] | None) -> None:
+    init, forward = holder
+    parent = ClassIR("Layer", False, init, (), ("x", "enc", "m", "flag"), forward, "# m.py:9 Layer")
+    (cross, short), (caller,) = defaulted_inputs([CROSS, SELF], [parent], {})
+    if expected is None:
+        assert (cross, short, caller) == (CROSS, SELF, parent)
+        return
+    assert caller.forward_lines == expected
+    assert cross.forward_params == short.forward_params == ("x", "x_1", "x_2=None")
+    assert cross.forward_lines == short.forward_lines == ("if x_2 is None:", "    x_2 = x", "q = self.conv(x)", "k = self.conv(x_2)", "return q * k + x_1")
+
+
+def test_named_inputs_keep_their_names_when_taken_last() -> None:
+    cross = _class("Attention", ("hidden", "memory", "mask"), ("q = self.conv(hidden)", "k = self.conv(memory)", "return q * k + mask"))
+    (merged, _), _ = defaulted_inputs([cross, SELF], [], {})
+    assert merged.forward_params == ("hidden", "mask", "memory=None")
+    assert merged.forward_lines[:2] == ("if memory is None:", "    memory = hidden")

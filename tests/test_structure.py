@@ -185,6 +185,12 @@ SHAPES = [
           counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1, "x_1 = x\n": 1, "self.second = Shortcutted()": 1}),
     Shape("defaulted_input_export", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcutted"}),
           counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1}),
+    # an input some callers leave out in the middle (cross-attention beside self-attention): taken last, callers reordered
+    Shape("defaulted_middle_input", _model(models.Decoding), lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(5, 5)), _trace,
+          frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, memory=None):": 1, "if memory is None:": 1,
+                                                          "self.cross_attn(x, mask, memory)": 1, "self.self_attn(x, mask)": 1}),
+    Shape("defaulted_middle_input_export", _model(models.Decoding), lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(5, 5)),
+          _export, frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, memory=None):": 1, "if memory is None:": 1}),
     # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
     Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
