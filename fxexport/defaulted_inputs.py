@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import replace
 
 from .child_lines import init_template
@@ -37,59 +38,66 @@ def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known)
     """The level with the classes of each source class whose forwards differ by an input their callers
     may leave out given one forward, that input defaulting to another; and the pending classes, their
     calls of such a class passing that input last where it was not."""
+    out = {c.name: c for c in level}
+    for longer, shorter in one_input_apart(level, known):
+        found = _alias(longer[0], shorter[0])
+        if found is None:
+            continue
+        extra, position = found
+        count = len(longer[0].forward_params)
+        order = tuple(i for i in range(count) if i != extra) + (extra,)
+        if extra != count - 1:
+            callers = reorder_callers(pending, {c.name for c in longer}, order)
+            if callers is None:
+                continue
+            pending = callers
+        for cls in longer:  # each with its own inputs' names
+            out[cls.name] = _with_default(cls, cls.forward_lines, order, position)
+        for cls in shorter:
+            out[cls.name] = _with_default(longer[0], renumbered(longer[0].forward_lines, cls.forward_lines), order, position, cls)
+    return [out[c.name] for c in level], pending
+
+
+def one_input_apart(level: list[ClassIR], known: Known) -> Iterator[tuple[list[ClassIR], list[ClassIR]]]:
+    """(longer, shorter): the classes of one source class (one `__init__` but for literals and children
+    passed whole) whose forwards take one input more than the others', each side one code."""
     families: dict[tuple[object, ...], dict[int, list[ClassIR]]] = {}
     for cls in level:
         if not (cls.is_root or cls.parent or cls.takes_children) and _plain_parameters(cls.forward_params):
             by_count = families.setdefault((*cls.source, init_template(cls, known)), {})
             by_count.setdefault(len(cls.forward_params), []).append(cls)
-    out = {c.name: c for c in level}
     for by_count in families.values():
         for count, longer in by_count.items():
             shorter = by_count.get(count - 1, [])
-            if not shorter or len(_forwards(longer)) != 1 or len(_forwards(shorter)) != 1:
-                continue
-            found = _alias(longer[0], shorter[0])
-            if found is None:
-                continue
-            extra, position = found
-            order = tuple(i for i in range(count) if i != extra) + (extra,)
-            if extra != count - 1:
-                callers = reorder_callers(pending, {c.name for c in longer}, order)
-                if callers is None:
-                    continue
-                pending = callers
-            for cls in longer:  # each with its own inputs' names
-                out[cls.name] = _with_default(cls, cls.forward_lines, order, position)
-            for cls in shorter:
-                out[cls.name] = _with_default(longer[0], _renumbered(longer[0].forward_lines, cls.forward_lines), order, position, cls)
-    return [out[c.name] for c in level], pending
+            if shorter and len(_forwards(longer)) == 1 and len(_forwards(shorter)) == 1:
+                yield longer, shorter
 
 
 def _plain_parameters(params: tuple[str, ...]) -> bool:
-    return bool(params) and not any(p.startswith("*") or "=" in p for p in params)
+    return not any(p.startswith("*") or "=" in p for p in params)
 
 
 def _forwards(group: list[ClassIR]) -> set[tuple[str, ...]]:
     """The forwards of the group's classes, their numbers masked: one code for the group to take part."""
-    return {_canonical(c.forward_lines, parameter_names(c.forward_params)) or ("\0",) for c in group}
+    return {canonical(c.forward_lines, parameter_names(c.forward_params)) or ("\0",) for c in group}
 
 
 def _alias(longer: ClassIR, shorter: ClassIR) -> tuple[int, int] | None:
     """(the position of the input of `longer` that `shorter` lacks, the position of the input it stands
     for there) where that makes one computation; the last input is tried first."""
     names = parameter_names(longer.forward_params)
-    wanted = _canonical(shorter.forward_lines, parameter_names(shorter.forward_params))
+    wanted = canonical(shorter.forward_lines, parameter_names(shorter.forward_params))
     if wanted is None or len(number_slots(longer.forward_lines)) != len(number_slots(shorter.forward_lines)):
         return None
     for extra in reversed(range(len(names))):
         rest = names[:extra] + names[extra + 1 :]
         for position, name in enumerate(names):
-            if position != extra and _canonical(longer.forward_lines, rest, {names[extra]: name}) == wanted:
+            if position != extra and canonical(longer.forward_lines, rest, {names[extra]: name}) == wanted:
                 return extra, position
     return None
 
 
-def _canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str] | None = None) -> tuple[str, ...] | None:
+def canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str] | None = None) -> tuple[str, ...] | None:
     """The code lines with every variable named by where it is bound (inputs by position, an alias as the
     input it stands for), numbers masked; None for code this does not read (blocks, compound statements)."""
     names = {name: f"\0in{i}" for i, name in enumerate(params)}
@@ -122,7 +130,7 @@ def _masked(token: tokenize.TokenInfo) -> bool:
     return token.type == tokenize.NUMBER and not token.string.lower().endswith("j")
 
 
-def _renumbered(lines: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]:
+def renumbered(lines: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]:
     """`lines` with the numbers of `own`, which computes the same with other numbers (in the same order)."""
     return filled(lines, number_slots(lines), [slot.text for slot in number_slots(own)])
 

@@ -28,6 +28,7 @@ from .code_slots import (
     rename_names,
     rewrite_calls,
 )
+from .computed_inputs import computed_inputs
 from .defaulted_inputs import defaulted_inputs
 from .elements import Absent, Element, built_in_steps, element_of, element_text, flag_base, pad
 from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
@@ -63,6 +64,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level, chained = chained_children_passed_in(level, params)
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
+        level = computed_inputs(level, params)
         level, lacking = pad(identity_children(level), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):

@@ -50,6 +50,10 @@ def _randn(*shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.randn(*shape, generator=torch.Generator().manual_seed(1)),)
 
 
+def _randns(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.randn(*shape, generator=torch.Generator().manual_seed(1 + i)) for i, shape in enumerate(shapes))
+
+
 def _tokens(high: int, *shape: int) -> Callable[[], tuple[torch.Tensor, ...]]:
     return lambda: (torch.randint(0, high, shape, generator=torch.Generator().manual_seed(2)),)
 
@@ -95,6 +99,7 @@ CASES = [
     Case("optional_elements", traced(models.ExpandingNet), _randn(2, 4, 6, 6)),
     Case("defaulted_input", traced(models.ShortcuttedNet), _randn(2, 4, 8, 8)),
     Case("numbered_blocks", traced(models.BlockStages), _randn(2, 4, 16, 16)),
+    Case("defaulted_middle_input", traced(models.Decoding), _randns((2, 5, 8), (2, 5, 8), (5, 5))),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -1597,3 +1597,28 @@ class Decoding(nn.Module):
         for layer in self.layers:
             x = layer(x, memory, mask)
         return x
+
+
+class Positions(nn.Module):
+    """BART's learned positional embedding: positions made where the caller gives none."""
+
+    def __init__(self, length: int, dim: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(length + 2, dim))
+
+    def forward(self, position_ids=None):
+        if position_ids is None:
+            position_ids = torch.arange(8).expand(1, -1)
+        else:
+            position_ids = position_ids.unsqueeze(0)
+        return F.embedding(position_ids + 2, self.weight)
+
+
+class Positioned(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoder_positions = Positions(8, 4)
+        self.decoder_positions = Positions(8, 4)
+
+    def forward(self, position_ids):
+        return self.encoder_positions() + self.decoder_positions(position_ids)

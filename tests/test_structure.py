@@ -191,6 +191,9 @@ SHAPES = [
                                                           "self.cross_attn(x, mask, memory)": 1, "self.self_attn(x, mask)": 1}),
     Shape("defaulted_middle_input_export", _model(models.Decoding), lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(5, 5)),
           _export, frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, memory=None):": 1, "if memory is None:": 1}),
+    # an input some callers leave out, the block computing it then (BART's positions): one forward computing it when None
+    Shape("computed_input_export", _model(models.Positioned), lambda: (torch.arange(8),), _export, frozenset({"Positions"}),
+          counts={"def forward(self, position_ids=None):": 1, "if position_ids is None:": 1, "else:": 1, "out = out + 2": 1}),
     # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
     Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),

@@ -1,0 +1,59 @@
+"""computed_inputs.py: a last input some callers leave out, the block computing it then, becomes one forward
+computing it when it is None; only where the shared ending reads one value from each side's beginning."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxexport.computed_inputs import computed_inputs
+from fxexport.ir import ClassIR
+
+INIT = ("self.weight = nn.Parameter(torch.empty(10, 4))",)
+SHORTER = ((), ("out = torch.arange(8)", "out = out.expand(1, -1)", "out = out + 2", "return F.embedding(out, self.weight)"))
+CASES = [  # (name, longer forward (params, lines), the merged forward or None: kept apart)
+    ("both compute the value", (("ids",), ("x = ids.unsqueeze(0)", "x = x + 2", "return F.embedding(x, self.weight)")),
+     ("if ids is None:", "    x = torch.arange(8)", "    x = x.expand(1, -1)", "else:", "    x = ids.unsqueeze(0)", "x = x + 2",
+      "return F.embedding(x, self.weight)")),
+    ("the input is the value", (("ids",), ("ids = ids + 2", "return F.embedding(ids, self.weight)")),
+     ("if ids is None:", "    ids = torch.arange(8)", "    ids = ids.expand(1, -1)", "ids = ids + 2", "return F.embedding(ids, self.weight)")),
+    ("comments go with their statement", (("ids",), ("# a.py:3", "x = ids.unsqueeze(0)", "# a.py:4", "x = x + 2", "return F.embedding(x, self.weight)")),
+     ("if ids is None:", "    x = torch.arange(8)", "    x = x.expand(1, -1)", "else:", "    # a.py:3", "    x = ids.unsqueeze(0)", "# a.py:4",
+      "x = x + 2", "return F.embedding(x, self.weight)")),
+    ("the ending reads two values", (("ids",), ("x = ids.unsqueeze(0)", "x = x + 2", "return F.embedding(x, self.weight) + ids")), None),
+    ("beginnings apart but short", (("ids",), ("x = ids.unsqueeze(0)", "x = x * 2", "return F.embedding(x, self.weight)")),
+     ("if ids is None:", "    x = torch.arange(8)", "    x = x.expand(1, -1)", "    x = x + 2", "else:", "    x = ids.unsqueeze(0)",
+      "    x = x * 2", "return F.embedding(x, self.weight)")),
+    ("long beginnings apart", (("ids",), (*(["x = ids.unsqueeze(0)"] + ["x = x * 2"] * 8), "return F.embedding(x, self.weight)")), None),
+    ("a block first", (("ids",), ("if ids is None:", "    ids = ids", "return F.embedding(ids, self.weight)")), None),
+]
+
+
+def _class(name: str, params: tuple[str, ...], lines: tuple[str, ...]) -> ClassIR:
+    return ClassIR(name, False, INIT, (), params, lines, "# m.py:1 Positions")
+
+
+@pytest.mark.parametrize("name,longer,merged", CASES, ids=[c[0] for c in CASES])
+def test_a_left_out_input_is_computed_only_where_the_endings_agree(name: str, longer: tuple, merged: tuple[str, ...] | None) -> None:
+    level = [_class("Positions", *SHORTER), _class("Positions_1", *longer)]
+    short, long = computed_inputs(level, {})
+    if merged is None:
+        assert (short, long) == tuple(level)
+        return
+    assert short.forward_params == long.forward_params == ("ids=None",)
+    assert long.forward_lines == merged
+    assert short.forward_lines == merged
+
+
+def test_each_class_keeps_its_numbers_in_the_shared_ending() -> None:
+    longer = _class("Positions_1", ("ids",), ("x = ids.unsqueeze(0)", "x = x + 3", "return F.embedding(x, self.weight)"))
+    short, long = computed_inputs([_class("Positions", *SHORTER), longer], {})
+    assert "x = x + 2" in short.forward_lines
+    assert "x = x + 3" in long.forward_lines
+
+
+def test_the_computed_value_takes_names_the_forward_does_not_use() -> None:
+    shorter = _class("Positions", ("a",), ("x = torch.arange(8)", "out = x + a", "return F.embedding(out, self.weight)"))
+    longer = _class("Positions_1", ("a", "x"), ("return F.embedding(x, self.weight)",))
+    short, long = computed_inputs([shorter, longer], {})
+    assert long.forward_lines == ("if x is None:", "    x_1 = torch.arange(8)", "    x = x_1 + a", "return F.embedding(x, self.weight)")
+    assert short.forward_params == ("a", "x=None")
