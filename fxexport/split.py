@@ -18,6 +18,7 @@ import torch
 from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, numbered_in_any_order
+from .aliases import identity_source, reads_outside
 from .calls import (
     Call,
     Frame,
@@ -54,6 +55,7 @@ def split(gm: fx.GraphModule) -> Structure:
     leaves = {str(n.target) for n in gm.graph.find_nodes(op="call_module")}
     nodes = body_nodes(gm)
     frames = {n: recorded_frames(n, leaves) for n in nodes}
+    gm, nodes, frames = _unaliased(gm, nodes, frames)
     modules = dict(gm.named_modules(remove_duplicate=False))
     inline: dict[str, InlineModule] = {}
     while True:
@@ -71,6 +73,25 @@ def split(gm: fx.GraphModule) -> Structure:
     if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
+
+
+def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:
+    """`gm` (a copy, when it changes) where uses outside a module call of a node that returns its input
+    itself read that input (aliases.py); the body nodes and their frames in it."""
+    swaps = {n: (source, users) for n in nodes if (source := identity_source(n)) is not None and (users := reads_outside(n, frames))}
+    if not swaps:
+        return gm, nodes, frames
+    graph = fx.Graph()
+    graph._codegen = gm.graph._codegen
+    env: dict[fx.Node, fx.Node] = {}
+    for node in gm.graph.nodes:
+        env[node] = graph.node_copy(node, env.__getitem__)
+    for node, (source, users) in swaps.items():
+        for user in users:
+            env[user].replace_input_with(env[node], env[source])
+    copied = module_from(gm, graph, type(gm).__name__)
+    copied.meta = dict(getattr(gm, "meta", {}))
+    return copied, [env[n] for n in nodes], {env[n]: f for n, f in frames.items()}
 
 
 def _problems(

@@ -1622,3 +1622,37 @@ class Positioned(nn.Module):
 
     def forward(self, position_ids):
         return self.encoder_positions() + self.decoder_positions(position_ids)
+
+
+class FloatNorm(nn.Module):
+    """T5's layer norm: `x.to(torch.float32)` of a float32 x is x itself, so torch.export records the
+    caller's later uses of x as uses of the `to` made inside this call."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        variance = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + 1e-6))
+
+
+class NormedResidual(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = FloatNorm(8)
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return x + self.fc(self.norm(x))
+
+
+class NormedResiduals(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([NormedResidual(), NormedResidual()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x

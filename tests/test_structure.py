@@ -194,6 +194,11 @@ SHAPES = [
     # an input some callers leave out, the block computing it then (BART's positions): one forward computing it when None
     Shape("computed_input_export", _model(models.Positioned), lambda: (torch.arange(8),), _export, frozenset({"Positions"}),
           counts={"def forward(self, position_ids=None):": 1, "if position_ids is None:": 1, "else:": 1, "out = out + 2": 1}),
+    # a `to` that returns its input itself (T5's layer norm): torch.export records the caller's residual as reading it; cut out all the same
+    Shape("identity_alias_export", _model(models.NormedResiduals), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"FloatNorm", "NormedResidual"}),
+          counts={"return x + self.fc(self.norm(x))": 1}),
+    Shape("identity_alias", _model(models.NormedResiduals), lambda: (torch.randn(2, 3, 8),), _trace, frozenset({"FloatNorm", "NormedResidual"}),
+          counts={"out = self.norm(x)": 1}),
     # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
     Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
