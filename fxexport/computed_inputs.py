@@ -47,9 +47,11 @@ def computed_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
         if ending is None or not _reads_well(longer[0], shorter[0], ending):
             continue
         for cls in longer:  # its own code, and the shorter one's way to the value
-            out[cls.name] = replace(cls, **_merged(cls, shorter[0], ending))
+            params, lines = _merged(cls, shorter[0], ending)
+            out[cls.name] = replace(cls, forward_params=params, forward_lines=lines)
         for cls in shorter:  # the longer one's code, this one's way to the value and numbers in the shared ending
-            out[cls.name] = replace(cls, **_merged(longer[0], cls, ending, numbers=cls))
+            params, lines = _merged(longer[0], cls, ending, numbers=cls)
+            out[cls.name] = replace(cls, forward_params=params, forward_lines=lines)
     return [out[c.name] for c in level]
 
 
@@ -73,7 +75,7 @@ def _code_count(lines: tuple[str, ...]) -> int:
 
 def _reads_well(longer: ClassIR, shorter: ClassIR, n: int) -> bool:
     """As flags.py asks of a flag's branches: each beginning short, or few lines over the longer forward."""
-    merged = _merged(longer, shorter, n)["forward_lines"]
+    _, merged = _merged(longer, shorter, n)
     heads = (_cut(longer.forward_lines, n)[0], _cut(shorter.forward_lines, n)[0])
     if max(_code_count(head) for head in heads) <= SHORT_BRANCH:
         return True
@@ -122,7 +124,7 @@ def _reads(lines: tuple[str, ...]) -> list[str]:
     return read
 
 
-def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None = None) -> dict[str, tuple[str, ...]]:
+def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The forward parameters and lines of `longer`, its last input defaulting to None and then computed as
     `shorter` computes it; the shared ending with the numbers of `numbers` when given."""
     *inputs, extra = parameter_names(longer.forward_params)
@@ -138,4 +140,4 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
         branch = (f"if {extra} is None:", *computed, "else:", *(INDENT + line for line in mine.head))
     else:
         branch = (*mine.head, f"if {extra} is None:", *computed)
-    return {"forward_params": (*longer.forward_params[:-1], f"{extra}=None"), "forward_lines": (*branch, *tail)}
+    return (*longer.forward_params[:-1], f"{extra}=None"), (*branch, *tail)
