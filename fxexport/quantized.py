@@ -105,12 +105,19 @@ def _readers() -> tuple[tuple[tuple[type, ...], Callable[[nn.Module], Packing]],
 
 def packing(module: nn.Module) -> Packing | None:
     """The packed weights of a quantized layer, or None for any other module."""
+    read = _reader(module)
+    return None if read is None else read(module)
+
+
+def packs(module: nn.Module) -> bool:
+    """True for a quantized layer holding packed weights (what `packing` reads, without unpacking them)."""
+    return _reader(module) is not None
+
+
+def _reader(module: nn.Module) -> Callable[[nn.Module], Packing] | None:
     if not type(module).__module__.startswith("torch.ao.nn."):
         return None
-    for classes, read in _readers():
-        if isinstance(module, classes):
-            return read(module)
-    return None
+    return next((read for classes, read in _readers() if isinstance(module, classes)), None)
 
 
 def is_packed_data(module: nn.Module, value: object) -> bool:
@@ -132,7 +139,7 @@ def needs_cpu(module: nn.Module) -> bool:
     """True when `module` or a module inside it holds packed weights (their constructors pack on the CPU:
     the quantized kernels have no meta implementation) or is a reference quantized layer (its constructor
     reads its weight axis with `.item()`), so the tree is built on the CPU."""
-    return any(packing(m) is not None or type(m).__module__.startswith(_REFERENCE) for m in module.modules())
+    return any(packs(m) or type(m).__module__.startswith(_REFERENCE) for m in module.modules())
 
 
 def float_class(cls: type) -> type | None:
@@ -160,7 +167,7 @@ def reference_qparams(module: nn.Module) -> dict[str, Any]:
 
 def output_qparams(module: nn.Module) -> dict[str, Any]:
     """A packed layer's output scale and zero point (plain attributes its constructor sets to 1.0 and 0)."""
-    if packing(module) is None:
+    if not packs(module):
         return {}
     return {name: vars(module)[name] for name in OUTPUT_QPARAMS if isinstance(vars(module).get(name), (int, float))}
 

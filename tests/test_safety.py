@@ -298,3 +298,23 @@ def test_cli_verify_against_needs_inputs(exported: Path, capsys: pytest.CaptureF
     assert main(["verify", str(exported), "--against", "fxexport.examples:mlp"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs --example-inputs" in err
+
+
+class _ListOfLayers(nn.Module):
+    """Layers in a ModuleList called from the root: nothing to cut out, the graph shared by the split."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+    def forward(self, x):
+        return self.layers[1](self.layers[0](x).relu()) * 2
+
+
+@pytest.mark.parametrize("model", [_ListOfLayers, lambda: nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.ReLU(), nn.Linear(4, 2)))])
+def test_export_leaves_the_source_graph_module_as_it_was(model, tmp_path: Path) -> None:
+    gm = fx.symbolic_trace(model().eval())
+    code, nodes = gm.code, [(n.name, n.op, n.target, n.args) for n in gm.graph.nodes]
+    fxexport.export(gm, tmp_path / "pkg")
+    assert gm.graph.owning_module is gm
+    assert (gm.code, [(n.name, n.op, n.target, n.args) for n in gm.graph.nodes]) == (code, nodes)
