@@ -169,8 +169,9 @@ def number_slots(lines: tuple[str, ...]) -> list[Slot]:
             tree = ast.parse(line)
         except SyntaxError:
             continue  # a line of a compound statement: compared as it is
+        negated = {id(n.operand) for n in ast.walk(tree) if isinstance(n, ast.UnaryOp)}  # the `1` of `-1`: the whole `-1` is the literal
         for node in ast.walk(tree):
-            if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and not _is_negated(tree, node):
+            if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and id(node) not in negated:
                 start, end, text = _segment(line, node)
                 slots.append(Slot(number, start, end, text, "value", False))
     return sorted(slots, key=lambda s: (s.line, s.start))
@@ -179,11 +180,6 @@ def number_slots(lines: tuple[str, ...]) -> list[Slot]:
 def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:
     """Where `node` is in the line, in characters, and its text."""
     return char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), node_text(line, node)
-
-
-def _is_negated(tree: ast.AST, node: ast.AST) -> bool:
-    """The `1` of `-1` (the whole `-1` is the literal)."""
-    return any(isinstance(n, ast.UnaryOp) and n.operand is node for n in ast.walk(tree))
 
 
 def _is_number(node: ast.expr) -> bool:
