@@ -50,9 +50,12 @@ def _bound_arguments(target: Any, args: Sequence[Any], kwargs: Mapping[str, Any]
     return {**dict(zip(names, args)), **kwargs}
 
 
-def reads_outside(node: fx.Node, frames: Mapping[fx.Node, tuple[object, ...]]) -> list[fx.Node]:
-    """The users of `node` that run outside the innermost recorded call `node` runs in."""
+def reads_outside(node: fx.Node, source: fx.Node, frames: Mapping[fx.Node, tuple[object, ...]]) -> list[fx.Node]:
+    """The users of `node` that run outside the innermost recorded call `node` runs in, where `source`
+    is made outside that call too (its input, as T5's residual): reading `source` there instead lets
+    the call be cut out. A `source` made inside the call (a rotary embedding's `cos.to(x.dtype)`) would
+    only escape in its place."""
     stack = frames.get(node, ())
-    if not stack:
+    if not stack or stack[-1] in frames.get(source, ()):
         return []
     return [user for user in node.users if stack[-1] not in frames.get(user, ())]

@@ -1656,3 +1656,22 @@ class NormedResiduals(nn.Module):
         for layer in self.layers:
             x = layer(x)
         return x
+
+
+class Rotary(nn.Module):
+    """transformers' rotary embedding: it returns `cos.to(x.dtype)`, the `to` of a value it made itself."""
+
+    def forward(self, x):
+        angles = torch.arange(x.shape[-1], dtype=torch.float32) * 0.5
+        return angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+
+
+class Rotating(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rotary = Rotary()
+        self.norm = FloatNorm(8)
+
+    def forward(self, x):
+        cos, sin = self.rotary(x)
+        return self.norm(x) * cos + sin

@@ -199,6 +199,9 @@ SHAPES = [
           counts={"return x + self.fc(self.norm(x))": 1}),
     Shape("identity_alias", _model(models.NormedResiduals), lambda: (torch.randn(2, 3, 8),), _trace, frozenset({"FloatNorm", "NormedResidual"}),
           counts={"out = self.norm(x)": 1}),
+    # a `to` of a value the call made itself (a rotary embedding's `cos.to(x.dtype)`): its callers keep reading the `to`
+    Shape("identity_alias_of_own_value_export", _model(models.Rotating), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"Rotary", "FloatNorm"}),
+          counts={"= self.rotary()": 1}),
     # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
     Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
