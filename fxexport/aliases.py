@@ -54,8 +54,9 @@ def reads_outside(node: fx.Node, source: fx.Node, frames: Mapping[fx.Node, tuple
     """The users of `node` that run outside the innermost recorded call `node` runs in, where `source`
     is made outside that call too (its input, as T5's residual): reading `source` there instead lets
     the call be cut out. A `source` made inside the call (a rotary embedding's `cos.to(x.dtype)`) would
-    only escape in its place."""
+    only escape in its place. None where the call itself does not read `node` (it is what the call returns)."""
     stack = frames.get(node, ())
     if not stack or stack[-1] in frames.get(source, ()):
         return []
-    return [user for user in node.users if stack[-1] not in frames.get(user, ())]
+    outside = [user for user in node.users if stack[-1] not in frames.get(user, ())]
+    return outside if len(outside) < len(node.users) else []  # the call's result itself (a module that only casts) stays

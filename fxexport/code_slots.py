@@ -58,12 +58,17 @@ def _replaced(line: str, replacements: list[tuple[int, int, str]]) -> str:
 
 def variable_tokens(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
     """Name tokens read or bound as variables: not a Python keyword, an attribute (`x.name`) or a
-    call's keyword argument (`f(dim=1)`)."""
+    call's keyword argument (`f(dim=1)`; inside brackets: `a, b = ...` binds `b`)."""
     out = []
+    depth = 0
     for i, token in enumerate(tokens):
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
         if token.type != tokenize.NAME or keyword.iskeyword(token.string) or (i > 0 and tokens[i - 1].string == "."):
             continue
-        if i + 1 < len(tokens) and tokens[i + 1].string == "=" and i > 0 and tokens[i - 1].string in ("(", ","):
+        if depth and i + 1 < len(tokens) and tokens[i + 1].string == "=" and i > 0 and tokens[i - 1].string in ("(", ","):
             continue
         out.append(token)
     return out

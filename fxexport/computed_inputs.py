@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .code_slots import ASSIGNED, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
-from .defaulted_inputs import Known, canonical, one_input_apart, renumbered
+from .defaulted_inputs import Known, canonical, merged_already, one_input_apart, renumbered
 from .flags import INDENT, SHORT_BRANCH, SLACK, code_lines
 from .ir import ClassIR
 from .names import unique_identifier
@@ -43,6 +43,8 @@ def computed_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
     one computes instead, as one forward computing it when it is None."""
     out = {c.name: c for c in level}
     for longer, shorter in one_input_apart(level, known):
+        if merged_already(out, longer + shorter):
+            continue
         ending = _shared_ending(longer[0], shorter[0])
         if ending is None or not _reads_well(longer[0], shorter[0], ending):
             continue

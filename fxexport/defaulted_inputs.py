@@ -40,7 +40,7 @@ def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known)
     calls of such a class passing that input last where it was not."""
     out = {c.name: c for c in level}
     for longer, shorter in one_input_apart(level, known):
-        found = _alias(longer[0], shorter[0])
+        found = None if merged_already(out, longer + shorter) else _alias(longer[0], shorter[0])
         if found is None:
             continue
         extra, position = found
@@ -56,6 +56,11 @@ def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known)
         for cls in shorter:
             out[cls.name] = _with_default(longer[0], renumbered(longer[0].forward_lines, cls.forward_lines), order, position, cls)
     return [out[c.name] for c in level], pending
+
+
+def merged_already(out: dict[str, ClassIR], classes: list[ClassIR]) -> bool:
+    """True when a class took part in an earlier pair (forwards of three arities): it is not merged twice."""
+    return any(out[c.name] is not c for c in classes)
 
 
 def one_input_apart(level: list[ClassIR], known: Known) -> Iterator[tuple[list[ClassIR], list[ClassIR]]]:

@@ -5,7 +5,9 @@ A forward whose input in the middle becomes optional (defaulted_inputs.py: BART'
 last, so its callers pass theirs last too: `self.encoder_attn(x, x_2, x_3)` becomes
 `self.encoder_attn(x, x_3, x_2)`. Only where every instance is a child its holder builds
 (`self.encoder_attn = BartAttention_1()`) and calls directly with exactly that many positional
-arguments; anything else (a container holding it, keywords, `*args`) leaves the calls as they are.
+arguments, the ones that move plain names or literals (moving a computed argument would change
+the order things run in); anything else (a container holding it or a container's forward, a
+call through another module `self.layer.attn(...)`, keywords, `*args`) leaves the calls as they are.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ Order = tuple[int, ...]  # new position i takes the old argument order[i]
 def reorder_callers(classes: list[ClassIR], names: set[str], order: Order) -> list[ClassIR] | None:
     """`classes` with every call of an instance of a class in `names` taking its arguments in `order`;
     None when an instance is built or used otherwise than as described above."""
+    built = [_instances(cls, names) for cls in classes]
+    if any(attrs is None for attrs in built) or _reached_otherwise(classes, set().union(*built)):  # type: ignore[arg-type]
+        return None
     out = []
-    for cls in classes:
-        attrs = _instances(cls, names)
-        if attrs is None:
-            return None
+    for cls, attrs in zip(classes, built):
+        assert attrs is not None
+        if attrs and (cls.base != "Module" or cls.is_sequential or _iterates_self(cls)):
+            return None  # a container's forward may reach its children by key or in a loop
         lines = []
         for line in cls.forward_lines:
             new = _reordered(line, attrs, order) if attrs and _mention_count(line, attrs) else line
@@ -56,6 +61,36 @@ def _instances(cls: ClassIR, names: set[str]) -> set[str] | None:
     return attrs
 
 
+_CHILD_ITERATORS = frozenset({"children", "named_children", "modules", "named_modules", "values", "items", "_modules", "__getitem__"})
+
+
+def _reached_otherwise(classes: list[ClassIR], attrs: set[str]) -> bool:
+    """True when a forward names one of `attrs` other than as `self.<attr>` (`self.layer.attn(...)`, a
+    string): an instance of a reordered class may be called there."""
+    for cls in classes:
+        for line in cls.forward_lines:
+            tokens = line_tokens(line)
+            for i, token in enumerate(tokens):
+                if token.type == tokenize.STRING and any(attr in token.string for attr in attrs):
+                    return True
+                if token.string in attrs and i > 0 and tokens[i - 1].string == "." and (i < 2 or tokens[i - 2].string != "self"):
+                    return True
+    return False
+
+
+def _iterates_self(cls: ClassIR) -> bool:
+    """True when the forward reaches its children otherwise than as `self.<name>`: `self[...]`, `self.values()`, `for ... in self`."""
+    for line in cls.forward_lines:
+        tokens = line_tokens(line)
+        for i, token in enumerate(tokens):
+            if token.string != "self":
+                continue
+            after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+            if after != "." or (i + 2 < len(tokens) and tokens[i + 2].string in _CHILD_ITERATORS):
+                return True
+    return False
+
+
 def _value(line: str) -> ast.expr | None:
     try:
         statement = ast.parse(line).body[0]
@@ -79,8 +114,12 @@ def _reordered(line: str, attrs: set[str], order: Order) -> str | None:
     for call in calls:
         if call.keywords or len(call.args) != len(order) or any(isinstance(a, ast.Starred) for a in call.args):
             return None
+        if any(not isinstance(call.args[i], (ast.Name, ast.Constant)) for position, i in enumerate(order) if position != i):
+            return None  # an argument computed in the call: moving it would change the order things run in
         texts = [node_text(body, a) for a in call.args]
         start, end = char_offset(body, call.args[0].col_offset), char_offset(body, call.args[-1].end_col_offset)
+        if body[start:end] != ", ".join(texts):
+            return None  # parentheses or line breaks around an argument: not rewritten as text
         spans.append((start, end, ", ".join(texts[i] for i in order)))
     spans.sort()
     if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):

@@ -286,9 +286,10 @@ def _root_module(gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call
 def _sharing_graph(gm: fx.GraphModule, root: nn.Module) -> fx.GraphModule:
     """The mirrored module tree `root` running `gm`'s own graph, where nothing was cut out of it: a copy
     would be the same graph, made node by node (0.5 s for 20,000 nodes). Nothing after the split
-    changes a graph; `gm` stays its graph's owner."""
+    changes a graph; its owner stays what it was."""
+    owner = gm.graph.owning_module
     top = module_from(root, gm.graph, type(gm).__name__)
-    gm.graph.owning_module = gm
+    gm.graph.owning_module = owner
     return top
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import fx
 
-from fxexport.aliases import identity_source
+from fxexport.aliases import identity_source, reads_outside
 
 FLOAT = torch.empty(2, 3)
 CASES = [  # (name, op, target, args after the input, kwargs, the result's recorded value, returns the input)
@@ -17,6 +17,10 @@ CASES = [  # (name, op, target, args after the input, kwargs, the result's recor
     ("aten, another dtype", "call_function", torch.ops.aten.to.dtype, (torch.float64,), {}, FLOAT.double(), False),
     ("aten, a copy", "call_function", torch.ops.aten.to.dtype, (torch.float32,), {"copy": True}, FLOAT, False),
     ("aten, a memory format", "call_function", torch.ops.aten.to.dtype, (torch.float32,), {"memory_format": torch.channels_last}, FLOAT, False),
+    ("aten, same device", "call_function", torch.ops.aten.to.device, (torch.device("cpu"), torch.float32), {}, FLOAT, True),
+    ("aten, the dtype and layout", "call_function", torch.ops.aten.to.dtype_layout, (), {"dtype": torch.float32, "layout": torch.strided}, FLOAT, True),
+    ("aten, another tensor's dtype", "call_function", torch.ops.aten.to.other, (FLOAT,), {}, FLOAT, True),
+    ("aten, another tensor's, copied", "call_function", torch.ops.aten.to.other, (FLOAT, False, True), {}, FLOAT, False),
     ("method, same dtype", "call_method", "to", (torch.float32,), {}, FLOAT, True),
     ("method, same device", "call_method", "to", ("cpu",), {"non_blocking": True}, FLOAT, True),
     ("method, another dtype", "call_method", "to", (torch.float16,), {}, FLOAT.half(), False),
@@ -38,3 +42,28 @@ def test_only_a_to_that_changes_nothing_returns_its_input(
     if value is not None:
         node.meta["val"] = value
     assert (identity_source(node) is x) == returns_input
+
+
+
+def _call(frames_of: dict[str, str]) -> tuple[dict[str, fx.Node], dict[fx.Node, tuple[str, ...]]]:
+    """x -> to -> (inside, outside) with each node's innermost call from `frames_of` (absent: the root)."""
+    graph = fx.Graph()
+    nodes = {"x": graph.placeholder("x")}
+    nodes["to"] = graph.call_method("to", (nodes["x"], torch.float32))
+    nodes["inside"] = graph.call_method("relu", (nodes["to"],))
+    nodes["outside"] = graph.call_method("sigmoid", (nodes["to"],))
+    return nodes, {node: (frames_of[name],) for name, node in nodes.items() if name in frames_of}
+
+
+READERS = [  # (name, each node's call, the users read as the input)
+    ("the call's input, read after it", {"to": "norm", "inside": "norm"}, ["outside"]),
+    ("a value the call made", {"x": "norm", "to": "norm", "inside": "norm"}, []),
+    ("the call's result (nothing in it reads the `to`)", {"to": "norm"}, []),
+    ("all in one call", {"to": "norm", "inside": "norm", "outside": "norm"}, []),
+]
+
+
+@pytest.mark.parametrize("name,frames_of,expected", READERS, ids=[c[0] for c in READERS])
+def test_only_an_input_the_call_reads_is_read_again_outside_it(name: str, frames_of: dict[str, str], expected: list[str]) -> None:
+    nodes, frames = _call(frames_of)
+    assert reads_outside(nodes["to"], nodes["x"], frames) == [nodes[n] for n in expected]

@@ -57,3 +57,10 @@ def test_the_computed_value_takes_names_the_forward_does_not_use() -> None:
     short, long = computed_inputs([shorter, longer], {})
     assert long.forward_lines == ("if x is None:", "    x_1 = torch.arange(8)", "    x = x_1 + a", "return F.embedding(x, self.weight)")
     assert short.forward_params == ("a", "x=None")
+
+
+def test_a_second_tuple_target_of_the_computed_value_is_renamed() -> None:
+    shorter = _class("Positions", (), ("a, pos = torch.arange(16).chunk(2)", "pos = pos.expand(1, -1)", "x = pos + 2", "return F.embedding(x, self.weight)"))
+    longer = _class("Positions_1", ("ids",), ("x = ids.unsqueeze(0)", "x = x + 2", "return F.embedding(x, self.weight)"))
+    short, _ = computed_inputs([shorter, longer], {})
+    assert short.forward_lines[1:3] == ("    a, x = torch.arange(16).chunk(2)", "    x = x.expand(1, -1)")

@@ -4,6 +4,7 @@ only where the longer forward computes exactly what the shorter one does."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from fxexport.defaulted_inputs import defaulted_inputs
 from fxexport.ir import ClassIR
@@ -70,6 +71,11 @@ CALLERS = [  # (name, the holder's init and forward lines, its forward after the
     ("no call", (HOLDER, ("f = self.cross_attn", "return f(x, enc, m)")), None),
     ("a call inside a call", (HOLDER, ("return self.cross_attn(x, self.cross_attn(x, enc, m), m)",)), None),
     ("a container", (("self.layers = nn.ModuleList([Attention()])",), ("return self.layers[0](x, enc, m)",)), None),
+    ("a computed argument that stays", (HOLDER, ("return self.cross_attn(F.dropout(x, 0.5), enc, m)",)),
+     ("return self.cross_attn(F.dropout(x, 0.5), m, enc)",)),
+    ("a computed argument that moves", (HOLDER, ("return self.cross_attn(x, F.dropout(enc, 0.5), m)",)), None),
+    ("a parenthesized argument", (HOLDER, ("return self.cross_attn(x, enc, (m))",)), None),
+    ("in a string", (HOLDER, ("x = self.cross_attn(x, enc, m)", 'return f"{self.cross_attn(x, enc, m)}"')), None),
 ]
 
 
@@ -91,3 +97,63 @@ def test_named_inputs_keep_their_names_when_taken_last() -> None:
     (merged, _), _ = defaulted_inputs([cross, SELF], [], {})
     assert merged.forward_params == ("hidden", "mask", "memory=None")
     assert merged.forward_lines[:2] == ("if memory is None:", "    memory = hidden")
+
+
+
+def _holder(forward: tuple[str, ...], base: str = "Module") -> ClassIR:
+    return ClassIR("Layer", False, HOLDER, (), ("x", "enc", "m"), forward, "# m.py:9 Layer", base=base)
+
+
+REACHED_OTHERWISE = [  # (name, the holder, the classes above it): calls the reordering cannot see, so nothing merges
+    ("a call through the holder", _holder(("x = self.self_attn(x, m)", "return self.cross_attn(x, enc, m)")),
+     [ClassIR("Net", True, ("self.layer = Layer()",), (), ("x", "enc", "m"), ("return self.layer.cross_attn(x, enc, m)",))]),
+    ("a dict's forward by key", _holder(('return self["cross_attn"](x, enc, m)',), base="ModuleDict"), []),
+    ("a loop over the holder's children", _holder(("for layer in self.values():", "    x = layer(x, enc, m)", "return x")), []),
+]
+
+
+@pytest.mark.parametrize("name,holder,above", REACHED_OTHERWISE, ids=[c[0] for c in REACHED_OTHERWISE])
+def test_an_instance_reached_otherwise_than_by_its_attribute_keeps_the_classes_apart(name: str, holder: ClassIR, above: list[ClassIR]) -> None:
+    level, pending = defaulted_inputs([CROSS, SELF], [holder, *above], {})
+    assert (level, pending) == ([CROSS, SELF], [holder, *above])
+
+
+def _run(classes: list[ClassIR], name: str, *args: torch.Tensor) -> torch.Tensor:
+    """Run class `name`'s forward, its children the classes its `__init__` lines name (`self.a = Attention()`)
+    and `self.conv` a fixed affine map: what the classes compute, as Python runs them."""
+    by_name = {c.name: c for c in classes}
+
+    def instance(cls: ClassIR) -> object:
+        namespace: dict[str, object] = {"torch": torch}
+        exec(f"def forward(self, {', '.join(cls.forward_params)}):\n" + "\n".join(f"    {line}" for line in cls.forward_lines), namespace)
+        obj = type(cls.name, (), {"__call__": namespace["forward"], "conv": staticmethod(lambda t: t * 2 + 1)})()
+        for line in cls.init_lines:
+            attr, built = line.removeprefix("self.").split(" = ")
+            if built.removesuffix("()") in by_name:
+                setattr(obj, attr, instance(by_name[built.removesuffix("()")]))
+        return obj
+
+    return instance(by_name[name])(*args)  # type: ignore[operator]
+
+
+def test_three_arities_merge_one_pair_only() -> None:
+    """Forwards taking 2, 3 and 4 inputs, each a middle one more: a class takes part in one pair, so its
+    callers are reordered at most once, and the holder computes what it did."""
+    four = _class("Attention_2", ("x", "x_1", "x_2", "x_3"), ("q = self.conv(x)", "k = self.conv(x_1)", "v = self.conv(x_2)", "return q * k * v + x_3"))
+    three = _class("Attention", ("x", "x_1", "x_2"), ("q = self.conv(x)", "k = self.conv(x_1)", "v = self.conv(x)", "return q * k * v + x_2"))
+    two = _class("Attention_1", ("x", "x_1"), ("q = self.conv(x)", "k = self.conv(x)", "v = self.conv(x)", "return q * k * v + x_1"))
+    holder = ClassIR("Layer", False, ("self.a2 = Attention_1()", "self.a3 = Attention()", "self.a4 = Attention_2()"), (), ("x", "e", "f", "m"),
+                     ("x = self.a2(x, m)", "x = self.a3(x, e, m)", "return self.a4(x, e, f, m)"), "# m.py:9 Layer")  # fmt: skip
+    inputs = [torch.randn(3, generator=torch.Generator().manual_seed(i)) for i in range(4)]
+    expected = _run([two, three, four, holder], "Layer", *inputs)
+    for level in ([two, three, four], [four, three, two]):
+        merged, (caller,) = defaulted_inputs(level, [holder], {})
+        assert sum(c is not old for c, old in zip(merged, level)) == 2  # one pair
+        assert torch.equal(_run([*merged, caller], "Layer", *inputs), expected)
+
+
+def test_a_second_tuple_target_is_renamed_with_the_inputs() -> None:
+    cross = _class("Attention", ("x", "x_1", "x_2"), ("q = self.conv(x)", "k = self.conv(x_1)", "a, x_2 = x_2.chunk(2)", "return q * k + a * x_2"))
+    short = _class("Attention_1", ("x", "x_1"), ("q = self.conv(x)", "k = self.conv(x)", "a, x_1 = x_1.chunk(2)", "return q * k + a * x_1"))
+    (merged, _), _ = defaulted_inputs([cross, short], [], {})
+    assert merged.forward_lines[-2:] == ("a, x_1 = x_1.chunk(2)", "return q * k + a * x_1")

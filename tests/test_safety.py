@@ -311,10 +311,12 @@ class _ListOfLayers(nn.Module):
         return self.layers[1](self.layers[0](x).relu()) * 2
 
 
-@pytest.mark.parametrize("model", [_ListOfLayers, lambda: nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.ReLU(), nn.Linear(4, 2)))])
-def test_export_leaves_the_source_graph_module_as_it_was(model, tmp_path: Path) -> None:
-    gm = fx.symbolic_trace(model().eval())
+@pytest.mark.parametrize("owned_by_another", [False, True])
+def test_export_leaves_the_source_graph_module_as_it_was(owned_by_another: bool, tmp_path: Path) -> None:
+    """The split shares the graph of a GraphModule nothing is cut out of: its nodes and its owner stay."""
+    gm = fx.symbolic_trace(_ListOfLayers().eval())
+    owner = fx.GraphModule(gm, gm.graph) if owned_by_another else gm  # a second module made on the same graph owns it
     code, nodes = gm.code, [(n.name, n.op, n.target, n.args) for n in gm.graph.nodes]
     fxexport.export(gm, tmp_path / "pkg")
-    assert gm.graph.owning_module is gm
+    assert gm.graph.owning_module is owner
     assert (gm.code, [(n.name, n.op, n.target, n.args) for n in gm.graph.nodes]) == (code, nodes)

@@ -197,8 +197,6 @@ SHAPES = [
     # a `to` that returns its input itself (T5's layer norm): torch.export records the caller's residual as reading it; cut out all the same
     Shape("identity_alias_export", _model(models.NormedResiduals), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"FloatNorm", "NormedResidual"}),
           counts={"return x + self.fc(self.norm(x))": 1}),
-    Shape("identity_alias", _model(models.NormedResiduals), lambda: (torch.randn(2, 3, 8),), _trace, frozenset({"FloatNorm", "NormedResidual"}),
-          counts={"out = self.norm(x)": 1}),
     # a `to` of a value the call made itself (a rotary embedding's `cos.to(x.dtype)`): its callers keep reading the `to`
     Shape("identity_alias_of_own_value_export", _model(models.Rotating), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"Rotary", "FloatNorm"}),
           counts={"= self.rotary()": 1}),
