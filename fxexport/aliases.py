@@ -3,22 +3,29 @@
 torch.export records values by tensor object: `x.to(torch.float32)` of a float32 `x` returns `x`
 itself, so the caller's later uses of `x` (T5's residual around its layer norm) read the `to` node
 made inside the layer norm's call, and that call could not be cut out ("its intermediate value is
-used outside it"). Those uses read the input instead: it is the same tensor, so every value and
-every in-place change is the same.
+used outside it"); so with a dropout that does not train, which returns its input too (timm
+efficientvit's `ConvLayer` starts with one). Those uses read the input instead: it is the same
+tensor, so every value and every in-place change is the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
-from torch import fx
+import torch.nn.functional as F
+from torch import fx, nn
 
 
-def identity_source(node: fx.Node) -> fx.Node | None:
-    """The input a `to` node returns itself, by the values the graph recorded (same dtype, device and
-    layout, no copy, no other memory format); None for any other node."""
+def identity_source(node: fx.Node, gm: fx.GraphModule) -> fx.Node | None:
+    """The input a node returns itself: a `to` that changes nothing by the values the graph recorded
+    (same dtype, device and layout, no copy, no other memory format), or a dropout that does not train
+    (ATen's `if (!train) return input`); None for any other node."""
+    dropped = _dropout_source(node, gm)
+    if dropped is not None:
+        return dropped
     source = _to_source(node)
     if source is None:
         return None
@@ -27,6 +34,36 @@ def identity_source(node: fx.Node) -> fx.Node | None:
         return None
     same = (before.dtype, before.device, before.layout) == (after.dtype, after.device, after.layout)
     return source if same else None
+
+
+_DROPOUTS = (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout, F.feature_alpha_dropout)
+_ATEN_DROPOUTS = ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_dropout")
+
+
+def _dropout_source(node: fx.Node, gm: fx.GraphModule) -> fx.Node | None:
+    """The input of a dropout that does not train: a `torch.nn` dropout layer in eval mode, or a call
+    of a dropout function (torch.nn.functional's or ATen's) with training False."""
+    if node.op == "call_module":
+        module = gm.get_submodule(str(node.target))
+        training = module.training if isinstance(module, nn.modules.dropout._DropoutNd) else True
+    elif node.op == "call_function" and node.target in _DROPOUTS:
+        training = _signature_bound(node.target, node.args, node.kwargs).get("training", True)
+    elif node.op == "call_function" and getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _ATEN_DROPOUTS:
+        training = _bound_arguments(node.target, node.args, node.kwargs).get("train", True)
+    else:
+        return None
+    source = node.args[0] if node.args else None
+    return source if training is False and isinstance(source, fx.Node) else None
+
+
+def _signature_bound(function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """A Python function's arguments by name, its defaults filled in ({} where they do not bind)."""
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except TypeError:
+        return {}
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def _to_source(node: fx.Node) -> fx.Node | None:

@@ -78,7 +78,7 @@ def split(gm: fx.GraphModule) -> Structure:
 def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:
     """`gm` (a copy, when it changes) where uses outside a module call of a node that returns its input
     itself read that input (aliases.py); the body nodes and their frames in it."""
-    swaps = {n: (source, users) for n in nodes if (source := identity_source(n)) is not None and (users := reads_outside(n, source, frames))}
+    swaps = {n: (source, users) for n in nodes if (source := identity_source(n, gm)) is not None and (users := reads_outside(n, source, frames))}
     if not swaps:
         return gm, nodes, frames
     graph = fx.Graph()

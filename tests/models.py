@@ -1675,3 +1675,26 @@ class Rotating(nn.Module):
     def forward(self, x):
         cos, sin = self.rotary(x)
         return self.norm(x) * cos + sin
+
+
+class DroppedConv(nn.Module):
+    """timm efficientvit's ConvLayer: a dropout first, which in eval mode returns its input itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropout = nn.Dropout(0.0)
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(self.dropout(x))
+
+
+class DroppedResiduals(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([DroppedConv(), DroppedConv()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = x + layer(x)
+        return x

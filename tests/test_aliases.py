@@ -1,5 +1,6 @@
 """aliases.py: a `to` that returns its input itself (by the recorded values, no copy asked) is known as
-such, in ATen's spelling and in raise_aten.py's; any conversion, copy or memory format is not."""
+such, in ATen's spelling and in raise_aten.py's, as is a dropout that does not train (a layer in eval
+mode, a function or ATen op told so); any conversion, copy, memory format or training dropout is not."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Any
 
 import pytest
 import torch
-from torch import fx
+import torch.nn.functional as F
+from torch import fx, nn
 
 from fxexport.aliases import identity_source, reads_outside
 
@@ -28,7 +30,22 @@ CASES = [  # (name, op, target, args after the input, kwargs, the result's recor
     ("method, a positional copy", "call_method", "to", (torch.float32, False, True), {}, FLOAT, False),
     ("method, nothing recorded", "call_method", "to", (torch.float32,), {}, None, False),
     ("another method", "call_method", "contiguous", (), {}, FLOAT, False),
+    ("F.dropout, not training", "call_function", F.dropout, (0.1,), {"training": False}, FLOAT, True),
+    ("F.dropout, training", "call_function", F.dropout, (0.1, True), {}, FLOAT, False),
+    ("F.dropout, training by default", "call_function", F.dropout, (0.1,), {}, FLOAT, False),
+    ("F.alpha_dropout, not training by default", "call_function", F.alpha_dropout, (0.1,), {}, FLOAT, True),
+    ("aten dropout, not training", "call_function", torch.ops.aten.dropout.default, (0.1, False), {}, FLOAT, True),
+    ("aten dropout, training", "call_function", torch.ops.aten.dropout.default, (0.1, True), {}, FLOAT, False),
+    ("a dropout layer in eval mode", "call_module", "eval_drop", (), {}, None, True),
+    ("a dropout layer training", "call_module", "train_drop", (), {}, None, False),
+    ("another layer in eval mode", "call_module", "eval_relu", (), {}, None, False),
 ]
+
+
+def _root() -> nn.Module:
+    root = nn.Module()
+    root.eval_drop, root.train_drop, root.eval_relu = nn.Dropout(0.1).eval(), nn.Dropout(0.1).train(), nn.ReLU().eval()
+    return root
 
 
 @pytest.mark.parametrize("name,op,target,args,kwargs,value,returns_input", CASES, ids=[c[0] for c in CASES])
@@ -41,7 +58,7 @@ def test_only_a_to_that_changes_nothing_returns_its_input(
     node = graph.create_node(op, target, (x, *args), kwargs)
     if value is not None:
         node.meta["val"] = value
-    assert (identity_source(node) is x) == returns_input
+    assert (identity_source(node, fx.GraphModule(_root(), graph)) is x) == returns_input
 
 
 

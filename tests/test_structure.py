@@ -30,6 +30,19 @@ def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return torch.export.export(model, args).module()
 
 
+def _export_reading_dropouts(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """torch.export, each value a dropout that does not train returns read after it as the dropout's node
+    (torch 2.14 records it so: the dropout returned the same tensor; 2.13 reads the value itself)."""
+    gm = _export(model, args)
+    order = {node: i for i, node in enumerate(gm.graph.nodes)}
+    for dropout in gm.graph.find_nodes(op="call_function", target=torch.ops.aten.dropout.default):
+        source = dropout.args[0]
+        for user in [u for u in source.users if u is not dropout and order[u] > order[dropout]]:
+            user.replace_input_with(source, dropout)
+    gm.recompile()
+    return gm
+
+
 def _trace_with_values(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """symbolic_trace, then FakeTensorProp's `meta["val"]` on every node (as the README shows for shapes)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -200,6 +213,9 @@ SHAPES = [
     # a `to` of a value the call made itself (a rotary embedding's `cos.to(x.dtype)`): its callers keep reading the `to`
     Shape("identity_alias_of_own_value_export", _model(models.Rotating), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"Rotary", "FloatNorm"}),
           counts={"= self.rotary()": 1}),
+    # a dropout that does not train returns its input itself: the caller's residual reads it, cut out all the same
+    Shape("dropout_alias_export", _model(models.DroppedResiduals), lambda: (torch.randn(2, 4, 5, 5),), _export_reading_dropouts, frozenset({"DroppedConv"}),
+          counts={"x = x + self.layers[0](x)": 1}),
     # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
     Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
