@@ -162,11 +162,40 @@ def _cannot_cut(call: Call, module: nn.Module) -> str | None:
     return None
 
 
+def _call_order(call: Call, module: nn.Module) -> list[str] | None:
+    """The named children of a Sequential (an OrderedDict's) in the order the call runs them, each once,
+    where that is the order the module holds them but for children without state: those may stand anywhere
+    in the module (a GraphModule holds them where the graph first named them: levit's `proj`, act then ln,
+    comes back holding ln first) without changing its state_dict. None otherwise, or for numbered children."""
+    names = list(module._modules)
+    if not names or all(name.isdigit() for name in names):
+        return None
+    prefix = f"{call.frame.path}."
+    called = [item.frame.path if isinstance(item, Call) else str(item.target) for item in call.items]
+    order = [path[len(prefix) :] for path in called if path.startswith(prefix)]
+    if sorted(order) != sorted(names):
+        return None
+    stateful = [n for n in names if not _stateless(module._modules[n])]
+    return order if [n for n in order if n in stateful] == stateful else None
+
+
+def _stateless(module: nn.Module | None) -> bool:
+    """True for a module with no parameter, buffer or tensor anywhere in it (nothing in a state_dict)."""
+    if module is None:
+        return True
+    return not any(
+        m._parameters or m._buffers or any(isinstance(v, torch.Tensor) for v in vars(m).values()) for m in module.modules()
+    )
+
+
 def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node]) -> bool:
     """True when the body is `for child in self: x = child(x)`, as nn.Sequential.forward runs it."""
     names = list(module._modules)
-    if names and not all(name.isdigit() for name in names):  # named children (OrderedDict): all held, in order
-        children = [f"{call.frame.path}.{name}" for name in names]
+    if names and not all(name.isdigit() for name in names):  # named children (OrderedDict): all held, once each
+        order = _call_order(call, module)
+        if order is None:
+            return False
+        children = [f"{call.frame.path}.{name}" for name in order]
     else:  # numbered: stateless children the GraphModule did not keep are created
         children = [f"{call.frame.path}.{i}" for i in range(len(call.items))]
         if not set(names) <= {str(i) for i in range(len(children))}:
@@ -229,9 +258,10 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
     return nn.Module
 
 
-def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.Module:
+def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders: dict[str, list[str]] | None = None) -> nn.Module:
     """Copies of the holders of `gm`'s tree (as their containers), sharing layers and tensors, with an
-    empty module at each `missing` path (a stateless module the GraphModule did not keep)."""
+    empty module at each `missing` path (a stateless module the GraphModule did not keep) and the
+    children of each path in `orders` held in that order (a Sequential's, as its call runs them)."""
     memo: dict[int, nn.Module] = {}
     created: dict[str, list[str]] = {}
     leaves = [m.training for m in gm.modules() if not m._modules]
@@ -255,6 +285,8 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str]) -> nn.M
         held = list(module._modules)
         if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))
+        if path in (orders or {}):
+            children = {name: children[name] for name in (orders or {})[path]}
         kind = _container_kind(module, list(children), path in sequential) if path else nn.Module
         new: nn.Module = kind.__new__(kind)  # type: ignore[call-overload]
         nn.Module.__init__(new)
@@ -319,7 +351,9 @@ def _assemble(
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
     cut = {c.frame.path for c in calls}
-    root = _mirror(gm, sequential, cut - {path for path, _ in gm.named_modules(remove_duplicate=False)})
+    modules = dict(gm.named_modules(remove_duplicate=False))
+    orders = {c.frame.path: order for c in calls if c.frame.path in sequential and c.frame.path in modules and (order := _call_order(c, modules[c.frame.path]))}
+    root = _mirror(gm, sequential, cut - set(modules), orders)
     holders = dict(root.named_modules(remove_duplicate=False))
     built: set[str] = set()
     for call in sorted(calls, key=lambda c: -c.frame.path.count(".")):

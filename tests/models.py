@@ -1698,3 +1698,25 @@ class DroppedResiduals(nn.Module):
         for layer in self.layers:
             x = x + layer(x)
         return x
+
+
+class LinearNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.bn = nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        return self.bn(self.linear(x))
+
+
+class ActThenLinear(nn.Module):
+    """levit's `proj`: an OrderedDict Sequential whose stateless first child torch.export's module holds last."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Sequential(collections.OrderedDict(act=nn.Hardswish(), ln=LinearNorm()))
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.head(self.proj(x * 2))

@@ -43,6 +43,17 @@ def _export_reading_dropouts(model: nn.Module, args: tuple[Any, ...]) -> fx.Grap
     return gm
 
 
+def _export_holding_stateless_last(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """torch.export, `proj`'s stateless children held after the others (as levit's export holds its
+    `proj`: ln, then act, though act runs first)."""
+    gm = _export(model, args)
+    proj = gm.get_submodule("proj")
+    stateless = [name for name, child in proj._modules.items() if child is not None and not any(True for _ in child.parameters())]
+    for name in stateless:
+        proj._modules[name] = proj._modules.pop(name)
+    return gm
+
+
 def _trace_with_values(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """symbolic_trace, then FakeTensorProp's `meta["val"]` on every node (as the README shows for shapes)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -216,6 +227,9 @@ SHAPES = [
     # a dropout that does not train returns its input itself: the caller's residual reads it, cut out all the same
     Shape("dropout_alias_export", _model(models.DroppedResiduals), lambda: (torch.randn(2, 4, 5, 5),), _export_reading_dropouts, frozenset({"DroppedConv"}),
           counts={"x = x + self.layers[0](x)": 1}),
+    # an OrderedDict Sequential held in another order than it runs, but only for children without state: called whole
+    Shape("sequential_held_out_of_order_export", _model(models.ActThenLinear), lambda: (torch.randn(2, 8),), _export_holding_stateless_last,
+          frozenset({"LinearNorm"}), counts={"self.proj(x * 2)": 1, "self.proj.act(": 0}),
     # stages of 1 to 3 blocks named b1, b2, ... and chained: one class registering the blocks its callers pass
     Shape("numbered_blocks", _model(models.BlockStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
           counts={"def __init__(self, *blocks)": 1, 'self.add_module(f"b{i}", block)': 1, "for block in self.children():": 1, "= BlockStage(": 3}),
