@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import fx, nn
 
+from .aten_spellings import bind
+
 
 def identity_source(node: fx.Node, gm: fx.GraphModule) -> fx.Node | None:
     """The input a node returns itself: a `to` that changes nothing by the values the graph recorded
@@ -43,13 +45,14 @@ _ATEN_DROPOUTS = ("dropout", "feature_dropout", "alpha_dropout", "feature_alpha_
 def _dropout_source(node: fx.Node, gm: fx.GraphModule) -> fx.Node | None:
     """The input of a dropout that does not train: a `torch.nn` dropout layer in eval mode, or a call
     of a dropout function (torch.nn.functional's or ATen's) with training False."""
+    training: object  # False only where the call says so
     if node.op == "call_module":
         module = gm.get_submodule(str(node.target))
         training = module.training if isinstance(module, nn.modules.dropout._DropoutNd) else True
     elif node.op == "call_function" and node.target in _DROPOUTS:
         training = _signature_bound(node.target, node.args, node.kwargs).get("training", True)
     elif node.op == "call_function" and getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _ATEN_DROPOUTS:
-        training = _bound_arguments(node.target, node.args, node.kwargs).get("train", True)
+        training = bind(node).values.get("train")
     else:
         return None
     source = node.args[0] if node.args else None
@@ -74,24 +77,18 @@ def _to_source(node: fx.Node) -> fx.Node | None:
         return node.args[0] if plain and isinstance(node.args[0], fx.Node) else None
     if node.op != "call_function" or getattr(node.target, "overloadpacket", None) is not torch.ops.aten.to:
         return None
-    bound = _bound_arguments(node.target, node.args, node.kwargs)
+    bound = bind(node).values  # the overloads differ: `to.prim_dtype` has no memory format
     source = bound.get("self")
-    if not isinstance(source, fx.Node) or bound.get("copy", False) or bound.get("memory_format") not in (None, torch.preserve_format):
+    if not isinstance(source, fx.Node) or bound.get("copy") or bound.get("memory_format") not in (None, torch.preserve_format):
         return None
     return source
-
-
-def _bound_arguments(target: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The op's arguments by their schema's names."""
-    names = [a.name for a in target._schema.arguments]
-    return {**dict(zip(names, args)), **kwargs}
 
 
 def reads_outside(node: fx.Node, source: fx.Node, frames: Mapping[fx.Node, tuple[object, ...]]) -> list[fx.Node]:
     """The users of `node` that run outside the innermost recorded call `node` runs in, where `source`
     is made outside that call too (its input, as T5's residual): reading `source` there instead lets
     the call be cut out. A `source` made inside the call (a rotary embedding's `cos.to(x.dtype)`) would
-    only escape in its place. None where the call itself does not read `node` (it is what the call returns)."""
+    only escape in its place. None where the call itself does not read `node` (it is what the call returns): []."""
     stack = frames.get(node, ())
     if not stack or stack[-1] in frames.get(source, ()):
         return []

@@ -72,7 +72,7 @@ def split(gm: fx.GraphModule) -> Structure:
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, modules, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
 def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:
@@ -181,11 +181,12 @@ def _call_order(call: Call, module: nn.Module) -> list[str] | None:
 
 def _stateless(module: nn.Module | None) -> bool:
     """True for a module with no parameter, buffer or tensor anywhere in it (nothing in a state_dict)."""
-    if module is None:
-        return True
-    return not any(
-        m._parameters or m._buffers or any(isinstance(v, torch.Tensor) for v in vars(m).values()) for m in module.modules()
-    )
+    return module is None or not any(map(_holds_tensors, module.modules()))
+
+
+def _holds_tensors(module: nn.Module) -> bool:
+    """True when the module itself holds a parameter, a buffer or a tensor attribute."""
+    return bool(module._parameters or module._buffers) or any(isinstance(v, torch.Tensor) for v in vars(module).values())
 
 
 def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node]) -> bool:
@@ -240,14 +241,11 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
     names = list(module._modules) if names is None else names
     numbered = bool(names) and names == [str(i) for i in range(len(names))]
     renumbered = numbered_in_any_order(names)
-    stateless = not module._parameters and not module._buffers and not any(isinstance(v, torch.Tensor) for v in vars(module).values())
-    if sequential and names and stateless and type(module) in (nn.Module, nn.Sequential):
+    if sequential and names and not _holds_tensors(module) and type(module) in (nn.Module, nn.Sequential):
         return nn.Sequential  # a recorded Sequential: numbered, or named as an OrderedDict Sequential is
     if (type(module) is nn.Sequential and not numbered) or (type(module) is nn.ModuleList and not renumbered):
         return nn.Module
-    if type(module) is not nn.Module or module._parameters or module._buffers or not names:
-        return type(module)
-    if any(isinstance(v, torch.Tensor) for v in vars(module).values()):
+    if type(module) is not nn.Module or _holds_tensors(module) or not names:
         return type(module)
     if numbered:
         return nn.Sequential if sequential else nn.ModuleList
@@ -262,6 +260,7 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
     """Copies of the holders of `gm`'s tree (as their containers), sharing layers and tensors, with an
     empty module at each `missing` path (a stateless module the GraphModule did not keep) and the
     children of each path in `orders` held in that order (a Sequential's, as its call runs them)."""
+    orders = orders or {}
     memo: dict[int, nn.Module] = {}
     created: dict[str, list[str]] = {}
     leaves = [m.training for m in gm.modules() if not m._modules]
@@ -285,8 +284,8 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
         held = list(module._modules)
         if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))
-        if path in (orders or {}):
-            children = {name: children[name] for name in (orders or {})[path]}
+        if path in orders:
+            children = {name: children[name] for name in orders[path]}
         kind = _container_kind(module, list(children), path in sequential) if path else nn.Module
         new: nn.Module = kind.__new__(kind)  # type: ignore[call-overload]
         nn.Module.__init__(new)
@@ -342,6 +341,7 @@ def _dict_base(cls: type | str, module: nn.Module) -> bool:
 
 def _assemble(
     gm: fx.GraphModule,
+    modules: dict[str, nn.Module],
     items: list[fx.Node | Call],
     calls: list[Call],
     graphs: dict[str, fx.Graph],
@@ -351,7 +351,6 @@ def _assemble(
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
     cut = {c.frame.path for c in calls}
-    modules = dict(gm.named_modules(remove_duplicate=False))
     orders = {c.frame.path: order for c in calls if c.frame.path in sequential and c.frame.path in modules and (order := _call_order(c, modules[c.frame.path]))}
     root = _mirror(gm, sequential, cut - set(modules), orders)
     holders = dict(root.named_modules(remove_duplicate=False))
