@@ -27,6 +27,7 @@ from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing
 from .raising import raise_aten
 from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module, swapped_children
+from .rolled import Rolled, rolled
 from .split import Structure, split
 from .storages import share_storages
 from .usermodules import trace_user_module
@@ -69,13 +70,15 @@ class _ClassDraft:
 
 class _Collector:
     def __init__(
-        self, structure: Structure, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False
+        self, structure: Structure, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False,
+        rolls: bool = False,
     ) -> None:
         root = structure.root
         self.structure = structure
         self.input_checks = input_checks
         self.annotate = annotate
         self.shapes = shapes
+        self.rolls = rolls and not shapes  # runs repeated per child of a container written as loops (rolled.py)
         self.root = root
         self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
@@ -121,13 +124,14 @@ class _Collector:
     def new_class(self, gm: fx.GraphModule, path: tuple[str, ...]) -> str:
         """Build the class for `gm` (children first) and return its name; equal classes are shared."""
         self.reserve_parameters(gm.graph)
-        register_globals(gm.graph, self.imports)
+        rolled_graph = rolled(gm) if self.rolls else Rolled(gm.graph, {})
+        register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
         called = frozenset(str(n.target) for n in gm.graph.find_nodes(op="call_module"))
         draft = _ClassDraft(gm, path, called=called)
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded)
+        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
         init = tuple(draft.init_lines + draft.attr_lines)
         source = self.structure.source_of(".".join(path)) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
@@ -476,7 +480,7 @@ def collect(
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
     split_tree = split(raise_aten(restore_layers(root))) if structure == "structured" else Structure(root)
-    collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes)
+    collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())
     collector.training_fixups()
     generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create)

@@ -25,6 +25,7 @@ from .loops import Accumulation, Chain, loops
 from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
+from .rolled import Roll, Rolled, loop_of
 from .unpacking import UNUSED, unpackable
 from .views import storage_roots
 
@@ -60,10 +61,14 @@ class Forward:
     lines: tuple[str, ...]
 
 
-def register_globals(graph: fx.Graph, imports: ImportTable) -> None:
-    """Bind every callable and output class the graph uses before any local name is chosen, so none is shadowed."""
+def register_globals(graph: fx.Graph, imports: ImportTable, rolls: dict[fx.Node, Roll] | None = None) -> None:
+    """Bind every callable and output class the graph uses before any local name is chosen, so none is
+    shadowed; those of rolled runs' bodies too (`rolls`)."""
     for node in graph.nodes:
         where = f"node {node.name!r}"
+        if node.target is loop_of:
+            register_globals((rolls or {})[node].body, imports)
+            continue
         if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY and not _is_syntax(node):
             function_reference(node.target, imports, where)
             imports.wrap(node.target)  # a copied library function stays a call when the export is traced again
@@ -135,11 +140,19 @@ class _Emitter:
         annotate: bool,
         shapes: bool = False,
         recorded: bool = False,
+        rolled: Rolled | None = None,
+        held: dict[str, str] | None = None,
+        carried: str | None = None,
     ):
         self.annotate = annotate
+        self.recorded = recorded
+        self.namespace = namespace
+        self.rolls = rolled.rolls if rolled is not None else {}
+        self.held = held or {}  # call_module targets called through a loop variable
+        self.carried = carried  # a loop body's placeholder (by target) for the value it carries: values may take its name
         self.shapes = shapes
         self.gm = gm
-        self.graph = gm.graph
+        self.graph = gm.graph if rolled is None else rolled.graph
         self.imports = imports
         self.checks = checks
         self.names: dict[fx.Node, str] = {}
@@ -158,14 +171,14 @@ class _Emitter:
         self.roots = storage_roots(self.graph)
         last_uses = _last_uses(self.graph, self.dead)
         written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and n not in self.dead}
-        found = loops(gm, written)
+        found = loops(gm, written, self.graph)
         self.accumulations = {loop.calls[0]: loop for loop in found if isinstance(loop, Accumulation)}  # by the call that writes it
         self.chains = {loop.calls[-1]: loop for loop in found if isinstance(loop, Chain)}  # by the call whose value it is
         self.looped = frozenset(c for loop in self.accumulations.values() for c in loop.calls)  # no statement, no name
         in_loops = {c for loop in found for c in loop.calls}
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
-        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm, self.dead, recorded).items() if result not in in_loops}
+        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items() if result not in in_loops}
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
@@ -302,7 +315,7 @@ class _Emitter:
             small=self.small,
             roots=self.roots,
             measure=self.statement_length,
-            kept=self.unpacked_items,
+            kept=self.unpacked_items | frozenset(self.rolls),
         )
         self.inlined = planner.inlined  # measuring writes with the plan so far
         planner.plan()
@@ -316,6 +329,8 @@ class _Emitter:
         differing only in names or numbers are written alike (and can share a class)."""
         if node.op == "output":
             text = "return " + self.output_code(node.args[0], node)
+        elif node in self.rolls:
+            return _NEVER_INLINED  # a loop holds no value written inside it
         else:
             text = f"{_NAME} = {self.expression(node)}" if node.users else self.expression(node)
         return len(_NUMBER.sub(_NUMBER_WIDTH, text))
@@ -333,7 +348,10 @@ class _Emitter:
         if node.op == "get_attr":
             return module_access("self", self.gm, str(target).split("."))
         if node.op == "call_module":
-            return f"{module_access('self', self.gm, str(target).split('.'))}({self.call_args(node, args, kwargs)})"
+            callee = self.held.get(str(target)) or module_access("self", self.gm, str(target).split("."))
+            return f"{callee}({self.call_args(node, args, kwargs)})"
+        if node in self.rolls:
+            return "..."  # written by roll_lines
         if node.op == "call_method":
             receiver = self.operand(args[0], node)
             method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
@@ -412,7 +430,12 @@ class _Emitter:
         if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
             return None  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
-        for used in self.statement_inputs(node) if chain is None else [chain.start]:  # a loop's value may take only its start's name
+        if node in self.rolls:  # a rolled run's value may take only its start's name, unless its body reads that too
+            start = cast(fx.Node, node.args[0])
+            inputs = [] if start in node.args[1:] else [start]
+        else:
+            inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
+        for used in inputs:
             if self.renamable(used, node):
                 self.rebinds.add(used)
                 return used
@@ -423,7 +446,7 @@ class _Emitter:
         if self.last_use.get(used) is not statement or used.op in ("get_attr", "output") or used in self.rebinds or used in self.looped:
             return False
         # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name
-        return used.op != "placeholder" or (self.names.get(used) == placeholder_name(used) and self.names[used] in GENERIC_INPUTS)
+        return used.op != "placeholder" or used.target == self.carried or (self.names.get(used) == placeholder_name(used) and self.names[used] in GENERIC_INPUTS)
 
     def threaded_input(self, item: fx.Node) -> fx.Node | None:
         """The input whose name an item of an unpacked result takes: where the statement's inputs all die
@@ -464,6 +487,22 @@ class _Emitter:
         call = f"{self.loop_variable}({name}{', ' if rest else ''}{rest})"
         return [*([] if start == name else [f"{name} = {start}"]), f"for {self.loop_variable} in {chain.children}:", f"    {name} = {call}"]
 
+    def roll_lines(self, node: fx.Node) -> list[str]:
+        """`x = start` (unless x is its name), then the loop over the container, its body written by an
+        emitter of its own (its names from this method's namespace) and ending in `x = ...`."""
+        roll, name = self.rolls[node], self.names[node]
+        start = self.code(node.args[0], node)
+        variable = self.namespace.create(roll.variable)
+        params = {"carried": name, **{f"invariant_{i}": self.code(v, node) for i, v in enumerate(node.args[1:])}}
+        body = _Emitter(
+            self.gm, self.namespace, self.imports, params, self.checks, self.annotate, recorded=self.recorded,
+            rolled=Rolled(roll.body, {}), held={roll.call: variable}, carried="carried",
+        )  # fmt: skip
+        lines = body.statements()
+        result = lines.pop().removeprefix("return ")
+        lines += [] if result == name else [f"{name} = {result}"]
+        return [*([] if start == name else [f"{name} = {start}"]), f"for {variable} in {roll.children}:", *(f"    {line}" for line in lines)]
+
     def statements(self) -> list[str]:
         frees = self.frees()
         lines: list[str] = list(self.bindings)
@@ -494,6 +533,8 @@ class _Emitter:
                 lines += self.accumulation_lines(node)
             elif node in self.chains:
                 lines += self.chain_lines(self.chains[node])
+            elif node in self.rolls:
+                lines += self.roll_lines(node)
             else:
                 lines += self.statement_lines(node)
             if frees.get(node):
@@ -513,6 +554,7 @@ class _Emitter:
 
 
 _NAME, _NUMBER_WIDTH = "name_1", "12345"
+_NEVER_INLINED = 1 << 20  # the width of a statement nothing may be written inside
 _NUMBER = re.compile(r"(?<![\w.])\d[\w.]*(?:e[+-]?\d+)?")
 # A value that dies this many statements or more before its method returns gets a `del`; in a
 # short method locals die at return instead.
@@ -583,14 +625,15 @@ def emit_forward(
     annotate: bool = True,
     shapes: bool = False,
     recorded: bool = False,
+    rolled: Rolled | None = None,
 ) -> Forward:
     """`params` maps each caller-visible parameter name to the name the code uses for it. `recorded`: the
     values the graph recorded (`meta["val"]`) hold for every input it takes (torch.export checks them)."""
-    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes, recorded)
+    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes, recorded, rolled)
     if emitter.info is not None:
         return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []
-    for node in gm.graph.find_nodes(op="placeholder"):
+    for node in emitter.graph.find_nodes(op="placeholder"):
         star = str(node.target)[: len(str(node.target)) - len(placeholder_name(node))]
         default = f"={emitter.code(node.args[0], node)}" if node.args else ""
         signature.append(f"{star}{emitter.names[node]}{default}")

@@ -63,9 +63,10 @@ class Chain:
 Loop = Accumulation | Chain
 
 
-def loops(gm: fx.GraphModule, statement: set[fx.Node]) -> tuple[Loop, ...]:
-    """The runs of calls in `gm`'s forward written as loops, in order. `statement`: the nodes written as statements."""
-    nodes = [n for n in gm.graph.nodes if n in statement]
+def loops(gm: fx.GraphModule, statement: set[fx.Node], graph: fx.Graph | None = None) -> tuple[Loop, ...]:
+    """The runs of calls in `gm`'s forward (or `graph`, a graph of its) written as loops, in order.
+    `statement`: the nodes written as statements."""
+    nodes = [n for n in (gm.graph if graph is None else graph).nodes if n in statement]
     found: list[Loop] = []
     i = 0
     while i < len(nodes):

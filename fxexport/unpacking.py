@@ -22,12 +22,15 @@ UNUSED = "_"
 _CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
 
 
-def unpackable(gm: fx.GraphModule, dead: frozenset[fx.Node] = frozenset(), recorded: bool = False) -> dict[fx.Node, list[fx.Node | None]]:
+def unpackable(
+    gm: fx.GraphModule, dead: frozenset[fx.Node] = frozenset(), recorded: bool = False, graph: fx.Graph | None = None
+) -> dict[fx.Node, list[fx.Node | None]]:
     """Each result that can be unpacked, and its item nodes by position (None: an item nothing alive reads).
     `recorded`: the graph's `meta["val"]` lengths hold for every input it accepts (torch.export checks its
-    inputs' shapes; a traced graph with values FakeTensorProp recorded may be called with others)."""
+    inputs' shapes; a traced graph with values FakeTensorProp recorded may be called with others).
+    `graph`: a graph of `gm`'s own (a rolled one) instead of `gm.graph`."""
     out: dict[fx.Node, list[fx.Node | None]] = {}
-    for node in gm.graph.nodes:
+    for node in (gm.graph if graph is None else graph).nodes:
         users = list(node.users)
         if not users or node.op in ("placeholder", "get_attr", "output") or not all(_is_item_of(u, node) for u in users):
             continue

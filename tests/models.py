@@ -1720,3 +1720,76 @@ class ActThenLinear(nn.Module):
 
     def forward(self, x):
         return self.head(self.proj(x * 2))
+
+
+class LoopedLinears(nn.Module):
+    """A loop over a ModuleList with code around each call: the trace repeats it per child (rolled.py)."""
+
+    def __init__(self, width: int = 4, depth: int = 4) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for lin in self.lins:
+            y = torch.relu(lin(x))
+            x = (x + y) * 0.5
+        return x
+
+
+class LoopedPreNorm(nn.Module):
+    """A loop whose call is in the middle of its code, calling a shared module too, reading an input each
+    time, its start read again after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        h = x
+        for block in self.blocks:
+            h = h + block(self.norm(h) * 2.0) + bias
+        return h - x
+
+
+class LoopedGates(nn.Module):
+    """A loop whose body unpacks a result, and reads the loop's start each time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gates = nn.ModuleList(nn.Linear(4, 8) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x
+        for gate in self.gates:
+            a, b = gate(h).chunk(2, dim=-1)
+            h = x + a * torch.sigmoid(b)
+        return h
+
+
+class NumberedSteps(nn.Module):
+    """A loop whose code differs per child (a number from the loop's index): written unrolled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i, lin in enumerate(self.lins):
+            x = torch.relu(lin(x)) * (i + 1)
+        return x
+
+
+class KeptSteps(nn.Module):
+    """A loop that keeps every step's value for later (a list of features): written unrolled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept = []
+        for lin in self.lins:
+            x = torch.relu(lin(x)) + 1.0
+            kept.append(x)
+        return torch.cat(kept, -1)

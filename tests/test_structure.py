@@ -148,7 +148,8 @@ SHAPES = [
     # torch.export keeps only the layers holding tensors: the ReLU it drops is made again between them
     Shape("named_sequential_export", _model(models.NamedStage), _rows, _export, frozenset(), counts={"return self.stage(x)": 1}),
     Shape("containers_by_name", _model(models.Pyramid), _rows, _trace, frozenset({"Getter"}),
-          counts={"class Getter(nn.ModuleDict):": 1, "for layer in self.values():": 1, "self.inner[2](x)": 1, "getattr(": 0}),
+          counts={"class Getter(nn.ModuleDict):": 1, "for layer in self.values():": 1, 'self.inner.add_module("2", nn.Linear(4, 4))': 1,
+                  "for layer in self.inner:": 1, "out = layer(x)": 1, "getattr(": 0}),
     Shape("container_children", _model(models.Stages2), _rows, _trace, frozenset({"Stage", "Mix"}),
           counts={"Stage(downsample=nn.Identity(), blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample": 1}),
     Shape("list_arguments", _model(models.DenseNetLike), _image, _trace, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
@@ -282,6 +283,18 @@ SHAPES = [
     # a forward number that differs between blocks is stored apart from a buffer of the name it would take
     Shape("forward_literal_beside_a_buffer", _model(models.Offsets), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"Offset"}),
           counts={"self.register_buffer(\"value\"": 1, "self.value_value = value": 1, "* self.value_value": 1, "return x + self.value": 1}),
+    Shape("rolled_loop", _model(models.LoopedLinears), _rows, _trace, frozenset(),
+          counts={"for lin in self.lins:": 1, "lin(x)": 1, "self.lins[": 0, "x = x * 0.5": 1}),
+    Shape("rolled_loop_export", _model(models.LoopedLinears), _rows, _export, frozenset(), counts={"for lin in self.lins:": 1, "self.lins[": 0}),
+    Shape("rolled_loop_around_its_call", _model(models.LoopedPreNorm), lambda: (*_rows(), torch.randn(4)), _trace, frozenset(),
+          counts={"out = x": 1, "for block in self.blocks:": 1, "out = out + bias": 1, "return out - x": 1, "self.blocks[": 0}),
+    Shape("rolled_loop_around_its_call_export", _model(models.LoopedPreNorm), lambda: (*_rows(), torch.randn(4)), _export, frozenset(),
+          counts={"for block in self.blocks:": 1, "out = out + block(self.norm(out) * 2.0) + bias": 1, "return out - x": 1}),
+    Shape("rolled_loop_unpacking", _model(models.LoopedGates), _rows, _trace, frozenset(),
+          counts={"for gate in self.gates:": 1, "out_1, out_2 = out.chunk(2, dim=-1)": 1, "out = x + out_1": 1, "self.gates[": 0}),
+    Shape("rolled_loop_unpacking_export", _model(models.LoopedGates), _rows, _export, frozenset(), counts={"for gate in self.gates:": 1}),
+    Shape("steps_numbered_unrolled", _model(models.NumberedSteps), _rows, _trace, frozenset(), counts={"for lin in": 0, "self.lins[2](": 1}),
+    Shape("steps_kept_unrolled", _model(models.KeptSteps), _rows, _trace, frozenset(), counts={"for lin in": 0, "self.lins[2](": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 

@@ -1,0 +1,386 @@
+"""The safetensors loader of an fxexport package: fills the model that module.py builds,
+and checks the inputs of a torch.export graph as the export traced them (`check_input`).
+
+The same text in every export; it needs only torch and the standard library. The header
+of a safetensors file is JSON (no code runs on load), and each tensor is a view of the
+file mapped copy-on-write: nothing is read until used, and writing to a tensor never
+changes the file.
+"""
+
+import gc
+import json
+import math
+import struct
+import threading
+from collections.abc import Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+from torch import nn
+
+# safetensors dtype codes and the torch dtypes they stand for.
+SAFETENSORS_DTYPES = {
+    "BOOL": torch.bool,
+    "U8": torch.uint8,
+    "I8": torch.int8,
+    "I16": torch.int16,
+    "I32": torch.int32,
+    "I64": torch.int64,
+    "U16": torch.uint16,
+    "U32": torch.uint32,
+    "U64": torch.uint64,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "F32": torch.float32,
+    "F64": torch.float64,
+    "F8_E4M3": torch.float8_e4m3fn,
+    "F8_E5M2": torch.float8_e5m2,
+    "C64": torch.complex64,
+}
+
+
+def load_tensors(
+    module: nn.Module,
+    weights=None,
+    *,
+    device=None,
+    dtype=None,
+    folder: Path,
+    weight_files: tuple[str, ...],
+    tensor_count: int,
+    tied_tensors: dict[str, str],
+    tensor_views: dict[str, tuple],
+    quantized_tensors: dict[str, int | None] | None = None,
+    packed_weights: dict[str, tuple] | None = None,
+    tensor_subclasses: dict[str, tuple] | None = None,
+) -> None:
+    """Fill every parameter, buffer and tensor constant of `module` with saved values.
+
+    `weights` is None for `weight_files` in `folder` (the safetensors files beside
+    module.py), the path of a safetensors file or of a folder of them, or a
+    state_dict-like mapping of tensors. The export's tables: `tensor_count` tensors in
+    all; a tensor held in several places is stored once, under its first name
+    (`tied_tensors` maps each other name to it) and assigned to each; `tensor_views`
+    maps each tensor rebuilt as a view to (storage key, dtype, shape, stride, offset);
+    `quantized_tensors` maps each quantized tensor to its axis (None: one scale for the
+    whole tensor), saved as its integer values with `<key>.q_scale` and
+    `<key>.q_zero_point` beside it; `packed_weights` maps each quantized layer to
+    (setter, tensor names, by name): its weights are packed for its kernel, so they
+    are handed to its setter once loaded; `tensor_subclasses` maps each tensor
+    subclass to (class, inner tensor names, flatten context, size, stride), saved as
+    its inner tensors `<key>.<name>`.
+    """
+    owners = dict(module.named_modules())
+    packed_weights = packed_weights or {}
+    tensor_subclasses = tensor_subclasses or {}
+    loaded: dict[str, torch.Tensor] = {}
+    packed: dict[str, torch.Tensor] = {}
+    views: dict[str, list] = {}
+    for name, (storage, *layout) in tensor_views.items():
+        views.setdefault(storage, []).append((name, *layout))
+    with gc_paused():
+        saved_pairs = saved_tensors(weights, device, folder, weight_files)
+        saved_pairs = rebuilt_subclasses(saved_pairs, tensor_subclasses)
+        for saved_key, saved in rebuilt_quantized(saved_pairs, quantized_tensors or {}):
+            for key, tensor in rebuilt_views(saved_key, saved, views.get(saved_key)):
+                # A tied tensor, under any of its names, fills the place of its first name.
+                key = tied_tensors.get(key, key)
+                if key in loaded:
+                    continue
+                if key.rpartition(".")[0] in packed_weights:
+                    loaded[key] = packed[key] = tensor  # set through its layer's setter
+                    continue
+                subclassed = key in tensor_subclasses  # its dtype is its own to change
+                if dtype is not None and tensor.is_floating_point() and not subclassed:
+                    tensor = tensor.to(dtype)
+                loaded[key] = place_tensor(owners, key, tensor)
+    for key, first in tied_tensors.items():
+        if first in loaded:
+            place_tensor(owners, key, loaded[first])
+    if len(loaded) != tensor_count:
+        missing = [name for name, value in held_tensors(module) if value.is_meta]
+        raise RuntimeError(
+            f"no saved values for {', '.join(missing) or 'some tensors'}"
+        )
+    for path, (setter, names, by_name) in packed_weights.items():
+        values = [packed.get(f"{path}.{name}".lstrip(".")) for name in names]
+        if by_name:
+            getattr(owners[path], setter)(dict(zip(names, values)))
+        else:
+            getattr(owners[path], setter)(*values)
+
+
+def rebuilt_quantized(pairs, quantized_tensors: dict[str, int | None]):
+    """(key, tensor) pairs with each quantized tensor rebuilt from its integer values,
+    scale and zero point, which may come in any order (or given as itself, in a
+    mapping)."""
+    parts: dict[str, dict[str, torch.Tensor]] = {}
+    for key, tensor in pairs:
+        base = key.removesuffix(".q_scale").removesuffix(".q_zero_point")
+        if base not in quantized_tensors or tensor.is_quantized:
+            yield key, tensor
+            continue
+        found = parts.setdefault(base, {})
+        found[key[len(base) :] or "values"] = tensor
+        if len(found) == 3:
+            yield base, quantized_tensor(found, quantized_tensors[base])
+
+
+def rebuilt_subclasses(pairs, tensor_subclasses: dict[str, tuple]):
+    """(key, tensor) pairs with each tensor subclass rebuilt from its inner tensors,
+    which may come in any order."""
+    parts: dict[str, dict[str, torch.Tensor]] = {}
+    for key, tensor in pairs:
+        base, _, name = key.rpartition(".")
+        if base not in tensor_subclasses:
+            yield key, tensor
+            continue
+        cls, names, context, size, stride = tensor_subclasses[base]
+        found = parts.setdefault(base, {})
+        found[name] = tensor
+        if len(found) == len(names):
+            yield base, cls.__tensor_unflatten__(found, context, size, stride)
+
+
+def quantized_tensor(parts: dict[str, torch.Tensor], axis: int | None) -> torch.Tensor:
+    """A quantized tensor from its integer values, scales and zero points: one of
+    each for the whole tensor, or one per channel along `axis`."""
+    values = parts["values"]
+    if axis is None:
+        scale, zero_point = parts[".q_scale"].item(), parts[".q_zero_point"].item()
+        return torch._make_per_tensor_quantized_tensor(values, scale, zero_point)
+    scales, zero_points = parts[".q_scale"], parts[".q_zero_point"]
+    return torch._make_per_channel_quantized_tensor(values, scales, zero_points, axis)
+
+
+def rebuilt_views(key: str, saved: torch.Tensor, views):
+    """(key, tensor) pairs for a saved tensor: itself, or each tensor that views it
+    (`tensor_views`) with the source's shape, stride and offset, sharing its storage."""
+    if views is None:
+        yield key, saved
+        return
+    if saved.storage_offset() or not saved.is_contiguous():
+        # Given as a view itself (a caller's mapping): the offsets count from a storage's start.
+        saved = saved.clone()
+    for name, dtype, shape, stride, offset in views:
+        yield name, torch.empty(0, dtype=dtype, device=saved.device).set_(
+            saved.untyped_storage(), offset, shape, stride
+        )
+
+
+def place_tensor(
+    owners: dict[str, nn.Module], key: str, tensor: torch.Tensor
+) -> torch.Tensor:
+    """Put `tensor` where the stub `key` is (a parameter as a Parameter); returns it."""
+    owner_path, _, name = key.rpartition(".")
+    owner = owners.get(owner_path)
+    if owner is not None and owner._parameters.get(name) is not None:
+        # A tied tensor's second place is given the Parameter of its first.
+        if not isinstance(tensor, nn.Parameter):
+            grad = owner._parameters[name].requires_grad
+            tensor = nn.Parameter(tensor, requires_grad=grad)
+        owner._parameters[name] = tensor
+    elif owner is not None and owner._buffers.get(name) is not None:
+        owner._buffers[name] = tensor
+    elif owner is not None and isinstance(vars(owner).get(name), torch.Tensor):
+        setattr(owner, name, tensor)
+    else:
+        raise RuntimeError(f"the weights hold {key!r}, which this model does not have")
+    return tensor
+
+
+def held_tensors(module: nn.Module):
+    """(key, tensor) of each parameter, buffer and tensor attribute, at every place."""
+    for owner_path, owner in module.named_modules(remove_duplicate=False):
+        held = {**owner._parameters, **owner._buffers}
+        held.update(
+            (k, v) for k, v in vars(owner).items() if isinstance(v, torch.Tensor)
+        )
+        for name, tensor in held.items():
+            if tensor is not None:
+                yield f"{owner_path}.{name}".lstrip("."), tensor
+
+
+@contextmanager
+def skip_init():
+    """While the skeleton is built on this thread, nn.init's initialisers do nothing.
+
+    Every value is loaded afterwards (or the skeleton stays on meta), so initialising
+    would be wasted work. Other threads keep the real initialisers, and one skeleton is
+    built at a time. Garbage collection waits meanwhile: each collection would walk
+    every object in the process.
+    """
+    lock = vars(nn.init).setdefault("_skip_init_lock", threading.RLock())
+    builder = threading.get_ident()
+
+    def skipping(initialise):
+        def skip(tensor, *args, **kwargs):
+            if threading.get_ident() == builder:
+                return tensor
+            return initialise(tensor, *args, **kwargs)
+
+        return skip
+
+    with lock, gc_paused():
+        saved = {
+            name: fn
+            for name, fn in vars(nn.init).items()
+            if name.endswith("_") and not name.startswith("_") and callable(fn)
+        }
+        for name, fn in saved.items():
+            setattr(nn.init, name, skipping(fn))
+        try:
+            yield
+        finally:
+            for name, fn in saved.items():
+                setattr(nn.init, name, fn)
+
+
+@contextmanager
+def gc_paused():
+    """Hold off garbage collection: loading makes many objects and no garbage cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def saved_tensors(weights, device, folder: Path, weight_files: tuple[str, ...]):
+    """(name, tensor) pairs from safetensors files, memory-mapped, or from a mapping.
+
+    `weights` is None for `weight_files` in `folder`, a safetensors file or a folder of
+    them, or a mapping.
+    """
+    target = torch.device(device if device is not None else "cpu")
+    if isinstance(weights, Mapping):
+        for key, value in weights.items():
+            value = value.detach().to(target)
+            if value.device.type == "cpu" and value.untyped_storage().data_ptr() % 64:
+                value = value.clone()  # read by a library into memory not on 64 bytes
+            yield key, value
+        return
+    if weights is None:
+        if not weight_files:
+            raise RuntimeError(
+                "this export was written without weights: pass weights=<safetensors "
+                "path or state_dict>, or load_weights=False"
+            )
+        files = [folder / name for name in weight_files]
+    else:
+        path = Path(weights)
+        files = sorted(path.glob("*.safetensors")) if path.is_dir() else [path]
+    for file in files:
+        for key, tensor in read_safetensors(file):
+            yield key, tensor if target.type == "cpu" else tensor.to(target)
+
+
+def read_safetensors(file: Path):
+    """(name, tensor) pairs of a safetensors file, each a view of the file mapped
+    copy-on-write (read lazily, page by page, on first use), or a copy where it is not
+    64-byte aligned.
+
+    The header is JSON (no code runs on load); each entry is checked against the file's
+    size.
+    """
+    try:
+        size = file.stat().st_size
+        with open(file, "rb") as stream:
+            (length,) = struct.unpack("<Q", stream.read(8))
+            if length > size - 8:
+                raise ValueError(
+                    f"its header claims {length} bytes, the file has {size}"
+                )
+            header = json.loads(stream.read(length))
+        if not isinstance(header, dict):
+            raise ValueError("its header is not a JSON object")
+        entries = [
+            tensor_entry(key, info, 8 + length, size)
+            for key, info in header.items()
+            if key != "__metadata__"
+        ]
+        storage = torch.UntypedStorage.from_file(str(file), shared=False, nbytes=size)
+    except (OSError, ValueError, struct.error, RuntimeError) as error:
+        raise RuntimeError(
+            f"cannot read weights {file.name} in {file.parent}: {error}; the file is "
+            f"damaged or incomplete (check the folder with: python -m fxexport verify "
+            f"{file.parent})"
+        ) from error
+    for key, dtype, shape, start, end in entries:
+        data = storage[start:end]
+        tensor = torch.empty(0, dtype=dtype, device="cpu").set_(data, 0, shape)
+        if tensor.data_ptr() % 64 == 0:
+            yield key, tensor
+        else:
+            # Kernels pick their paths by alignment: a tensor not on a 64-byte boundary (as the
+            # allocator would give) is copied, so it computes exactly as the source's did.
+            copy = torch.empty(shape, dtype=dtype, device="cpu")
+            torch.empty(0, dtype=torch.uint8).set_(copy.untyped_storage()).copy_(
+                torch.empty(0, dtype=torch.uint8).set_(data)
+            )
+            yield key, copy
+
+
+def tensor_entry(key: str, info, data_start: int, size: int):
+    """(key, dtype, shape, start, end) of an entry; ValueError if it does not fit."""
+    try:
+        dtype = SAFETENSORS_DTYPES.get(info["dtype"])
+        shape, (start, end) = list(info["shape"]), info["data_offsets"]
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"tensor {key!r} has a malformed entry ({error!r})") from None
+    if dtype is None:
+        raise ValueError(
+            f"tensor {key!r} has dtype {info['dtype']!r}, which this loader cannot read"
+        )
+    if not all(isinstance(n, int) and n >= 0 for n in (*shape, start, end)):
+        raise ValueError(f"tensor {key!r} has a bad shape or offsets")
+    if end - start != math.prod(shape) * dtype.itemsize or data_start + end > size:
+        raise ValueError(
+            f"tensor {key!r} does not fit its offsets {start}..{end} in {size} bytes"
+        )
+    return key, dtype, shape, data_start + start, data_start + end
+
+
+def check_input(value, name: str, dtype: torch.dtype, shape: tuple) -> None:
+    """Raise a ValueError unless `value` is a `dtype` tensor of `shape`, as traced.
+
+    Each entry of `shape` is a size, None for any size, or a (least, most) range
+    with None for an open end.
+    """
+    if (
+        isinstance(value, torch.Tensor)
+        and value.dtype == dtype
+        and value.dim() == len(shape)
+        and all(size_fits(size, want) for size, want in zip(value.shape, shape))
+    ):
+        return
+    expected = ", ".join(shown_size(want) for want in shape)
+    kind = str(dtype).removeprefix("torch.")
+    got = (
+        f"{value.dtype} {list(value.shape)}"
+        if isinstance(value, torch.Tensor)
+        else type(value).__name__
+    )
+    raise ValueError(
+        f"{name}: expected a {kind} tensor of shape [{expected}], got {got}"
+    )
+
+
+def size_fits(size, want) -> bool:
+    if want is None:
+        return True
+    if isinstance(want, tuple):
+        least, most = want
+        return (least is None or size >= least) and (most is None or size <= most)
+    return size == want
+
+
+def shown_size(want) -> str:
+    if want is None:
+        return ".."
+    if isinstance(want, tuple):
+        return "..".join("" if end is None else str(end) for end in want)
+    return str(want)

@@ -1,0 +1,109 @@
+"""rolled.py: code traced once per child of a container is one loop, only where every period runs the
+same code on its own values, the value the period before left and values made before the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+from torch import fx, nn
+
+from fxexport.layers import restore_layers
+from fxexport.rolled import loop_of, rolled
+from fxexport.split import split
+from tests import models
+
+
+class _Pairs(nn.Module):
+    """Each step reads the value two steps back too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        before = x
+        for lin in self.lins:
+            x, before = torch.relu(lin(x)) + before, x
+        return x
+
+
+class _Partial(nn.Module):
+    """A loop over all but the last child, called after it on its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for lin in self.lins[:3]:
+            x = torch.relu(lin(x)) * 0.5
+        return self.lins[3](x) + 1.0
+
+
+class _Calls(nn.Module):
+    """Calls alone, one a child: a chain (loops.py), not a run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for lin in self.lins:
+            x = lin(x)
+        return x
+
+
+def _split(model: nn.Module) -> fx.GraphModule:
+    """The root as collect sees it: its containers known again (a GraphModule holds plain modules)."""
+    return split(restore_layers(fx.symbolic_trace(model))).root
+
+
+def _two() -> nn.Module:
+    return models.LoopedLinears(depth=2)
+
+
+CASES: list[tuple[str, Callable[[], nn.Module], int, int]] = [  # (name, model, loops, body nodes)
+    ("code around each call", models.LoopedLinears, 1, 4),
+    ("the call inside the code", models.LoopedPreNorm, 1, 5),
+    ("an unpacked result", models.LoopedGates, 1, 7),
+    ("a number per step", models.NumberedSteps, 0, 0),
+    ("every step kept", models.KeptSteps, 0, 0),
+    ("two steps back", _Pairs, 0, 0),
+    ("not every child", _Partial, 0, 0),
+    ("two children", _two, 0, 0),
+    ("calls alone", _Calls, 0, 0),
+]
+
+
+@pytest.mark.parametrize("name,model,count,length", CASES, ids=[c[0] for c in CASES])
+def test_only_runs_of_one_code_over_a_whole_container_are_rolled(name: str, model: Callable[[], nn.Module], count: int, length: int) -> None:
+    gm = _split(model())
+    found = rolled(gm)
+    assert len(found.rolls) == count
+    if not count:
+        assert found.graph is gm.graph
+        return
+    (node, roll), = found.rolls.items()
+    assert node.target is loop_of
+    body = [n for n in roll.body.nodes if n.op not in ("placeholder", "output")]
+    assert len(body) == length
+    assert sum(n.op == "call_module" and str(n.target) == roll.call for n in body) == 1
+
+
+def test_the_loop_reads_its_start_and_the_values_made_before_it() -> None:
+    gm = _split(models.LoopedPreNorm())
+    (node, roll), = rolled(gm).rolls.items()
+    x, bias = (n for n in gm.graph.nodes if n.op == "placeholder")
+    assert [a.name for a in node.args] == [x.name, bias.name]
+    assert [n.target for n in roll.body.find_nodes(op="placeholder")] == ["carried", "invariant_0"]
+    assert roll.children == "self.blocks" and roll.variable == "block"
+
+
+def test_the_rolled_graph_runs_everything_else_as_before() -> None:
+    gm = _split(models.LoopedPreNorm())
+    graph = rolled(gm).graph
+    ops = [n.op for n in graph.nodes]
+    assert ops == ["placeholder", "placeholder", "call_function", "call_function", "output"]  # the loop, then `out - x`
+    assert gm.graph.nodes.__len__() == 3 * 5 + 4  # the source graph is left as it was
