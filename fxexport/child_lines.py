@@ -34,8 +34,33 @@ def is_child(line: str) -> bool:
     if not isinstance(value, ast.Call):
         return False
     if ast.unparse(value.func) in _CONTAINERS:
-        return all(_is_built_layer(item) for a in _arguments(value) for item in (a.elts if isinstance(a, ast.List) else [a]))
+        return all(_is_built_layer(item) for a in _arguments(value) for item in _items(a))
     return _is_built_layer(value)
+
+
+def _items(node: ast.expr) -> list[ast.expr]:
+    """A container argument's children: a list's items, or the one call a list of copies repeats
+    (`*[Block(64) for _ in range(3)]`, as collect writes children built alike)."""
+    if isinstance(node, ast.Starred):
+        return _items(node.value)
+    if isinstance(node, ast.List):
+        return list(node.elts)
+    if isinstance(node, ast.ListComp) and _repeats(node):
+        return [node.elt]
+    return [node]
+
+
+def _repeats(node: ast.ListComp) -> bool:
+    """`[... for _ in range(<int>)]`."""
+    if len(node.generators) != 1:
+        return False
+    loop = node.generators[0]
+    count = loop.iter
+    return (
+        isinstance(loop.target, ast.Name) and loop.target.id == "_" and not loop.ifs
+        and isinstance(count, ast.Call) and ast.unparse(count.func) == "range" and len(count.args) == 1
+        and not count.keywords and isinstance(count.args[0], ast.Constant) and type(count.args[0].value) is int
+    )  # fmt: skip
 
 
 def _is_built_layer(node: ast.expr) -> bool:

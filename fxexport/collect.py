@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,7 +27,7 @@ from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, qu
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing
 from .raising import raise_aten
-from .rebuild import constructor_code, extra_settings, is_holder, is_torch_module, swapped_children
+from .rebuild import constructor_code, extra_settings, fingerprint, is_holder, is_torch_module, swapped_children
 from .rolled import Rolled, rolled
 from .split import Structure, split
 from .storages import share_storages
@@ -78,6 +79,9 @@ class _Collector:
         self.input_checks = input_checks
         self.annotate = annotate
         self.shapes = shapes
+        self.layer_keys: dict[int, tuple[object, ...] | None] = {}  # by id: the modules live through the export
+        self.layer_codes: dict[tuple[object, ...], str] = {}
+        self.layer_extras: dict[tuple[object, ...], tuple[list[tuple[str, str]], list[tuple[tuple[str, ...], str, object]]]] = {}
         self.rolls = rolls and not shapes  # runs repeated per child of a container written as loops (rolled.py)
         self.root = root
         self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
@@ -221,11 +225,32 @@ class _Collector:
         if not is_torch_module(child) or is_holder(child):
             return []
         where = ".".join(path)
-        swaps = [_assign_module(_access(owner, path), name, call) for name, call in swapped_children(child, self.imports, where)]
+        key = self.layer_key(child)
+        found = self.layer_extras.get(key) if key is not None else None
+        if found is None:
+            found = (swapped_children(child, self.imports, where), extra_settings(child, code, self.imports, where))
+            if key is not None:
+                self.layer_extras[key] = found
+        swapped, settings = found
+        swaps = [_assign_module(_access(owner, path), name, call) for name, call in swapped]
         return swaps + [
-            _assign(_access(owner, (*path, *sub)), key, literal(value, self.imports, _no_name, f"module {where!r}"), None)
-            for sub, key, value in extra_settings(child, code, self.imports, where)
+            _assign(_access(owner, (*path, *sub)), name, literal(value, self.imports, _no_name, f"module {where!r}"), None)
+            for sub, name, value in settings
         ]
+
+    def layer_code(self, layer: nn.Module, where: str) -> str:
+        """A torch layer's verified constructor call, built and compared once per kind of layer (fingerprint)."""
+        key = self.layer_key(layer)
+        if key is None:
+            return constructor_code(layer, self.imports, where)
+        if key not in self.layer_codes:
+            self.layer_codes[key] = constructor_code(layer, self.imports, where)
+        return self.layer_codes[key]
+
+    def layer_key(self, layer: nn.Module) -> tuple[object, ...] | None:
+        if id(layer) not in self.layer_keys:
+            self.layer_keys[id(layer)] = fingerprint(layer)
+        return self.layer_keys[id(layer)]
 
     def is_plain_holder(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> bool:
         """Containers, plain modules, and user modules nothing calls: rebuilt member by member.
@@ -243,7 +268,7 @@ class _Collector:
         if isinstance(child, fx.GraphModule):
             return f"{self.new_class(child, path)}()"
         if is_torch_module(child):
-            code = constructor_code(child, self.imports, ".".join(path))
+            code = self.layer_code(child, ".".join(path))
             self.record_leaf_tensors(child, path)
             return code
         return self.user_module_code(owner, child, path)
@@ -418,16 +443,23 @@ def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
 
 
 def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:
-    """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind."""
+    """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind;
+    children built by one call, `nn.ModuleList([a for _ in range(n)])` (each call builds its own)."""
     codes = ", ".join(code for _, code in calls)
     numbered = [name for name, _ in calls] == [str(i) for i in range(len(calls))]
+    repeated = len(calls) >= MIN_REPEATED and len({code for _, code in calls}) == 1 and not _UNDERSCORE.search(calls[0][1])
+    items = f"[{calls[0][1]} for _ in range({len(calls)})]" if repeated else f"[{codes}]"
     if kind is nn.Sequential and numbered:
-        return f"{constructor}({codes})"
+        return f"{constructor}(*{items})" if repeated else f"{constructor}({codes})"
     if kind is nn.ModuleList and numbered:
-        return f"{constructor}([{codes}])"
+        return f"{constructor}({items})"
     if kind is nn.ModuleDict:
         return f"{constructor}({{{', '.join(f'{quote(name)}: {code}' for name, code in calls)}}})"
     return None
+
+
+MIN_REPEATED = 3  # children built by one call written as a comprehension
+_UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
 
 
 def _no_name(_value: object) -> None:

@@ -9,6 +9,7 @@ becomes an empty stub that the weights file fills.
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import inspect
@@ -353,3 +354,54 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
         if not problem:
             return code
     raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be rebuilt as code: {problem}")
+
+
+# one verification per kind of layer ---------------------------------------------------------
+def fingerprint(module: nn.Module) -> tuple[Any, ...] | None:
+    """All that `constructor_code` and `extra_settings` read of `module`, as a key two layers have alike
+    only where both calls would give the same code and settings: per submodule its class, every attribute
+    (plain data by value, any other object by identity: one object gives one code) and each tensor's
+    shape, dtype, device, layout and `requires_grad`. None where that does not hold for sure: hooks,
+    quantized, lazy or subclassed tensors, or layers built on the CPU (their packed weights)."""
+    if needs_cpu(module):
+        return None
+    parts: list[Any] = []
+    for path, sub in module.named_modules(remove_duplicate=False):
+        if any(getattr(sub, hooks, None) for hooks in _HOOKS):
+            return None
+        items: list[Any] = []
+        for key, value in vars(sub).items():
+            if key in ("_parameters", "_buffers"):
+                tensors = [(name, _tensor_key(t)) for name, t in value.items()]
+                if any(k is _NOT_PLAIN for _, k in tensors):
+                    return None
+                items.append((key, tuple(tensors)))
+            elif key == "_modules":
+                items.append((key, tuple((name, child is None) for name, child in value.items())))
+            elif key == "_non_persistent_buffers_set":
+                items.append((key, tuple(sorted(value))))
+            elif key not in _HOOKS:
+                items.append((key, _value_key(value)))
+        parts.append((path, type(sub), tuple(items)))
+    return tuple(parts)
+
+
+_NOT_PLAIN = object()
+
+
+def _tensor_key(tensor: torch.Tensor | None) -> Any:
+    if tensor is None:
+        return None
+    if type(tensor) not in (torch.Tensor, nn.Parameter) or tensor.is_quantized or is_lazy(tensor):
+        return _NOT_PLAIN
+    return type(tensor), tuple(tensor.shape), tensor.dtype, tensor.device.type, tensor.layout, tensor.requires_grad
+
+
+def _value_key(value: Any) -> Any:
+    if value is None or type(value) in (bool, int, float, str, complex):
+        return type(value), repr(value)  # repr tells -0.0 from 0.0 and round-trips floats
+    if type(value) in (tuple, list):
+        return type(value), tuple(_value_key(v) for v in value)
+    if type(value) in (dict, collections.OrderedDict):
+        return type(value), tuple((_value_key(k), _value_key(v)) for k, v in value.items())
+    return "object", id(value)  # the same object, alive through the export: the same code

@@ -144,9 +144,9 @@ def _checked(
     starts: list[fx.Node] = []
     if not _matches(head, second, starts) or not starts or len(set(starts)) != 1:
         return None
-    for j in range(2, count):
-        if [signature.of(n, j) for n in periods[j]] != second:
-            return None
+    same = _Twins(index, start, length, call)
+    if not all(same.code(n, twin) for j in range(2, count) for n, twin in zip(periods[j], periods[j - 1])):
+        return None
     if not _users_stay(periods, index, start + length * count):
         return None
     invariants = [v for n in periods[1] for v in n.all_input_nodes if index.get(v, -1) < start]
@@ -202,6 +202,41 @@ class _Signature:
         if type(value) in _PLAIN:
             return (type(value), repr(value))
         return ("object", id(value))
+
+
+@dataclass(frozen=True)
+class _Twins:
+    """A node and its twin one period earlier run the same code: what `_Signature` compares, node by node
+    (the values each reads one period apart inside the run, the same value before it)."""
+
+    index: dict[fx.Node, int]
+    start: int
+    length: int
+    call: int
+
+    def code(self, node: fx.Node, twin: fx.Node) -> bool:
+        child = (self.index[node] - self.start) % self.length == self.call  # its target is checked already
+        if node.op != twin.op or (node.target != twin.target and not child):
+            return False
+        return self._same(node.args, twin.args) and self._same(node.kwargs, twin.kwargs)
+
+    def _same(self, value: Any, twin: Any) -> bool:
+        if isinstance(value, fx.Node):
+            if not isinstance(twin, fx.Node):
+                return False
+            at, twin_at = self.index.get(value, -1), self.index.get(twin, -1)
+            return at - twin_at == self.length and twin_at >= self.start if at >= self.start else value is twin
+        if type(value) is not type(twin):
+            return False
+        if isinstance(value, (tuple, list)):
+            return len(value) == len(twin) and all(self._same(a, b) for a, b in zip(value, twin))
+        if isinstance(value, dict):
+            return value.keys() == twin.keys() and all(self._same(value[k], twin[k]) for k in value)
+        if isinstance(value, slice):
+            return self._same((value.start, value.stop, value.step), (twin.start, twin.stop, twin.step))
+        if type(value) in _PLAIN:
+            return repr(value) == repr(twin)
+        return value is twin
 
 
 def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], end: int) -> bool:

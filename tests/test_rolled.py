@@ -55,6 +55,20 @@ class _Calls(nn.Module):
         return x
 
 
+class _Switching(nn.Module):
+    """The first two steps call one shared module, the last two another."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+        self.a, self.b = nn.ReLU(), nn.Tanh()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i, lin in enumerate(self.lins):
+            x = (self.a if i < 2 else self.b)(lin(x)) * 0.5
+        return x
+
+
 def _split(model: nn.Module) -> fx.GraphModule:
     """The root as collect sees it: its containers known again (a GraphModule holds plain modules)."""
     return split(restore_layers(fx.symbolic_trace(model))).root
@@ -74,6 +88,7 @@ CASES: list[tuple[str, Callable[[], nn.Module], int, int]] = [  # (name, model, 
     ("not every child", _Partial, 0, 0),
     ("two children", _two, 0, 0),
     ("calls alone", _Calls, 0, 0),
+    ("a shared module that changes", _Switching, 0, 0),
 ]
 
 

@@ -40,7 +40,7 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.embed = nn.Linear(4, 4)
-            self.layers = nn.ModuleList([Layer(), Layer(), Layer(), Layer()])
+            self.layers = nn.ModuleList([Layer() for _ in range(4)])
             self.pair = nn.ModuleList([Layer(), Layer()])
         self.training = False
         self.embed.training = False

@@ -29,9 +29,7 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.norm = nn.LayerNorm(4)
-            self.blocks = nn.ModuleList(
-                [nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)]
-            )
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
         self.eval()
         self.blocks.training = True
         if load_weights:
