@@ -26,7 +26,7 @@ from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
 from .names import quote
-from .quantized import float_class, is_packed_data, namespace_of, needs_cpu, output_qparams, packing, set_packed
+from .quantized import float_class, is_packed_data, namespace_of, needs_cpu, output_qparams, packing, packs, set_packed
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -237,16 +237,18 @@ def _equal(a: Any, b: Any) -> bool:
         return a is b
 
 
-def _module_mismatch(label: str, mod: nn.Module, other: nn.Module) -> str | None:
+def _module_mismatch(label: str, mod: nn.Module, other: nn.Module, settled: dict[str, Any] | None = None) -> str | None:
+    """What differs between a module and its rebuild; `settled`: the rebuild's attributes as the package
+    sets them after its constructor call, where it is compared unsettled (see _packed_mismatch)."""
     if type(mod) is not type(other):
         return f"{label}: class {type(other).__qualname__} != {type(mod).__qualname__}"
-    if mod.extra_repr() != other.extra_repr():
+    if settled is None and mod.extra_repr() != other.extra_repr():
         return f"{label}: rebuilt as ({other.extra_repr()}) instead of ({mod.extra_repr()})"
     if mod._non_persistent_buffers_set != other._non_persistent_buffers_set:
         return f"{label}: non-persistent buffers differ"
     if [len(getattr(mod, h, ())) for h in _HOOKS] != [len(getattr(other, h, ())) for h in _HOOKS]:
         return f"{label}: has hooks that a constructor call does not register"
-    mine, theirs = _state(mod), _state(other)
+    mine, theirs = _state(mod), _state(other) | (settled or {})
     for key in sorted(set(mine) | set(theirs)):
         if key in mine and key not in theirs and key not in vars(other) and _plain(mine[key]):
             continue  # set on the layer after construction (e.g. by its library): see extra_settings
@@ -260,7 +262,8 @@ def extra_settings(original: nn.Module, code: str, imports: ImportTable, where: 
     a quantized layer's output scale and zero point, and what a library set on a layer after building it."""
     built = _build(code, imports, _device(original))
     extras: list[tuple[tuple[str, ...], str, Any]] = [((), k, v) for k, v in output_qparams(original).items() if not _equal(vars(built)[k], v)]
-    rebuilt = dict(_settled(built, original, imports, where).named_modules(remove_duplicate=False))
+    settled = built if _packs_alone(original, imports, where) else _settled(built, original, imports, where)  # its setters add no attribute
+    rebuilt = dict(settled.named_modules(remove_duplicate=False))
     for path, mod in original.named_modules(remove_duplicate=False):
         other = vars(rebuilt[path]) if path in rebuilt else {}
         extras += [(tuple(filter(None, path.split("."))), k, v) for k, v in _state(mod).items() if k not in other and _plain(v)]
@@ -286,6 +289,36 @@ def mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
         diff = sorted(set(ours.items()) ^ set(new.items()), key=str)[:3]
         return f"state_dict differs: {diff}"
     return None
+
+
+def _packed_mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
+    """`mismatch` for a layer holding packed weights, without packing or unpacking any: the package sets
+    the layer's own weights through its setter, so what they give (the `weight` and `bias` entries, a
+    missing bias, the weight's qscheme in its repr) is the layer's by construction; everything else (its
+    attributes with the output scale and zero point the package sets, hooks, parameters and buffers) is
+    compared as `mismatch` does."""
+    left = dict(original.named_modules(remove_duplicate=False))
+    right = dict(rebuilt.named_modules(remove_duplicate=False))
+    if list(left) != list(right):
+        return f"submodules {sorted(left)} != {sorted(right)}"
+    for path, mod in left.items():
+        if problem := _module_mismatch(path or "the module", mod, right[path], output_qparams(mod)):
+            return problem
+    ours, new = _held_specs(original), _held_specs(rebuilt)
+    if ours != new:
+        diff = sorted(set(ours.items()) ^ set(new.items()), key=str)[:3]
+        return f"parameters and buffers differ: {diff}"
+    return None
+
+
+def _held_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
+    tensors = [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]
+    return {k: (tuple(v.shape), v.dtype) for k, v in tensors}
+
+
+def _packs_alone(module: nn.Module, imports: ImportTable, where: str) -> bool:
+    """A quantized layer that holds packed weights and swaps in no children: checked by `_packed_mismatch`."""
+    return packs(module) and not swapped_children(module, imports, where)
 
 
 def _check_materialized(module: nn.Module, where: str) -> None:
@@ -350,7 +383,10 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
         except Exception as error:  # noqa: BLE001 - any failure means this rebuild is unusable
             problem = f"{code} fails on the {_device(module)} device: {type(error).__name__}: {error}"
             continue
-        problem = mismatch(module, _settled(rebuilt, module, imports, where)) or ""
+        if _packs_alone(module, imports, where):
+            problem = _packed_mismatch(module, rebuilt) or ""
+        else:
+            problem = mismatch(module, _settled(rebuilt, module, imports, where)) or ""
         if not problem:
             return code
     raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be rebuilt as code: {problem}")
@@ -367,11 +403,11 @@ def fingerprint(module: nn.Module) -> tuple[Any, ...] | None:
         return None
     parts: list[Any] = []
     for path, sub in module.named_modules(remove_duplicate=False):
-        if any(getattr(sub, hooks, None) for hooks in _HOOKS):
-            return None
         items: list[Any] = []
         for key, value in vars(sub).items():
-            if key in ("_parameters", "_buffers"):
+            if key not in _MODULE_INTERNALS:
+                items.append((key, _value_key(value)))
+            elif key in ("_parameters", "_buffers"):
                 tensors = [(name, _tensor_key(t)) for name, t in value.items()]
                 if any(k is _NOT_PLAIN for _, k in tensors):
                     return None
@@ -380,13 +416,16 @@ def fingerprint(module: nn.Module) -> tuple[Any, ...] | None:
                 items.append((key, tuple((name, child is None) for name, child in value.items())))
             elif key == "_non_persistent_buffers_set":
                 items.append((key, tuple(sorted(value))))
-            elif key not in _HOOKS:
-                items.append((key, _value_key(value)))
+            elif key == "training":
+                items.append((key, value))
+            elif value:
+                return None  # hooks, or another of nn.Module's own in use
         parts.append((path, type(sub), tuple(items)))
     return tuple(parts)
 
 
 _NOT_PLAIN = object()
+_PLAIN_TYPES = frozenset({bool, int, float, str, complex})
 
 
 def _tensor_key(tensor: torch.Tensor | None) -> Any:
@@ -398,7 +437,7 @@ def _tensor_key(tensor: torch.Tensor | None) -> Any:
 
 
 def _value_key(value: Any) -> Any:
-    if value is None or type(value) in (bool, int, float, str, complex):
+    if value is None or type(value) in _PLAIN_TYPES:
         return type(value), repr(value)  # repr tells -0.0 from 0.0 and round-trips floats
     if type(value) in (tuple, list):
         return type(value), tuple(_value_key(v) for v in value)

@@ -27,6 +27,7 @@ MIN_LENGTH = 2  # one call a period is a chain (loops.py)
 MAX_LENGTH = 400  # nodes in a period searched for
 MAX_ROTATIONS = 8  # starts of the period tried per run
 _PLAIN = (int, float, bool, str, complex, type(None))  # compared by value (their repr: -0.0 is not 0.0)
+_EXACT = frozenset({int, bool, str, type(None)})  # equal values, equal reprs
 
 
 def loop_of(*values: Any) -> Any:
@@ -221,21 +222,22 @@ class _Twins:
         return self._same(node.args, twin.args) and self._same(node.kwargs, twin.kwargs)
 
     def _same(self, value: Any, twin: Any) -> bool:
-        if isinstance(value, fx.Node):
-            if not isinstance(twin, fx.Node):
-                return False
+        kind = type(value)
+        if kind is not type(twin):
+            return False
+        if kind is fx.Node:
             at, twin_at = self.index.get(value, -1), self.index.get(twin, -1)
             return at - twin_at == self.length and twin_at >= self.start if at >= self.start else value is twin
-        if type(value) is not type(twin):
-            return False
+        if kind in _EXACT:
+            return bool(value == twin)
+        if kind in (float, complex):
+            return repr(value) == repr(twin)  # -0.0 is not 0.0
         if isinstance(value, (tuple, list)):
             return len(value) == len(twin) and all(self._same(a, b) for a, b in zip(value, twin))
         if isinstance(value, dict):
             return value.keys() == twin.keys() and all(self._same(value[k], twin[k]) for k in value)
-        if isinstance(value, slice):
+        if kind is slice:
             return self._same((value.start, value.stop, value.step), (twin.start, twin.stop, twin.step))
-        if type(value) in _PLAIN:
-            return repr(value) == repr(twin)
         return value is twin
 
 

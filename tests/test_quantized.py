@@ -180,3 +180,41 @@ def test_a_qnnpack_model_runs_on_the_qnnpack_engine(tmp_path: Path) -> None:
     finally:
         torch.backends.quantized.engine = previous
 
+
+
+def _packed_conv(edit: str) -> nn.Module:
+    """A quantized conv (packed weights) in a holder, edited after construction as a library might."""
+    import torch.ao.nn.quantized as nnq
+
+    conv = nnq.Conv2d(2, 4, 3, padding=1)
+    conv.scale, conv.zero_point = 0.25, 3
+    if edit == "setting":
+        conv.groups_note = "kept"
+    elif edit == "hook":
+        conv.register_forward_hook(lambda *_: None)
+    elif edit == "attribute":
+        conv.transposed = True  # no constructor argument of nnq.Conv2d says so
+    return conv
+
+
+PACKED_EDITS = [  # (edit, a line module.py must have, or the error's words)
+    ("setting", "self.conv.groups_note = 'kept'", None),
+    ("hook", None, "has hooks that a constructor call does not register"),
+    ("attribute", None, "attribute 'transposed' is False, expected True"),
+]
+
+
+@pytest.mark.parametrize("edit,line,error", PACKED_EDITS, ids=[e[0] for e in PACKED_EDITS])
+def test_packed_layers_are_verified_without_their_weights(edit: str, line: str | None, error: str | None) -> None:
+    root = nn.Module()
+    root.conv = _packed_conv(edit)
+    graph = fx.Graph()
+    graph.output(graph.call_module("conv", (graph.placeholder("x"),)))
+    gm = fx.GraphModule(root, graph)
+    if error is not None:
+        with pytest.raises(fxexport.FxExportError, match=error):
+            fxexport.generate(gm, package_name="pkg")
+        return
+    _, sources = fxexport.generate(gm, package_name="pkg")
+    assert line in sources["module.py"].replace('"', "'")
+    assert "self.conv.scale = 0.25" in sources["module.py"] and "self.conv.zero_point = 3" in sources["module.py"]
