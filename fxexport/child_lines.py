@@ -40,11 +40,11 @@ def is_child(line: str) -> bool:
 
 def _items(node: ast.expr) -> list[ast.expr]:
     """A container argument's children: a list's items, or the one call a list of copies repeats
-    (`*[Block(64) for _ in range(3)]`, as collect writes children built alike)."""
+    (`*[Block(64) for _ in range(3)]`, as collect writes a run of children built alike)."""
     if isinstance(node, ast.Starred):
         return _items(node.value)
     if isinstance(node, ast.List):
-        return list(node.elts)
+        return [item for element in node.elts for item in _items(element)]
     if isinstance(node, ast.ListComp) and _repeats(node):
         return [node.elt]
     return [node]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -444,18 +445,31 @@ def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
 
 def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:
     """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind;
-    children built by one call, `nn.ModuleList([a for _ in range(n)])` (each call builds its own)."""
-    codes = ", ".join(code for _, code in calls)
+    a run of children one call builds alike as a comprehension (`nn.Sequential(a, *[b for _ in range(7)])`,
+    `nn.ModuleList([b for _ in range(n)])`: each call builds its own)."""
     numbered = [name for name, _ in calls] == [str(i) for i in range(len(calls))]
-    repeated = len(calls) >= MIN_REPEATED and len({code for _, code in calls}) == 1 and not _UNDERSCORE.search(calls[0][1])
-    items = f"[{calls[0][1]} for _ in range({len(calls)})]" if repeated else f"[{codes}]"
+    items = _repeated([code for _, code in calls])
     if kind is nn.Sequential and numbered:
-        return f"{constructor}(*{items})" if repeated else f"{constructor}({codes})"
+        return f"{constructor}({', '.join(items)})"
     if kind is nn.ModuleList and numbered:
-        return f"{constructor}({items})"
+        whole = len(items) == 1 and items[0].startswith("*")
+        return f"{constructor}({items[0][1:]})" if whole else f"{constructor}([{', '.join(items)}])"
     if kind is nn.ModuleDict:
         return f"{constructor}({{{', '.join(f'{quote(name)}: {code}' for name, code in calls)}}})"
     return None
+
+
+def _repeated(codes: list[str]) -> list[str]:
+    """The items of a list of constructor calls, each run of MIN_REPEATED or more equal calls one starred
+    comprehension (unless the call reads a name `_`, the comprehension's variable)."""
+    items: list[str] = []
+    for code, run in itertools.groupby(codes):
+        count = len(list(run))
+        if count >= MIN_REPEATED and not _UNDERSCORE.search(code):
+            items.append(f"*[{code} for _ in range({count})]")
+        else:
+            items += [code] * count
+    return items
 
 
 MIN_REPEATED = 3  # children built by one call written as a comprehension

@@ -1793,3 +1793,16 @@ class KeptSteps(nn.Module):
             x = torch.relu(lin(x)) + 1.0
             kept.append(x)
         return torch.cat(kept, -1)
+
+
+class RepeatedLayers(nn.Module):
+    """Containers holding runs of layers one call builds alike, between others."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8), nn.ReLU())
+        self.heads = nn.ModuleList([nn.Linear(8, 2), nn.Linear(8, 3), nn.Linear(8, 3), nn.Linear(8, 3)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stem(x)
+        return torch.cat([head(x) for head in self.heads], -1)

@@ -295,6 +295,9 @@ SHAPES = [
     Shape("rolled_loop_unpacking_export", _model(models.LoopedGates), _rows, _export, frozenset(), counts={"for gate in self.gates:": 1}),
     Shape("steps_numbered_unrolled", _model(models.NumberedSteps), _rows, _trace, frozenset(), counts={"for lin in": 0, "self.lins[2](": 1}),
     Shape("steps_kept_unrolled", _model(models.KeptSteps), _rows, _trace, frozenset(), counts={"for lin in": 0, "self.lins[2](": 1}),
+    Shape("repeated_layers", _model(models.RepeatedLayers), _rows, _trace, frozenset(),
+          counts={"nn.Sequential(nn.Linear(4, 8), *[nn.Linear(8, 8) for _ in range(3)], nn.ReLU())": 1,
+                  "nn.ModuleList([nn.Linear(8, 2), *[nn.Linear(8, 3) for _ in range(3)]])": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
 ]  # fmt: skip
 
