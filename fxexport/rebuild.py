@@ -239,7 +239,7 @@ def _equal(a: Any, b: Any) -> bool:
 
 def _module_mismatch(label: str, mod: nn.Module, other: nn.Module, settled: dict[str, Any] | None = None) -> str | None:
     """What differs between a module and its rebuild; `settled`: the rebuild's attributes as the package
-    sets them after its constructor call, where it is compared unsettled (see _packed_mismatch)."""
+    sets them after its constructor call, where it is compared unsettled (see `mismatch`)."""
     if type(mod) is not type(other):
         return f"{label}: class {type(other).__qualname__} != {type(mod).__qualname__}"
     if settled is None and mod.extra_repr() != other.extra_repr():
@@ -275,39 +275,26 @@ def _tensor_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.d
     return {k: (tuple(v.shape), v.dtype) for k, v in module.state_dict(keep_vars=True).items() if isinstance(v, torch.Tensor)}
 
 
-def mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
-    """What differs between a module and its rebuild, or None."""
+def mismatch(original: nn.Module, rebuilt: nn.Module, packed: bool = False) -> str | None:
+    """What differs between a module and its rebuild, or None.
+
+    `packed`: a layer holding packed weights, compared without packing or unpacking any: the package
+    sets the layer's own weights through its setter, so what they give (the `weight` and `bias`
+    entries, a missing bias, the weight's qscheme in its repr) is the layer's by construction; its
+    attributes are compared with the output scale and zero point the package sets, and its
+    parameters and buffers instead of its state_dict."""
     left = dict(original.named_modules(remove_duplicate=False))
     right = dict(rebuilt.named_modules(remove_duplicate=False))
     if list(left) != list(right):
         return f"submodules {sorted(left)} != {sorted(right)}"
     for path, mod in left.items():
-        if problem := _module_mismatch(path or "the module", mod, right[path]):
+        if problem := _module_mismatch(path or "the module", mod, right[path], output_qparams(mod) if packed else None):
             return problem
-    ours, new = _tensor_specs(original), _tensor_specs(rebuilt)
+    specs = _held_specs if packed else _tensor_specs
+    ours, new = specs(original), specs(rebuilt)
     if ours != new:
         diff = sorted(set(ours.items()) ^ set(new.items()), key=str)[:3]
-        return f"state_dict differs: {diff}"
-    return None
-
-
-def _packed_mismatch(original: nn.Module, rebuilt: nn.Module) -> str | None:
-    """`mismatch` for a layer holding packed weights, without packing or unpacking any: the package sets
-    the layer's own weights through its setter, so what they give (the `weight` and `bias` entries, a
-    missing bias, the weight's qscheme in its repr) is the layer's by construction; everything else (its
-    attributes with the output scale and zero point the package sets, hooks, parameters and buffers) is
-    compared as `mismatch` does."""
-    left = dict(original.named_modules(remove_duplicate=False))
-    right = dict(rebuilt.named_modules(remove_duplicate=False))
-    if list(left) != list(right):
-        return f"submodules {sorted(left)} != {sorted(right)}"
-    for path, mod in left.items():
-        if problem := _module_mismatch(path or "the module", mod, right[path], output_qparams(mod)):
-            return problem
-    ours, new = _held_specs(original), _held_specs(rebuilt)
-    if ours != new:
-        diff = sorted(set(ours.items()) ^ set(new.items()), key=str)[:3]
-        return f"parameters and buffers differ: {diff}"
+        return f"{'parameters and buffers differ' if packed else 'state_dict differs'}: {diff}"
     return None
 
 
@@ -317,7 +304,7 @@ def _held_specs(module: nn.Module) -> dict[str, tuple[tuple[int, ...], torch.dty
 
 
 def _packs_alone(module: nn.Module, imports: ImportTable, where: str) -> bool:
-    """A quantized layer that holds packed weights and swaps in no children: checked by `_packed_mismatch`."""
+    """A quantized layer that holds packed weights and swaps in no children: compared unsettled (`mismatch`)."""
     return packs(module) and not swapped_children(module, imports, where)
 
 
@@ -384,7 +371,7 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
             problem = f"{code} fails on the {_device(module)} device: {type(error).__name__}: {error}"
             continue
         if _packs_alone(module, imports, where):
-            problem = _packed_mismatch(module, rebuilt) or ""
+            problem = mismatch(module, rebuilt, packed=True) or ""
         else:
             problem = mismatch(module, _settled(rebuilt, module, imports, where)) or ""
         if not problem:

@@ -73,6 +73,7 @@ def rolled(gm: fx.GraphModule, graph: fx.Graph | None = None) -> Rolled:
 
 
 def _runs(gm: fx.GraphModule, graph: fx.Graph) -> list[_Run]:
+    """The runs in `graph`, in order, none overlapping another."""
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
     index = {n: i for i, n in enumerate(nodes)}
     found: list[_Run] = []
