@@ -443,6 +443,10 @@ def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
     return (path[-1] if path[-1][:1].isalpha() else f"{path[-1]}_module") if generic else name
 
 
+MIN_REPEATED = 3  # children built by one call written as a comprehension
+_UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
+
+
 def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:
     """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind;
     a run of children one call builds alike as a comprehension (`nn.Sequential(a, *[b for _ in range(7)])`,
@@ -470,10 +474,6 @@ def _repeated(codes: list[str]) -> list[str]:
         else:
             items += [code] * count
     return items
-
-
-MIN_REPEATED = 3  # children built by one call written as a comprehension
-_UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
 
 
 def _no_name(_value: object) -> None:

@@ -178,7 +178,10 @@ class _Emitter:
         in_loops = {c for loop in found for c in loop.calls}
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
-        self.unpacked = {} if shapes else {result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items() if result not in in_loops}
+        self.unpacked = {} if shapes else {
+            result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items()
+            if result not in in_loops and not (result.op == "call_module" and str(result.target) in self.held)
+        }  # a loop variable's call: its children may return other lengths than the one the body was copied from
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
@@ -494,8 +497,9 @@ class _Emitter:
         start = self.code(node.args[0], node)
         variable = self.namespace.create(roll.variable)
         params = {"carried": name, **{f"invariant_{i}": self.code(v, node) for i, v in enumerate(node.args[1:])}}
+        # Not `recorded`: the body's recorded values are one period's; the other periods' lengths may differ.
         body = _Emitter(
-            self.gm, self.namespace, self.imports, params, self.checks, self.annotate, recorded=self.recorded,
+            self.gm, self.namespace, self.imports, params, self.checks, self.annotate,
             rolled=Rolled(roll.body, {}), held={roll.call: variable}, carried="carried",
         )  # fmt: skip
         lines = body.statements()

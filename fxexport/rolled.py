@@ -15,7 +15,7 @@ did, in the same order, on the same values: only names and lifetimes change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from torch import fx
@@ -26,8 +26,7 @@ MIN_PERIODS = 3  # two periods read as well unrolled
 MIN_LENGTH = 2  # one call a period is a chain (loops.py)
 MAX_LENGTH = 400  # nodes in a period searched for
 MAX_ROTATIONS = 8  # starts of the period tried per run
-_PLAIN = (int, float, bool, str, complex, type(None))  # compared by value (their repr: -0.0 is not 0.0)
-_EXACT = frozenset({int, bool, str, type(None)})  # equal values, equal reprs
+_EXACT = frozenset({int, bool, str, type(None)})  # literals compared by value: equal values, equal reprs
 
 
 def loop_of(*values: Any) -> Any:
@@ -61,15 +60,14 @@ class _Run:
     periods: tuple[tuple[fx.Node, ...], ...]
     start: fx.Node
     invariants: tuple[fx.Node, ...]
-    call: int
+    call_offset: int
     children: str
 
 
-def rolled(gm: fx.GraphModule, graph: fx.Graph | None = None) -> Rolled:
-    """`gm`'s forward graph (or `graph`) with its runs rolled; the graph itself where there are none."""
-    graph = gm.graph if graph is None else graph
-    runs = _runs(gm, graph)
-    return _reduced(graph, runs) if runs else Rolled(graph, {})
+def rolled(gm: fx.GraphModule) -> Rolled:
+    """`gm`'s forward graph with its runs rolled; the graph itself where there are none."""
+    runs = _runs(gm, gm.graph)
+    return _reduced(gm.graph, runs) if runs else Rolled(gm.graph, {})
 
 
 def _runs(gm: fx.GraphModule, graph: fx.Graph) -> list[_Run]:
@@ -139,82 +137,27 @@ def _checked(
     periods = [tuple(nodes[start + j * length : start + (j + 1) * length]) for j in range(count)]
     if any(n.op not in ("call_function", "call_method", "call_module") for n in periods[0]):
         return None
-    call = first_call - start
-    signature = _Signature(index, start, length, call)
-    head = [signature.of(n, 0) for n in periods[0]]
-    second = [signature.of(n, 1) for n in periods[1]]
-    starts: list[fx.Node] = []
-    if not _matches(head, second, starts) or not starts or len(set(starts)) != 1:
+    same = _Twins(index, start, length, first_call - start)
+    if not all(same.code(n, twin) for j in range(1, count) for n, twin in zip(periods[j], periods[j - 1])):
         return None
-    same = _Twins(index, start, length, call)
-    if not all(same.code(n, twin) for j in range(2, count) for n, twin in zip(periods[j], periods[j - 1])):
-        return None
-    if not _users_stay(periods, index, start + length * count):
+    if len(same.starts) != 1 or not _users_stay(periods, index, start + length * count):
         return None
     invariants = [v for n in periods[1] for v in n.all_input_nodes if index.get(v, -1) < start]
-    return tuple(periods), starts[0], tuple(dict.fromkeys(invariants))
-
-
-def _matches(head: Any, second: Any, starts: list[fx.Node]) -> bool:
-    """The first period's signature is the second's, where the second reads the value the period before
-    left and the first reads one value made before the run (collected in `starts`)."""
-    if isinstance(second, tuple) and second[:1] == ("prev",):
-        if isinstance(head, tuple) and head[:1] == ("out",):
-            starts.append(head[1])
-            return True
-        return False
-    if isinstance(second, (tuple, list)) and isinstance(head, (tuple, list)) and type(head) is type(second):
-        return len(head) == len(second) and all(_matches(a, b, starts) for a, b in zip(head, second))
-    return type(head) is type(second) and head == second
-
-
-@dataclass(frozen=True)
-class _Signature:
-    """A node's code with the values it reads told apart by where they are made: in its own period at
-    an offset, as the last value of the period before (the carried one), or before the run."""
-
-    index: dict[fx.Node, int]
-    start: int
-    length: int
-    call: int
-
-    def of(self, node: fx.Node, period: int) -> tuple[Any, ...] | None:
-        base = self.start + period * self.length
-        offset = self.index[node] - base
-        target = "child" if offset == self.call else str(node.target) if node.op == "call_module" else node.target
-        carried = base - 1 if period else None
-        return node.op, target, self._value(node.args, base, carried), self._value(node.kwargs, base, carried)
-
-    def _value(self, value: Any, base: int, carried: int | None) -> Any:
-        if isinstance(value, fx.Node):
-            at = self.index.get(value, -1)
-            if base <= at < base + self.length:
-                return ("in", at - base)
-            if carried is not None and at == carried:
-                return ("prev",)
-            if at >= self.start:
-                return ("late", value)  # made in the run but not in reach: no match
-            return ("out", value)
-        if isinstance(value, (tuple, list)):
-            return (type(value), tuple(self._value(v, base, carried) for v in value))
-        if isinstance(value, dict):
-            return (dict, tuple((k, self._value(v, base, carried)) for k, v in value.items()))
-        if isinstance(value, slice):
-            return (slice, self._value((value.start, value.stop, value.step), base, carried))
-        if type(value) in _PLAIN:
-            return (type(value), repr(value))
-        return ("object", id(value))
+    return tuple(periods), same.starts[0], tuple(dict.fromkeys(invariants))
 
 
 @dataclass(frozen=True)
 class _Twins:
-    """A node and its twin one period earlier run the same code: what `_Signature` compares, node by node
-    (the values each reads one period apart inside the run, the same value before it)."""
+    """A node and its twin one period earlier run the same code: the same op and target (the child
+    call's aside), equal literals (by type and repr: -0.0 is not 0.0), and values read one period
+    apart inside the run or the same value made before it; where the second period reads the value
+    the first left, the first reads one value made before the run, its start (`starts`)."""
 
     index: dict[fx.Node, int]
     start: int
     length: int
-    call: int
+    call: int  # the child call's offset in a period
+    starts: list[fx.Node] = field(default_factory=list)
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
         child = (self.index[node] - self.start) % self.length == self.call  # its target is checked already
@@ -227,12 +170,11 @@ class _Twins:
         if kind is not type(twin):
             return False
         if kind is fx.Node:
-            at, twin_at = self.index.get(value, -1), self.index.get(twin, -1)
-            return at - twin_at == self.length and twin_at >= self.start if at >= self.start else value is twin
+            return self._same_value(value, twin)
         if kind in _EXACT:
             return bool(value == twin)
         if kind in (float, complex):
-            return repr(value) == repr(twin)  # -0.0 is not 0.0
+            return repr(value) == repr(twin)
         if isinstance(value, (tuple, list)):
             return len(value) == len(twin) and all(self._same(a, b) for a, b in zip(value, twin))
         if isinstance(value, dict):
@@ -240,6 +182,18 @@ class _Twins:
         if kind is slice:
             return self._same((value.start, value.stop, value.step), (twin.start, twin.stop, twin.step))
         return value is twin
+
+    def _same_value(self, value: fx.Node, twin: fx.Node) -> bool:
+        at, twin_at = self.index.get(value, -1), self.index.get(twin, -1)
+        if at < self.start:
+            return value is twin  # made before the run: read by every period
+        if twin_at >= self.start:
+            return at - twin_at == self.length
+        if at != self.start + self.length - 1:
+            return False  # the second period reads a value of the first but its last
+        if not self.starts:
+            self.starts.append(twin)
+        return twin is self.starts[0]  # the first period reads the run's start in its place
 
 
 def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], end: int) -> bool:
@@ -287,19 +241,24 @@ def _roll(run: _Run) -> Roll:
     for i, value in enumerate(run.invariants):
         env[value] = body.placeholder(f"invariant_{i}")
     for offset, node in enumerate(run.periods[1]):
-        if offset == run.call:  # named for what it is in the loop, not after the child it called once
+        if offset == run.call_offset:  # named for what it is in the loop, not after the child it called once
             env[node] = body.create_node(node.op, node.target, *fx.map_arg((node.args, node.kwargs), env.__getitem__), name="out")
             env[node].meta = dict(node.meta)
         else:
             env[node] = body.node_copy(node, env.__getitem__)
     body.output(env[run.periods[1][-1]])
-    call = str(run.periods[1][run.call].target)
+    call = str(run.periods[1][run.call_offset].target)
     container = call.rpartition(".")[0].rpartition(".")[2]
     return Roll(body, run.children, call, _variable(container))
 
 
 def _variable(container: str) -> str:
-    """The loop variable: a container's name in the singular (`lins` -> `lin`), else `layer`."""
-    if container.endswith("s") and len(container) > 2 and container[:-1].isidentifier():
-        return container[:-1]
-    return "layer"
+    """The loop variable: a container's name in the singular (`lins` -> `lin`, `branches` -> `branch`),
+    else `layer`."""
+    if container.endswith(("ches", "shes", "xes", "sses")):
+        singular = container[:-2]
+    elif container.endswith("s") and not container.endswith(("ss", "us", "is", "as")):
+        singular = container[:-1]
+    else:
+        return "layer"
+    return singular if len(singular) > 2 and singular.isidentifier() else "layer"

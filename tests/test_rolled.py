@@ -4,15 +4,18 @@ same code on its own values, the value the period before left and values made be
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import torch
 from torch import fx, nn
 
+import fxexport
 from fxexport.layers import restore_layers
-from fxexport.rolled import loop_of, rolled
+from fxexport.rolled import _variable, loop_of, rolled
 from fxexport.split import split
 from tests import models
+from tests.packages import imported
 
 
 class _Pairs(nn.Module):
@@ -122,3 +125,55 @@ def test_the_rolled_graph_runs_everything_else_as_before() -> None:
     ops = [n.op for n in graph.nodes]
     assert ops == ["placeholder", "placeholder", "call_function", "call_function", "output"]  # the loop, then `out - x`
     assert gm.graph.nodes.__len__() == 3 * 5 + 4  # the source graph is left as it was
+
+
+class _Returning(nn.Module):
+    """Returns `count` values."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = self.lin(x)
+        return tuple(y * (i + 1) for i in range(self.count))
+
+
+class _Arities(nn.Module):
+    """A loop over generated blocks that return two, three and four values, the first two read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([fx.symbolic_trace(_Returning(k)) for k in (2, 3, 4)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            outs = block(x)
+            x = torch.tanh(outs[0] - outs[1])
+        return x
+
+
+class _KeepingBlocks(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, qualified_name: str) -> bool:
+        return isinstance(m, fx.GraphModule) or super().is_leaf_module(m, qualified_name)
+
+
+def test_a_loop_does_not_unpack_results_its_children_give_in_other_lengths(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = _Arities().eval()
+    gm = fx.GraphModule(model, _KeepingBlocks().trace(model))
+    fxexport.export(gm, tmp_path / "arities")
+    assert "for block in self.blocks:" in (tmp_path / "arities" / "module.py").read_text()
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(1))
+    with imported(tmp_path / "arities") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(x), gm(x))
+
+
+VARIABLES = [("lins", "lin"), ("blocks", "block"), ("branches", "branch"), ("boxes", "box"), ("bias", "layer"),
+             ("class_", "layer"), ("glass", "layer"), ("status", "layer"), ("inner", "layer"), ("res", "layer")]  # fmt: skip
+
+
+@pytest.mark.parametrize("container,variable", VARIABLES)
+def test_the_loop_variable_is_the_container_in_the_singular(container: str, variable: str) -> None:
+    assert _variable(container) == variable
