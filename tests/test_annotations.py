@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from torch import nn
 
 import fxexport
-from fxexport.annotations import short_path
+from fxexport.annotations import _class_line, _header, short_path
+from tests import models
 from tests.producers import PRODUCERS
 
 ANNOTATED = ["export_mixed", "export_cond", "dynamo_mixed"]  # producers that record stack traces
@@ -44,3 +47,40 @@ def test_shape_comments_are_optional_and_black_stable() -> None:
     assert "float32[" not in plain.split("def forward")[1].replace("expected a float32", "")
     assert re.search(r"= F.softmax\(.*  # float32\[s\d+\*s\d+, 6\]$", shaped, re.MULTILINE)
     assert formatting.format_source("module.py", shaped) == shaped
+
+
+class _Decorated(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def _decorate(cls: type) -> type:
+    return cls
+
+
+@_decorate
+class _DecoratedTop(nn.Module):
+    """Decorated over one line: inspect counts the decorator in."""
+
+    def forward(self, x):
+        return x
+
+
+def _source_classes() -> list[type]:
+    found = [c for c in vars(models).values() if isinstance(c, type) and issubclass(c, nn.Module)]
+    return found + [c for c in vars(nn).values() if isinstance(c, type) and issubclass(c, nn.Module)] + [_DecoratedTop]
+
+
+@pytest.mark.parametrize("cls", _source_classes(), ids=lambda c: c.__qualname__)
+def test_a_class_line_found_without_parsing_its_file_is_inspects(cls: type) -> None:
+    quick = _class_line(cls)
+    if quick is None:
+        return  # inspect finds it (decorated, nested, no methods of its own)
+    lines, line = inspect.getsourcelines(cls)
+    assert quick == (inspect.getsourcefile(cls), line, _header(lines))
+
+
+def test_decorated_and_nested_classes_are_left_to_inspect() -> None:
+    assert _class_line(_DecoratedTop) is None and _class_line(nn.Container) is None  # nn.Container: three-line decorator
+    nested = type("Nested", (nn.Module,), {"forward": _Decorated.forward, "__qualname__": "Outer.Nested"})
+    assert _class_line(nested) is None
