@@ -3,6 +3,7 @@ same code on its own values, the value the period before left and values made be
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -177,3 +178,52 @@ VARIABLES = [("lins", "lin"), ("blocks", "block"), ("branches", "branch"), ("box
 @pytest.mark.parametrize("container,variable", VARIABLES)
 def test_the_loop_variable_is_the_container_in_the_singular(container: str, variable: str) -> None:
     assert _variable(container) == variable
+
+
+def _swap_halves(h: torch.Tensor) -> torch.Tensor:
+    a, b = h.chunk(2, dim=-1)
+    return torch.cat([b, a], -1)
+
+
+STEPS: list[Callable[..., torch.Tensor]] = [  # (module, value, input, bias) -> value: code around each call
+    lambda m, h, x, bias: torch.relu(h), lambda m, h, x, bias: h * 0.5, lambda m, h, x, bias: h - x,
+    lambda m, h, x, bias: h + bias, lambda m, h, x, bias: _swap_halves(h), lambda m, h, x, bias: torch.tanh(h) * h,
+    lambda m, h, x, bias: h + m.norm(h), lambda m, h, x, bias: h.transpose(0, 1).contiguous().transpose(0, 1),
+    lambda m, h, x, bias: -h, lambda m, h, x, bias: torch.clamp(h, -2.0, 2.0), lambda m, h, x, bias: h.add_(0.25),
+]  # fmt: skip
+
+
+class _Drawn(nn.Module):
+    """A loop over Linears with code drawn from STEPS before and after each call."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        draw = random.Random(seed)
+        self.before = draw.sample(STEPS, draw.randint(0, 2))
+        self.after = draw.sample(STEPS, draw.randint(1, 3))
+        self.norm = nn.LayerNorm(8)
+        self.lins = nn.ModuleList(nn.Linear(8, 8) for _ in range(draw.randint(3, 5)))
+        self.reads_input_after = draw.random() < 0.5
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        h = x * 2.0
+        for lin in self.lins:
+            for step in self.before:
+                h = step(self, h, x, bias)
+            h = lin(h)
+            for step in self.after:
+                h = step(self, h, x, bias)
+        return h - x if self.reads_input_after else h
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+def test_drawn_loops_are_rolled_and_give_the_same_bits(seed: int, producer: str, tmp_path: Path) -> None:
+    torch.manual_seed(seed)
+    model = _Drawn(seed).eval()
+    args = (torch.randn(4, 8, generator=torch.Generator().manual_seed(seed)), torch.randn(8, generator=torch.Generator().manual_seed(seed + 1)))
+    gm = fx.symbolic_trace(model) if producer == "symbolic_trace" else torch.export.export(model, args).module()
+    fxexport.export(gm, tmp_path / "drawn")
+    assert "for lin in self.lins:" in (tmp_path / "drawn" / "module.py").read_text()
+    with imported(tmp_path / "drawn") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(*args), gm(*args))
