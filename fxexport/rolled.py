@@ -89,10 +89,12 @@ def _run_at(gm: fx.GraphModule, nodes: list[fx.Node], index: dict[fx.Node, int],
     if first.op != "call_module":
         return None
     parent, _, name = str(first.target).rpartition(".")
-    holder = gm.get_submodule(parent) if parent else gm
-    keys = list(holder._modules)
-    if not parent or not keys or keys[0] != name or len(keys) < MIN_PERIODS:
+    if not parent:
         return None
+    held = gm.get_submodule(parent)._modules
+    if next(iter(held), None) != name or len(held) < MIN_PERIODS:
+        return None  # asked of every call: no list of a container's children unless this is its first
+    keys = list(held)
     second = f"{parent}.{keys[1]}"
     length = next((k for k in range(1, MAX_LENGTH + 1) if at + k < len(nodes) and _targets(nodes[at + k], second)), None)
     if length is None or length < MIN_LENGTH or at + length * (len(keys) - 1) >= len(nodes):
