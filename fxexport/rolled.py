@@ -163,9 +163,12 @@ class _Twins:
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
         child = (self.index[node] - self.start) % self.length == self.call  # its target is checked already
-        if node.op != twin.op or (node.target != twin.target and not child):
+        if node.op != twin.op or (node.target != twin.target and not child) or len(node.args) != len(twin.args):
             return False
-        return self._same(node.args, twin.args) and self._same(node.kwargs, twin.kwargs)
+        for value, other in zip(node.args, twin.args):  # most arguments are values and numbers: no recursion
+            if not (self._same_value(value, other) if type(value) is fx.Node is type(other) else self._same(value, other)):
+                return False
+        return (not node.kwargs and not twin.kwargs) or self._same(node.kwargs, twin.kwargs)
 
     def _same(self, value: Any, twin: Any) -> bool:
         kind = type(value)
