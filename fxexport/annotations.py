@@ -109,9 +109,12 @@ def _class_line(cls: type) -> tuple[str, int, str] | None:
         file = inspect.getsourcefile(cls)
     except TypeError:
         return None
+    if not file:
+        return None
+    where = os.path.abspath(file)
     codes = [v.__code__ for v in vars(cls).values() if inspect.isfunction(v)]
-    firsts = [c.co_firstlineno for c in codes if file and os.path.abspath(c.co_filename) == os.path.abspath(file)]
-    if not file or not firsts:
+    firsts = [c.co_firstlineno for c in codes if os.path.abspath(c.co_filename) == where]
+    if not firsts:
         return None
     text = linecache.getlines(file)
     pattern = re.compile(rf"class {re.escape(cls.__name__)}\b")

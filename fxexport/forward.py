@@ -313,12 +313,12 @@ class _Emitter:
             self.graph,
             self.annotate,
             statement=lambda n: n.op not in ("placeholder", "get_attr") and n not in self.dead,
-            checks=lambda n: is_guards_call(self.gm, n),
+            apart=lambda n: is_guards_call(self.gm, n) or n in self.rolls,
             last_use=last_uses,
             small=self.small,
             roots=self.roots,
             measure=self.statement_length,
-            kept=self.unpacked_items | frozenset(self.rolls),
+            kept=self.unpacked_items,
         )
         self.inlined = planner.inlined  # measuring writes with the plan so far
         planner.plan()
@@ -332,8 +332,6 @@ class _Emitter:
         differing only in names or numbers are written alike (and can share a class)."""
         if node.op == "output":
             text = "return " + self.output_code(node.args[0], node)
-        elif node in self.rolls:
-            return _NEVER_INLINED  # a loop holds no value written inside it
         else:
             text = f"{_NAME} = {self.expression(node)}" if node.users else self.expression(node)
         return len(_NUMBER.sub(_NUMBER_WIDTH, text))
@@ -558,7 +556,6 @@ class _Emitter:
 
 
 _NAME, _NUMBER_WIDTH = "name_1", "12345"
-_NEVER_INLINED = 1 << 20  # the width of a statement nothing may be written inside
 _NUMBER = re.compile(r"(?<![\w.])\d[\w.]*(?:e[+-]?\d+)?")
 # A value that dies this many statements or more before its method returns gets a `del`; in a
 # short method locals die at return instead.

@@ -32,7 +32,7 @@ class Planner:
     graph: fx.Graph
     annotate: bool
     statement: Callable[[fx.Node], bool]  # emitted as a statement of its own
-    checks: Callable[[fx.Node], bool]  # a call of the input checks (emitted as checks, not as a value)
+    apart: Callable[[fx.Node], bool]  # a statement nothing goes inside and that goes inside nothing (input checks, a loop)
     last_use: dict[fx.Node, fx.Node]
     small: set[fx.Node]  # sizes and flags: freeing them pays nothing
     roots: dict[fx.Node, fx.Node]  # each value -> the value whose memory it uses (views.storage_roots)
@@ -69,7 +69,7 @@ class Planner:
         """`node`'s statement may go inside `user`'s (order and width aside)."""
         if node.op not in ("call_function", "call_method", "call_module") or node in self.kept:
             return False
-        if self.holds_memory(node, user) or any(n.op == "call_module" and self.checks(n) for n in (node, user)):
+        if self.holds_memory(node, user) or any(map(self.apart, (node, user))):
             return False
         notes = [self.note(n) for n in (*written_in(node, self.inlined), user) if n.op != "output"]
         if None not in notes:

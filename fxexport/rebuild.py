@@ -237,18 +237,18 @@ def _equal(a: Any, b: Any) -> bool:
         return a is b
 
 
-def _module_mismatch(label: str, mod: nn.Module, other: nn.Module, settled: dict[str, Any] | None = None) -> str | None:
-    """What differs between a module and its rebuild; `settled`: the rebuild's attributes as the package
-    sets them after its constructor call, where it is compared unsettled (see `mismatch`)."""
+def _module_mismatch(label: str, mod: nn.Module, other: nn.Module, packed: bool = False) -> str | None:
+    """What differs between a module and its rebuild; `packed`: the rebuild is compared unsettled, with
+    the output qparams the package sets after its constructor call and not its repr (see `mismatch`)."""
     if type(mod) is not type(other):
         return f"{label}: class {type(other).__qualname__} != {type(mod).__qualname__}"
-    if settled is None and mod.extra_repr() != other.extra_repr():
+    if not packed and mod.extra_repr() != other.extra_repr():
         return f"{label}: rebuilt as ({other.extra_repr()}) instead of ({mod.extra_repr()})"
     if mod._non_persistent_buffers_set != other._non_persistent_buffers_set:
         return f"{label}: non-persistent buffers differ"
     if [len(getattr(mod, h, ())) for h in _HOOKS] != [len(getattr(other, h, ())) for h in _HOOKS]:
         return f"{label}: has hooks that a constructor call does not register"
-    mine, theirs = _state(mod), _state(other) | (settled or {})
+    mine, theirs = _state(mod), _state(other) | (output_qparams(mod) if packed else {})
     for key in sorted(set(mine) | set(theirs)):
         if key in mine and key not in theirs and key not in vars(other) and _plain(mine[key]):
             continue  # set on the layer after construction (e.g. by its library): see extra_settings
@@ -288,7 +288,7 @@ def mismatch(original: nn.Module, rebuilt: nn.Module, packed: bool = False) -> s
     if list(left) != list(right):
         return f"submodules {sorted(left)} != {sorted(right)}"
     for path, mod in left.items():
-        if problem := _module_mismatch(path or "the module", mod, right[path], output_qparams(mod) if packed else None):
+        if problem := _module_mismatch(path or "the module", mod, right[path], packed):
             return problem
     specs = _held_specs if packed else _tensor_specs
     ours, new = specs(original), specs(rebuilt)
