@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import shutil
@@ -15,6 +16,8 @@ from types import ModuleType
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from torch import fx, nn
 
 import fxexport
@@ -277,11 +280,31 @@ def test_weights_that_do_not_fit_are_named(folder: Path, source: fx.GraphModule,
         _package(folder).FxModule(weights=change(tensors))
 
 
+def _entry(key: str, **change: object):
+    """A damage: the header's entry `key` with `change`."""
+    def damage(text: str) -> str:
+        header = json.loads(text)
+        header[key].update(change)
+        return json.dumps(header)
+
+    return damage
+
+
+def _listed_twice(text: str) -> str:
+    return text.rstrip()[:-1] + ', "scale": ' + json.dumps(json.loads(text)["scale"]) + "}"
+
+
 HEADER_DAMAGE = [
-    ("beyond_file", lambda h: h["proj.weight"].update(data_offsets=[0, 10**9]), "does not fit its offsets"),
-    ("wrong_size", lambda h: h["proj.weight"].update(shape=[5, 4]), "does not fit its offsets"),
-    ("unknown_dtype", lambda h: h["proj.weight"].update(dtype="F4"), "has dtype 'F4', which this loader cannot read"),
-    ("negative", lambda h: h["proj.weight"].update(shape=[-5, -3]), "has a bad shape or offsets"),
+    ("beyond_file", _entry("proj.weight", data_offsets=[0, 10**9]), "does not fit its offsets"),
+    ("wrong_size", _entry("proj.weight", shape=[5, 4]), "does not fit its offsets"),
+    ("unknown_dtype", _entry("proj.weight", dtype="F4"), "has dtype 'F4', which this loader cannot read"),
+    ("negative", _entry("proj.weight", shape=[-5, -3]), "has a bad shape or offsets"),
+    ("not_an_object", lambda text: f"[{text}]", "its header is not a JSON object"),
+    ("truncated", lambda text: text.rstrip()[:-40], "(Expecting|Unterminated)"),
+    ("listed_twice", _listed_twice, "its header lists 'scale' twice"),
+    ("trailing_comma", lambda text: text.rstrip()[:-1] + ",}", "its header is not JSON"),
+    ("more_after", lambda text: text.rstrip() + " {}", "its header has more after its JSON object"),
+    ("key_not_text", lambda text: "{1: 2, " + text.lstrip()[1:], "its header is not a JSON object"),
 ]
 
 
@@ -290,13 +313,57 @@ def test_damaged_headers_are_clear_errors(folder: Path, name, damage, message) -
     path = folder / "weights.safetensors"
     data = path.read_bytes()
     (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + length])
-    damage(header)
-    text = json.dumps(header).encode()
+    text = damage(data[8 : 8 + length].decode()).encode()
     text += b" " * (-len(text) % 8)
     path.write_bytes(struct.pack("<Q", len(text)) + text + data[8 + length :])
     with pytest.raises(RuntimeError, match=f"cannot read weights weights.safetensors in .*{message}.*fxexport verify"):
         _package(folder).FxModule()
+
+
+@pytest.fixture(scope="module")
+def loader(tmp_path_factory: pytest.TempPathFactory, source: fx.GraphModule) -> ModuleType:
+    folder = tmp_path_factory.mktemp("loader") / "loader_pkg"
+    fxexport.export(source, folder)
+    spec = importlib.util.spec_from_file_location("loader_under_test", folder / "loader.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    header=st.dictionaries(st.text(max_size=6), _JSON_VALUES, max_size=6),
+    indent=st.sampled_from([None, 0, 2, "\t"]),
+    separators=st.sampled_from([(",", ":"), (", ", ": "), (" ,\r\n", " :\t")]),
+    cut=st.integers(min_value=-1, max_value=200),
+    insert=st.sampled_from(["", ",", "}", "{", '"', ":", " ", "1", "]"]),
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_header_read_one_entry_at_a_time_is_json(loader: ModuleType, header, indent, separators, cut, insert) -> None:
+    """The loader's header reader gives exactly json.loads' members, or a ValueError where json.loads
+    fails, gives no object, or gives a key twice; the text is a dump, perhaps edited at one place."""
+    text = " " + json.dumps(header, indent=indent, separators=separators) + "  "
+    if cut >= 0:
+        cut = min(cut, len(text))
+        text = text[:cut] + insert + text[cut + 1 :]
+    objects: list[list[tuple[str, object]]] = []  # each object's members, the outermost last
+    try:
+        value = json.loads(text, object_pairs_hook=lambda pairs: objects.append(pairs) or dict(pairs))
+    except ValueError:
+        value = None
+    members = objects[-1] if isinstance(value, dict) else None
+    if members is None or len({key for key, _ in members}) != len(members):
+        with pytest.raises(ValueError):
+            list(loader.header_members(text))
+    else:
+        assert list(loader.header_members(text)) == members
 
 
 def test_skip_init_leaves_other_threads_and_the_garbage_collector_alone(folder: Path) -> None:

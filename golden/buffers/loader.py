@@ -283,8 +283,9 @@ def read_safetensors(file: Path):
     copy-on-write (read lazily, page by page, on first use), or a copy where it is not
     64-byte aligned.
 
-    The header is JSON (no code runs on load); each entry is checked against the file's
-    size.
+    The header is JSON (no code runs on load), read one entry at a time (a dict of
+    thousands of entries would take more memory than their tensors); each entry is
+    checked against the file's size before its tensor is made.
     """
     try:
         size = file.stat().st_size
@@ -294,34 +295,73 @@ def read_safetensors(file: Path):
                 raise ValueError(
                     f"its header claims {length} bytes, the file has {size}"
                 )
-            header = json.loads(stream.read(length))
-        if not isinstance(header, dict):
-            raise ValueError("its header is not a JSON object")
-        entries = [
-            tensor_entry(key, info, 8 + length, size)
-            for key, info in header.items()
-            if key != "__metadata__"
-        ]
+            text = stream.read(length).decode("utf-8")
         storage = torch.UntypedStorage.from_file(str(file), shared=False, nbytes=size)
+        for key, info in header_members(text):
+            if key == "__metadata__":
+                continue
+            key, dtype, shape, start, end = tensor_entry(key, info, 8 + length, size)
+            data = storage[start:end]
+            tensor = torch.empty(0, dtype=dtype, device="cpu").set_(data, 0, shape)
+            yield key, aligned(tensor, data)
     except (OSError, ValueError, struct.error, RuntimeError) as error:
         raise RuntimeError(
             f"cannot read weights {file.name} in {file.parent}: {error}; the file is "
             f"damaged or incomplete (check the folder with: python -m fxexport verify "
             f"{file.parent})"
         ) from error
-    for key, dtype, shape, start, end in entries:
-        data = storage[start:end]
-        tensor = torch.empty(0, dtype=dtype, device="cpu").set_(data, 0, shape)
-        if tensor.data_ptr() % 64 == 0:
-            yield key, tensor
-        else:
-            # Kernels pick their paths by alignment: a tensor not on a 64-byte boundary (as the
-            # allocator would give) is copied, so it computes exactly as the source's did.
-            copy = torch.empty(shape, dtype=dtype, device="cpu")
-            torch.empty(0, dtype=torch.uint8).set_(copy.untyped_storage()).copy_(
-                torch.empty(0, dtype=torch.uint8).set_(data)
-            )
-            yield key, copy
+
+
+def aligned(tensor: torch.Tensor, data: torch.UntypedStorage) -> torch.Tensor:
+    """The tensor, or a copy of it where it is not on a 64-byte boundary.
+
+    Kernels pick their paths by alignment: a tensor not on a 64-byte boundary (as the
+    allocator would give) is copied, so it computes exactly as the source's did.
+    """
+    if tensor.data_ptr() % 64 == 0:
+        return tensor
+    copy = torch.empty(tensor.shape, dtype=tensor.dtype, device="cpu")
+    torch.empty(0, dtype=torch.uint8).set_(copy.untyped_storage()).copy_(
+        torch.empty(0, dtype=torch.uint8).set_(data)
+    )
+    return copy
+
+
+def header_members(text: str):
+    """(key, value) of each member of the JSON object `text`, parsed one at a time;
+    ValueError for anything but one JSON object with each key once."""
+    decoder = json.JSONDecoder()
+    seen: set[str] = set()
+    at = skip_space(text, 0)
+    if text[at : at + 1] != "{":
+        raise ValueError("its header is not a JSON object")
+    at = skip_space(text, at + 1)
+    while text[at : at + 1] != "}":
+        key, at = decoder.raw_decode(text, at)
+        at = skip_space(text, at)
+        if not isinstance(key, str) or text[at : at + 1] != ":":
+            raise ValueError(f"its header is not a JSON object (at character {at})")
+        value, at = decoder.raw_decode(text, skip_space(text, at + 1))
+        if key in seen:
+            raise ValueError(f"its header lists {key!r} twice")
+        seen.add(key)
+        yield key, value
+        at = skip_space(text, at)
+        if text[at : at + 1] == ",":
+            at = skip_space(text, at + 1)
+            if text[at : at + 1] == "}":
+                raise ValueError(f"its header is not JSON (at character {at})")
+        elif text[at : at + 1] != "}":
+            raise ValueError(f"its header is not a JSON object (at character {at})")
+    if text[at + 1 :].strip(" \t\n\r"):
+        raise ValueError("its header has more after its JSON object")
+
+
+def skip_space(text: str, at: int) -> int:
+    """The index of the first character from `at` that is not JSON whitespace."""
+    while text[at : at + 1] in (" ", "\t", "\n", "\r"):
+        at += 1
+    return at
 
 
 def tensor_entry(key: str, info, data_start: int, size: int):
