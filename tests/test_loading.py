@@ -302,7 +302,7 @@ HEADER_DAMAGE = [
     ("not_an_object", lambda text: f"[{text}]", "its header is not a JSON object"),
     ("truncated", lambda text: text.rstrip()[:-40], "(Expecting|Unterminated)"),
     ("listed_twice", _listed_twice, "its header lists 'scale' twice"),
-    ("trailing_comma", lambda text: text.rstrip()[:-1] + ",}", "its header is not JSON"),
+    ("trailing_comma", lambda text: text.rstrip()[:-1] + ",}", "Expecting value"),
     ("more_after", lambda text: text.rstrip() + " {}", "its header has more after its JSON object"),
     ("key_not_text", lambda text: "{1: 2, " + text.lstrip()[1:], "its header is not a JSON object"),
 ]

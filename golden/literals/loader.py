@@ -10,6 +10,7 @@ changes the file.
 import gc
 import json
 import math
+import re
 import struct
 import threading
 from collections.abc import Mapping
@@ -38,6 +39,9 @@ SAFETENSORS_DTYPES = {
     "F8_E5M2": torch.float8_e5m2,
     "C64": torch.complex64,
 }
+
+# What JSON counts as whitespace between tokens.
+JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def load_tensors(
@@ -330,38 +334,31 @@ def aligned(tensor: torch.Tensor, data: torch.UntypedStorage) -> torch.Tensor:
 def header_members(text: str):
     """(key, value) of each member of the JSON object `text`, parsed one at a time;
     ValueError for anything but one JSON object with each key once."""
-    decoder = json.JSONDecoder()
+    value_at, space = json.JSONDecoder().raw_decode, JSON_SPACE.match
     seen: set[str] = set()
-    at = skip_space(text, 0)
+    at = space(text).end()
     if text[at : at + 1] != "{":
         raise ValueError("its header is not a JSON object")
-    at = skip_space(text, at + 1)
-    while text[at : at + 1] != "}":
-        key, at = decoder.raw_decode(text, at)
-        at = skip_space(text, at)
-        if not isinstance(key, str) or text[at : at + 1] != ":":
+    at = space(text, at + 1).end()
+    more = text[at : at + 1] != "}"
+    while more:
+        key, at = value_at(text, at)
+        at = space(text, at).end()
+        if text[at : at + 1] != ":" or not isinstance(key, str):
             raise ValueError(f"its header is not a JSON object (at character {at})")
-        value, at = decoder.raw_decode(text, skip_space(text, at + 1))
+        value, at = value_at(text, space(text, at + 1).end())
         if key in seen:
             raise ValueError(f"its header lists {key!r} twice")
         seen.add(key)
         yield key, value
-        at = skip_space(text, at)
-        if text[at : at + 1] == ",":
-            at = skip_space(text, at + 1)
-            if text[at : at + 1] == "}":
-                raise ValueError(f"its header is not JSON (at character {at})")
+        at = space(text, at).end()
+        more = text[at : at + 1] == ","
+        if more:
+            at = space(text, at + 1).end()
         elif text[at : at + 1] != "}":
             raise ValueError(f"its header is not a JSON object (at character {at})")
-    if text[at + 1 :].strip(" \t\n\r"):
+    if space(text, at + 1).end() != len(text):
         raise ValueError("its header has more after its JSON object")
-
-
-def skip_space(text: str, at: int) -> int:
-    """The index of the first character from `at` that is not JSON whitespace."""
-    while text[at : at + 1] in (" ", "\t", "\n", "\r"):
-        at += 1
-    return at
 
 
 def tensor_entry(key: str, info, data_start: int, size: int):
