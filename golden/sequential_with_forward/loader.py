@@ -85,14 +85,19 @@ def load_tensors(
         views.setdefault(storage, []).append((name, *layout))
     with gc_paused():
         saved_pairs = saved_tensors(weights, device, folder, weight_files)
-        saved_pairs = rebuilt_subclasses(saved_pairs, tensor_subclasses)
-        for saved_key, saved in rebuilt_quantized(saved_pairs, quantized_tensors or {}):
-            for key, tensor in rebuilt_views(saved_key, saved, views.get(saved_key)):
+        if tensor_subclasses:
+            saved_pairs = rebuilt_subclasses(saved_pairs, tensor_subclasses)
+        if quantized_tensors:
+            saved_pairs = rebuilt_quantized(saved_pairs, quantized_tensors)
+        for saved_key, saved in saved_pairs:
+            viewed = views.get(saved_key)
+            pairs = rebuilt_views(saved, viewed) if viewed else [(saved_key, saved)]
+            for key, tensor in pairs:
                 # A tied tensor, under any of its names, fills the place of its first name.
                 key = tied_tensors.get(key, key)
                 if key in loaded:
                     continue
-                if key.rpartition(".")[0] in packed_weights:
+                if packed_weights and key.rpartition(".")[0] in packed_weights:
                     loaded[key] = packed[key] = tensor  # set through its layer's setter
                     continue
                 subclassed = key in tensor_subclasses  # its dtype is its own to change
@@ -158,12 +163,9 @@ def quantized_tensor(parts: dict[str, torch.Tensor], axis: int | None) -> torch.
     return torch._make_per_channel_quantized_tensor(values, scales, zero_points, axis)
 
 
-def rebuilt_views(key: str, saved: torch.Tensor, views):
-    """(key, tensor) pairs for a saved tensor: itself, or each tensor that views it
-    (`tensor_views`) with the source's shape, stride and offset, sharing its storage."""
-    if views is None:
-        yield key, saved
-        return
+def rebuilt_views(saved: torch.Tensor, views):
+    """(key, tensor) of each tensor that views a saved one (`tensor_views`), with the
+    source's shape, stride and offset, sharing its storage."""
     if saved.storage_offset() or not saved.is_contiguous():
         # Given as a view itself (a caller's mapping): the offsets count from a storage's start.
         saved = saved.clone()
