@@ -166,19 +166,22 @@ ACTIVATIONS = frozenset(
 )  # fmt: skip
 
 
-def number_slots(lines: tuple[str, ...]) -> list[Slot]:
-    """Every number literal in forward lines, one by one (inside tuples too), in order."""
+def number_slots(lines: tuple[str, ...], nested: bool = False) -> list[Slot]:
+    """Every number literal in forward lines, one by one (inside tuples too), in order; with `nested`,
+    in the statements of a block too (the indented lines under an `if` or a loop)."""
     slots: list[Slot] = []
     for number, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip(" ")) if nested else 0
+        statement = line[indent:]
         try:
-            tree = ast.parse(line)
+            tree = ast.parse(statement)
         except SyntaxError:
             continue  # a line of a compound statement: compared as it is
         negated = {id(n.operand) for n in ast.walk(tree) if isinstance(n, ast.UnaryOp)}  # the `1` of `-1`: the whole `-1` is the literal
         for node in ast.walk(tree):
             if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and id(node) not in negated:
-                start, end, text = _segment(line, node)
-                slots.append(Slot(number, start, end, text, "value", False))
+                start, end, text = _segment(statement, node)
+                slots.append(Slot(number, indent + start, indent + end, text, "value", False))
     return sorted(slots, key=lambda s: (s.line, s.start))
 
 

@@ -12,8 +12,18 @@ first function or layer only that side calls, else `variant`.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from .code_slots import ASSIGNED, called_names, line_tokens, parameter_names, rename_variables, variable_tokens
+from .code_slots import (
+    ASSIGNED,
+    called_names,
+    filled,
+    line_tokens,
+    number_slots,
+    parameter_names,
+    rename_variables,
+    variable_tokens,
+)
 
 INDENT = "    "
 
@@ -49,6 +59,75 @@ def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, n
     flagged side's locals take the plain side's names, so they are shared too (`params`: the
     forward's parameters, never renamed)."""
     return _joined(_parts(plain, flagged, params), condition, negated) or plain
+
+
+# Stands for each number literal while forwards are compared apart from their literals (a name, so
+# that the lines still parse; no generated code holds it, see member_forwards).
+LITERAL = "__literal__"
+_LITERAL = re.compile(rf"\b{LITERAL}\b")
+
+
+def literals_apart(lines: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The lines with each number literal (number_slots, in blocks too) written LITERAL, and the literals, in order."""
+    slots = number_slots(lines, nested=True)
+    return filled(lines, slots, [LITERAL] * len(slots)), tuple(s.text for s in slots)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A forward as its part of a branched one: the lines, and the literals (their places in order)
+    it takes from the other side's first forward, for lines it never runs."""
+
+    lines: tuple[str, ...]
+    borrowed: frozenset[int]
+
+
+def member_forwards(
+    forwards: list[tuple[str, ...]], flagged: list[bool], condition: str, negated: str, params: tuple[str, ...] = ()
+) -> list[Placed] | None:
+    """Each forward as its part of one forward branching on `condition`, where the forwards of each side
+    (`flagged`) are one code but for their number literals: the branched code of the first of each side,
+    its literals written back per forward (its own side's and the shared lines' from itself, the other
+    side's from that side's first forward, which it never runs). Every result has the same literals in
+    the same places, so those that differ become parameters. None where a side is not one code apart
+    from its literals (or has no forward), or a literal cannot be placed."""
+    if all(flagged) or not any(flagged) or any(_LITERAL.search(line) for f in forwards for line in f):
+        return None
+    apart = [literals_apart(f) for f in forwards]
+    plain, marked = apart[flagged.index(False)], apart[flagged.index(True)]
+    if any(text != (marked if side else plain)[0] for (text, _), side in zip(apart, flagged)):
+        return None
+    head, only_plain, only_flagged, tail = (_literal_count(part) for part in _parts(plain[0], marked[0], params))
+    template = branched(plain[0], marked[0], condition, negated, params)
+    if (head + only_plain + tail, head + only_flagged + tail) != (len(plain[1]), len(marked[1])):
+        return None
+    if _literal_count(template) != head + only_flagged + only_plain + tail:
+        return None  # the branched code holds the flagged side's own literals, then the plain side's
+    out = []
+    for (_, values), side in zip(apart, flagged):
+        if side:
+            own, others = values[head : head + only_flagged], plain[1][head : head + only_plain]
+            order = (*values[:head], *own, *others, *values[head + only_flagged :])
+            borrowed = range(head + only_flagged, head + only_flagged + only_plain)
+        else:
+            own, others = values[head : head + only_plain], marked[1][head : head + only_flagged]
+            order = (*values[:head], *others, *own, *values[head + only_plain :])
+            borrowed = range(head, head + only_flagged)
+        lines = _literals_written(template, order)
+        if len(number_slots(lines, nested=True)) != len(order):
+            return None
+        out.append(Placed(lines, frozenset(borrowed)))
+    return out
+
+
+def _literal_count(lines: tuple[str, ...]) -> int:
+    return sum(len(_LITERAL.findall(line)) for line in lines)
+
+
+def _literals_written(lines: tuple[str, ...], literals: tuple[str, ...]) -> tuple[str, ...]:
+    """The lines with each LITERAL, in order, replaced by the next of `literals`."""
+    given = iter(literals)
+    return tuple(_LITERAL.sub(lambda _: next(given), line) for line in lines)
 
 
 def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
@@ -89,13 +168,9 @@ def same_code(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
 def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """(shared head, plain's own lines, flagged's own lines, shared tail)."""
     plain = _returned_by_name(_rebinding_renamed(plain, flagged, params), flagged)
+    flagged = _rebound_input_renamed(flagged, plain, params)
     a, b = _statements(plain), _statements(_aligned(plain, flagged, params))
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
+    start, end = _shared(a, b)
     only_plain, only_flagged = _lines(a[start : len(a) - end]), _lines(b[start : len(b) - end])
     only_plain = only_plain if code_lines(only_plain) else ()
     only_flagged = only_flagged if code_lines(only_flagged) else ()
@@ -143,6 +218,43 @@ def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params:
         renamed = [f"{local[1]} = {local[2]}", *(rename_variables(line, {param: local[1]}) for line in _lines(statements[start + 1 :]))]
         return (*_lines(statements[:start]), *renamed)
     return plain
+
+
+def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
+    """`flagged` with an input it rebinds named, from that statement on, as a local of `plain` it does not
+    use, where that makes more of their statements the same: one side writes `x = torch.cat(...)`,
+    `x = x.view(...)`, the other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike."""
+    best, most = flagged, _common_statements(plain, flagged, params)
+    used = {t.string for line in flagged for t in variable_tokens(line_tokens(line))}
+    statements = _statements(flagged)
+    for param in parameter_names(params):
+        k = next((k for k, s in enumerate(statements) if len(s) == 1 and _ASSIGNMENT.fullmatch(s[0]) and s[0].startswith(f"{param} = ")), None)
+        if k is None:
+            continue
+        for local in sorted(_locals(plain) - used - set(parameter_names(params))):
+            value = statements[k][0].split(" = ", 1)[1]
+            later = _lines(statements[k + 1 :])
+            renamed = (*_lines(statements[:k]), f"{local} = {value}", *(rename_variables(line, {param: local}) for line in later))
+            common = _common_statements(plain, renamed, params)
+            if common > most:
+                best, most = renamed, common
+    return best
+
+
+def _common_statements(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> int:
+    """How many first and last statements the two have the same (the flagged side's locals named as the plain side's)."""
+    return sum(_shared(_statements(plain), _statements(_aligned(plain, flagged, params))))
+
+
+def _shared(a: list[tuple[str, ...]], b: list[tuple[str, ...]]) -> tuple[int, int]:
+    """How many first statements (up to a return) and how many of the rest's last statements `a` and `b` have the same."""
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    return start, end
 
 
 def _returned_by_name(plain: tuple[str, ...], flagged: tuple[str, ...]) -> tuple[str, ...]:

@@ -21,17 +21,29 @@ from .code_slots import (
     called_names,
     filled,
     global_names,
+    line_tokens,
     literal_slots,
     masked,
     number_slots,
     positional,
     rename_names,
+    rename_variables,
     rewrite_calls,
+    variable_tokens,
 )
 from .computed_inputs import computed_inputs
 from .defaulted_inputs import defaulted_inputs
 from .elements import Absent, Element, built_in_steps, element_of, element_text, flag_base, pad
-from .flags import branched, few_lines_apart, flag_name, flagged_side, same_code
+from .flags import (
+    Placed,
+    branched,
+    few_lines_apart,
+    flag_name,
+    flagged_side,
+    literals_apart,
+    member_forwards,
+    same_code,
+)
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
@@ -135,6 +147,7 @@ class _Flag:
     holders: frozenset[str]
     plain: tuple[str, ...]
     flagged: tuple[str, ...]
+    literals_vary: bool = False  # each side's forwards differ in number literals (flags.member_forwards)
 
 
 def _with_flags(
@@ -145,7 +158,7 @@ def _with_flags(
     keys: dict[tuple[object, ...], list[int]] = {}
     for i, (group, optional) in enumerate(pairs):
         first = group[0]
-        if one_code(group, optional) and first.init_lines:
+        if (optional is None or one_code(group, optional)) and first.init_lines:
             core = replace(first, init_lines=core_lines(first, optional))
             keys.setdefault((*first.source, first.forward_params, init_template(core, known)), []).append(i)
     joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
@@ -154,6 +167,11 @@ def _with_flags(
             continue
         (a, optional_a), (b, optional_b) = pairs[members[0]], pairs[members[1]]
         forward_a, forward_b = _forward(a, optional_a), _forward(b, optional_b)
+        literals_vary = not (one_code(a, optional_a) and one_code(b, optional_b))
+        if literals_vary:
+            if optional_a is not None or optional_b is not None:
+                continue
+            forward_a, forward_b = literals_apart(forward_a)[0], literals_apart(forward_b)[0]
         optional = optional_a or optional_b  # a child only some build, in one group or both
         if optional_a is not None and optional_b is not None:
             if (optional_a.children, optional_a.init_lines, optional_a.wrapped) != (optional_b.children, optional_b.init_lines, optional_b.wrapped):
@@ -168,11 +186,19 @@ def _with_flags(
         if not few_lines_apart(plain_forward, flagged_forward, params):
             continue
         name = flag_name(plain_forward, flagged_forward, params)
-        flag = _Flag(name, frozenset(c.name for c in flagged), plain_forward, flagged_forward)
+        flag = _Flag(name, frozenset(c.name for c in flagged), plain_forward, flagged_forward, literals_vary)
+        if literals_vary and _member_forwards([*a, *b], flag.holders, "c", "not c") is None:
+            continue
         joined[members[0]] = ([*a, *b], optional, flag)
         joined[members[1]] = ([], None, None)
     out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(pairs)]
     return [item for item in out if item[0]]
+
+
+def _member_forwards(group: list[ClassIR], holders: frozenset[str], condition: str, negated: str) -> list[Placed] | None:
+    """Each class's forward as its part of the one that branches on `condition` (on for `holders`)."""
+    forwards = [c.forward_lines for c in group]
+    return member_forwards(forwards, [c.name in holders for c in group], condition, negated, group[0].forward_params)
 
 
 def _forward(group: list[ClassIR], optional: OptionalChild | None) -> tuple[str, ...]:
@@ -238,13 +264,30 @@ def _merge(
         reserved = set(optional.children if optional is not None else ())
         forward_lines, stored = _forward_parameters(forwards, forward_lines, reserved | _names_on_self(first), parameters, values, positional, taken)
         init_lines += tuple(stored)
+    elif flag is None and optional is not None and optional.literals_vary:  # an extra child; each side's literals their own
+        child = optional.child
+        placed = _member_forwards(group, optional.holders, f"self.{child} is not None", f"self.{child} is None")
+        assert placed is not None, "placed when the groups were joined"
+        reserved = set(optional.children) | _names_on_self(first)
+        placed_lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
+        forward_lines, stored = _forward_parameters(placed_lines, placed_lines[0], reserved, parameters, values, positional, taken, lent)
+        init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
     if flag is not None:
         flag_param = _parameter_name(flag.name, taken)
         flag_attribute = _parameter_name(flag_param, _names_on_self(first))
         flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
+        on, off = f"self.{flag_attribute}", f"not self.{flag_attribute}"
+        if flag.literals_vary:
+            placed = _member_forwards(group, flag.holders, on, off)
+            assert placed is not None, "placed when the groups were joined"
+            reserved = _names_on_self(first) | {flag_attribute}
+            placed_lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
+            forward_lines, stored = _forward_parameters(placed_lines, placed_lines[0], reserved, parameters, values, positional, taken, lent)
+            init_lines += tuple(stored)
+        else:
+            forward_lines = branched(flag.plain, flag.flagged, on, off, first.forward_params)
         init_lines += (f"self.{flag_attribute} = {flag_param}",)
-        forward_lines = branched(flag.plain, flag.flagged, f"self.{flag_attribute}", f"not self.{flag_attribute}", first.forward_params)
         keywords.append(flag_param)
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
@@ -326,16 +369,24 @@ def _forward_parameters(
     values: dict[str, tuple[str, ...]],
     positional: list[str],
     taken: set[str],
+    borrowed: list[frozenset[int]] | None = None,
 ) -> tuple[tuple[str, ...], list[str]]:
     """Forward literals that differ between instances (`forwards`, one per class, their literals in the
     order of `shared`'s) read `self.<parameter>` in `shared`, an attribute named apart from every name
-    in `reserved` (the class's attributes, buffers and children): (forward lines, parameters to store)."""
-    rows = [number_slots(f) for f in forwards]
-    targets = number_slots(shared)
+    in `reserved` (the class's attributes, buffers and children): (forward lines, parameters to store).
+    With `borrowed` (branched forwards, flags.member_forwards: per class, the literals of lines it never
+    runs), literals in blocks too, and a borrowed literal takes the value that makes its column one
+    parameter with another where one agrees with the rest."""
+    nested = borrowed is not None
+    rows = [number_slots(f, nested) for f in forwards]
+    targets = number_slots(shared, nested)
     texts = [s.text for s in targets]
     stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
     attributes = set(reserved)
-    for i, column in enumerate(zip(*[[s.text for s in row] for row in rows])):
+    columns = [tuple(column) for column in zip(*[[s.text for s in row] for row in rows])]
+    if borrowed is not None:
+        columns = _lent(columns, borrowed, list(parameters), _literal_places(shared, targets))
+    for i, column in enumerate(columns):
         if len(set(column)) == 1:
             continue
         if column not in parameters:
@@ -347,6 +398,50 @@ def _forward_parameters(
             stored[name] = _parameter_name(name if name not in attributes else f"{name}_value", attributes)
         texts[i] = f"self.{stored[name]}"
     return filled(shared, targets, texts), [f"self.{attribute} = {name}" for name, attribute in stored.items()]
+
+
+def _lent(
+    columns: list[tuple[str, ...]], borrowed: list[frozenset[int]], known: list[tuple[str, ...]], places: list[tuple[str, int]]
+) -> list[tuple[str, ...]]:
+    """Each column with its borrowed entries (`borrowed[row]` holds the columns that row borrows) filled
+    in: with the one value the other rows hold (no parameter); else, with the other side's literal in the
+    same place (`places`: its line, literals and locals masked, and its place there: one parameter for
+    both, `x.view(1, 2, self.channels)` on each side); else from a column, known or of these, that agrees
+    with it on every other row (of those, the one that so agrees with the most such columns)."""
+    rows = range(len(columns[0])) if columns else range(0)
+    own = [frozenset(row for row in rows if i not in borrowed[row]) for i in range(len(columns))]
+    partial = [i for i in range(len(columns)) if own[i] != frozenset(rows)]
+
+    def agrees(candidate: tuple[str, ...], i: int) -> bool:
+        return all(candidate[row] == columns[i][row] for row in own[i])
+
+    candidates = [*known, *(c for i, c in enumerate(columns) if i not in partial)]
+    out = list(columns)
+    for i in partial:
+        values = {columns[i][row] for row in own[i]}
+        partners = [j for j in partial if places[j] == places[i] and own[j] == frozenset(rows) - own[i]]
+        matches = [c for c in candidates if agrees(c, i)]
+        if len(values) == 1:
+            out[i] = (values.pop(),) * len(rows)
+        elif len(partners) == 1:
+            out[i] = tuple(columns[i][row] if row in own[i] else columns[partners[0]][row] for row in rows)
+        elif matches:
+            out[i] = max(matches, key=lambda c: sum(agrees(c, j) for j in partial))
+    return out
+
+
+def _literal_places(lines: tuple[str, ...], slots: list[Slot]) -> list[tuple[str, int]]:
+    """For each literal, its line with every literal and local written alike, and its place among the
+    line's literals: where the two sides of a branched forward have one literal."""
+    by_line: dict[int, list[Slot]] = {}
+    for slot in slots:
+        by_line.setdefault(slot.line, []).append(slot)
+    out = []
+    for slot in slots:
+        same = by_line[slot.line]
+        text = filled((lines[slot.line],), [replace(t, line=0) for t in same], ["0"] * len(same))[0].strip()
+        out.append((rename_variables(text, {t.string: "_" for t in variable_tokens(line_tokens(text))}), same.index(slot)))
+    return out
 
 
 def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, ...]], whole: frozenset[str]) -> dict[int, str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from .child_lines import attribute, init_template
 from .code_slots import filled, masked, number_slots
 from .elements import Absent
-from .flags import branched, code_lines, few_lines_apart
+from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
 
 Known = dict[str, tuple[str, ...]]
@@ -34,6 +34,7 @@ class OptionalChild:
     holders: frozenset[str]  # the classes that have it
     forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
     wrapped: tuple[int, int] | None = None  # the holders' forward lines [start, end) put under that `if`; None: forwards of their own
+    literals_vary: bool = False  # with forwards of their own: each side's forwards differ in number literals (flags.member_forwards)
 
     @property
     def child(self) -> str:
@@ -56,8 +57,8 @@ def with_optional_children(
                 continue
             for lacking, having in ((base, group), (group, base)):
                 found = _optional_child(lacking[0], having[0], known)
-                if found is None and _same_forward(base) and _same_forward(group):  # forwards of their own: literals must match
-                    found = _extra_child(lacking[0], having[0], known)
+                if found is None:
+                    found = _extra_child(lacking, having, known)
                 if found is not None and any(attribute in found.children for c in having for attribute, _ in absent.get(c.name, ())):
                     found = None
                 if found is not None:
@@ -73,7 +74,7 @@ def with_optional_children(
 def one_code(group: list[ClassIR], optional: OptionalChild | None) -> bool:
     """True when the group runs one forward, literals too (a holder of an optional child with its line)."""
     if optional is not None and optional.wrapped is None:
-        return True  # an extra child of its own code: joined only where each side's forwards are the same
+        return not optional.literals_vary  # an extra child of its own code: one code where each side's forwards are the same
     return len({core_forward(c, optional) for c in group}) == 1
 
 
@@ -113,16 +114,27 @@ def core_forward(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...
     return cls.forward_lines[:start] + cls.forward_lines[end:]
 
 
-def _extra_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | None:
-    """The children (their holders not yet known) when `b` builds what `a` builds (literals aside) plus
-    up to MAX_CHILDREN children, which `a`'s code never reads, and both take the same forward parameters:
-    their forwards may differ in any way that branching on `if self.<child> is not None:` writes in a few lines."""
+def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known) -> OptionalChild | None:
+    """The children (their holders not yet known) when the `having` classes build what the `lacking` ones
+    build (literals aside) plus up to MAX_CHILDREN children, which the latter's code never reads, and all
+    take the same forward parameters: their forwards may differ in any way that branching on
+    `if self.<child> is not None:` writes in a few lines. Forwards of one side may differ in their number
+    literals (parameters of the merged class) where `member_forwards` places them."""
+    a, b = lacking[0], having[0]
     found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*", len(b.init_lines) - len(a.init_lines)), None)
-    if found is None or not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
+    if found is None:
         return None
     children, lines = found
-    forward = branched(a.forward_lines, b.forward_lines, f"self.{children[0]} is not None", f"self.{children[0]} is None", a.forward_params)
-    return OptionalChild(children, lines, frozenset(), forward)
+    condition, negated = f"self.{children[0]} is not None", f"self.{children[0]} is None"
+    if _same_forward(lacking) and _same_forward(having):
+        if not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
+            return None
+        return OptionalChild(children, lines, frozenset(), branched(a.forward_lines, b.forward_lines, condition, negated, a.forward_params))
+    members = [*lacking, *having]
+    forwards = member_forwards([c.forward_lines for c in members], [k >= len(lacking) for k in range(len(members))], condition, negated, a.forward_params)
+    if forwards is None or not few_lines_apart(literals_apart(a.forward_lines)[0], literals_apart(b.forward_lines)[0], a.forward_params):
+        return None
+    return OptionalChild(children, lines, frozenset(), forwards[0].lines, literals_vary=True)
 
 
 def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str, count: int) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:

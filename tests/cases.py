@@ -95,6 +95,7 @@ CASES = [
     Case("sequential_with_forward", traced(models.Heads), _randn(2, 4, 3, 3)),
     Case("list_arguments", traced(models.DenseNetLike), _randn(2, 3, 8, 8)),
     Case("child_with_its_code", traced(models.Splits), _randn(2, 4)),
+    Case("child_with_its_code_and_literals", traced(models.ShuffledSplits), _randn(2, 4)),
     Case("chain_of_blocks", traced(models.Encoder), _randn(2, 4)),
     Case("optional_elements", traced(models.ExpandingNet), _randn(2, 4, 6, 6)),
     Case("defaulted_input", traced(models.ShortcuttedNet), _randn(2, 4, 8, 8)),

@@ -1806,3 +1806,34 @@ class RepeatedLayers(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.stem(x)
         return torch.cat([head(x) for head in self.heads], -1)
+
+
+class ShuffledSplit(nn.Module):
+    """Split, then a channel shuffle whose sizes are the block's own width: literals of a trace that
+    differ from stage to stage on both sides of the branch, as in torchvision's ShuffleNet block."""
+
+    def __init__(self, width: int, down: bool) -> None:
+        super().__init__()
+        self.width = width
+        self.branch1 = nn.Linear(width, width // 2) if down else None
+        self.branch2 = nn.Linear(width if down else width // 2, width // 2)
+
+    def forward(self, x):
+        if self.branch1 is None:
+            x1, x2 = x.chunk(2, dim=1)
+            out = torch.cat((x1, self.branch2(x2)), dim=1)
+        else:
+            out = torch.cat((self.branch1(x), self.branch2(x)), dim=1)
+        out = out.view(-1, 2, self.width // 2)
+        return out.transpose(1, 2).reshape(-1, self.width)
+
+
+class ShuffledSplits(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stage1 = nn.Sequential(ShuffledSplit(4, True), ShuffledSplit(4, False))
+        self.widen = nn.Linear(4, 8)
+        self.stage2 = nn.Sequential(ShuffledSplit(8, True), ShuffledSplit(8, False), ShuffledSplit(8, False))
+
+    def forward(self, x):
+        return self.stage2(self.widen(self.stage1(x)))

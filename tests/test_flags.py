@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from torch import fx
 
-from fxexport.flags import branched, flag_name
+from fxexport.flags import LITERAL, branched, flag_name, member_forwards
 from fxexport.loops import _same_arguments
 
 NAMES = [
@@ -60,6 +60,11 @@ BRANCHES = [
      ("out = self.b(x)", "size = out.size()", "getitem = size[0]", "return out.view(getitem, dim=1)"),
      ("if self.f:", "    out = self.b(x)", "else:", "    chunk = x.chunk(2)", "    out = chunk[0]",
       "size = out.size()", "getitem_2 = size[0]", "return out.view(getitem_2, dim=1)")),
+    # ... and where the flagged side rebinds its input instead: named as the plain side's local from there on
+    (("out, out_1 = x.chunk(2)", "out = torch.cat([out, self.b(out_1)])", "out = out.view(4)", "return out.sum()"),
+     ("x = torch.cat([self.a(x), self.b(x)])", "x = x.view(4)", "return x.sum()"),
+     ("if self.f:", "    out = torch.cat([self.a(x), self.b(x)])", "else:", "    out, out_1 = x.chunk(2)",
+      "    out = torch.cat([out, self.b(out_1)])", "out = out.view(4)", "return out.sum()")),
     # ... not where the plain side's name is one the flagged side uses for something else
     (("a = x * 2", "b = a + 1", "return b"), ("b = x * 3", "a = b - 1", "return a"),
      ("if self.f:", "    b = x * 3", "    a = b - 1", "    return a", "a = x * 2", "b = a + 1", "return b")),
@@ -87,6 +92,43 @@ def test_branches_keep_each_sides_lines_and_share_the_common_ones(plain, flagged
     namespace: dict[str, object] = {}
     body = "\n".join("    " + line for line in lines)
     exec(compile(f"def forward(self, x):\n{body}\n", "<branched>", "exec"), namespace)  # it is Python
+
+
+# Forwards of two sides, each side one code but for its literals (a stage's width), and what each
+# becomes: its side's lines with its own literals, the other side's with that side's first forward's.
+_PLAIN = ("a, b = x.chunk(2, dim=1)", "out = torch.cat((a, self.b2(b)), dim=1)", "return out.view(-1, 2, {w})")
+_FLAGGED = ("out = torch.cat((self.b1(x), self.b2(x)), dim=1)", "out = out * {s}", "return out.view(-1, 2, {w})")
+_HEAD = ("if self.b1 is not None:", "    out = torch.cat((self.b1(x), self.b2(x)), dim=1)", "    out = out * {s}", "else:",
+         "    a, b = x.chunk(2, dim=1)", "    out = torch.cat((a, self.b2(b)), dim=1)", "return out.view(-1, 2, {w})")
+MEMBERS = [
+    # (forwards, flagged, each one's part of the branched forward)
+    ([_PLAIN, _FLAGGED, _PLAIN, _FLAGGED], [False, True, False, True],
+     [{"w": 4, "s": 0.5}, {"w": 4, "s": 0.5}, {"w": 8, "s": 0.5}, {"w": 8, "s": -1.5}]),
+    ([_FLAGGED, _PLAIN, _PLAIN], [True, False, False], [{"w": 2, "s": 3}, {"w": 16, "s": 3}, {"w": 32, "s": 3}]),
+]
+
+
+@pytest.mark.parametrize(("forwards", "flagged", "values"), MEMBERS)
+def test_each_forward_keeps_its_own_literals_in_the_branched_forward(forwards, flagged, values) -> None:
+    own = [tuple(line.format(**v) for line in f) for f, v in zip(forwards, values)]
+    got = member_forwards(own, flagged, "self.b1 is not None", "self.b1 is None", ("x",))
+    assert got is not None
+    first_flagged = values[flagged.index(True)]
+    for result, value, side in zip(got, values, flagged):
+        # the flagged side's own literal `s` is its own where it runs that side, the first flagged forward's elsewhere
+        expected = {"w": value["w"], "s": value["s"] if side else first_flagged["s"]}
+        assert result.lines == tuple(line.format(**expected) for line in _HEAD)
+        assert result.borrowed == ({2, 3, 4} if side else {0, 1})  # in order: the flagged side's 1, s; the plain side's 2, 1, 1; -1, 2, w
+
+
+def test_forwards_that_are_not_one_code_per_side_are_not_placed() -> None:
+    other = ("return x.view(-1, 4)",)
+    plain = tuple(line.format(w=4) for line in _PLAIN)
+    flagged = tuple(line.format(w=4, s=2) for line in _FLAGGED)
+    assert member_forwards([plain, flagged, other], [False, True, False], "c", "not c") is None  # a side of two codes
+    assert member_forwards([plain, plain], [False, False], "c", "not c") is None  # no flagged side
+    marked = (f"return x.view(-1, {LITERAL})",)
+    assert member_forwards([marked, flagged], [False, True], "c", "not c") is None  # code that holds the marker itself
 
 
 def test_a_chain_keeps_apart_literals_that_compare_equal() -> None:

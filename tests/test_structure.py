@@ -129,6 +129,11 @@ SHAPES = [
     Shape("child_with_its_code", _model(models.Splits), _rows, _trace, frozenset({"Split"}),
           counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "Split(4, branch1=nn.Linear(4, 2))": 1, "Split(2)": 2}),
     Shape("child_with_its_code_export", _model(models.Splits), _rows, _export, frozenset({"Split"}), counts={"if self.branch1 is not None:": 1}),
+    # the same, each side's forwards differing in literals (a stage's width): one class, the literals parameters
+    Shape("child_with_its_code_and_literals", _model(models.ShuffledSplits), _rows, _trace, frozenset({"ShuffledSplit"}),
+          counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "ShuffledSplit(": 6, "ShuffledSplit_1": 0}),
+    Shape("child_with_its_code_and_literals_export", _model(models.ShuffledSplits), _rows, _export, frozenset({"ShuffledSplit"}),
+          counts={"if self.branch1 is not None:": 1, "ShuffledSplit(": 6}),
     Shape("child_arguments", _model(models.NormActs), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct"}),
           counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
     Shape("layer_argument_of_a_child", _model(models.ConvUnits), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct", "ConvUnit"}),

@@ -30,11 +30,11 @@ class Split(nn.Module):  # tests/models.py:771 Split
 
     def forward(self, x):
         if self.branch1 is not None:
-            branch1 = self.branch1(x)
-            x = self.branch2(x)
-            return torch.cat((branch1, x), dim=1)
-        chunk1, out = x.chunk(2, dim=1)
-        out = self.branch2(out)
+            chunk1 = self.branch1(x)
+            out = self.branch2(x)
+        else:
+            chunk1, out = x.chunk(2, dim=1)
+            out = self.branch2(out)
         return torch.cat((chunk1, out), dim=1)
 
 

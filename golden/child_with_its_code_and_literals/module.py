@@ -1,0 +1,79 @@
+"""FxModule: a torch.fx GraphModule exported by fxexport.
+
+Parameters: 178; buffers: 0; 712 bytes of tensors in weights.safetensors.
+Producer: torch.fx.symbolic_trace; torch 2.13.0.
+
+    model = FxModule()
+    output = model(x)
+
+Inputs, outputs and files: see README.md.
+"""
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .loader import load_tensors, skip_init
+
+WEIGHT_FILES = ("weights.safetensors",)
+TENSOR_COUNT = 16
+TIED_TENSORS = {}
+TENSOR_VIEWS = {}
+
+
+class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
+    def __init__(self, in_features, out_features, value, branch1=None) -> None:
+        super().__init__()
+        self.branch1 = branch1
+        self.branch2 = nn.Linear(in_features, out_features)
+        self.out_features = out_features
+        self.value = value
+
+    def forward(self, x):
+        if self.branch1 is not None:
+            out = self.branch1(x)
+            out_1 = self.branch2(x)
+        else:
+            out, out_1 = x.chunk(2, dim=1)
+            out_1 = self.branch2(out_1)
+        out = torch.cat((out, out_1), dim=1).view(-1, 2, self.out_features)
+        return out.transpose(1, 2).reshape(-1, self.value)
+
+
+class FxModule(nn.Module):
+    def __init__(
+        self, *, load_weights: bool = True, weights=None, device=None, dtype=None
+    ) -> None:
+        super().__init__()
+        with torch.device("meta"), skip_init():
+            self.stage1 = nn.Sequential(
+                ShuffledSplit(4, 2, 4, branch1=nn.Linear(4, 2)), ShuffledSplit(2, 2, 4)
+            )
+            self.widen = nn.Linear(4, 8)
+            self.stage2 = nn.Sequential(
+                ShuffledSplit(8, 4, 8, branch1=nn.Linear(8, 4)),
+                ShuffledSplit(4, 4, 8),
+                ShuffledSplit(4, 4, 8),
+            )
+        self.eval()
+        for module in self.modules():  # as traced: the modules holding children train
+            if module is not self and next(module.children(), None) is not None:
+                module.training = True
+        if load_weights:
+            load_tensors(
+                self,
+                weights,
+                device=device,
+                dtype=dtype,
+                folder=Path(__file__).resolve().parent,
+                weight_files=WEIGHT_FILES,
+                tensor_count=TENSOR_COUNT,
+                tied_tensors=TIED_TENSORS,
+                tensor_views=TENSOR_VIEWS,
+            )
+
+    def forward(self, x):
+        x = self.stage1(x)
+        x = self.widen(x)
+        return self.stage2(x)
