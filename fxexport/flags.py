@@ -316,10 +316,11 @@ def code_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _statements(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """Top-level statements: a line and the indented lines after it (a loop's body)."""
+    """Top-level statements: a line and the indented lines after it (a loop's body), an `if` with its
+    `elif` and `else` parts."""
     out: list[tuple[str, ...]] = []
     for line in lines:
-        if line.startswith((" ", "\t")) and out:
+        if (line.startswith((" ", "\t")) or line == "else:" or line.startswith("elif ")) and out:
             out[-1] = (*out[-1], line)
         else:
             out.append((line,))

@@ -372,14 +372,13 @@ def _forward_parameters(
     borrowed: list[frozenset[int]] | None = None,
 ) -> tuple[tuple[str, ...], list[str]]:
     """Forward literals that differ between instances (`forwards`, one per class, their literals in the
-    order of `shared`'s) read `self.<parameter>` in `shared`, an attribute named apart from every name
-    in `reserved` (the class's attributes, buffers and children): (forward lines, parameters to store).
-    With `borrowed` (branched forwards, flags.member_forwards: per class, the literals of lines it never
-    runs), literals in blocks too, and a borrowed literal takes the value that makes its column one
-    parameter with another where one agrees with the rest."""
-    nested = borrowed is not None
-    rows = [number_slots(f, nested) for f in forwards]
-    targets = number_slots(shared, nested)
+    order of `shared`'s, those in blocks too: a loop's body) read `self.<parameter>` in `shared`, an
+    attribute named apart from every name in `reserved` (the class's attributes, buffers and children):
+    (forward lines, parameters to store). With `borrowed` (branched forwards, flags.member_forwards: per
+    class, the literals of lines it never runs), a borrowed literal takes the value that makes its column
+    one parameter with another where one agrees with the rest."""
+    rows = [number_slots(f, nested=True) for f in forwards]
+    targets = number_slots(shared, nested=True)
     texts = [s.text for s in targets]
     stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
     attributes = set(reserved)

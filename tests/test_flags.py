@@ -3,10 +3,15 @@ each side's lines exactly, the shared ones written once."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import torch
 from torch import fx
 
 from fxexport.flags import LITERAL, branched, flag_name, member_forwards
+from fxexport.generalize import generalize
+from fxexport.ir import ClassIR
 from fxexport.loops import _same_arguments
 
 NAMES = [
@@ -129,6 +134,46 @@ def test_forwards_that_are_not_one_code_per_side_are_not_placed() -> None:
     assert member_forwards([plain, plain], [False, False], "c", "not c") is None  # no flagged side
     marked = (f"return x.view(-1, {LITERAL})",)
     assert member_forwards([marked, flagged], [False, True], "c", "not c") is None  # code that holds the marker itself
+
+
+def _run(lines: tuple[str, ...], flag: bool, x: torch.Tensor, p: torch.Tensor | None) -> torch.Tensor:
+    """The forward `lines` of `def forward(self, x, p=None)` run on a module whose `self.f` is `flag`."""
+    namespace: dict[str, object] = {"torch": torch}
+    body = "\n".join("    " + line for line in lines)
+    exec(compile(f"def forward(self, x, p=None):\n{body}\n", "<forward>", "exec"), namespace)
+    return namespace["forward"](type("Holder", (), {"f": flag})(), x, p)  # type: ignore[operator]
+
+
+def test_an_if_keeps_its_else_where_the_sides_differ_only_inside_it() -> None:
+    """`else:` goes with its `if`: never an `if` in the shared lines and its `else` in a branch."""
+    def code(value: int, other: str, last: int) -> tuple[str, ...]:
+        return ("if p is None:", f"    p = x * {value}", "else:", f"    p = {other}", f"return p * {last}")
+
+    forwards = [code(2, "p + 1", 3), code(4, "p.relu()", 5), code(6, "p + 1", 7)]
+    flagged = [False, True, False]
+    placed = member_forwards(forwards, flagged, "self.f", "not self.f", ("x", "p=None"))
+    assert placed is not None
+    x = torch.tensor([1.0, -2.0])
+    for own, side, result in zip(forwards, flagged, placed):
+        for p in (None, torch.tensor([-1.0, 2.0])):
+            assert torch.equal(_run(result.lines, side, x, p), _run(own, side, x, p))
+
+
+def _block(name: str, in_loop: int, size: int) -> ClassIR:
+    init = (f"self.lin = nn.Linear({size}, {size})", "self.layers = nn.ModuleList([Inner(), Inner()])")
+    forward = ("x = self.lin(x)", "for layer in self.layers:", f"    x = layer(x, {in_loop})", f"return x.view(-1, {size})")
+    return ClassIR(name, False, init, (), ("x",), forward, "# m.py:1 Block")
+
+
+def test_literals_in_a_loop_are_parameters_when_classes_join() -> None:
+    """Two groups of one source class, the second's loop calling with another number: each instance keeps its own."""
+    inner = ClassIR("Inner", False, (), (), ("x", "k"), ("return x * k",), "# m.py:9 Inner")
+    root = ClassIR("Net", True, ("self.a = Block()", "self.b = Block_1()", "self.c = Block_2()"), (), ("x",), ("return self.c(self.b(self.a(x)))",))
+    classes, names = generalize((inner, _block("Block", 3, 4), _block("Block_1", 3, 8), _block("Block_2", 5, 4), root), lambda name: name)
+    (block,) = [c for c in classes if c.name == "Block"]
+    assert names["Block_2"] == "Block" and "for layer in self.layers:" in block.forward_lines
+    assert any(re.fullmatch(r"    x = layer\(x, self\.\w+\)", line) for line in block.forward_lines)
+    assert classes[-1].init_lines == ("self.a = Block(4, 3)", "self.b = Block(8, 3)", "self.c = Block(4, 5)")
 
 
 def test_a_chain_keeps_apart_literals_that_compare_equal() -> None:
