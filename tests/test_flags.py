@@ -3,14 +3,18 @@ each side's lines exactly, the shared ones written once."""
 
 from __future__ import annotations
 
+import random
 import re
+import types
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import fx
 
 from fxexport.flags import LITERAL, branched, flag_name, member_forwards
-from fxexport.generalize import generalize
+from fxexport.generalize import _forward_parameters, generalize
 from fxexport.ir import ClassIR
 from fxexport.loops import _same_arguments
 
@@ -182,3 +186,77 @@ def test_a_chain_keeps_apart_literals_that_compare_equal() -> None:
     calls = [graph.call_module(f"layers.{i}", (x, value)) for i, value in enumerate((0.0, -0.0, 0.0))]
     assert _same_arguments(calls[0], calls[2])
     assert not _same_arguments(calls[0], calls[1])  # 0.0 == -0.0, but not to a layer that reads its sign
+
+
+_LOCALS = ("x", "y", "out", "z")
+
+
+def _statements(draw: random.Random, count: int) -> list[str]:
+    """Statements of plain Python on numbers, each literal written `{}` (filled per instance), some a
+    loop with a body, some after a comment quoting a source line."""
+    lines: list[str] = []
+    for _ in range(count):
+        target, value = draw.choice(_LOCALS), draw.choice(_LOCALS)
+        kind = draw.random()
+        if kind < 0.15:
+            lines += ["for i in range({}):", f"    {target} = {target} + i * {{}}"]
+        elif kind < 0.3:
+            lines += ["# m.py:7 in forward: y = f(x)", f"{target} = {value} * {{}} - {{}}"]
+        else:
+            lines.append(f"{target} = {value} % 7 * {{}} + {{}}")
+    return lines
+
+
+def _filled(draw: random.Random, lines: list[str]) -> tuple[str, ...]:
+    """The lines with each `{}` a literal; a loop's count stays small."""
+    out = []
+    for line in lines:
+        while "{}" in line:
+            literal = draw.choice(["1", "2", "3"]) if line.startswith("for ") else draw.choice(["1", "2", "3", "-1", "0.5", "4"])
+            line = line.replace("{}", literal, 1)
+        out.append(line)
+    return tuple(out)
+
+
+def _run_numbers(lines: tuple[str, ...], holder: object, flag: bool, x: int) -> object:
+    namespace: dict[str, object] = {}
+    body = "".join(f"    {line}\n" for line in lines)
+    exec(compile(f"def forward(self, x, c):\n{body}", "<forward>", "exec"), namespace)
+    return namespace["forward"](holder, x, flag)  # type: ignore[operator]
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+@settings(max_examples=150, deadline=None)
+def test_branched_forwards_with_their_own_literals_compute_each_instance(seed: int) -> None:
+    """Drawn forwards of two sides (shared first and last statements, each side's own, loops, a side
+    that rebinds its input): each instance's placed forward, and the one forward with the literals
+    that differ as attributes, compute what that instance's own forward does."""
+    draw = random.Random(seed)
+    start = ["y = x + 1", "out = x + 2", "z = x + 3"]
+    head, tail = _statements(draw, draw.randint(0, 2)), _statements(draw, draw.randint(0, 2))
+    ending = [f"return {draw.choice(_LOCALS)} * {{}}"]
+    plain = start + head + _statements(draw, draw.randint(0, 3)) + tail + ending
+    flagged = start + head + _statements(draw, draw.randint(0, 3)) + tail + ending
+    if draw.random() < 0.3:  # the flagged side rebinds its input where the plain side binds `out`
+        flagged = [line.replace("out", "x") for line in flagged if line != "out = x + 2"]
+    sides = [draw.random() < 0.5 for _ in range(draw.randint(2, 5))]
+    sides[0], sides[1] = False, True
+    forwards = [_filled(draw, flagged if side else plain) for side in sides]
+    placed = member_forwards(forwards, sides, "c", "not c", ("x", "c"))
+    if placed is None:
+        return
+    for result, own, side in zip(placed, forwards, sides):
+        for x in (3, 8):
+            assert _run_numbers(result.lines, None, side, x) == _run_numbers(own, None, side, x)
+    parameters: dict[tuple[str, ...], str] = {}
+    values: dict[str, tuple[str, ...]] = {}
+    lines, stored = _forward_parameters(
+        [p.lines for p in placed], placed[0].lines, set(), parameters, values, [], set(), [p.borrowed for p in placed]
+    )
+    for row, (own, side) in enumerate(zip(forwards, sides)):
+        holder = types.SimpleNamespace()
+        for line in stored:
+            attribute, name = line.removeprefix("self.").split(" = ")
+            setattr(holder, attribute, float(values[name][row]) if "." in values[name][row] else int(values[name][row]))
+        for x in (3, 8):
+            assert _run_numbers(lines, holder, side, x) == _run_numbers(own, None, side, x)
