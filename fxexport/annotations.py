@@ -162,17 +162,20 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
     return (_resolved(file), start, start + len(lines) - 1) if file else None
 
 
-def own_stack_trace(stack_trace: str | None, cls: type | str) -> str | None:
+def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:
     """The part of a node's stack trace from the frame inside `cls`'s own code on (None if none is),
-    so a generated class's comments point into its source class, not into its callers."""
+    so a generated class's comments point into its source class, not into its callers. A module that
+    runs inside `callers` modules of its own class (a tree of trees) starts at the `forward` frame
+    after theirs, where the trace has one."""
     span = _class_span(cls)
     if not stack_trace or span is None:
         return None
-    for match in _FRAME.finditer(stack_trace):
-        file, line = _resolved(match["file"]), int(match["line"])
-        if file == span[0] and span[1] <= line <= span[2]:
-            return stack_trace[match.start() :]
-    return None
+    own = [m for m in _FRAME.finditer(stack_trace) if _resolved(m["file"]) == span[0] and span[1] <= int(m["line"]) <= span[2]]
+    if not own:
+        return None
+    forwards = [m for m in own if m["func"] == "forward"]
+    first = forwards[callers] if 0 < callers < len(forwards) else own[0]
+    return stack_trace[first.start() :]
 
 
 def _resolved(file: str) -> str:

@@ -18,7 +18,7 @@ from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
 from .annotations import own_stack_trace
-from .calls import Call
+from .calls import Call, stack_frames
 from .guards import is_guards_module
 from .names import unique_identifier, without_number
 from .pytree_io import SEQUENCES
@@ -75,6 +75,11 @@ def _parameter_name(used: fx.Node, taken: set[str]) -> str:
     return unique_identifier(base, taken, "x")
 
 
+def _holds(path: str, inner: str) -> bool:
+    """True when the module at `path` holds the one at `inner` (the root, "", holds every other)."""
+    return path != inner and (path == "" or inner.startswith(path + "."))
+
+
 class Builder:
     """Copies nodes into a new graph whose module paths are relative to `prefix`."""
 
@@ -85,6 +90,15 @@ class Builder:
         self.graph = fx.Graph()
         self.env: dict[fx.Node, fx.Node] = {}
         self.packed: dict[int, fx.Node] = {}  # id of a list in a body node's arguments -> the parameter holding it
+        self.callers: int | None = None  # how many modules of `cls` this one runs inside, once a node says
+
+    def own_trace(self, trace: str, node: fx.Node) -> str | None:
+        """The part of `node`'s stack `trace` from this module's own frame on (None for the root: all of it)."""
+        if self.cls is None:
+            return trace
+        if self.callers is None:
+            self.callers = sum(1 for f in stack_frames(node) if f.cls == self.cls and _holds(f.path, self.prefix))
+        return own_stack_trace(trace, self.cls, self.callers)
 
     @classmethod
     def for_call(cls, call: Call, lists: Mapping[str, ListArgument] | None = None) -> Builder:
@@ -149,7 +163,7 @@ class Builder:
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
         if self.cls is not None and "stack_trace" in new.meta:
-            new.meta["stack_trace"] = own_stack_trace(new.meta["stack_trace"], self.cls)
+            new.meta["stack_trace"] = self.own_trace(new.meta["stack_trace"], node)
         self.env[node] = new
 
     def arguments(self, value: Any) -> Any:
@@ -169,9 +183,9 @@ class Builder:
         packed = self.lists.get(call.frame.key)
         args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
         node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
-        trace = next((n.meta["stack_trace"] for n in call.nodes() if n.meta.get("stack_trace")), None)
-        if trace is not None:  # the line that made the call, as for a restored layer
-            node.meta["stack_trace"] = trace if self.cls is None else own_stack_trace(trace, self.cls)
+        traced = next((n for n in call.nodes() if n.meta.get("stack_trace")), None)
+        if traced is not None:  # the line that made the call, as for a restored layer
+            node.meta["stack_trace"] = self.own_trace(traced.meta["stack_trace"], traced)
         if len(outputs) == 1:
             node.meta.update({k: v for k, v in outputs[0].meta.items() if k in ("val", "tensor_meta", "type")})
             self.env[outputs[0]] = node

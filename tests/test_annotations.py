@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
 from torch import nn
 
 import fxexport
@@ -32,6 +33,18 @@ def test_annotations_name_the_source_line(name: str, tmp_path: Path, monkeypatch
     # without the source lines to follow, values go inside one statement only where neither is a layer call
     calls = lambda text: Counter(re.findall(r"(?:self\.[\w.]+|F\.\w+|torch\.[\w.]+|\.\w+)\(", re.sub(r"^ *#.*$", "", text, flags=re.M)))  # noqa: E731
     assert calls(annotated) == calls(plain)
+
+
+def test_a_module_inside_one_of_its_own_class_names_its_own_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The innermost tree's statements quote its own lines, not the line of its caller (of the same class) that called it."""
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    model = models.Tree(2).eval()
+    gm = torch.export.export(model, (torch.randn(2, 4),)).module()
+    text = fxexport.generate(gm, package_name="pkg")[1]["module.py"]
+    bodies = re.split(r"^class ", text, flags=re.MULTILINE)
+    leaf = next(body for body in bodies if body.startswith("Tree") and "self.inner" not in body)
+    quoted = re.findall(r"^ *# tests/models\.py:\d+ in forward: (.*)$", leaf, re.MULTILINE)
+    assert "y = self.lin(x)" in quoted and "z = self.inner(z)" not in quoted, quoted
 
 
 def test_paths_outside_known_roots_show_only_the_file_name() -> None:
