@@ -170,11 +170,13 @@ def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) 
     span = _class_span(cls)
     if not stack_trace or span is None:
         return None
-    own = [m for m in _FRAME.finditer(stack_trace) if _resolved(m["file"]) == span[0] and span[1] <= int(m["line"]) <= span[2]]
-    if not own:
+    own = (m for m in _FRAME.finditer(stack_trace) if _resolved(m["file"]) == span[0] and span[1] <= int(m["line"]) <= span[2])
+    first = next(own, None)
+    if first is None:
         return None
-    forwards = [m for m in own if m["func"] == "forward"]
-    first = forwards[callers] if 0 < callers < len(forwards) else own[0]
+    if callers:  # read the rest of the trace only for such a module
+        forwards = [m for m in (first, *own) if m["func"] == "forward"]
+        first = forwards[callers] if callers < len(forwards) else first
     return stack_trace[first.start() :]
 
 

@@ -225,16 +225,19 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
     use, where that makes more of their statements the same: one side writes `x = torch.cat(...)`,
     `x = x.view(...)`, the other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike."""
     best, most = flagged, _common_statements(plain, flagged, params)
+    inputs = parameter_names(params)
     used = {t.string for line in flagged for t in variable_tokens(line_tokens(line))}
+    free = sorted(_locals(plain) - used - set(inputs))
     statements = _statements(flagged)
-    for param in parameter_names(params):
-        k = next((k for k, s in enumerate(statements) if len(s) == 1 and _ASSIGNMENT.fullmatch(s[0]) and s[0].startswith(f"{param} = ")), None)
-        if k is None:
+    for param in inputs:
+        bound = ((k, m) for k, s in enumerate(statements) if len(s) == 1 and (m := _ASSIGNMENT.fullmatch(s[0])) and m[1] == param)
+        found = next(bound, None)
+        if found is None:
             continue
-        for local in sorted(_locals(plain) - used - set(parameter_names(params))):
-            value = statements[k][0].split(" = ", 1)[1]
-            later = _lines(statements[k + 1 :])
-            renamed = (*_lines(statements[:k]), f"{local} = {value}", *(rename_variables(line, {param: local}) for line in later))
+        k, rebinding = found
+        before, later = _lines(statements[:k]), _lines(statements[k + 1 :])
+        for local in free:
+            renamed = (*before, f"{local} = {rebinding[2]}", *(rename_variables(line, {param: local}) for line in later))
             common = _common_statements(plain, renamed, params)
             if common > most:
                 best, most = renamed, common

@@ -201,6 +201,24 @@ def _member_forwards(group: list[ClassIR], holders: frozenset[str], condition: s
     return member_forwards(forwards, [c.name in holders for c in group], condition, negated, group[0].forward_params)
 
 
+def _branched_parameters(
+    group: list[ClassIR],
+    holders: frozenset[str],
+    branch: tuple[str, str],
+    reserved: set[str],
+    parameters: dict[tuple[str, ...], str],
+    values: dict[str, tuple[str, ...]],
+    positional: list[str],
+    taken: set[str],
+) -> tuple[tuple[str, ...], list[str]]:
+    """The forward branching on `branch` (its condition, on for `holders`, and the negation) whose sides
+    differ in literals, those that differ read from attributes (`_forward_parameters`)."""
+    placed = _member_forwards(group, holders, *branch)
+    assert placed is not None, "placed when the groups were joined"
+    lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
+    return _forward_parameters(lines, lines[0], reserved, parameters, values, positional, taken, lent)
+
+
 def _forward(group: list[ClassIR], optional: OptionalChild | None) -> tuple[str, ...]:
     """The one forward the group runs: the shared one where some hold an optional child."""
     return group[0].forward_lines if optional is None else optional.forward
@@ -265,12 +283,9 @@ def _merge(
         forward_lines, stored = _forward_parameters(forwards, forward_lines, reserved | _names_on_self(first), parameters, values, positional, taken)
         init_lines += tuple(stored)
     elif flag is None and optional is not None and optional.literals_vary:  # an extra child; each side's literals their own
-        child = optional.child
-        placed = _member_forwards(group, optional.holders, f"self.{child} is not None", f"self.{child} is None")
-        assert placed is not None, "placed when the groups were joined"
-        reserved = set(optional.children) | _names_on_self(first)
-        placed_lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
-        forward_lines, stored = _forward_parameters(placed_lines, placed_lines[0], reserved, parameters, values, positional, taken, lent)
+        child, reserved = optional.child, set(optional.children) | _names_on_self(first)
+        on, off = f"self.{child} is not None", f"self.{child} is None"
+        forward_lines, stored = _branched_parameters(group, optional.holders, (on, off), reserved, parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
     if flag is not None:
@@ -279,11 +294,8 @@ def _merge(
         flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
         on, off = f"self.{flag_attribute}", f"not self.{flag_attribute}"
         if flag.literals_vary:
-            placed = _member_forwards(group, flag.holders, on, off)
-            assert placed is not None, "placed when the groups were joined"
             reserved = _names_on_self(first) | {flag_attribute}
-            placed_lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
-            forward_lines, stored = _forward_parameters(placed_lines, placed_lines[0], reserved, parameters, values, positional, taken, lent)
+            forward_lines, stored = _branched_parameters(group, flag.holders, (on, off), reserved, parameters, values, positional, taken)
             init_lines += tuple(stored)
         else:
             forward_lines = branched(flag.plain, flag.flagged, on, off, first.forward_params)

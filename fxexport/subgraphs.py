@@ -93,7 +93,7 @@ class Builder:
         self.callers: int | None = None  # how many modules of `cls` this one runs inside, once a node says
 
     def own_trace(self, trace: str, node: fx.Node) -> str | None:
-        """The part of `node`'s stack `trace` from this module's own frame on (None for the root: all of it)."""
+        """The part of `node`'s stack `trace` from this module's own frame on (None if none is; the root's: all of it)."""
         if self.cls is None:
             return trace
         if self.callers is None:
@@ -162,7 +162,7 @@ class Builder:
         name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
-        if self.cls is not None and "stack_trace" in new.meta:
+        if "stack_trace" in new.meta:
             new.meta["stack_trace"] = self.own_trace(new.meta["stack_trace"], node)
         self.env[node] = new
 
