@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from .built_children import Parameter, built_children
 from .child_lines import attribute, init_template, is_child
 from .code_slots import (
     Slot,
@@ -275,6 +276,14 @@ def _merge(
             keywords.append(condition)
             values[condition] = tuple(repr(row in held) for row in range(len(group)))
             defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
+    built = None
+    if optional is not None:
+        keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
+        found = tuple(zip(optional.children, optional.init_lines))
+        built = built_children(group, optional.holders, found, known, keyed, lambda base: _parameter_name(base, taken))
+        for parameter in built.parameters if built else ():
+            keywords.append(parameter.name)
+            values[parameter.name], defaults[parameter.name] = parameter.values, parameter.default
     init_lines = filled(cores[0], slots[0], texts)
     forward_lines = _forward(group, optional)
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
@@ -307,7 +316,7 @@ def _merge(
     init_params = (*positional, *child_params.values(), *blocks, *(f"{name}={defaults[name]}" for name in keywords))
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
-        merged = with_child(merged, optional, merged.forward_lines)
+        merged = with_child(merged, optional, merged.forward_lines, built)
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -318,7 +327,7 @@ def _merge(
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = core_lines(cls, optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()]
-        if optional is not None and cls.name in optional.holders:
+        if optional is not None and built is None and cls.name in optional.holders:
             args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from .built_children import BuiltChildren
 from .child_lines import attribute, init_template
 from .code_slots import filled, masked, number_slots
 from .elements import Absent
@@ -163,9 +164,13 @@ def core_lines(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...]:
     return tuple(line for i, line in enumerate(cls.init_lines) if i not in optional.init_lines)
 
 
-def with_child(merged: ClassIR, optional: OptionalChild, forward: tuple[str, ...]) -> ClassIR:
-    """`self.downsample = downsample` in `__init__`, and the forward (that reads `if self.downsample is not None:`)."""
+def with_child(merged: ClassIR, optional: OptionalChild, forward: tuple[str, ...], built: BuiltChildren | None = None) -> ClassIR:
+    """`self.downsample = downsample` in `__init__` (the lines that build it, where the class can), and
+    the forward (that reads `if self.downsample is not None:`)."""
     init = list(merged.init_lines)
+    if built is not None:
+        init[built.at : built.at] = built.lines
+        return replace(merged, init_lines=tuple(init), forward_lines=forward)
     for child, line in zip(optional.children, optional.init_lines):
         init.insert(line, f"self.{child} = {child}")
     params = (*merged.init_params, *(f"{child}=None" for child in optional.children))

@@ -1853,3 +1853,27 @@ class Tree(nn.Module):
         if self.inner is not None:
             z = self.inner(z)
         return z + x
+
+
+class Bottlenecked(nn.Module):
+    """Some blocks squeeze their features through a width of their own, which nothing else in the block has."""
+
+    def __init__(self, hidden: int | None = None) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.squeeze = nn.Sequential(nn.Linear(4, hidden), nn.ReLU(), nn.Linear(hidden, 4)) if hidden else None
+
+    def forward(self, x):
+        x = self.lin(x)
+        if self.squeeze is not None:
+            x = self.squeeze(x)
+        return torch.relu(x)
+
+
+class BottleneckedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Bottlenecked(3), Bottlenecked(), Bottlenecked(2), Bottlenecked())
+
+    def forward(self, x):
+        return self.blocks(x)

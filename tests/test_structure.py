@@ -103,8 +103,10 @@ def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
     return build
 
 
-RESNET = {"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "downsample=None": 1,
-          "if self.downsample is not None:": 1, "BasicBlock(8, 16, stride=2, downsample=nn.Sequential(": 1,
+RESNET = {"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "if self.downsample is not None:": 1,
+          "def __init__(self, in_channels, out_channels, stride=1) -> None:": 1,
+          "if stride != 1:": 1, "self.downsample = nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=stride,": 1,
+          "self.downsample = None": 1, "BasicBlock(8, 16, stride=2)": 1,
           "class ConvNormAct(nn.Sequential):": 1, "self.stem = ConvNormAct(nn.Conv2d(": 1}  # fmt: skip
 SHAPES = [
     Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock", "ConvNormAct"}), counts=RESNET),
@@ -121,8 +123,8 @@ SHAPES = [
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     # same __init__ but for a child one block builds, three forwards: a flag and an optional child
     Shape("variants", _model(models.Variants), _rows, _trace, frozenset({"Excite", "Variant"}),
-          counts={"Variant()": 2, "Variant(residual=True)": 1, "Variant(excite=Excite())": 1, "if self.residual:": 1,
-                  "if self.excite is not None:": 1, "self.residual = residual": 1, "def __init__(self, residual=False, excite=None)": 1}),
+          counts={"Variant()": 2, "Variant(residual=True)": 1, "Variant(use_excite=True)": 1, "if self.residual:": 1, "if use_excite:": 1,
+                  "if self.excite is not None:": 1, "self.residual = residual": 1, "def __init__(self, use_excite=False, residual=False)": 1}),
     Shape("three_codes", _model(models.Modes), _rows, _trace, frozenset({"Mode", "Mode_1", "Mode_2"}),
           counts={"class Mode_1(Mode):": 1, "class Mode_2(Mode):": 1, "if self.": 0}),
     Shape("two_long_codes", _model(models.Chains), _rows, _trace, frozenset({"Chain", "Chain_1"}), counts={"class Chain_1(Chain):": 1, "if self.": 0}),
@@ -183,14 +185,21 @@ SHAPES = [
     # a child only some blocks build and a residual only some add: one class with both (timm's blocks);
     # the blocks holding the child, a class of its own, wait for the others to meet them
     Shape("optional_child_and_flag", _model(models.ExcitedNet), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"Excited", "SqueezeGate"}),
-          counts={"if self.se is not None:": 1, "if self.residual:": 1, "Excited(6, 12, 6, residual=True, se=SqueezeGate(12, 6))": 1,
-                  "Excited(6, 12, 8)": 1}),
+          counts={"if self.se is not None:": 1, "if self.residual:": 1, "Excited(6, 12, 6, use_se=True, residual=True)": 1,
+                  "Excited(6, 12, 8)": 1, "if use_se:": 1, "self.se = SqueezeGate(out_channels, in_channels)": 1}),
     Shape("optional_child_and_flag_export", _model(models.ExcitedNet), lambda: (torch.randn(2, 4, 3, 3),), _export, frozenset({"Excited", "SqueezeGate"}),
           counts={"if self.se is not None:": 1, "if self.residual:": 1}),
     # children of a generated class that spell a default or not (`stride=2`, nothing for 1) compare equal
     Shape("generated_defaults", _model(models.RepNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"RepBlock", "ConvNorm"}),
-          counts={"if self.identity is not None:": 1, "RepBlock(6, 6, stride=1, identity=nn.BatchNorm2d(6))": 1, "RepBlock(4, 6)": 1}),
-    # a child only some blocks build beside a child that differs beyond literals: one class taking both
+          counts={"if self.identity is not None:": 1, "RepBlock(6, 6, stride=1)": 1, "RepBlock(4, 6)": 1, "if stride == 1:": 1,
+                  "self.identity = nn.BatchNorm2d(in_channels)": 1}),  # built where the stride says, as RepVGG does
+    # a child only some blocks build with a width of their own: a parameter only they pass, the class building it then
+    Shape("optional_child_of_its_own_width", _model(models.BottleneckedNet), _rows, _trace, frozenset({"Bottlenecked"}),
+          counts={"if out_features is not None:": 1, "nn.Linear(out_features, 4)": 1, "Bottlenecked(out_features=3)": 1, "Bottlenecked()": 2}),
+    Shape("optional_child_of_its_own_width_export", _model(models.BottleneckedNet), _rows, _export, frozenset({"Bottlenecked"}),
+          counts={"if out_features is not None:": 1, "Bottlenecked(out_features=2)": 1}),
+    # a child only some blocks build beside a child that differs beyond literals: one class taking both; the
+    # child of its one holder, whose literals no parameter carries, passed in (nothing says what others would build)
     Shape("optional_child_beside_child_argument", _model(models.DownNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"DownBlock"}),
           counts={"if self.downsample is not None:": 1, "self.conv1 = conv1": 1, "def __init__(self, in_channels, conv1, downsample=None)": 1}),
     # a child only some blocks build, applied in place, beside a forward literal that differs: one class

@@ -23,9 +23,12 @@ TENSOR_VIEWS = {}
 
 
 class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
-    def __init__(self, in_features, out_features, value, branch1=None) -> None:
+    def __init__(self, in_features, out_features, value, use_branch1=False) -> None:
         super().__init__()
-        self.branch1 = branch1
+        if use_branch1:
+            self.branch1 = nn.Linear(in_features, out_features)
+        else:
+            self.branch1 = None
         self.branch2 = nn.Linear(in_features, out_features)
         self.out_features = out_features
         self.value = value
@@ -48,11 +51,11 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.stage1 = nn.Sequential(
-                ShuffledSplit(4, 2, 4, branch1=nn.Linear(4, 2)), ShuffledSplit(2, 2, 4)
+                ShuffledSplit(4, 2, 4, use_branch1=True), ShuffledSplit(2, 2, 4)
             )
             self.widen = nn.Linear(4, 8)
             self.stage2 = nn.Sequential(
-                ShuffledSplit(8, 4, 8, branch1=nn.Linear(8, 4)),
+                ShuffledSplit(8, 4, 8, use_branch1=True),
                 ShuffledSplit(4, 4, 8),
                 ShuffledSplit(4, 4, 8),
             )

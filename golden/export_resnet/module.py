@@ -27,7 +27,7 @@ class ConvNormAct(nn.Sequential):  # tests/models.py:471 ConvNormAct
 
 
 class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
-    def __init__(self, in_channels, out_channels, stride=1, downsample=None) -> None:
+    def __init__(self, in_channels, out_channels, stride=1) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(
             in_channels, out_channels, 3, stride=stride, padding=1, bias=False
@@ -36,7 +36,13 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
         self.relu = nn.ReLU(inplace=True)
         self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(out_channels)
-        self.downsample = downsample
+        if stride != 1:
+            self.downsample = nn.Sequential(
+                nn.Conv2d(in_channels, out_channels, 1, stride=stride, bias=False),
+                nn.BatchNorm2d(out_channels),
+            )
+        else:
+            self.downsample = None
 
     def forward(self, x):
         # tests/models.py:464 in forward: out = self.relu(self.bn1(self.conv1(x)))
@@ -64,17 +70,7 @@ class FxModule(nn.Module):
                 nn.ReLU(inplace=True),
             )
             self.layer1 = nn.Sequential(BasicBlock(8, 8), BasicBlock(8, 8))
-            self.layer2 = nn.Sequential(
-                BasicBlock(
-                    8,
-                    16,
-                    stride=2,
-                    downsample=nn.Sequential(
-                        nn.Conv2d(8, 16, 1, stride=2, bias=False), nn.BatchNorm2d(16)
-                    ),
-                ),
-                BasicBlock(16, 16),
-            )
+            self.layer2 = nn.Sequential(BasicBlock(8, 16, stride=2), BasicBlock(16, 16))
             self.head = nn.Module()
             self.head.pool = nn.AdaptiveAvgPool2d(1)
             self.head.fc = nn.Linear(16, 5)

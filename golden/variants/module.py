@@ -34,10 +34,13 @@ class Excite(nn.Module):  # tests/models.py:551 Excite
 
 
 class Variant(nn.Module):  # tests/models.py:560 Variant
-    def __init__(self, residual=False, excite=None) -> None:
+    def __init__(self, use_excite=False, residual=False) -> None:
         super().__init__()
         self.lin = nn.Linear(4, 4)
-        self.excite = excite
+        if use_excite:
+            self.excite = Excite()
+        else:
+            self.excite = None
         self.residual = residual
 
     def forward(self, x):
@@ -58,7 +61,7 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.blocks = nn.Sequential(
-                Variant(excite=Excite()), Variant(), Variant(residual=True), Variant()
+                Variant(use_excite=True), Variant(), Variant(residual=True), Variant()
             )
         self.training = False
         self.blocks[0].lin.training = False

@@ -1,0 +1,153 @@
+"""An optional child the shared class builds itself, as the source did: `if stride != 1: self.downsample = ...`.
+
+An optional child (optional_children.py) is passed in by the caller where the class cannot build
+it: `Block(64, 128, stride=2, downsample=nn.Sequential(...))`. Where every holder builds it with one
+code whose literals are the class's own parameters (or the same in every holder), and something
+the callers already pass tells the holders apart, the class builds it under that condition
+(`if stride != 1:`, `if out_channels_2 is not None:`), else under a new flag (`use_downsample`);
+literals no parameter carries become parameters only holders pass (None elsewhere), and one of
+those is the condition. ShuffleNet's blocks build their `branch1` when their stride is 2: its
+callers no longer write a dozen lines of it per stage.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .code_slots import filled, literal_slots, masked
+from .ir import ClassIR
+from .spelled_calls import with_defaults, without_defaults
+
+Known = dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """An `__init__` keyword parameter: its name, default, and value per instance of the group, as code."""
+
+    name: str
+    default: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BuiltChildren:
+    """The `__init__` lines that build the optional children in place of `self.<child> = <child>`, at the
+    first child's line, and the keyword parameters they add."""
+
+    at: int
+    lines: tuple[str, ...]
+    parameters: tuple[Parameter, ...]
+
+
+def built_children(
+    group: list[ClassIR],
+    holders: frozenset[str],
+    children: tuple[tuple[str, int], ...],
+    known: Known,
+    parameters: tuple[Parameter, ...],
+    name: Callable[[str], str],
+) -> BuiltChildren | None:
+    """How the group's class builds its optional children (name, holders' `__init__` line), adjacent lines
+    one after another; None where it cannot: the holders build them with different code, or no condition
+    the class can test tells them apart. `parameters` are the class's keyword parameters, the
+    positional ones with no default; `name` gives a new parameter an unused name."""
+    rows = [r for r, cls in enumerate(group) if cls.name in holders]
+    lines = [k for _, k in children]
+    if not rows or lines != list(range(lines[0], lines[0] + len(lines))):
+        return None
+    built: list[tuple[str, str]] = []
+    added: list[Parameter] = []
+    for child, k in children:
+        text = _child_code(group, rows, k, known, parameters, added, name)
+        if text is None:
+            return None
+        built.append((child, text))
+    condition = _condition(frozenset(rows), len(group), (*parameters, *added), name, children[0][0])
+    if condition is None:
+        return None
+    test, flag = condition
+    code = [f"if {test}:", *(f"    self.{child} = {text}" for child, text in built), "else:"]
+    code += [f"    self.{child} = None" for child, _ in built]
+    return BuiltChildren(lines[0], tuple(code), (*added, *((flag,) if flag else ())))
+
+
+def _child_code(
+    group: list[ClassIR], rows: list[int], k: int, known: Known, parameters: tuple[Parameter, ...], added: list[Parameter], name: Callable[[str], str]
+) -> str | None:
+    """The holders' constructor code for the child of line k with each literal a parameter whose values
+    it has in every holder (a new one where none has), or the literal every holder writes."""
+    texts = [with_defaults(group[r].init_lines[k], known) for r in rows]  # `stride=1` written where others write `stride=2`
+    slots = [literal_slots((text,), known) for text in texts]
+    if len({masked((text,), s) for text, s in zip(texts, slots)}) != 1:
+        return None
+    filling = []
+    for i, slot in enumerate(slots[0]):
+        column = tuple(s[i].text for s in slots)
+        found = _carrying(column, rows, (*parameters, *added), slot.name)
+        if len(set(column)) == 1 and found != slot.name and (len(rows) > 1 or column[0] in _PLAIN or column[0] == slot.default):
+            found = None  # a literal every holder writes stays one, unless a parameter of its name carries it
+        elif len(rows) == 1 and found is None:
+            return None  # one holder's own literal: nothing says what the class would build for others
+        elif found is None:
+            values = ["None"] * len(group)
+            for r, value in zip(rows, column):
+                values[r] = value
+            added.append(Parameter(name(slot.name), "None", tuple(values)))
+            found = added[-1].name
+        filling.append(found if found is not None else column[0])
+    return without_defaults(filled((texts[0],), slots[0], filling)[0], known).split(" = ", 1)[1]
+
+
+_PLAIN = frozenset({"0", "1", "-1", "True", "False", "None"})  # a kernel size of 1, not the width some parameter has
+
+
+def _carrying(column: tuple[str, ...], rows: list[int], parameters: tuple[Parameter, ...], slot_name: str) -> str | None:
+    """The parameter whose values in the holders are the column's, the one named as the slot first."""
+    matching = [p.name for p in parameters if tuple(p.values[r] for r in rows) == column]
+    return next((p for p in matching if p == slot_name), matching[0] if matching else None)
+
+
+def _condition(
+    held: frozenset[int], count: int, parameters: tuple[Parameter, ...], name: Callable[[str], str], child: str
+) -> tuple[str, Parameter | None] | None:
+    """The test true for the holders alone, and the flag it adds (None where a parameter serves): a
+    parameter only holders pass, one with a value of its own in the holders or the others, or a new flag."""
+    rows = range(count)
+    for p in parameters:
+        if p.default == "None" and frozenset(r for r in rows if p.values[r] != "None") == held:
+            return f"{p.name} is not None", None
+    tests = [test for p in parameters if (test := _telling(p, held)) is not None]
+    if tests:
+        return min(tests)[1], None
+    flag = Parameter(name(f"use_{child}"), repr(2 * len(held) > count), tuple(repr(r in held) for r in rows))
+    return flag.name, flag
+
+
+def _telling(p: Parameter, held: frozenset[int]) -> tuple[int, str] | None:
+    """A test of the parameter true for the holders alone, and its rank: a bool, then `stride != 1` (the
+    others have 1 or 0), then `stride == 1` (the holders have it)."""
+    mine = {v for r, v in enumerate(p.values) if r in held}
+    others = {v for r, v in enumerate(p.values) if r not in held}
+    if mine & others or not all(_is_number(v) for v in mine | others):
+        return None
+    if mine == {"True"} and others == {"False"}:
+        return 0, p.name
+    if mine == {"False"} and others == {"True"}:
+        return 0, f"not {p.name}"
+    if len(others) == 1 and others <= {"0", "1"}:
+        return 1, f"{p.name} != {next(iter(others))}"
+    if len(mine) == 1 and mine <= {"0", "1"}:
+        return 2, f"{p.name} == {next(iter(mine))}"
+    return None  # `out_channels == 6` would hold by chance: a flag says it plainly
+
+
+def _is_number(text: str) -> bool:
+    """True for an int, float or bool literal (`1`, `-0.5`, `True`)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return False
+    return isinstance(value, (bool, int, float))
