@@ -4,10 +4,11 @@ An optional child (optional_children.py) is passed in by the caller where the cl
 it: `Block(64, 128, stride=2, downsample=nn.Sequential(...))`. Where every holder builds it with one
 code whose literals are the class's own parameters (or the same in every holder), and something
 the callers already pass tells the holders apart, the class builds it under that condition
-(`if stride != 1:`, `if out_channels_2 is not None:`), else under a new flag (`use_downsample`);
-literals no parameter carries become parameters only holders pass (None elsewhere), and one of
-those is the condition. ShuffleNet's blocks build their `branch1` when their stride is 2: its
-callers no longer write a dozen lines of it per stage.
+(`if stride != 1:`, `if out_channels_2 is not None:`), else under a new flag (`use_downsample`).
+A child with a literal of its own (a width only it has) is passed in: `downsample=Downsampling(64,
+128)` reads better than its arguments as parameters of the class.
+ShuffleNet's blocks build their `branch1` when their stride is 2: its callers no longer write a
+dozen lines of it per stage.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .code_slots import filled, literal_slots, masked
-from .ir import ClassIR
 from .spelled_calls import with_defaults, without_defaults
 
 Known = dict[str, tuple[str, ...]]
@@ -43,60 +43,48 @@ class BuiltChildren:
 
 
 def built_children(
-    group: list[ClassIR],
-    holders: frozenset[str],
+    inits: list[tuple[str, ...]],
+    held: frozenset[int],
     children: tuple[tuple[str, int], ...],
     known: Known,
     parameters: tuple[Parameter, ...],
     name: Callable[[str], str],
 ) -> BuiltChildren | None:
-    """How the group's class builds its optional children (name, holders' `__init__` line), adjacent lines
-    one after another; None where it cannot: the holders build them with different code, or no condition
-    the class can test tells them apart. `parameters` are the class's keyword parameters, the
-    positional ones with no default; `name` gives a new parameter an unused name."""
-    rows = [r for r, cls in enumerate(group) if cls.name in holders]
+    """How the class of a group of instances (their `__init__` lines) builds the optional children that the
+    `held` ones build (name, line), adjacent lines one after another; None where it cannot: the holders
+    build them with different code, or with literals of their own. `parameters` are the class's keyword
+    parameters, the positional ones with no default; `name` gives a new flag an unused name."""
+    rows = sorted(held)
     lines = [k for _, k in children]
     if not rows or lines != list(range(lines[0], lines[0] + len(lines))):
         return None
     built: list[tuple[str, str]] = []
-    added: list[Parameter] = []
     for child, k in children:
-        text = _child_code(group, rows, k, known, parameters, added, name)
+        text = _child_code([inits[r][k] for r in rows], rows, known, parameters)
         if text is None:
             return None
         built.append((child, text))
-    condition = _condition(frozenset(rows), len(group), (*parameters, *added), name, children[0][0])
-    if condition is None:
-        return None
-    test, flag = condition
+    test, flag = _condition(held, len(inits), parameters, name, children[0][0])
     code = [f"if {test}:", *(f"    self.{child} = {text}" for child, text in built), "else:"]
     code += [f"    self.{child} = None" for child, _ in built]
-    return BuiltChildren(lines[0], tuple(code), (*added, *((flag,) if flag else ())))
+    return BuiltChildren(lines[0], tuple(code), (flag,) if flag else ())
 
 
-def _child_code(
-    group: list[ClassIR], rows: list[int], k: int, known: Known, parameters: tuple[Parameter, ...], added: list[Parameter], name: Callable[[str], str]
-) -> str | None:
-    """The holders' constructor code for the child of line k with each literal a parameter whose values
-    it has in every holder (a new one where none has), or the literal every holder writes."""
-    texts = [with_defaults(group[r].init_lines[k], known) for r in rows]  # `stride=1` written where others write `stride=2`
+def _child_code(lines: list[str], rows: list[int], known: Known, parameters: tuple[Parameter, ...]) -> str | None:
+    """The holders' constructor code for the child their lines build, each literal a parameter whose values
+    it has in every holder, or the literal every holder writes; None where neither serves."""
+    texts = [with_defaults(line, known) for line in lines]  # `stride=1` written where others write `stride=2`
     slots = [literal_slots((text,), known) for text in texts]
     if len({masked((text,), s) for text, s in zip(texts, slots)}) != 1:
         return None
     filling = []
     for i, slot in enumerate(slots[0]):
         column = tuple(s[i].text for s in slots)
-        found = _carrying(column, rows, (*parameters, *added), slot.name)
+        found = _carrying(column, rows, parameters, slot.name)
         if len(set(column)) == 1 and found != slot.name and (len(rows) > 1 or column[0] in _PLAIN or column[0] == slot.default):
             found = None  # a literal every holder writes stays one, unless a parameter of its name carries it
-        elif len(rows) == 1 and found is None:
-            return None  # one holder's own literal: nothing says what the class would build for others
         elif found is None:
-            values = ["None"] * len(group)
-            for r, value in zip(rows, column):
-                values[r] = value
-            added.append(Parameter(name(slot.name), "None", tuple(values)))
-            found = added[-1].name
+            return None  # the holders' own literal: `downsample=Downsampling(64, 128)` reads better than its arguments apart
         filling.append(found if found is not None else column[0])
     return without_defaults(filled((texts[0],), slots[0], filling)[0], known).split(" = ", 1)[1]
 
@@ -112,7 +100,7 @@ def _carrying(column: tuple[str, ...], rows: list[int], parameters: tuple[Parame
 
 def _condition(
     held: frozenset[int], count: int, parameters: tuple[Parameter, ...], name: Callable[[str], str], child: str
-) -> tuple[str, Parameter | None] | None:
+) -> tuple[str, Parameter | None]:
     """The test true for the holders alone, and the flag it adds (None where a parameter serves): a
     parameter only holders pass, one with a value of its own in the holders or the others, or a new flag."""
     rows = range(count)

@@ -193,15 +193,26 @@ SHAPES = [
     Shape("generated_defaults", _model(models.RepNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"RepBlock", "ConvNorm"}),
           counts={"if self.identity is not None:": 1, "RepBlock(6, 6, stride=1)": 1, "RepBlock(4, 6)": 1, "if stride == 1:": 1,
                   "self.identity = nn.BatchNorm2d(in_channels)": 1}),  # built where the stride says, as RepVGG does
-    # a child only some blocks build with a width of their own: a parameter only they pass, the class building it then
+    # a child only some blocks build, with a width no parameter of the class carries: passed in, not its width apart
     Shape("optional_child_of_its_own_width", _model(models.BottleneckedNet), _rows, _trace, frozenset({"Bottlenecked"}),
-          counts={"if out_features is not None:": 1, "nn.Linear(out_features, 4)": 1, "Bottlenecked(out_features=3)": 1, "Bottlenecked()": 2}),
+          counts={"self.squeeze = squeeze": 1, "Bottlenecked(squeeze=nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 4)))": 1,
+                  "Bottlenecked()": 2, "out_features": 0}),
     Shape("optional_child_of_its_own_width_export", _model(models.BottleneckedNet), _rows, _export, frozenset({"Bottlenecked"}),
-          counts={"if out_features is not None:": 1, "Bottlenecked(out_features=2)": 1}),
+          counts={"self.squeeze = squeeze": 1, "out_features": 0}),
     # a child only some blocks build beside a child that differs beyond literals: one class taking both; the
     # child of its one holder, whose literals no parameter carries, passed in (nothing says what others would build)
     Shape("optional_child_beside_child_argument", _model(models.DownNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"DownBlock"}),
           counts={"if self.downsample is not None:": 1, "self.conv1 = conv1": 1, "def __init__(self, in_channels, conv1, downsample=None)": 1}),
+    # several children each block builds or not, each applied in place (timm's GhostBottleneck): one class applying
+    # each under `if`, the two always built together under one, built by the class or passed in
+    Shape("in_place_children", _model(models.GhostedNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Ghosted", "SqueezeGate"}),
+          counts={"if self.conv_dw is not None:": 1, "if self.bn_dw is not None:": 0, "if self.se is not None:": 1,
+                  "if self.shortcut is not None:": 1, "if use_conv_dw:": 1, "self.bn_dw = None": 1, "if use_se:": 1,
+                  "Ghosted(4, 4)": 1, "Ghosted(4, 4, use_se=True)": 1, "shortcut=None": 1, "Ghosted(6, 6)": 1,
+                  "Ghosted(8, 8, use_conv_dw=True, use_se=True, shortcut=nn.Sequential(nn.Conv2d(8, 8, 1, stride=2)": 1}),
+    # the same where torch.export records `x += self.shortcut(x)` inside the return: called on its own line first
+    Shape("in_place_children_export", _model(models.GhostedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Ghosted", "SqueezeGate"}),
+          counts={"if self.conv_dw is not None:": 1, "if self.shortcut is not None:": 1, "x = self.shortcut(x)": 1, "return out.add_(x)": 1}),
     # a child only some blocks build, applied in place, beside a forward literal that differs: one class
     Shape("optional_child_and_forward_literal", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"SplitStage"}),
           counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
