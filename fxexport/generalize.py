@@ -45,6 +45,7 @@ from .flags import (
     member_forwards,
     same_code,
 )
+from .in_place_children import in_place_children
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
@@ -78,7 +79,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
-        level, lacking = pad(identity_children(level), params)
+        level, lacking = pad(in_place_children(identity_children(level), params), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
             merged, instance_calls = _merge(group, params, optional, flag, lacking)
@@ -280,10 +281,17 @@ def _merge(
     if optional is not None:
         keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
         found = tuple(zip(optional.children, optional.init_lines))
-        built = built_children(group, optional.holders, found, known, keyed, lambda base: _parameter_name(base, taken))
+        held = frozenset(r for r, c in enumerate(group) if c.name in optional.holders)
+        built = built_children([c.init_lines for c in group], held, found, known, keyed, lambda base: _parameter_name(base, taken))
         for parameter in built.parameters if built else ():
             keywords.append(parameter.name)
             values[parameter.name], defaults[parameter.name] = parameter.values, parameter.default
+    own_cores = [core_lines(c, optional) for c in group]
+    keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
+    absent_children, expansions, flags = _children_some_build(own_cores, children, child_params, known, keyed, lambda base: _parameter_name(base, taken))
+    for parameter in flags:
+        keywords.append(parameter.name)
+        values[parameter.name], defaults[parameter.name] = parameter.values, parameter.default
     init_lines = filled(cores[0], slots[0], texts)
     forward_lines = _forward(group, optional)
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
@@ -313,10 +321,15 @@ def _merge(
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
-    init_params = (*positional, *child_params.values(), *blocks, *(f"{name}={defaults[name]}" for name in keywords))
+    passed = [child_params[j] for j in children if f"self.{children[j]} = {child_params[j]}" not in expansions]
+    optional_params = [f"{name}=None" for name in passed if name in absent_children]
+    passed = [name for name in passed if name not in absent_children]
+    init_params = (*positional, *passed, *blocks, *(f"{name}={defaults[name]}" for name in keywords), *optional_params)
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
         merged = with_child(merged, optional, merged.forward_lines, built)
+    if expansions:
+        merged = replace(merged, init_lines=tuple(out for line in merged.init_lines for out in expansions.get(line, (line,))))
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -326,11 +339,49 @@ def _merge(
         args = [values[name][row] for name in positional]
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = core_lines(cls, optional)
-        args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()]
+        args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()
+                 if f"self.{children[j]} = {name}" not in expansions and not (name in absent_children and core[j] == f"self.{children[j]} = None")]
         if optional is not None and built is None and cls.name in optional.holders:
             args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls
+
+
+def _children_some_build(
+    cores: list[tuple[str, ...]],
+    children: dict[int, str],
+    child_params: dict[int, str],
+    known: dict[str, tuple[str, ...]],
+    parameters: tuple[Parameter, ...],
+    name: Callable[[str], str],
+) -> tuple[set[str], dict[str, tuple[str, ...]], list[Parameter]]:
+    """Children passed in that some instances set to None (in_place_children.py): their parameters (None
+    by default), the `self.<child> = <parameter>` lines the class replaces by the lines building them
+    where it can (built_children.py; adjacent children of the same holders under one `if`), and the flags
+    those add."""
+    absent = {j for j in children if any(core[j] == f"self.{children[j]} = None" for core in cores)}
+    runs: list[list[int]] = []
+    for j in sorted(absent):
+        held = _held(cores, children, j)
+        if runs and runs[-1][-1] == j - 1 and _held(cores, children, runs[-1][0]) == held:
+            runs[-1].append(j)
+        else:
+            runs.append([j])
+    expansions: dict[str, tuple[str, ...]] = {}
+    flags: list[Parameter] = []
+    for run in runs:
+        found = tuple((children[j], j) for j in run)
+        built = built_children(list(cores), _held(cores, children, run[0]), found, known, (*parameters, *flags), name)
+        if built is not None:
+            flags += built.parameters
+            lines = [f"self.{children[j]} = {child_params[j]}" for j in run]
+            expansions.update({lines[0]: built.lines, **{line: () for line in lines[1:]}})
+    return {child_params[j] for j in absent}, expansions, flags
+
+
+def _held(cores: list[tuple[str, ...]], children: dict[int, str], j: int) -> frozenset[int]:
+    """The rows that build the child of line j."""
+    return frozenset(r for r, core in enumerate(cores) if core[j] != f"self.{children[j]} = None")
 
 
 _MISSING = "\0missing"  # a literal of an element the instance does not build

@@ -96,6 +96,7 @@ CASES = [
     Case("list_arguments", traced(models.DenseNetLike), _randn(2, 3, 8, 8)),
     Case("child_with_its_code", traced(models.Splits), _randn(2, 4)),
     Case("child_with_its_code_and_literals", traced(models.ShuffledSplits), _randn(2, 4)),
+    Case("in_place_children", traced(models.GhostedNet), _randn(2, 4, 8, 8)),
     Case("chain_of_blocks", traced(models.Encoder), _randn(2, 4)),
     Case("optional_elements", traced(models.ExpandingNet), _randn(2, 4, 6, 6)),
     Case("defaulted_input", traced(models.ShortcuttedNet), _randn(2, 4, 8, 8)),

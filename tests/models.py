@@ -1877,3 +1877,44 @@ class BottleneckedNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class Ghosted(nn.Module):
+    """timm's GhostBottleneck: a depthwise conv and its norm where it strides, a squeeze-excite where asked, a
+    shortcut conv where its width or size changes (an empty Sequential elsewhere); each applied in place."""
+
+    def __init__(self, in_channels: int, out_channels: int, stride: int = 1, se: bool = False) -> None:
+        super().__init__()
+        self.expand = nn.Conv2d(in_channels, 8, 1)
+        self.conv_dw = nn.Conv2d(8, 8, 3, stride=stride, padding=1, groups=8) if stride > 1 else None
+        self.bn_dw = nn.BatchNorm2d(8) if stride > 1 else None
+        self.se = SqueezeGate(8, 2) if se else None
+        self.project = nn.Conv2d(8, out_channels, 1)
+        if in_channels == out_channels and stride == 1:
+            self.shortcut = nn.Sequential()
+        else:
+            self.shortcut = nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=stride), nn.BatchNorm2d(out_channels))
+
+    def forward(self, x):
+        shortcut = x
+        x = self.expand(x)
+        if self.conv_dw is not None:
+            x = self.conv_dw(x)
+            x = self.bn_dw(x)
+        if self.se is not None:
+            x = self.se(x)
+        x = self.project(x)
+        x += self.shortcut(shortcut)
+        return x
+
+
+class GhostedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(
+            Ghosted(4, 4), Ghosted(4, 4, se=True), Ghosted(4, 6, stride=2), Ghosted(6, 6),
+            Ghosted(6, 8, se=True), Ghosted(8, 8, stride=2, se=True),
+        )  # fmt: skip
+
+    def forward(self, x):
+        return self.blocks(x)

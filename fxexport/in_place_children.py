@@ -1,0 +1,189 @@
+"""Children instances of one source class build or not, each applied in place: one forward for all.
+
+timm's GhostBottleneck builds `conv_dw` and `bn_dw` when its stride is 2, `se` when it has a ratio
+and `shortcut` when its channels change, and applies each where it has it (`out = self.se(out)`).
+Its instances are then up to eight codes. Where the instances of a source class differ only in
+such children (two or more of them: one alone is optional_children.py's), every instance takes
+the forward with all of them, each under `if self.<child> is not None:` (children always present
+together under one), and builds `self.<child> = None` where it has none; the child lines are then
+children its callers pass (or the class builds: built_children.py), and the instances one class.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .child_lines import attribute, init_template
+from .code_slots import line_tokens, masked, number_slots, variable_tokens
+from .flags import code_lines
+from .ir import ClassIR
+
+Known = dict[str, tuple[str, ...]]
+_IN_PLACE = re.compile(r"(\w+) = self\.(\w+)\(\1\)")
+
+
+@dataclass(frozen=True)
+class _Applied:
+    """An in-place child of one class: where its forward applies it and where `__init__` builds it,
+    counted in the lines that remain without such children (the gap before that line)."""
+
+    child: str
+    forward_gap: int
+    lines: tuple[str, ...]  # its forward lines: the comments quoting its source line, then the call
+    init_gap: int
+    init_line: str
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """A class without its in-place children, and those children."""
+
+    forward: tuple[str, ...]
+    init: tuple[str, ...]
+    applied: tuple[_Applied, ...]
+
+
+def in_place_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
+    """The classes, those of a family differing only in in-place children given every one of them."""
+    families: dict[tuple[object, ...], list[tuple[ClassIR, _Parts]]] = {}
+    for cls in level:
+        parts = None if cls.is_root or cls.parent or cls.takes_children else _parts(cls)
+        if parts is not None:
+            core = replace(cls, init_lines=parts.init)
+            key = (*cls.source, cls.forward_params, init_template(core, known), masked(parts.forward, number_slots(parts.forward)))
+            families.setdefault(key, []).append((cls, parts))
+    out = {c.name: c for c in level}
+    for family in families.values():
+        for cls in _padded(family) or ():
+            out[cls.name] = cls
+    return [out[c.name] for c in level]
+
+
+def _parts(cls: ClassIR) -> _Parts | None:
+    """The class's in-place children taken out; None where a child is read anywhere else, or built twice."""
+    forward, synthetic = _calls_apart(cls)
+    applied_at = []
+    for j, line in enumerate(forward):
+        found = _IN_PLACE.fullmatch(line)
+        if found is None:
+            continue
+        child = found[2]
+        built = [k for k, text in enumerate(cls.init_lines) if attribute(text) == child]
+        others = [text for k, text in enumerate(forward) if k != j] + [t for k, t in enumerate(cls.init_lines) if k not in built]
+        if len(built) != 1 or any(re.search(rf"self\.{child}\b", text) for text in code_lines(tuple(others))):
+            return None
+        first = j
+        while first > 0 and j not in synthetic and forward[first - 1].startswith("#"):
+            first -= 1
+        applied_at.append((child, first, j, built[0]))
+    taken_forward = {k for _, first, j, _ in applied_at for k in range(first, j + 1)}
+    taken_init = {k for *_, k in applied_at}
+    kept_forward = [k for k in range(len(forward)) if k not in taken_forward]
+    kept_init = [k for k in range(len(cls.init_lines)) if k not in taken_init]
+    applied = tuple(
+        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), cls.init_lines[i])
+        for child, first, j, i in applied_at
+    )
+    return _Parts(tuple(forward[k] for k in kept_forward), tuple(cls.init_lines[k] for k in kept_init), applied)
+
+
+def _calls_apart(cls: ClassIR) -> tuple[list[str], set[int]]:
+    """The forward with a child called inside a statement on a name read nowhere after it (`return
+    out.add_(self.shortcut(x))`, as torch.export records `x += self.shortcut(x)`) called in a statement of its
+    own before it (`x = self.shortcut(x)`, before the comments quoting the statement's source), and the
+    indices of those statements. Only where no call of the statement ends before it: calls run in the
+    order they did (a random draw in each would draw otherwise)."""
+    out: list[str] = []
+    synthetic: set[int] = set()
+    lines = cls.forward_lines
+    found = [[] if line.startswith(("#", " ")) or _IN_PLACE.fullmatch(line) else list(_CALL.finditer(line)) for line in lines]
+    if not any(len(calls) == 1 for calls in found):
+        return list(lines), synthetic
+    reads = [[t.string for t in variable_tokens(line_tokens(line))] for line in lines]
+    last_read = {name: j for j, names in enumerate(reads) for name in names}
+    for j, (line, calls) in enumerate(zip(lines, found)):
+        if len(calls) == 1 and reads[j].count(calls[0][2]) == 1 and last_read[calls[0][2]] == j and ")" not in line[: calls[0].start()]:
+            call = calls[0]
+            comments = len(out) - next((k + 1 for k in range(len(out) - 1, -1, -1) if not out[k].startswith("#")), 0)
+            synthetic.add(len(out) - comments)
+            out.insert(len(out) - comments, f"{call[2]} = {call[0]}")
+            line = line[: call.start()] + call[2] + line[call.end() :]
+        out.append(line)
+    return out, synthetic
+
+
+_CALL = re.compile(r"self\.(\w+)\(([A-Za-z_]\w*)\)")
+
+
+def _padded(family: list[tuple[ClassIR, _Parts]]) -> list[ClassIR] | None:
+    """Each class of the family with every child any of them applies; None where they differ in no
+    more than one child, apply one in other places, or in orders no one forward keeps."""
+    holders: dict[str, set[int]] = {}
+    for i, (_, parts) in enumerate(family):
+        for a in parts.applied:
+            holders.setdefault(a.child, set()).add(i)
+    optional = [c for c, held in holders.items() if len(held) < len(family)]
+    if len(optional) < 2:
+        return None
+    places: dict[str, tuple[int, int, str]] = {}  # child -> its forward gap, init gap and call (one in every holder)
+    for _, parts in family:
+        for a in parts.applied:
+            if places.setdefault(a.child, (a.forward_gap, a.init_gap, a.lines[-1])) != (a.forward_gap, a.init_gap, a.lines[-1]):
+                return None
+    order = _order([[a.child for a in parts.applied] for _, parts in family])
+    if order is None:
+        return None
+    lines = {a.child: a.lines for _, parts in reversed(family) for a in parts.applied}  # the first holder's comments
+    return [_with_all(cls, parts, order, places, lines, frozenset(optional), holders) for cls, parts in family]
+
+
+def _order(sequences: list[list[str]]) -> list[str] | None:
+    """One order of all the children that keeps each class's (None where two classes disagree)."""
+    order: list[str] = []
+    for sequence in sequences:
+        for k, child in enumerate(sequence):
+            if child not in order:
+                after = [order.index(c) for c in sequence[k + 1 :] if c in order]
+                order.insert(min(after) if after else len(order), child)  # else first seen, first
+    for sequence in sequences:
+        if [order.index(c) for c in sequence] != sorted(order.index(c) for c in sequence):
+            return None
+    return order
+
+
+def _with_all(
+    cls: ClassIR,
+    parts: _Parts,
+    order: list[str],
+    places: dict[str, tuple[int, int, str]],
+    lines: dict[str, tuple[str, ...]],
+    optional: frozenset[str],
+    holders: dict[str, set[int]],
+) -> ClassIR:
+    """The class's forward applying every child (the optional ones under `if`) and `__init__` building each
+    (None where it has none); children always present together go under one `if`."""
+    own = {a.child: a.init_line for a in parts.applied}
+    forward: list[str] = []
+    init: list[str] = []
+    for gap in range(len(parts.forward) + 1):
+        run: list[str] = []
+        for child in (c for c in order if places[c][0] == gap):
+            if run and holders[child] != holders[run[0]]:
+                forward += _applied(run, lines, optional)
+                run = []
+            run.append(child)
+        forward += _applied(run, lines, optional)
+        forward += parts.forward[gap : gap + 1]
+    for gap in range(len(parts.init) + 1):
+        init += [own.get(child, f"self.{child} = None") for child in order if places[child][1] == gap]
+        init += parts.init[gap : gap + 1]
+    return replace(cls, forward_lines=tuple(forward), init_lines=tuple(init), whole_children=cls.whole_children | optional)
+
+
+def _applied(run: list[str], lines: dict[str, tuple[str, ...]], optional: frozenset[str]) -> list[str]:
+    """The lines applying a run of children one class always has together: under `if` where optional."""
+    body = [line for child in run for line in lines[child]]
+    if not run or run[0] not in optional:
+        return body
+    return [f"if self.{run[0]} is not None:", *(f"    {line}" for line in body)]

@@ -1,0 +1,79 @@
+"""Instances of one source class that differ in which children they build and apply in place take one
+forward applying each under `if self.<child> is not None:`, and build None where they have none."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxexport.in_place_children import in_place_children
+from fxexport.ir import ClassIR
+
+CORE_INIT = ("self.expand = nn.Conv2d(4, 8, 1)", "self.project = nn.Conv2d(8, 4, 1)")
+SE = "self.se = SqueezeGate()"
+DW = "self.conv_dw = nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)"
+SHORTCUT = "self.shortcut = nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4))"
+
+
+def _block(name: str, init: tuple[str, ...], forward: tuple[str, ...]) -> ClassIR:
+    return ClassIR(name, False, init, (), ("x",), forward, "# m.py:1 Block")
+
+
+PLAIN = _block("Block", CORE_INIT, ("out = self.expand(x)", "out = self.project(out)", "return out + x"))
+WITH_SE = _block("Block_1", (CORE_INIT[0], SE, CORE_INIT[1]), ("out = self.expand(x)", "out = self.se(out)", "out = self.project(out)", "return out + x"))
+WITH_DW_SHORTCUT = _block(
+    "Block_2", (CORE_INIT[0], DW, CORE_INIT[1], SHORTCUT),
+    ("out = self.expand(x)", "out = self.conv_dw(out)", "out = self.project(out)", "x = self.shortcut(x)", "return out + x"),
+)  # fmt: skip
+ALL_FORWARD = (  # se and conv_dw, never built together, in the order first seen
+    "out = self.expand(x)",
+    "if self.se is not None:",
+    "    out = self.se(out)",
+    "if self.conv_dw is not None:",
+    "    out = self.conv_dw(out)",
+    "out = self.project(out)",
+    "if self.shortcut is not None:",
+    "    x = self.shortcut(x)",
+    "return out + x",
+)
+
+
+def _returning(name: str, init: tuple[str, ...], last: str) -> ClassIR:
+    return _block(name, init, ("out = self.expand(x)", "out = self.project(out)", last))
+
+
+CASES = [
+    # (name, classes, the forward every class takes, or None where each keeps its own)
+    ("three_kinds", [PLAIN, WITH_SE, WITH_DW_SHORTCUT], ALL_FORWARD),
+    ("one_kind_is_optional_children_own", [PLAIN, WITH_SE], None),
+    # a child called inside the statement (torch.export's `x += self.shortcut(x)`): called first, on its own line
+    ("called_in_the_return", [_returning("Block", (*CORE_INIT, SE), "return out.add_(self.se(x))"),
+                              _returning("Block_1", (*CORE_INIT, SHORTCUT), "return out.add_(self.shortcut(x))"),
+                              _returning("Block_2", CORE_INIT, "return out.add_(x)")],
+     ("out = self.expand(x)", "out = self.project(out)", "if self.se is not None:", "    x = self.se(x)",
+      "if self.shortcut is not None:", "    x = self.shortcut(x)", "return out.add_(x)")),
+    # a call that runs before it in the statement would then run after it (random draws in both): left
+    ("a_call_ends_before_it", [_returning("Block", (*CORE_INIT, SE), "return torch.rand_like(out) + self.se(x)"),
+                               _returning("Block_1", (*CORE_INIT, SHORTCUT), "return torch.rand_like(out) + self.shortcut(x)"),
+                               _returning("Block_2", CORE_INIT, "return torch.rand_like(out) + x")], None),
+    # the child is read again after it is applied: not applied in place
+    ("child_read_elsewhere", [PLAIN, WITH_SE, _block("Block_2", (CORE_INIT[0], DW, CORE_INIT[1]),
+                              ("out = self.expand(x)", "out = self.conv_dw(out)", "out = self.project(out)", "return out + self.conv_dw.weight"))],
+     None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "classes", "forward"), CASES, ids=[c[0] for c in CASES])
+def test_instances_differing_in_children_applied_in_place_share_one_forward(name, classes, forward) -> None:
+    out = in_place_children(classes, {})
+    if forward is None:
+        assert [c.forward_lines for c in out] == [c.forward_lines for c in classes]
+        return
+    assert all(c.forward_lines == forward for c in out)
+
+
+def test_each_builds_every_child_or_none_in_the_order_of_the_forward() -> None:
+    out = in_place_children([PLAIN, WITH_SE, WITH_DW_SHORTCUT], {})
+    assert out[0].init_lines == (CORE_INIT[0], "self.se = None", "self.conv_dw = None", CORE_INIT[1], "self.shortcut = None")
+    assert out[1].init_lines == (CORE_INIT[0], SE, "self.conv_dw = None", CORE_INIT[1], "self.shortcut = None")
+    assert out[2].init_lines == (CORE_INIT[0], "self.se = None", DW, CORE_INIT[1], SHORTCUT)
+    assert all(c.whole_children == {"conv_dw", "se", "shortcut"} for c in out)  # passed in (or built) by the shared class
