@@ -139,16 +139,19 @@ def _padded(family: list[tuple[ClassIR, _Parts]]) -> list[ClassIR] | None:
 
 
 def _order(sequences: list[list[str]]) -> list[str] | None:
-    """One order of all the children that keeps each class's (None where two classes disagree)."""
+    """One order of all the children that keeps each class's, children no class orders first seen first
+    (None where two classes disagree)."""
+    seen = list(dict.fromkeys(child for sequence in sequences for child in sequence))
+    after = {child: {b for sequence in sequences for a, b in zip(sequence, sequence[1:]) if a == child} for child in seen}
+    waiting = {child: sum(child in later for later in after.values()) for child in seen}
     order: list[str] = []
-    for sequence in sequences:
-        for k, child in enumerate(sequence):
-            if child not in order:
-                after = [order.index(c) for c in sequence[k + 1 :] if c in order]
-                order.insert(min(after) if after else len(order), child)  # else first seen, first
-    for sequence in sequences:
-        if [order.index(c) for c in sequence] != sorted(order.index(c) for c in sequence):
+    while len(order) < len(seen):
+        ready = next((child for child in seen if child not in order and waiting[child] == 0), None)
+        if ready is None:
             return None
+        order.append(ready)
+        for child in after[ready]:
+            waiting[child] -= 1
     return order
 
 

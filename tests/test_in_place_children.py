@@ -45,6 +45,11 @@ CASES = [
     # (name, classes, the forward every class takes, or None where each keeps its own)
     ("three_kinds", [PLAIN, WITH_SE, WITH_DW_SHORTCUT], ALL_FORWARD),
     ("one_kind_is_optional_children_own", [PLAIN, WITH_SE], None),
+    # the order one class gives (conv_dw before se) holds though classes seen before it never ordered them
+    ("order_from_a_later_class", [WITH_SE, _block("Block_3", (CORE_INIT[0], DW, CORE_INIT[1]), ("out = self.expand(x)", "out = self.conv_dw(out)", "out = self.project(out)", "return out + x")),
+                                  _block("Block_4", (CORE_INIT[0], DW, SE, CORE_INIT[1]), ("out = self.expand(x)", "out = self.conv_dw(out)", "out = self.se(out)", "out = self.project(out)", "return out + x"))],
+     ("out = self.expand(x)", "if self.conv_dw is not None:", "    out = self.conv_dw(out)", "if self.se is not None:", "    out = self.se(out)",
+      "out = self.project(out)", "return out + x")),
     # a child called inside the statement (torch.export's `x += self.shortcut(x)`): called first, on its own line
     ("called_in_the_return", [_returning("Block", (*CORE_INIT, SE), "return out.add_(self.se(x))"),
                               _returning("Block_1", (*CORE_INIT, SHORTCUT), "return out.add_(self.shortcut(x))"),
