@@ -3,8 +3,9 @@
 An optional child (optional_children.py) is passed in by the caller where the class cannot build
 it: `Block(64, 128, stride=2, downsample=nn.Sequential(...))`. Where every holder builds it with one
 code whose literals are the class's own parameters (or the same in every holder), and something
-the callers already pass tells the holders apart, the class builds it under that condition
-(`if stride != 1:`, `if out_channels_2 is not None:`), else under a new flag (`use_downsample`).
+the callers already pass tells the holders apart (a parameter only holders pass, or an int one
+the child reads), the class builds it under that condition (`if stride != 1:`, `if out_channels_2
+is not None:`), else under a new flag (`use_downsample`).
 A child with a literal of its own (a width only it has) is passed in: `downsample=Downsampling(64,
 128)` reads better than its arguments as parameters of the class.
 ShuffleNet's blocks build their `branch1` when their stride is 2: its callers no longer write a
@@ -59,20 +60,23 @@ def built_children(
     if not rows or lines != list(range(lines[0], lines[0] + len(lines))):
         return None
     built: list[tuple[str, str]] = []
+    used: set[str] = set()
     for child, k in children:
-        text = _child_code([inits[r][k] for r in rows], rows, known, parameters)
-        if text is None:
+        found = _child_code([inits[r][k] for r in rows], rows, known, parameters)
+        if found is None:
             return None
-        built.append((child, text))
-    test, flag = _condition(held, len(inits), parameters, name, children[0][0])
+        built.append((child, found[0]))
+        used |= found[1]
+    test, flag = _condition(held, len(inits), parameters, name, children[0][0], used)
     code = [f"if {test}:", *(f"    self.{child} = {text}" for child, text in built), "else:"]
     code += [f"    self.{child} = None" for child, _ in built]
     return BuiltChildren(lines[0], tuple(code), (flag,) if flag else ())
 
 
-def _child_code(lines: list[str], rows: list[int], known: Known, parameters: tuple[Parameter, ...]) -> str | None:
+def _child_code(lines: list[str], rows: list[int], known: Known, parameters: tuple[Parameter, ...]) -> tuple[str, set[str]] | None:
     """The holders' constructor code for the child their lines build, each literal a parameter whose values
-    it has in every holder, or the literal every holder writes; None where neither serves."""
+    it has in every holder, or the literal every holder writes, and the parameters it reads; None where
+    neither serves."""
     texts = [with_defaults(line, known) for line in lines]  # `stride=1` written where others write `stride=2`
     slots = [literal_slots((text,), known) for text in texts]
     if len({masked((text,), s) for text, s in zip(texts, slots)}) != 1:
@@ -86,7 +90,8 @@ def _child_code(lines: list[str], rows: list[int], known: Known, parameters: tup
         elif found is None:
             return None  # the holders' own literal: `downsample=Downsampling(64, 128)` reads better than its arguments apart
         filling.append(found if found is not None else column[0])
-    return without_defaults(filled((texts[0],), slots[0], filling)[0], known).split(" = ", 1)[1]
+    code = without_defaults(filled((texts[0],), slots[0], filling)[0], known).split(" = ", 1)[1]
+    return code, {p.name for p in parameters} & set(filling)
 
 
 _PLAIN = frozenset({"0", "1", "-1", "True", "False", "None"})  # a kernel size of 1, not the width some parameter has
@@ -99,15 +104,16 @@ def _carrying(column: tuple[str, ...], rows: list[int], parameters: tuple[Parame
 
 
 def _condition(
-    held: frozenset[int], count: int, parameters: tuple[Parameter, ...], name: Callable[[str], str], child: str
+    held: frozenset[int], count: int, parameters: tuple[Parameter, ...], name: Callable[[str], str], child: str, used: set[str]
 ) -> tuple[str, Parameter | None]:
     """The test true for the holders alone, and the flag it adds (None where a parameter serves): a
-    parameter only holders pass, one with a value of its own in the holders or the others, or a new flag."""
+    parameter only holders pass, one the child's code reads whose int value sets the holders apart
+    (`if stride != 1:`), or a new flag."""
     rows = range(count)
     for p in parameters:
         if p.default == "None" and frozenset(r for r in rows if p.values[r] != "None") == held:
             return f"{p.name} is not None", None
-    tests = [test for p in parameters if (test := _telling(p, held)) is not None]
+    tests = [test for p in parameters if p.name in used and (test := _telling(p, held)) is not None]
     if tests:
         return min(tests)[1], None
     flag = Parameter(name(f"use_{child}"), repr(2 * len(held) > count), tuple(repr(r in held) for r in rows))
@@ -115,27 +121,28 @@ def _condition(
 
 
 def _telling(p: Parameter, held: frozenset[int]) -> tuple[int, str] | None:
-    """A test of the parameter true for the holders alone, and its rank: a bool, then `stride != 1` (the
-    others have 1 or 0), then `stride == 1` (the holders have it)."""
-    mine = {v for r, v in enumerate(p.values) if r in held}
-    others = {v for r, v in enumerate(p.values) if r not in held}
-    if mine & others or not all(_is_number(v) for v in mine | others):
+    """A test of an int parameter true for the holders alone, and its rank: `stride != 1` (the others
+    have 1, or 0), then `stride == 1` (the holders have it). Values compare as numbers: `1.0` is no
+    other value than `1`, so a float or bool parameter is never tested (a flag says it plainly), nor one
+    whose values differ only by chance (`out_channels == 6`)."""
+    values = [_int(v) for v in p.values]
+    if any(v is None for v in values):
         return None
-    if mine == {"True"} and others == {"False"}:
-        return 0, p.name
-    if mine == {"False"} and others == {"True"}:
-        return 0, f"not {p.name}"
-    if len(others) == 1 and others <= {"0", "1"}:
+    mine = {v for r, v in enumerate(values) if r in held}
+    others = {v for r, v in enumerate(values) if r not in held}
+    if mine & others:
+        return None
+    if len(others) == 1 and others <= {0, 1}:
         return 1, f"{p.name} != {next(iter(others))}"
-    if len(mine) == 1 and mine <= {"0", "1"}:
+    if len(mine) == 1 and mine <= {0, 1}:
         return 2, f"{p.name} == {next(iter(mine))}"
-    return None  # `out_channels == 6` would hold by chance: a flag says it plainly
+    return None
 
 
-def _is_number(text: str) -> bool:
-    """True for an int, float or bool literal (`1`, `-0.5`, `True`)."""
+def _int(text: str) -> int | None:
+    """The value of an int literal (`1`, `-2`), else None (a float, a bool, anything else)."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        return False
-    return isinstance(value, (bool, int, float))
+        return None
+    return value if type(value) is int else None

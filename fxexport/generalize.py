@@ -277,19 +277,16 @@ def _merge(
             keywords.append(condition)
             values[condition] = tuple(repr(row in held) for row in range(len(group)))
             defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
+    keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
     built = None
     if optional is not None:
-        keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
-        found = tuple(zip(optional.children, optional.init_lines))
         held = frozenset(r for r, c in enumerate(group) if c.name in optional.holders)
+        found = tuple(zip(optional.children, optional.init_lines))
         built = built_children([c.init_lines for c in group], held, found, known, keyed, lambda base: _parameter_name(base, taken))
-        for parameter in built.parameters if built else ():
-            keywords.append(parameter.name)
-            values[parameter.name], defaults[parameter.name] = parameter.values, parameter.default
-    own_cores = [core_lines(c, optional) for c in group]
-    keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
-    absent_children, expansions, flags = _children_some_build(own_cores, children, child_params, known, keyed, lambda base: _parameter_name(base, taken))
-    for parameter in flags:
+    some = _children_some_build(
+        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), taken
+    )
+    for parameter in (*(built.parameters if built else ()), *some.flags):
         keywords.append(parameter.name)
         values[parameter.name], defaults[parameter.name] = parameter.values, parameter.default
     init_lines = filled(cores[0], slots[0], texts)
@@ -321,15 +318,15 @@ def _merge(
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
-    passed = [child_params[j] for j in children if f"self.{children[j]} = {child_params[j]}" not in expansions]
-    optional_params = [f"{name}=None" for name in passed if name in absent_children]
-    passed = [name for name in passed if name not in absent_children]
+    passed = [child_params[j] for j in children if f"self.{children[j]} = {child_params[j]}" not in some.expansions]
+    optional_params = [f"{name}=None" for name in passed if name in some.absent]
+    passed = [name for name in passed if name not in some.absent]
     init_params = (*positional, *passed, *blocks, *(f"{name}={defaults[name]}" for name in keywords), *optional_params)
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
         merged = with_child(merged, optional, merged.forward_lines, built)
-    if expansions:
-        merged = replace(merged, init_lines=tuple(out for line in merged.init_lines for out in expansions.get(line, (line,))))
+    if some.expansions:
+        merged = replace(merged, init_lines=tuple(out for line in merged.init_lines for out in some.expansions.get(line, (line,))))
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -340,11 +337,20 @@ def _merge(
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = core_lines(cls, optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()
-                 if f"self.{children[j]} = {name}" not in expansions and not (name in absent_children and core[j] == f"self.{children[j]} = None")]
+                 if f"self.{children[j]} = {name}" not in some.expansions and not (name in some.absent and core[j] == f"self.{children[j]} = None")]
         if optional is not None and built is None and cls.name in optional.holders:
             args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
     return merged, calls
+
+
+@dataclass(frozen=True)
+class _SomeBuild:
+    """Children passed in that some instances set to None (in_place_children.py)."""
+
+    absent: frozenset[str]  # their parameters: None by default
+    expansions: dict[str, tuple[str, ...]]  # `self.<child> = <parameter>` -> the lines that build it in the class
+    flags: tuple[Parameter, ...]  # the flags those lines test
 
 
 def _children_some_build(
@@ -353,12 +359,10 @@ def _children_some_build(
     child_params: dict[int, str],
     known: dict[str, tuple[str, ...]],
     parameters: tuple[Parameter, ...],
-    name: Callable[[str], str],
-) -> tuple[set[str], dict[str, tuple[str, ...]], list[Parameter]]:
-    """Children passed in that some instances set to None (in_place_children.py): their parameters (None
-    by default), the `self.<child> = <parameter>` lines the class replaces by the lines building them
-    where it can (built_children.py; adjacent children of the same holders under one `if`), and the flags
-    those add."""
+    taken: set[str],
+) -> _SomeBuild:
+    """Which child parameters default to None, and which children the class builds instead where it can
+    (built_children.py; adjacent children of the same holders under one `if`)."""
     absent = {j for j in children if any(core[j] == f"self.{children[j]} = None" for core in cores)}
     runs: list[list[int]] = []
     for j in sorted(absent):
@@ -371,12 +375,12 @@ def _children_some_build(
     flags: list[Parameter] = []
     for run in runs:
         found = tuple((children[j], j) for j in run)
-        built = built_children(list(cores), _held(cores, children, run[0]), found, known, (*parameters, *flags), name)
+        built = built_children(cores, _held(cores, children, run[0]), found, known, (*parameters, *flags), lambda base: _parameter_name(base, taken))
         if built is not None:
             flags += built.parameters
             lines = [f"self.{children[j]} = {child_params[j]}" for j in run]
             expansions.update({lines[0]: built.lines, **{line: () for line in lines[1:]}})
-    return {child_params[j] for j in absent}, expansions, flags
+    return _SomeBuild(frozenset(child_params[j] for j in absent), expansions, tuple(flags))
 
 
 def _held(cores: list[tuple[str, ...]], children: dict[int, str], j: int) -> frozenset[int]:

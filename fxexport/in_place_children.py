@@ -32,6 +32,7 @@ class _Applied:
     forward_gap: int
     lines: tuple[str, ...]  # its forward lines: the comments quoting its source line, then the call
     init_gap: int
+    init_at: int  # its line in `__init__`: children register in their class's own order (state_dict keys)
     init_line: str
 
 
@@ -82,7 +83,7 @@ def _parts(cls: ClassIR) -> _Parts | None:
     kept_forward = [k for k in range(len(forward)) if k not in taken_forward]
     kept_init = [k for k in range(len(cls.init_lines)) if k not in taken_init]
     applied = tuple(
-        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), cls.init_lines[i])
+        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), i, cls.init_lines[i])
         for child, first, j, i in applied_at
     )
     return _Parts(tuple(forward[k] for k in kept_forward), tuple(cls.init_lines[k] for k in kept_init), applied)
@@ -132,10 +133,11 @@ def _padded(family: list[tuple[ClassIR, _Parts]]) -> list[ClassIR] | None:
             if places.setdefault(a.child, (a.forward_gap, a.init_gap, a.lines[-1])) != (a.forward_gap, a.init_gap, a.lines[-1]):
                 return None
     order = _order([[a.child for a in parts.applied] for _, parts in family])
-    if order is None:
+    built = _order([[a.child for a in sorted(parts.applied, key=lambda a: a.init_at)] for _, parts in family])
+    if order is None or built is None:
         return None
     lines = {a.child: a.lines for _, parts in reversed(family) for a in parts.applied}  # the first holder's comments
-    return [_with_all(cls, parts, order, places, lines, frozenset(optional), holders) for cls, parts in family]
+    return [_with_all(cls, parts, (order, built), places, lines, frozenset(optional), holders) for cls, parts in family]
 
 
 def _order(sequences: list[list[str]]) -> list[str] | None:
@@ -158,7 +160,7 @@ def _order(sequences: list[list[str]]) -> list[str] | None:
 def _with_all(
     cls: ClassIR,
     parts: _Parts,
-    order: list[str],
+    orders: tuple[list[str], list[str]],
     places: dict[str, tuple[int, int, str]],
     lines: dict[str, tuple[str, ...]],
     optional: frozenset[str],
@@ -166,6 +168,7 @@ def _with_all(
 ) -> ClassIR:
     """The class's forward applying every child (the optional ones under `if`) and `__init__` building each
     (None where it has none); children always present together go under one `if`."""
+    order, built = orders  # the forward's order of the children, and `__init__`'s
     own = {a.child: a.init_line for a in parts.applied}
     forward: list[str] = []
     init: list[str] = []
@@ -179,7 +182,7 @@ def _with_all(
         forward += _applied(run, lines, optional)
         forward += parts.forward[gap : gap + 1]
     for gap in range(len(parts.init) + 1):
-        init += [own.get(child, f"self.{child} = None") for child in order if places[child][1] == gap]
+        init += [own.get(child, f"self.{child} = None") for child in built if places[child][1] == gap]
         init += parts.init[gap : gap + 1]
     return replace(cls, forward_lines=tuple(forward), init_lines=tuple(init), whole_children=cls.whole_children | optional)
 

@@ -82,3 +82,21 @@ def test_each_builds_every_child_or_none_in_the_order_of_the_forward() -> None:
     assert out[1].init_lines == (CORE_INIT[0], SE, "self.conv_dw = None", CORE_INIT[1], "self.shortcut = None")
     assert out[2].init_lines == (CORE_INIT[0], "self.se = None", DW, CORE_INIT[1], SHORTCUT)
     assert all(c.whole_children == {"conv_dw", "se", "shortcut"} for c in out)  # passed in (or built) by the shared class
+
+
+def test_children_register_in_their_class_order_not_the_forward_order() -> None:
+    """`b` built before `a` but applied after it: `__init__` keeps b first (state_dict keys in the source's order)."""
+    a, b = "self.a = nn.Linear(4, 4)", "self.b = nn.Linear(4, 4)"
+    forward = ("out = self.expand(x)", "out = self.a(out)", "out = self.b(out)", "out = self.project(out)", "return out + x")
+    classes = [
+        _block("Block", (CORE_INIT[0], b, a, CORE_INIT[1]), forward),
+        _block("Block_1", (CORE_INIT[0], a, CORE_INIT[1]), tuple(line for line in forward if "self.b" not in line)),
+        _block("Block_2", (CORE_INIT[0], b, CORE_INIT[1]), tuple(line for line in forward if "self.a" not in line)),
+    ]
+    out = in_place_children(classes, {})
+    assert [c.init_lines for c in out] == [
+        (CORE_INIT[0], b, a, CORE_INIT[1]),
+        (CORE_INIT[0], "self.b = None", a, CORE_INIT[1]),
+        (CORE_INIT[0], b, "self.a = None", CORE_INIT[1]),
+    ]
+    assert out[0].forward_lines[1:5] == ("if self.a is not None:", "    out = self.a(out)", "if self.b is not None:", "    out = self.b(out)")
