@@ -318,7 +318,8 @@ def _merge(
         defaults[flag_param] = repr(flag_default)
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
-    passed = [child_params[j] for j in children if f"self.{children[j]} = {child_params[j]}" not in some.expansions]
+    built_here = {j for j in children if f"self.{children[j]} = {child_params[j]}" in some.expansions}
+    passed = [child_params[j] for j in children if j not in built_here]
     optional_params = [f"{name}=None" for name in passed if name in some.absent]
     passed = [name for name in passed if name not in some.absent]
     init_params = (*positional, *passed, *blocks, *(f"{name}={defaults[name]}" for name in keywords), *optional_params)
@@ -337,7 +338,7 @@ def _merge(
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = core_lines(cls, optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()
-                 if f"self.{children[j]} = {name}" not in some.expansions and not (name in some.absent and core[j] == f"self.{children[j]} = None")]
+                 if j not in built_here and core[j] != f"self.{children[j]} = None"]  # None: the default
         if optional is not None and built is None and cls.name in optional.holders:
             args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
