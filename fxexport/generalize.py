@@ -10,6 +10,7 @@ differs keeps a class of its own, named after what it adds (`BasicBlockWithDowns
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -278,13 +279,14 @@ def _merge(
             values[condition] = tuple(repr(row in held) for row in range(len(group)))
             defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
     keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
+    flag_name_of = functools.partial(_parameter_name, taken=taken)  # a flag a built child adds
     built = None
     if optional is not None:
         held = frozenset(r for r, c in enumerate(group) if c.name in optional.holders)
         found = tuple(zip(optional.children, optional.init_lines))
-        built = built_children([c.init_lines for c in group], held, found, known, keyed, lambda base: _parameter_name(base, taken))
+        built = built_children([c.init_lines for c in group], held, found, known, keyed, flag_name_of)
     some = _children_some_build(
-        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), taken
+        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), flag_name_of
     )
     for parameter in (*(built.parameters if built else ()), *some.flags):
         keywords.append(parameter.name)
@@ -360,7 +362,7 @@ def _children_some_build(
     child_params: dict[int, str],
     known: dict[str, tuple[str, ...]],
     parameters: tuple[Parameter, ...],
-    taken: set[str],
+    flag_name_of: Callable[[str], str],
 ) -> _SomeBuild:
     """Which child parameters default to None, and which children the class builds instead where it can
     (built_children.py; adjacent children of the same holders under one `if`)."""
@@ -376,7 +378,7 @@ def _children_some_build(
     flags: list[Parameter] = []
     for run in runs:
         found = tuple((children[j], j) for j in run)
-        built = built_children(cores, _held(cores, children, run[0]), found, known, (*parameters, *flags), lambda base: _parameter_name(base, taken))
+        built = built_children(cores, _held(cores, children, run[0]), found, known, (*parameters, *flags), flag_name_of)
         if built is not None:
             flags += built.parameters
             lines = [f"self.{children[j]} = {child_params[j]}" for j in run]

@@ -16,11 +16,10 @@ from dataclasses import dataclass, replace
 
 from .child_lines import attribute, init_template
 from .code_slots import line_tokens, masked, number_slots, variable_tokens
-from .flags import code_lines
 from .ir import ClassIR
+from .optional_children import IN_PLACE, reads
 
 Known = dict[str, tuple[str, ...]]
-_IN_PLACE = re.compile(r"(\w+) = self\.(\w+)\(\1\)")
 
 
 @dataclass(frozen=True)
@@ -66,13 +65,13 @@ def _parts(cls: ClassIR) -> _Parts | None:
     forward, synthetic = _calls_apart(cls)
     applied_at = []
     for j, line in enumerate(forward):
-        found = _IN_PLACE.fullmatch(line)
+        found = IN_PLACE.fullmatch(line)
         if found is None:
             continue
         child = found[2]
         built = [k for k, text in enumerate(cls.init_lines) if attribute(text) == child]
         others = [text for k, text in enumerate(forward) if k != j] + [t for k, t in enumerate(cls.init_lines) if k not in built]
-        if len(built) != 1 or any(re.search(rf"self\.{child}\b", text) for text in code_lines(tuple(others))):
+        if len(built) != 1 or reads(tuple(others), child):
             return None
         first = j
         while first > 0 and j not in synthetic and forward[first - 1].startswith("#"):
@@ -98,7 +97,7 @@ def _calls_apart(cls: ClassIR) -> tuple[list[str], set[int]]:
     out: list[str] = []
     synthetic: set[int] = set()
     lines = cls.forward_lines
-    found = [[] if line.startswith(("#", " ")) or _IN_PLACE.fullmatch(line) else list(_CALL.finditer(line)) for line in lines]
+    found = [[] if line.startswith(("#", " ")) or IN_PLACE.fullmatch(line) else list(_CALL.finditer(line)) for line in lines]
     if not any(len(calls) == 1 for calls in found):
         return list(lines), synthetic
     reads = [[t.string for t in variable_tokens(line_tokens(line))] for line in lines]

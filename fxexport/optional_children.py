@@ -22,6 +22,7 @@ from .flags import branched, code_lines, few_lines_apart, literals_apart, member
 from .ir import ClassIR
 
 Known = dict[str, tuple[str, ...]]
+IN_PLACE = re.compile(r"(\w+) = self\.(\w+)\(\1\)")  # a child applied in place: `x = self.downsample(x)`
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def _optional_child(a: ClassIR, b: ClassIR, known: Known) -> OptionalChild | Non
     for (child,), (i,) in _added_children(a, b, known, r"self\.(\w+) = .+", 1):
         for j, text in enumerate(b.forward_lines):
             first = j - (len(b.forward_lines) - len(a.forward_lines)) + 1  # the call, after the comment on its source line
-            if not re.fullmatch(rf"(\w+) = self\.{child}\(\1\)", text) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
+            if not ((m := IN_PLACE.fullmatch(text)) and m[2] == child) or first < 0 or not all(line.startswith("#") for line in b.forward_lines[first:j]):
                 continue
             core = b.forward_lines[:first] + b.forward_lines[j + 1 :]
             if _masked_forward(core) == _masked_forward(a.forward_lines) and not number_slots(b.forward_lines[first : j + 1]):
@@ -200,7 +201,7 @@ def identity_children(level: list[ClassIR]) -> list[ClassIR]:
                 holder = out[called[0].name]
                 if _called_only(cls.forward_lines, name):  # a graph that kept the identity call (symbolic_trace)
                     forward = cls.forward_lines if _masked_forward(cls.forward_lines) == _masked_forward(holder.forward_lines) else None
-                elif _reads(cls.forward_lines, name):
+                elif reads(cls.forward_lines, name):
                     continue
                 else:
                     forward = _identity_forward(holder.forward_lines, out[cls.name].forward_lines, name)
@@ -223,9 +224,9 @@ def _identity_forward(holder: tuple[str, ...], own: tuple[str, ...], name: str) 
 
 def _called_only(lines: tuple[str, ...], name: str) -> bool:
     """True when the forward reads `self.<name>` and only calls it."""
-    return _reads(lines, name) and not any(re.search(rf"self\.{re.escape(name)}\b(?!\()", line) for line in code_lines(lines))
+    return reads(lines, name) and not any(re.search(rf"self\.{re.escape(name)}\b(?!\()", line) for line in code_lines(lines))
 
 
-def _reads(lines: tuple[str, ...], name: str) -> bool:
+def reads(lines: tuple[str, ...], name: str) -> bool:
     """True when a line of code (not a comment quoting the source) reads `self.<name>`."""
     return any(re.search(rf"self\.{re.escape(name)}\b", line) for line in code_lines(lines))
