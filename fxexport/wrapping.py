@@ -19,7 +19,9 @@ LINE_LENGTH = 88
 # Strings in double quotes only (black would requote others); numbers only as black writes them
 # (it rewrites `1e+38` as `1e38`, `1E5` as `1e5`, `0XFF` as `0xFF`).
 _TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?(?![0-9A-Za-z_.+])|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:])""")
-_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)* = ")
+# A target: a dotted name, indexed by numbers or plain string keys (`self.stages[1][0].shortcut`,
+# `self.blocks["q"]`): black wraps those statements as it wraps `self.shortcut = ...`.
+_TARGET = re.compile(r"""[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:[0-9]+|"[A-Za-z0-9_]*")\])* = """)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEF = re.compile(r"def (?=[A-Za-z_])")
 _RETURNS = re.compile(r"(?: -> [A-Za-z_][A-Za-z0-9_.]*)?:$")
@@ -49,7 +51,7 @@ class _Unsupported(Exception):
 def wrap(line: str, indent: int) -> list[str] | None:
     """The lines black writes for the statement `line` at `indent` columns, or None when black must decide.
 
-    Only `name.name = call-or-display`, a call on its own, or `def name(parameters) -> name:`,
+    Only `name.name[0] = call-or-display`, a call on its own, or `def name(parameters) -> name:`,
     where the call's arguments are names, numbers, strings, calls, lists, tuples and dicts of them
     (a def's parameters: names with such defaults), written as black writes them on one line.
     """

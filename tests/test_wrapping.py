@@ -12,7 +12,7 @@ from fxexport.wrapping import wrap
 
 CALLS = ["nn.Conv2d", "BasicBlock", "torch.nn.Linear", "nn.Sequential", "a.b.c.Deep", "f", "nn.ModuleList"]
 LEAVES = ["()", "64", "-1", "0.5", "1e-05", "True", "None", '"reflect"', '"a, (b)"', "in_channels", "nn.ReLU", "torch.float32"]
-TARGETS = ["self.conv1", "self.stages", "x", "self.a_long_attribute_name.sub"]
+TARGETS = ["self.conv1", "self.stages", "x", "self.a_long_attribute_name.sub", "self.stages[1][0].shortcut", 'self.blocks["q"][12]']
 
 
 def _expression(rng: random.Random, depth: int) -> str:
@@ -76,7 +76,8 @@ def test_wrapped_as_black_wraps(seed: int) -> None:
         "x = a + f(" + ", ".join(["1"] * 40) + ")",  # an operator
         "x = f(" + ", ".join(["'single'"] * 20) + ")",  # quotes black would change
         "x = f(" + ", ".join(["1"] * 40) + ",)",  # a magic trailing comma
-        "x[0] = f(" + ", ".join(["1"] * 40) + ")",  # brackets on the left
+        "x[i] = f(" + ", ".join(["1"] * 40) + ")",  # a subscript by a name on the left
+        "x[0:1] = f(" + ", ".join(["1"] * 40) + ")",  # a slice on the left
         "x = f(" + ", ".join(["1"] * 40) + ").y",  # an attribute of the call
         "x = f(" + ", ".join(["g(1)[0]"] * 20) + ")",  # a subscript
         "x = f(" + ", ".join(["日本"] * 40) + ")",  # wide characters
