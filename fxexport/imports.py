@@ -96,7 +96,7 @@ class ImportTable:
         self._reasons: dict[str, str] = {}
         self._wrapped: set[int] = set()
         self.references: dict[object, str] = {}  # callable -> the code that names it (see literals.function_reference)
-        self.built: dict[str, nn.Module] = {}  # constructor code -> the module it builds on meta (see rebuild.py)
+        self.built: dict[tuple[str, bool], nn.Module] = {}  # (constructor code, unpacked) -> the module it builds (see rebuild._build)
         # the last built module, its source layer, and the built one as loading leaves it (see rebuild.py)
         self.settled: tuple[nn.Module, nn.Module, nn.Module] | None = None
         self._bindings: dict[str, object] | None = None

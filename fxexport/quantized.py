@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from .errors import FxExportError
 
@@ -122,8 +123,36 @@ def _reader(module: nn.Module) -> Callable[[nn.Module], Packing] | None:
 
 def is_packed_data(module: nn.Module, value: object) -> bool:
     """True for a packed-weights object (a torch.classes object) held by a quantized layer or the holder
-    it keeps them in (`LinearPackedParams`, the LSTM's `PackedParameter`): what `packing` reads."""
-    return isinstance(value, torch.ScriptObject) and type(module).__module__.startswith("torch.ao.nn.quantized")
+    it keeps them in (`LinearPackedParams`, the LSTM's `PackedParameter`): what `packing` reads; or what
+    a layer built `without_packing` holds in its place."""
+    return isinstance(value, (torch.ScriptObject, Unpacked)) and type(module).__module__.startswith("torch.ao.nn.quantized")
+
+
+class Unpacked:
+    """What a quantized conv built `without_packing` holds where its constructor would keep packed weights."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Unpacked:
+        return self
+
+
+# The ops a quantized conv's constructor packs its (zero) weights with, and stores what they return and nothing
+# else: a tenth of a second for a ResNet's convs, spent on weights the package sets through the layer's setter.
+_CONV_PACKING = frozenset(f"quantized::{kind}{n}d_prepack" for kind in ("conv", "conv_transpose") for n in (1, 2, 3))
+
+
+class _WithoutPacking(TorchFunctionMode):
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        if isinstance(func, torch._ops.OpOverloadPacket) and func._qualified_op_name in _CONV_PACKING:
+            return Unpacked()
+        return func(*args, **(kwargs or {}))
+
+
+def without_packing() -> TorchFunctionMode:
+    """A mode in which quantized convs are built without packing their weights: for a layer compared
+    without them (see rebuild.mismatch, `packed`); any other op runs as it would."""
+    return _WithoutPacking()
 
 
 def set_packed(module: nn.Module, packed: Packing) -> None:

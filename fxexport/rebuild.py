@@ -10,6 +10,7 @@ becomes an empty stub that the weights file fills.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import functools
 import inspect
@@ -26,7 +27,17 @@ from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
 from .names import quote
-from .quantized import float_class, is_packed_data, namespace_of, needs_cpu, output_qparams, packing, packs, set_packed
+from .quantized import (
+    float_class,
+    is_packed_data,
+    namespace_of,
+    needs_cpu,
+    output_qparams,
+    packing,
+    packs,
+    set_packed,
+    without_packing,
+)
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
@@ -260,9 +271,10 @@ def _module_mismatch(label: str, mod: nn.Module, other: nn.Module, packed: bool 
 def extra_settings(original: nn.Module, code: str, imports: ImportTable, where: str) -> list[tuple[tuple[str, ...], str, Any]]:
     """(submodule path, name, value) of plain attributes the layer has and its constructor call does not set:
     a quantized layer's output scale and zero point, and what a library set on a layer after building it."""
-    built = _build(code, imports, _device(original))
+    alone = _packs_alone(original, imports, where)
+    built = _build(code, imports, _device(original), unpacked=alone)
     extras: list[tuple[tuple[str, ...], str, Any]] = [((), k, v) for k, v in output_qparams(original).items() if not _equal(vars(built)[k], v)]
-    settled = built if _packs_alone(original, imports, where) else _settled(built, original, imports, where)  # its setters add no attribute
+    settled = built if alone else _settled(built, original, imports, where)  # its setters add no attribute
     rebuilt = dict(settled.named_modules(remove_duplicate=False))
     for path, mod in original.named_modules(remove_duplicate=False):
         other = vars(rebuilt[path]) if path in rebuilt else {}
@@ -321,13 +333,15 @@ def _device(module: nn.Module) -> str:
     return "cpu" if needs_cpu(module) else "meta"
 
 
-def _build(code: str, imports: ImportTable, device: str = "meta") -> nn.Module:
-    """The module `code` builds, on `device`; built once per export (compared, never changed)."""
-    if code not in imports.built:
-        with torch.device(device), warnings.catch_warnings():
+def _build(code: str, imports: ImportTable, device: str = "meta", unpacked: bool = False) -> nn.Module:
+    """The module `code` builds, on `device`; built once per export (compared, never changed).
+    `unpacked`: a quantized conv without its packed weights, for a layer compared without them."""
+    key = (code, unpacked)
+    if key not in imports.built:
+        with torch.device(device), without_packing() if unpacked else contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the source module's own construction already warned
-            imports.built[code] = eval(code, imports.bindings())  # our own code, built from repr() of literals
-    return imports.built[code]
+            imports.built[key] = eval(code, imports.bindings())  # our own code, built from repr() of literals
+    return imports.built[key]
 
 
 def _settled(rebuilt: nn.Module, original: nn.Module, imports: ImportTable, where: str) -> nn.Module:
@@ -360,17 +374,18 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
     reference = class_reference(type(module), imports)
     problem = ""
     tried: set[str] = set()
+    alone = _packs_alone(module, imports, where)
     for collapse in (True, False):
         code = f"{reference}({', '.join(_arguments(module, imports, where, collapse))})"
         if code in tried:
             continue
         tried.add(code)
         try:
-            rebuilt = _build(code, imports, _device(module))
+            rebuilt = _build(code, imports, _device(module), unpacked=alone)
         except Exception as error:  # noqa: BLE001 - any failure means this rebuild is unusable
             problem = f"{code} fails on the {_device(module)} device: {type(error).__name__}: {error}"
             continue
-        if _packs_alone(module, imports, where):
+        if alone:
             problem = mismatch(module, rebuilt, packed=True) or ""
         else:
             problem = mismatch(module, _settled(rebuilt, module, imports, where)) or ""
