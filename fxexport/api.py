@@ -18,9 +18,10 @@ from .formatting import check_python, format_definitions, format_sources, wrap_s
 from .hashes import WeightHashes, guess
 from .ir import PackageIR
 from .names import BUILTIN_NAMES, is_plain_identifier
+from .prewrite import EarlyWrites
 from .producers import normalize
 from .render import TemplateFolders, render, template_folders
-from .shards import plan_weights
+from .shards import SINGLE, plan_weights
 from .write import check_target, write_package
 
 __version__ = "0.1.0"
@@ -165,12 +166,12 @@ def export(
     check_target(folder, overwrite)
     check_class_name(module_name)
     folders = template_folders(templates)
-    with _collector_paused(), WeightHashes() as hashes, compiler(bytecode) as bytecode_compiler:
+    with _collector_paused(), WeightHashes() as hashes, EarlyWrites(folder) as early, compiler(bytecode) as bytecode_compiler:
         root = normalize(gm)
-        if weights == "safetensors" and max_shard_size is None:
-            guess(hashes, root)  # hashed beside collecting: the file most likely written
+        if weights == "safetensors" and max_shard_size is None and (guessed := guess(root)):
+            early.start(SINGLE, guessed)  # written and hashed beside collecting: the file most likely written
         package = _package(root, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
-        hashes.start_package(package)  # kept where the guess was right
+        hashes.start_package(package, early.holds)  # those not written early already
         sources = _sources(package, folders)
-        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes)
+        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes, early)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

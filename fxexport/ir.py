@@ -74,6 +74,13 @@ class TensorIR:
         """Size of the tensor's data in bytes."""
         return self.tensor.numel() * self.tensor.element_size()
 
+    def in_file(self, name: str) -> TensorIR:
+        """This tensor, held by the weight file `name`: `dataclasses.replace` without its checks (5 µs a
+        call, a tenth of the export of a model of thousands of small tensors)."""
+        placed = object.__new__(TensorIR)
+        placed.__dict__.update(self.__dict__, file=name)  # nbytes, once cached, comes along
+        return placed
+
     @property
     def is_stored(self) -> bool:
         """True when its own bytes are an entry of a weight file (not only a view of another entry)."""

@@ -22,14 +22,24 @@ def dumps(value: Any, level: int = 0) -> str:
         if not value:
             return "{}"
         pad = _INDENT * (level + 1)
-        items = [f"{pad}{_ESCAPE(_key(key))}: {dumps(item, level + 1)}" for key, item in sorted(value.items())]
+        items = [f"{pad}{_ESCAPE(_key(key))}: {_item(item, level + 1)}" for key, item in sorted(value.items())]
         return "{\n" + ",\n".join(items) + "\n" + _INDENT * level + "}"
     if isinstance(value, (list, tuple)):
         if not value:
             return "[]"
         pad = _INDENT * (level + 1)
-        return "[\n" + ",\n".join(pad + dumps(item, level + 1) for item in value) + "\n" + _INDENT * level + "]"
+        return "[\n" + ",\n".join([pad + _item(item, level + 1) for item in value]) + "\n" + _INDENT * level + "]"
     return _scalar(value)
+
+
+def _item(value: Any, level: int) -> str:
+    """A value inside a container: most are scalars, spelled without dumps' checks for containers."""
+    kind = type(value)
+    if kind is str:
+        return _ESCAPE(value)
+    if kind is int:
+        return int.__repr__(value)
+    return dumps(value, level)
 
 
 def _key(key: Any) -> str:

@@ -55,7 +55,7 @@ def plan_weights(package: PackageIR, *, weights: str = "safetensors", max_shard_
         raise FxExportError(f"unknown weights format {weights!r}: use 'safetensors' or 'none'")
     if weights == "none" or not package.tensors:
         return dataclasses.replace(package, weight_files=())
-    on_meta = next((t for t in package.tensors if t.tensor.device.type == "meta"), None)
+    on_meta = next((t for t in package.tensors if t.tensor.is_meta), None)
     if on_meta is not None:
         raise FxExportError(f"{on_meta.kind} {on_meta.key!r} is on the meta device and has no values to export; use --weights none")
     limit = None if max_shard_size is None else parse_size(max_shard_size)
@@ -65,8 +65,8 @@ def plan_weights(package: PackageIR, *, weights: str = "safetensors", max_shard_
 
     def placed(item: TensorIR) -> TensorIR:  # a view is in the file of the storage it views; a subclass, of its first part
         if item.subclass is not None:
-            return dataclasses.replace(item, file=files[f"{item.key}.{item.subclass.names[0]}"])
-        return dataclasses.replace(item, file=files[item.key if item.view is None else item.view.storage])
+            return item.in_file(files[f"{item.key}.{item.subclass.names[0]}"])
+        return item.in_file(files[item.key if item.view is None else item.view.storage])
 
     tensors, storages, parts = (tuple(map(placed, group)) for group in (package.tensors, package.storages, package.parts))
     return dataclasses.replace(package, tensors=tensors, storages=storages, parts=parts, weight_files=tuple(names))

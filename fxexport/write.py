@@ -10,13 +10,14 @@ from pathlib import Path
 
 from . import jsontext
 from .bytecode import Compiler
-from .digests import Digest, digest_of
+from .digests import ALGORITHM, Digest, digest_of, hasher
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
 from .names import is_plain_identifier, sanitize
+from .prewrite import EarlyWrites
 from .shards import INDEX, index_json
-from .weights import safetensors_digest, write_safetensors
+from .weights import write_safetensors
 
 MANIFEST = "fxexport.json"
 # 2: files map to "blake3:<hex>" (1: bare sha256 hex).
@@ -97,11 +98,13 @@ def write_package(
     progress: Callable[[int, int], None] | None = None,
     bytecode: Compiler | None = None,
     weights: WeightHashes | None = None,
+    early: EarlyWrites | None = None,
 ) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
     With a `bytecode` compiler, the Python sources are also compiled into `__pycache__` (see bytecode.py).
-    `weights` hashes the weight files beside the writing (see hashes.py); else each is hashed after it.
+    `weights` hashes the large weight files beside the writing (see hashes.py); the others are hashed as they are written.
+    `early` may have written a weight file already (see prewrite.py).
     """
     check_target(folder, overwrite)
     try:
@@ -124,10 +127,18 @@ def write_package(
             if progress is not None:
                 progress(written[0], package.weight_bytes)
 
+        taken = {name for name in package.weight_files if early is not None and early.holds(name, file_tensors(package, name))}
+        inline = {name: hasher() for name in package.weight_files if name not in taken and (weights is None or not weights.hashes(name))}
         for name in package.weight_files:
-            write_safetensors(staging / name, file_tensors(package, name), advance)
+            if name in taken:
+                hashes[name] = early.take(name, staging / name, advance)  # type: ignore[union-attr]
+            else:
+                write_safetensors(staging / name, file_tensors(package, name), advance, digest=inline.get(name))
         for name in package.weight_files:
-            hashes[name] = weights.result(name) if weights is not None else _weights_digest(package, name)
+            if name in inline:
+                hashes[name] = Digest(ALGORITHM, inline[name].hexdigest())
+            elif name not in taken:
+                hashes[name] = weights.result(name)  # type: ignore[union-attr]
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")
@@ -146,12 +157,6 @@ def write_package(
         _discard(staging, bytecode)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
-
-
-def _weights_digest(package: PackageIR, name: str) -> Digest:
-    found = safetensors_digest(file_tensors(package, name))
-    assert found is not None, "never stopped"
-    return found
 
 
 def _discard(staging: Path, bytecode: Compiler | None) -> None:

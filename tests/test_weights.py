@@ -226,4 +226,37 @@ def test_weight_hash_is_the_files_whether_the_early_guess_was_right(tmp_path: Pa
     fxexport.export(fx.symbolic_trace(build()), tmp_path / "pkg")
     manifest = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())
     assert manifest["files"]["weights.safetensors"] == "blake3:" + blake3.blake3((tmp_path / "pkg" / "weights.safetensors").read_bytes()).hexdigest()
-    assert len(computed) == (1 if right else 2)
+    assert len(computed) == (0 if right else 1)  # a right guess is hashed as it is written early, a wrong one again after collect
+    assert [p.name for p in tmp_path.iterdir()] == ["pkg"]  # the file written early on a wrong guess is gone
+
+
+@pytest.mark.parametrize("shards", [None, "1MB"])
+def test_small_weight_files_are_hashed_as_they_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shards: str | None) -> None:
+    """A file under GUESS_BYTES gets no hashing thread (which would hold the interpreter beside the writing): its
+    digest comes from the bytes as they are written, and is the file's."""
+    import blake3
+
+    from fxexport import hashes
+
+    computed: list[int] = []
+    real = hashes.safetensors_digest
+    monkeypatch.setattr(hashes, "safetensors_digest", lambda *args: computed.append(1) or real(*args))
+    model = nn.Sequential(*(nn.Linear(256, 256) for _ in range(6)))  # 1.5 MB: two shards of 1 MB at most
+    fxexport.export(fx.symbolic_trace(model), tmp_path / "pkg", max_shard_size=shards)
+    files = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())["files"]
+    weights = sorted(name for name in files if name.endswith(".safetensors"))
+    assert len(weights) == (1 if shards is None else 2)
+    for name in weights:
+        assert files[name] == "blake3:" + blake3.blake3((tmp_path / "pkg" / name).read_bytes()).hexdigest()
+    assert computed == []
+
+
+@pytest.mark.parametrize("layers", [1, 3])  # 4 MB written on the way, 12 MB written early on a thread (see prewrite.py)
+def test_weight_files_have_the_permissions_of_the_other_files(tmp_path: Path, layers: int) -> None:
+    import stat
+
+    model = nn.Sequential(*[nn.Linear(1024, 1024) for _ in range(layers)])
+    fxexport.export(fx.symbolic_trace(model), tmp_path / "pkg")
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "pkg").iterdir() if p.is_file()}
+    assert modes["weights.safetensors"] == modes["module.py"], modes
+    assert [p.name for p in tmp_path.iterdir()] == ["pkg"]
