@@ -169,9 +169,9 @@ def export(
     with _collector_paused(), WeightHashes() as hashes, EarlyWrites(folder) as early, compiler(bytecode) as bytecode_compiler:
         root = normalize(gm)
         if weights == "safetensors" and max_shard_size is None and (guessed := guess(root)):
-            early.start(SINGLE, guessed)  # written and hashed beside collecting: the file most likely written
+            early.start(SINGLE, guessed)  # written beside collecting: the file most likely written
         package = _package(root, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
-        hashes.start_package(package, early.holds)  # those not written early already
+        hashes.start_package(package)
         sources = _sources(package, folders)
         files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes, early)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

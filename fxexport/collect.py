@@ -26,7 +26,7 @@ from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
 from .parts import is_subclass, quantized_parts, subclass_parts
-from .quantized import needs_cpu, packing
+from .quantized import needs_cpu, packing, unpacking_once
 from .raising import raise_aten
 from .rebuild import constructor_code, extra_settings, fingerprint, is_holder, is_torch_module, swapped_children
 from .rolled import Rolled, rolled
@@ -525,6 +525,13 @@ def collect(
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
+    with unpacking_once():
+        return _collect(root, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+
+
+def _collect(
+    root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
+) -> PackageIR:
     split_tree = split(raise_aten(restore_layers(root))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())

@@ -70,10 +70,3 @@ def file_digest(path: Path, algorithm: str = ALGORITHM) -> Digest:
     with open(path, "rb") as handle:
         return digest_of(iter(lambda: handle.read(_BLOCK), b""), algorithm, parallel=True)
 
-
-def mapped_digest(path: Path) -> Digest:
-    """The digest of the file at `path`, read through a memory map in one call that holds no interpreter
-    lock (a file just written: its pages are in the cache)."""
-    state = blake3.blake3(max_threads=1)
-    state.update_mmap(path)
-    return Digest(ALGORITHM, state.hexdigest())

@@ -1,19 +1,19 @@
 """The digest of each large weight file, computed from the tensors' memory on a thread while the export goes on;
-and the guess of the weight file made before collect, which prewrite.py writes and hashes early.
+and the guess, made before collect, of the weight file the export will write (prewrite.py writes it early).
 
 BLAKE3 runs at 5-10 GB/s here, about as fast as the page cache takes writes: run after the writes, the
 hash would still be a good share of a weight-heavy export. blake3 (for large inputs) and file writes
-release the GIL, so the hash runs beside rendering, formatting and writing. A file of less than
-GUESS_BYTES is hashed as it is written instead. The guess (each parameter, buffer and tensor attribute
-of the module tree once, under its first path) is kept when collect's file has the same header and the
-same memory behind each entry (`file_identity`).
+release the GIL, so the hash runs beside rendering, formatting and writing; it starts once collect has
+planned the file (started before, it waits for the interpreter lock on each tensor beside a busy collect,
+and slows it). A file of less than GUESS_BYTES is hashed as it is written instead. The guess (each
+parameter, buffer and tensor attribute of the module tree once, under its first path) is kept when
+collect's file has the same header and the same memory behind each entry (`file_identity`).
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
@@ -74,15 +74,12 @@ class WeightHashes:
         stop = threading.Event()
         self._jobs[name] = _Job(identity, self._hasher.submit(safetensors_digest, tensors, None, stop), stop)
 
-    def start_package(self, package: PackageIR, written: Callable[[str, list[TensorIR]], bool]) -> None:
-        """Hash every weight file of `package` of GUESS_BYTES or more but those `written(name, tensors)` (hashed
-        where they are written early, see prewrite.py); a smaller one is left to be hashed as it is written
-        (getting at thousands of small tensors' bytes holds the interpreter: done on two threads at once,
-        the writing and the hashing wait for each other)."""
+    def start_package(self, package: PackageIR) -> None:
+        """Hash every weight file of `package` of GUESS_BYTES or more; a smaller one is left to be hashed as
+        it is written (getting at thousands of small tensors' bytes holds the interpreter: done on two
+        threads at once, the writing and the hashing wait for each other)."""
         for name in package.weight_files:
             tensors = file_tensors(package, name)
-            if written(name, tensors):
-                continue
             if sum(t.nbytes for t in tensors) >= GUESS_BYTES:
                 self.start(name, tensors)
             elif name in self._jobs:

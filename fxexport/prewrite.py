@@ -1,17 +1,19 @@
-"""The weight file an export most likely writes, written and hashed on a thread while collect runs.
+"""The weight file an export most likely writes, written on a thread while collect runs.
 
 Writing a weight file is copying its bytes into the page cache, which runs outside the interpreter: on
 a thread it overlaps collecting, rendering and formatting (tens of milliseconds for a CNN's 45 MB). The
 file is the one hashes.py guesses before collect (each parameter, buffer and tensor attribute once);
 it goes into a temporary file beside the target folder and is moved into the package where collect's
 file has the same header and the same memory behind each entry, else removed and written again.
-The thread takes the interpreter lock rarely (the writes go in batches of pieces, the digest is of the
-mapped file in one call): each time it waits for the lock, a busy main thread holds it up to 5 ms.
+The thread takes the interpreter lock rarely (the writes go in batches of pieces, see weights.py): each
+time it waits for the lock, a busy main thread holds it up to 5 ms. The file is hashed from the tensors'
+memory once collect has planned it (hashes.py), beside the rest of this writing.
 Progress is reported on the caller's thread, as the thread's bytes arrive.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import threading
@@ -21,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from .digests import Digest, mapped_digest
 from .hashes import file_identity
 from .ir import TensorIR
 from .weights import write_safetensors
@@ -33,7 +34,7 @@ _POLL = 0.05  # seconds between progress reports while the thread finishes
 class _Job:
     identity: tuple[bytes, tuple[tuple[object, ...], ...]]  # the file's header and the memory behind its entries
     path: Path
-    done: Future[Digest | None]  # the file's digest; None when stopped
+    done: Future[None]
     stop: threading.Event
     written: list[int]  # bytes written so far, by the thread
 
@@ -95,35 +96,30 @@ class EarlyWrites:
             return False
         return job is not None
 
-    def take(self, name: str, into: Path, advance: Callable[[int], None]) -> Digest:
+    def take(self, name: str, into: Path, advance: Callable[[int], None]) -> None:
         """Move the file `name` (see `holds`) to `into` once written, reporting its bytes to `advance(count)`
-        as they are written; its digest."""
+        as they are written."""
         job = self._jobs[name]
         reported = 0
         while True:
             try:
-                digest = job.done.result(timeout=_POLL)  # an error writing (a full disk) is raised here
+                job.done.result(timeout=_POLL)  # an error writing (a full disk) is raised here
                 break
             except TimeoutError:
                 reported = _report(job, reported, advance)
         _report(job, reported, advance)
-        assert digest is not None, "stopped only when not held"
         os.replace(job.path, into)
         del self._jobs[name]
-        return digest
 
 
-def _write(path: Path, tensors: list[TensorIR], stop: threading.Event, written: list[int]) -> Digest | None:
+def _write(path: Path, tensors: list[TensorIR], stop: threading.Event, written: list[int]) -> None:
     def advance(count: int) -> None:
         if stop.is_set():
             raise _Stopped
         written[0] += count
 
-    try:
+    with contextlib.suppress(_Stopped):
         write_safetensors(path, tensors, advance)
-    except _Stopped:
-        return None
-    return mapped_digest(path)
 
 
 def _report(job: _Job, reported: int, advance: Callable[[int], None]) -> int:

@@ -15,8 +15,10 @@ load with `torch._make_per_tensor_quantized_tensor` / `_make_per_channel_quantiz
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +79,34 @@ class Packing:
 
 
 def _weight_and_bias(module: nn.Module) -> Packing:
-    weight, bias = module._weight_bias()  # type: ignore[operator]
+    weight, bias = weight_bias(module)
     return Packing("set_weight_bias", ("weight", "bias"), False, (weight, bias))
+
+
+_UNPACKED: contextvars.ContextVar[dict[int, tuple[nn.Module, Any]] | None] = contextvars.ContextVar("_UNPACKED", default=None)
+
+
+@contextlib.contextmanager
+def unpacking_once() -> Iterator[None]:
+    """Within it, `weight_bias` unpacks each layer once: an export reads a quantized layer's weights
+    (to store them) and its bias (for its constructor call, `bias=False`), each an unpacking, a copy."""
+    token = _UNPACKED.set({})
+    try:
+        yield
+    finally:
+        _UNPACKED.reset(token)
+
+
+def weight_bias(module: nn.Module) -> Any:
+    """A quantized conv's or linear's `_weight_bias()`: its weight and bias, unpacked."""
+    cache = _UNPACKED.get()
+    found = None if cache is None else cache.get(id(module))
+    if found is not None and found[0] is module:
+        return found[1]
+    unpacked = module._weight_bias()  # type: ignore[operator]
+    if cache is not None:
+        cache[id(module)] = (module, unpacked)
+    return unpacked
 
 
 def _embedding(module: nn.Module) -> Packing:

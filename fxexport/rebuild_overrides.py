@@ -19,7 +19,7 @@ from torch.ao.nn.intrinsic.modules.fused import _FusedModule
 from torch.ao.nn.quantized.dynamic.modules.rnn import RNNBase as _QuantizedRNNBase
 from torch.ao.nn.quantized.modules.conv import _ConvNd as _QuantizedConv
 
-from .quantized import reference_qparams
+from .quantized import reference_qparams, weight_bias
 
 Getter = Callable[[Any], Any]
 
@@ -101,8 +101,8 @@ ARGUMENTS: dict[type, dict[str, Getter]] = {
     nn.AdaptiveLogSoftmaxWithLoss: {"cutoffs": lambda m: m.cutoffs[:-1]},
     nn.PairwiseDistance: {"p": lambda m: m.norm},
     # Quantized layers keep their weights packed: `bias()` is a method, the weight only in the package.
-    _QuantizedConv: {"bias": lambda m: m.bias() is not None},
-    nnq.Linear: {"bias_": lambda m: m.bias() is not None, "bias": lambda m: m.bias() is not None, "dtype": _packed_dtype},
+    _QuantizedConv: {"bias": lambda m: weight_bias(m)[1] is not None},
+    nnq.Linear: {"bias_": lambda m: weight_bias(m)[1] is not None, "bias": lambda m: weight_bias(m)[1] is not None, "dtype": _packed_dtype},
     nnq.Embedding: {"_weight": lambda m: None, "dtype": _packed_dtype},
     nnq.EmbeddingBag: {"_weight": lambda m: None, "dtype": _packed_dtype},
     nn.LinearCrossEntropyLoss: {

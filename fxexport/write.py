@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import jsontext
 from .bytecode import Compiler
-from .digests import ALGORITHM, Digest, digest_of, hasher
+from .digests import ALGORITHM, Digest, digest_of, file_digest, hasher
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
@@ -127,18 +127,21 @@ def write_package(
             if progress is not None:
                 progress(written[0], package.weight_bytes)
 
-        taken = {name for name in package.weight_files if early is not None and early.holds(name, file_tensors(package, name))}
-        inline = {name: hasher() for name in package.weight_files if name not in taken and (weights is None or not weights.hashes(name))}
+        hashed = {name for name in package.weight_files if weights is not None and weights.hashes(name)}
+        inline = {name: hasher() for name in package.weight_files if name not in hashed}
         for name in package.weight_files:
-            if name in taken:
-                hashes[name] = early.take(name, staging / name, advance)  # type: ignore[union-attr]
+            tensors = file_tensors(package, name)
+            if early is not None and early.holds(name, tensors):
+                early.take(name, staging / name, advance)
+                if name in inline:  # written early, yet not hashed beside: a file below GUESS_BYTES can only be guessed as larger
+                    hashes[name] = file_digest(staging / name)
             else:
-                write_safetensors(staging / name, file_tensors(package, name), advance, digest=inline.get(name))
+                write_safetensors(staging / name, tensors, advance, digest=inline[name] if name in inline else None)
         for name in package.weight_files:
-            if name in inline:
-                hashes[name] = Digest(ALGORITHM, inline[name].hexdigest())
-            elif name not in taken:
+            if name in hashed:
                 hashes[name] = weights.result(name)  # type: ignore[union-attr]
+            elif name not in hashes:
+                hashes[name] = Digest(ALGORITHM, inline[name].hexdigest())
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")

@@ -217,16 +217,20 @@ GUESSES = [  # (model, whether the guess made before collect is the file collect
 def test_weight_hash_is_the_files_whether_the_early_guess_was_right(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, build, right: bool) -> None:
     import blake3
 
-    from fxexport import hashes
+    from fxexport import hashes, prewrite
 
     monkeypatch.setattr(hashes, "GUESS_BYTES", 0)  # guess however small the weights
     computed: list[int] = []
     real = hashes.safetensors_digest
     monkeypatch.setattr(hashes, "safetensors_digest", lambda *args: computed.append(1) or real(*args))
+    taken: list[str] = []
+    take = prewrite.EarlyWrites.take
+    monkeypatch.setattr(prewrite.EarlyWrites, "take", lambda self, name, *args: taken.append(name) or take(self, name, *args))
     fxexport.export(fx.symbolic_trace(build()), tmp_path / "pkg")
+    assert taken == (["weights.safetensors"] if right else [])  # the file written early is the package's where the guess was right
     manifest = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())
     assert manifest["files"]["weights.safetensors"] == "blake3:" + blake3.blake3((tmp_path / "pkg" / "weights.safetensors").read_bytes()).hexdigest()
-    assert len(computed) == (0 if right else 1)  # a right guess is hashed as it is written early, a wrong one again after collect
+    assert len(computed) == 1  # hashed once, from memory, after collect
     assert [p.name for p in tmp_path.iterdir()] == ["pkg"]  # the file written early on a wrong guess is gone
 
 
