@@ -15,13 +15,12 @@ from .bytecode import compiler
 from .collect import RESERVED, collect
 from .errors import FxExportError
 from .formatting import check_python, format_definitions, format_sources, wrap_statements
-from .hashes import WeightHashes, guess
+from .hashes import WeightHashes
 from .ir import PackageIR
 from .names import BUILTIN_NAMES, is_plain_identifier
-from .prewrite import EarlyWrites
 from .producers import normalize
 from .render import TemplateFolders, render, template_folders
-from .shards import SINGLE, plan_weights
+from .shards import plan_weights
 from .write import check_target, write_package
 
 __version__ = "0.1.0"
@@ -166,12 +165,9 @@ def export(
     check_target(folder, overwrite)
     check_class_name(module_name)
     folders = template_folders(templates)
-    with _collector_paused(), WeightHashes() as hashes, EarlyWrites(folder) as early, compiler(bytecode) as bytecode_compiler:
-        root = normalize(gm)
-        if weights == "safetensors" and max_shard_size is None and (guessed := guess(root)):
-            early.start(SINGLE, guessed)  # written beside collecting: the file most likely written
-        package = _package(root, folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
-        hashes.start_package(package)
+    with _collector_paused(), WeightHashes() as hashes, compiler(bytecode) as bytecode_compiler:
+        package = _package(normalize(gm), folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+        hashes.start_package(package)  # beside rendering, formatting and writing
         sources = _sources(package, folders)
-        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes, early)
+        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

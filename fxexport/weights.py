@@ -113,7 +113,7 @@ def write_safetensors(
     digest: Hasher | None = None,
 ) -> None:
     """Write `tensors` chunk by chunk, in `layout` order (its digest: safetensors_digest, or `digest`
-    updated with each chunk as it is written); `advance(count)` after each batch of bytes written.
+    updated with each chunk as it is written); `advance(count)` as tensor bytes are written.
 
     The header is padded so the data starts at a multiple of 64 bytes, and the layout puts
     every tensor it can on a multiple of 64, so a loader can map those in place, aligned as
@@ -123,40 +123,55 @@ def write_safetensors(
     head = header(ordered, metadata)
     update = digest.update if digest is not None else lambda piece: None
     update(head)
-    batch: list[memoryview | bytes] = [head]
-    pending = 0  # tensor bytes in the batch
     with open(path, "wb", buffering=0) as out:
+        writer = _Writer(out, advance)
+        writer.add(memoryview(head), counted=False)
         for item in ordered:
             for piece in _tensor_pieces(item.tensor):
                 update(piece)
-                batch.append(piece)
-                pending += len(piece)
-                if pending >= _CHUNK or len(batch) >= _IOV_MAX:
-                    _write_all(out, batch)
-                    advance(pending)
-                    batch, pending = [], 0
-        _write_all(out, batch)
-        advance(pending)
+                writer.add(piece)
+        writer.flush()
 
 
-# Pieces written by one system call: one release of the interpreter lock for a batch of tensors,
-# where a write per tensor waits for the lock after each (up to 5 ms apiece beside a busy thread).
+# Bytes per system call. Writing a new file in calls of more than 1 MB costs ten times the kernel time
+# of calls of 1 MB here (Linux 6.18, ext4: 50 ms against 5 ms for 19 MB), and never less elsewhere.
+_WRITE_BYTES = 1 << 20
+
+
+class _Writer:
+    """Pieces written in calls of at most _WRITE_BYTES: small pieces gathered (writev), large ones cut."""
+
+    def __init__(self, out: BinaryIO, advance: Callable[[int], None]) -> None:
+        self._fd, self._advance = out.fileno(), advance
+        self._batch: list[memoryview] = []
+        self._size = self._counted = 0
+
+    def add(self, piece: memoryview, counted: bool = True) -> None:
+        view = memoryview(piece).cast("B")
+        for start in range(0, len(view), _WRITE_BYTES):
+            part = view[start : start + _WRITE_BYTES]
+            if self._size + len(part) > _WRITE_BYTES or len(self._batch) >= _IOV_MAX:
+                self.flush()
+            self._batch.append(part)
+            self._size += len(part)
+            self._counted += len(part) if counted else 0
+
+    def flush(self) -> None:
+        """Write what was added."""
+        views = self._batch
+        while views:
+            done = os.writev(self._fd, views) if _HAS_WRITEV else os.write(self._fd, views[0])
+            while views and done >= len(views[0]):
+                done -= len(views.pop(0))
+            if views:
+                views[0] = views[0][done:]
+        if self._counted:
+            self._advance(self._counted)
+        self._batch, self._size, self._counted = [], 0, 0
+
+
+_HAS_WRITEV = hasattr(os, "writev")
 _IOV_MAX = min(1024, os.sysconf("SC_IOV_MAX")) if hasattr(os, "sysconf") and "SC_IOV_MAX" in os.sysconf_names else 1024
-
-
-def _write_all(out: BinaryIO, pieces: list[memoryview | bytes]) -> None:
-    """Write `pieces` in order, with as few system calls as the platform allows."""
-    if not hasattr(os, "writev"):
-        for piece in pieces:
-            out.write(piece)
-        return
-    views = [memoryview(piece).cast("B") for piece in pieces if len(piece)]
-    while views:
-        done = os.writev(out.fileno(), views)
-        while views and done >= len(views[0]):
-            done -= len(views.pop(0))
-        if views:
-            views[0] = views[0][done:]
 
 
 def safetensors_digest(

@@ -10,12 +10,11 @@ from pathlib import Path
 
 from . import jsontext
 from .bytecode import Compiler
-from .digests import ALGORITHM, Digest, digest_of, file_digest, hasher
+from .digests import ALGORITHM, Digest, digest_of, hasher
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
 from .ir import PackageIR, QuantizedIR
 from .names import is_plain_identifier, sanitize
-from .prewrite import EarlyWrites
 from .shards import INDEX, index_json
 from .weights import write_safetensors
 
@@ -98,13 +97,11 @@ def write_package(
     progress: Callable[[int, int], None] | None = None,
     bytecode: Compiler | None = None,
     weights: WeightHashes | None = None,
-    early: EarlyWrites | None = None,
 ) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
     With a `bytecode` compiler, the Python sources are also compiled into `__pycache__` (see bytecode.py).
     `weights` hashes the large weight files beside the writing (see hashes.py); the others are hashed as they are written.
-    `early` may have written a weight file already (see prewrite.py).
     """
     check_target(folder, overwrite)
     try:
@@ -127,21 +124,11 @@ def write_package(
             if progress is not None:
                 progress(written[0], package.weight_bytes)
 
-        hashed = {name for name in package.weight_files if weights is not None and weights.hashes(name)}
-        inline = {name: hasher() for name in package.weight_files if name not in hashed}
+        inline = {name: hasher() for name in package.weight_files if weights is None or not weights.hashes(name)}
         for name in package.weight_files:
-            tensors = file_tensors(package, name)
-            if early is not None and early.holds(name, tensors):
-                early.take(name, staging / name, advance)
-                if name in inline:  # written early, yet not hashed beside: a file below GUESS_BYTES can only be guessed as larger
-                    hashes[name] = file_digest(staging / name)
-            else:
-                write_safetensors(staging / name, tensors, advance, digest=inline[name] if name in inline else None)
+            write_safetensors(staging / name, file_tensors(package, name), advance, digest=inline.get(name))
         for name in package.weight_files:
-            if name in hashed:
-                hashes[name] = weights.result(name)  # type: ignore[union-attr]
-            elif name not in hashes:
-                hashes[name] = Digest(ALGORITHM, inline[name].hexdigest())
+            hashes[name] = Digest(ALGORITHM, inline[name].hexdigest()) if name in inline else weights.result(name)  # type: ignore[union-attr]
         index = index_json(package)
         if index is not None:
             (staging / INDEX).write_text(index, encoding="utf-8")
