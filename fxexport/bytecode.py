@@ -15,15 +15,28 @@ from pathlib import Path
 
 from .errors import FxExportError
 
-# The folder and the sources, relative to it, come on stdin once the files exist, NUL-separated.
+# The folder and the sources, relative to it, come on stdin once the files exist, NUL-separated. What
+# py_compile.compile does for a hash-checked pyc, with the import system's own functions (loaded when the
+# interpreter starts): importing py_compile (enum, traceback, tokenize) took 10 ms of a core the export
+# wants, as does `site` (-S).
 _COMPILE = """
-import py_compile, sys
+import _imp, sys
+from importlib._bootstrap_external import _RAW_MAGIC_NUMBER, _calc_mode, _code_to_hash_pyc, _path_split, _write_atomic
 tag = sys.argv[1]
 folder, *sources = sys.stdin.read().split("\\0")
+made = set()
 for relative in sources:
-    stem = relative.rpartition(".")[0]
-    py_compile.compile(folder + "/" + relative, cfile=f"{folder}/__pycache__/{stem}.{tag}.pyc", dfile=relative,
-                       doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    path = folder + "/" + relative
+    with open(path, "rb") as handle:
+        data = handle.read()
+    code = compile(data, relative, "exec", dont_inherit=True, optimize=-1)
+    directory, name = _path_split(relative)
+    cache = folder + "/" + (directory + "/" if directory else "") + "__pycache__"
+    if cache not in made:
+        __import__("os").makedirs(cache, exist_ok=True)
+        made.add(cache)
+    pyc = _code_to_hash_pyc(code, _imp.source_hash(_RAW_MAGIC_NUMBER, data), True)
+    _write_atomic(cache + "/" + name.rpartition(".")[0] + "." + tag + ".pyc", pyc, _calc_mode(path))
 """
 
 
@@ -31,7 +44,7 @@ class Compiler:
     """A fresh interpreter waiting for the files to compile (see write_bytecode)."""
 
     def __init__(self, tag: str) -> None:
-        command = [sys.executable, "-I", "-c", _COMPILE, tag]
+        command = [sys.executable, "-I", "-S", "-c", _COMPILE, tag]
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def start(self, folder: Path, sources: list[str]) -> None:
