@@ -9,6 +9,7 @@ not cut out: symbolic_trace calls them as leaves, and torch.export traces them i
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass, field
 
@@ -85,6 +86,7 @@ def is_library_sequential(cls: type | str) -> bool:
     return qualified_name(cls) == "torch.nn.modules.container.Sequential"
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def is_library_layer(cls: type | str) -> bool:
     """A torch.nn / torch.ao layer other than Sequential: never cut out as a generated class."""
     module = qualified_name(cls).rpartition(".")[0]
@@ -111,8 +113,14 @@ def body_nodes(gm: fx.GraphModule) -> list[fx.Node]:
 def stack_frames(node: fx.Node) -> list[Frame]:
     """Every well-formed entry of the node's `nn_module_stack`, outermost first."""
     stack = node.meta.get("nn_module_stack") or {}
-    return [Frame(str(key), entry[0], entry[1]) for key, entry in stack.items()
+    return [_frame(str(key), entry[0], entry[1]) for key, entry in stack.items()
             if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)]  # fmt: skip
+
+
+# Every node of a call repeats the call's entries: one Frame (immutable) per entry, and one answer per class.
+@functools.lru_cache(maxsize=1 << 14)
+def _frame(key: str, path: str, cls: type | str) -> Frame:
+    return Frame(key, path, cls)
 
 
 def recorded_frames(node: fx.Node, leaves: set[str]) -> tuple[Frame, ...]:

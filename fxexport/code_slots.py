@@ -9,13 +9,14 @@ tokenized, never edited as free text.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import keyword
 import re
 import tokenize
 from dataclasses import dataclass
 
-from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text
+from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text, parsed_line
 
 # The names an assignment statement binds (`x = ...`, `a, b = ...`): its first group, at the start of the statement.
 ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
@@ -41,10 +42,17 @@ def called_names(line: str) -> list[str]:
 
 def line_tokens(line: str) -> list[tokenize.TokenInfo]:
     """The line's tokens; none for a piece of a statement that does not tokenize alone."""
+    return list(_tokens(line))
+
+
+# Repeated blocks repeat their lines, and generalize.py reads each line several times: tokens and
+# literal places are kept per line text (bounded, so a long-running process does not grow).
+@functools.lru_cache(maxsize=1 << 14)
+def _tokens(line: str) -> tuple[tokenize.TokenInfo, ...]:
     try:
-        return list(tokenize.generate_tokens(io.StringIO(line).readline))
+        return tuple(tokenize.generate_tokens(io.StringIO(line).readline))
     except (tokenize.TokenError, SyntaxError):
-        return []
+        return ()
 
 
 def _replaced(line: str, replacements: list[tuple[int, int, str]]) -> str:
@@ -131,9 +139,8 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
     an activation built inside a call (ACTIVATIONS), in order."""
     slots: list[Slot] = []
     for number, line in enumerate(lines):
-        try:
-            tree = ast.parse(line)
-        except SyntaxError:
+        tree = parsed_line(line)
+        if tree is None:
             continue
         for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
             target = assign.targets[0]
@@ -172,17 +179,32 @@ def number_slots(lines: tuple[str, ...], nested: bool = False) -> list[Slot]:
     slots: list[Slot] = []
     for number, line in enumerate(lines):
         indent = len(line) - len(line.lstrip(" ")) if nested else 0
-        statement = line[indent:]
-        try:
-            tree = ast.parse(statement)
-        except SyntaxError:
-            continue  # a line of a compound statement: compared as it is
-        negated = {id(n.operand) for n in ast.walk(tree) if isinstance(n, ast.UnaryOp)}  # the `1` of `-1`: the whole `-1` is the literal
-        for node in ast.walk(tree):
-            if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and id(node) not in negated:
-                start, end, text = _segment(statement, node)
-                slots.append(Slot(number, indent + start, indent + end, text, "value", False))
-    return sorted(slots, key=lambda s: (s.line, s.start))
+        for start, end, text in _numbers(line[indent:]):
+            slots.append(Slot(number, indent + start, indent + end, text, "value", False))
+    return slots
+
+
+# Where a number literal can start: a digit, or a point before one, not inside a name or after a point.
+_NUMBER_START = re.compile(r"(?<![\w.])\.?\d")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _numbers(statement: str) -> tuple[tuple[int, int, str], ...]:
+    """The number literals of one statement (number_slots), in order: start and end column and text."""
+    if _NUMBER_START.search(statement) is None:
+        return ()
+    try:
+        tree = ast.parse(statement)
+    except SyntaxError:
+        return ()  # a line of a compound statement: compared as it is
+    nodes = list(ast.walk(tree))
+    negated = {id(n.operand) for n in nodes if isinstance(n, ast.UnaryOp)}  # the `1` of `-1`: the whole `-1` is the literal
+    found = [
+        _segment(statement, node)
+        for node in nodes
+        if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and id(node) not in negated
+    ]
+    return tuple(sorted(found))
 
 
 def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:

@@ -87,8 +87,11 @@ def _is_syntax(node: fx.Node) -> bool:
     )
 
 
+_PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype, torch.device})
+
+
 def _register_value(value: Any, imports: ImportTable, where: str) -> None:
-    if isinstance(value, fx.Node):
+    if type(value) in _PLAIN or isinstance(value, fx.Node):
         return
     if is_output_class(type(value)):
         function_reference(type(value), imports, where)

@@ -241,10 +241,25 @@ class QuantizedParts:
     qscheme: str
 
 
+def _plainly_laid_out(values: torch.Tensor) -> torch.Tensor:
+    """`values` with the strides of a new tensor of its shape, those of size-1 dimensions included: the
+    loader rebuilds a quantized tensor from one saved tensor, never from a view of a storage (fbgemm on
+    AVX2 unpacks a 1x1 conv's weight with channels-last strides, [16, 1, 16, 16], which `contiguous()`
+    keeps, for torch calls that layout contiguous; the packing repacks it either way)."""
+    values = values.contiguous()
+    strides, step = [], 1
+    for size in reversed(values.shape):
+        strides.append(step)
+        step *= max(size, 1)
+    if values.stride() == tuple(reversed(strides)) and values.storage_offset() == 0:
+        return values
+    return values.clone(memory_format=torch.contiguous_format)
+
+
 def split_quantized(tensor: torch.Tensor, where: str) -> QuantizedParts:
     """The plain tensors that rebuild `tensor`; FxExportError for a scheme the loader cannot rebuild."""
     scheme = tensor.qscheme()
-    values = tensor.int_repr().contiguous()
+    values = _plainly_laid_out(tensor.int_repr())
     if scheme in (torch.per_tensor_affine, torch.per_tensor_symmetric):
         scale = torch.tensor(tensor.q_scale(), dtype=torch.float64)
         zero_point = torch.tensor(tensor.q_zero_point(), dtype=torch.int64)

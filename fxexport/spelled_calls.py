@@ -118,10 +118,19 @@ def _signature_defaults(params: tuple[str, ...]) -> tuple[list[str], dict[str, s
     return order, defaults
 
 
-def _respelled(line: str, full: bool, known: Signatures) -> str:
+@functools.lru_cache(maxsize=1 << 14)
+def parsed_line(line: str) -> ast.Module | None:
+    """The line parsed alone, or None where it is not a whole statement; kept per text (repeated blocks
+    repeat their lines): callers read the tree, never change it."""
     try:
-        tree = ast.parse(line)
+        return ast.parse(line)
     except SyntaxError:
+        return None
+
+
+def _respelled(line: str, full: bool, known: Signatures) -> str:
+    tree = parsed_line(line)
+    if tree is None:
         return line
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
         return line
@@ -140,6 +149,8 @@ def node_text(line: str, node: ast.expr) -> str:
 
 def char_offset(line: str, byte_offset: int | None) -> int:
     """ast counts columns in UTF-8 bytes; this is the same place in characters."""
+    if line.isascii():
+        return byte_offset or 0
     return len(line.encode()[: byte_offset or 0].decode(errors="ignore"))
 
 

@@ -240,3 +240,29 @@ def test_packed_convs_are_verified_without_packing_weights(name: str) -> None:
     with _CountPacking() as counted:
         fxexport.generate(gm, package_name="pkg")
     assert [op for op in counted.packed if "conv" in op] == []
+
+
+class _OddlyStridedQuantized(nn.Module):
+    """A quantized buffer laid out as fbgemm on AVX2 unpacks a 1x1 conv's weight: strides of its own on
+    its size-1 dimensions ([16, 1, 16, 16]), which `contiguous()` keeps."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        values = torch.quantize_per_tensor(torch.randn(32, 16, 1, 1, generator=torch.Generator().manual_seed(0)), 0.05, 3, torch.qint8)
+        self.register_buffer("q", values.as_strided((32, 16, 1, 1), (16, 1, 16, 16)))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.q, x * 2  # symbolic_trace would fold an op on the buffer alone into a constant
+
+
+def test_a_quantized_tensor_strided_on_its_size_one_dimensions_loads(tmp_path: Path) -> None:
+    gm = fx.symbolic_trace(_OddlyStridedQuantized())
+    assert gm.q.stride() == (16, 1, 16, 16)
+    fxexport.export(gm, tmp_path / "odd")
+    x = torch.randn(32, 16, 1, 1)
+    with imported(tmp_path / "odd") as package:
+        loaded = package.FxModule()
+        assert torch.equal(loaded.q.int_repr(), gm.q.int_repr())
+        assert (loaded.q.q_scale(), loaded.q.q_zero_point()) == (gm.q.q_scale(), gm.q.q_zero_point())
+        (mine, _), (theirs, _) = loaded(x), gm(x)
+        assert torch.equal(mine.dequantize(), theirs.dequantize())
