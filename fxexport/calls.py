@@ -93,6 +93,12 @@ def is_library_layer(cls: type | str) -> bool:
     return module.startswith(("torch.nn.", "torch.ao.nn.")) and not is_library_sequential(cls)
 
 
+def forget_frames() -> None:
+    """Drop the frames and classes kept during an export, so that no user class outlives it here."""
+    _frame.cache_clear()
+    is_library_layer.cache_clear()
+
+
 def _names_a_class(cls: object) -> bool:
     """A class or its dotted name (torch.export records `_empty_nn_module_stack_from_metadata_hook` for some nodes)."""
     return isinstance(cls, type) or (isinstance(cls, str) and "." in cls)
@@ -117,7 +123,8 @@ def stack_frames(node: fx.Node) -> list[Frame]:
             if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)]  # fmt: skip
 
 
-# Every node of a call repeats the call's entries: one Frame (immutable) per entry, and one answer per class.
+# Every node of a call repeats the call's entries: one Frame (immutable) per entry, and one answer per
+# class, during one export (forget_frames).
 @functools.lru_cache(maxsize=1 << 14)
 def _frame(key: str, path: str, cls: type | str) -> Frame:
     return Frame(key, path, cls)

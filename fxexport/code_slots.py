@@ -46,7 +46,7 @@ def line_tokens(line: str) -> list[tokenize.TokenInfo]:
 
 
 # Repeated blocks repeat their lines, and generalize.py reads each line several times: tokens and
-# literal places are kept per line text (bounded, so a long-running process does not grow).
+# literal places are kept per line text during one export (forget_lines; bounded besides).
 @functools.lru_cache(maxsize=1 << 14)
 def _tokens(line: str) -> tuple[tokenize.TokenInfo, ...]:
     try:
@@ -184,8 +184,9 @@ def number_slots(lines: tuple[str, ...], nested: bool = False) -> list[Slot]:
     return slots
 
 
-# Where a number literal can start: a digit, or a point before one, not inside a name or after a point.
-_NUMBER_START = re.compile(r"(?<![\w.])\.?\d")
+# Where a number literal can start: a digit not inside a name or after a point, or a point before a
+# digit (`.5`, also right after a keyword: `x if c else.5`).
+_NUMBER_START = re.compile(r"(?<![\w.])\d|\.\d")
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -205,6 +206,14 @@ def _numbers(statement: str) -> tuple[tuple[int, int, str], ...]:
         if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and id(node) not in negated
     ]
     return tuple(sorted(found))
+
+
+def forget_lines() -> None:
+    """Drop the lines kept during an export (their tokens, parses and literals): a long-running process
+    that exports many models keeps none of them."""
+    _tokens.cache_clear()
+    _numbers.cache_clear()
+    parsed_line.cache_clear()
 
 
 def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:

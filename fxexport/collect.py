@@ -13,7 +13,8 @@ from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, source_class_name
-from .calls import qualified_name
+from .calls import forget_frames, qualified_name
+from .code_slots import forget_lines
 from .describe import describe, producer
 from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
@@ -525,8 +526,12 @@ def collect(
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
-    with unpacking_once():
-        return _collect(root, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+    try:
+        with unpacking_once():
+            return _collect(root, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+    finally:
+        forget_lines()
+        forget_frames()
 
 
 def _collect(

@@ -11,6 +11,8 @@ from fxexport.code_slots import line_tokens, literal_slots, number_slots
 NUMBERS = [
     ("x = y + 2", ["2"]),
     ("x = torch.mul(y, .5)", [".5"]),
+    ("x = y if c else.5", [".5"]),  # a point right after a keyword
+    ("x = y or.25", [".25"]),
     ("x = y * 1e-05", ["1e-05"]),
     ("x = y[-1]", ["-1"]),
     ("x = y.view(2, -1, 0x1F)", ["2", "-1", "0x1F"]),
@@ -44,6 +46,18 @@ def test_cached_tokens_are_a_new_list_each_time() -> None:
     first = line_tokens("x = y + 1")
     first.clear()
     assert [t.string for t in line_tokens("x = y + 1")][:5] == ["x", "=", "y", "+", "1"]
+
+
+def test_an_export_keeps_no_line_after_it(tmp_path) -> None:
+    """The lines kept per text during an export are dropped at its end (a long-running process would grow)."""
+    from torch import fx
+
+    import fxexport
+    from fxexport import calls, code_slots, spelled_calls
+    from fxexport.examples import resnet
+
+    fxexport.export(fx.symbolic_trace(resnet()), tmp_path / "resnet")  # blocks of one class: their lines compared
+    assert [f.cache_info().currsize for f in (code_slots._tokens, code_slots._numbers, spelled_calls.parsed_line, calls._frame)] == [0, 0, 0, 0]
 
 
 def test_literal_slots_of_a_repeated_line_name_their_arguments() -> None:
