@@ -69,4 +69,3 @@ def file_digest(path: Path, algorithm: str = ALGORITHM) -> Digest:
     """The digest of the file at `path`, read block by block."""
     with open(path, "rb") as handle:
         return digest_of(iter(lambda: handle.read(_BLOCK), b""), algorithm, parallel=True)
-

@@ -27,6 +27,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from .errors import FxExportError
+from .storages import is_plain
 
 # torch.ao's module namespaces and the aliases their own documentation imports them as.
 NAMESPACES = {
@@ -242,18 +243,12 @@ class QuantizedParts:
 
 
 def _plainly_laid_out(values: torch.Tensor) -> torch.Tensor:
-    """`values` with the strides of a new tensor of its shape, those of size-1 dimensions included: the
-    loader rebuilds a quantized tensor from one saved tensor, never from a view of a storage (fbgemm on
-    AVX2 unpacks a 1x1 conv's weight with channels-last strides, [16, 1, 16, 16], which `contiguous()`
-    keeps, for torch calls that layout contiguous; the packing repacks it either way)."""
+    """`values` laid out plainly (storages.is_plain), so never saved as a view of a storage: the loader
+    rebuilds a quantized tensor from one saved tensor. fbgemm on AVX2 unpacks a 1x1 conv's weight with
+    strides [16, 1, 16, 16], which `contiguous()` keeps (torch calls that layout contiguous); the
+    packing repacks it either way."""
     values = values.contiguous()
-    strides, step = [], 1
-    for size in reversed(values.shape):
-        strides.append(step)
-        step *= max(size, 1)
-    if values.stride() == tuple(reversed(strides)) and values.storage_offset() == 0:
-        return values
-    return values.clone(memory_format=torch.contiguous_format)
+    return values if is_plain(values) else values.clone(memory_format=torch.contiguous_format)
 
 
 def split_quantized(tensor: torch.Tensor, where: str) -> QuantizedParts:

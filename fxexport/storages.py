@@ -28,10 +28,10 @@ def share_storages(tensors: Iterable[TensorIR]) -> tuple[tuple[TensorIR, ...], t
     views: dict[str, ViewIR] = {}
     storages: list[TensorIR] = []
     for members in groups.values():
-        if len(members) == 1 and _is_plain(members[0].tensor):
+        if len(members) == 1 and is_plain(members[0].tensor):
             continue
         span = max(_span(m.tensor) for m in members)
-        base = next((m for m in members if _is_plain(m.tensor) and m.nbytes == span), None)  # saved as itself
+        base = next((m for m in members if is_plain(m.tensor) and m.nbytes == span), None)  # saved as itself
         if base is None:
             storage = _storage_entry(members, span, taken)
             taken.add(storage.key)
@@ -52,7 +52,7 @@ def _storage_identity(tensor: torch.Tensor) -> tuple[str, int] | None:
     return (str(tensor.device), pointer) if pointer else None
 
 
-def _is_plain(tensor: torch.Tensor) -> bool:
+def is_plain(tensor: torch.Tensor) -> bool:
     """Laid out as a new tensor of its shape would be (strides of size-1 dimensions included)."""
     strides, step = [], 1
     for size in reversed(tensor.shape):
