@@ -3,10 +3,11 @@
 Importing black costs a tenth of a second and black a millisecond per line; the long lines of
 generated code are nearly all constructor calls (`nn.Conv2d(...)`, nested `nn.Sequential`,
 `nn.ModuleList([...])`), method calls (`self.register_buffer(...)`), tables of literals
-(`NAME = {...}`) and `def` lines with many defaults, whose wrapping black decides by a few rules: split at the call's
-bracket; arguments on one line if they fit, else one per line with a trailing comma; a list,
-tuple or dict of several items always one per line once split; each line too long split the
-same way. `wrap` returns None for anything else (black decides it); tests/test_wrapping.py
+(`NAME = {...}`), `def` lines with many defaults and runs of children built alike
+(`nn.Sequential(*[Block(64) for _ in range(3)])`), whose wrapping black decides by a few rules: split
+at the call's bracket; arguments on one line if they fit, else one per line with a trailing comma;
+a list, tuple or dict of several items always one per line once split; a comprehension split
+before its `for`, with no comma; each line too long split the same way. `wrap` returns None for anything else (black decides it); tests/test_wrapping.py
 compares it with black on every shape it accepts.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 LINE_LENGTH = 88
 # Strings in double quotes only (black would requote others); numbers only as black writes them
 # (it rewrites `1e+38` as `1e38`, `1E5` as `1e5`, `0XFF` as `0xFF`).
-_TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?(?![0-9A-Za-z_.+])|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:])""")
+_TOKEN = re.compile(r"""\s*(?:"[^"]*"|-?[0-9]+(?:\.[0-9]+)?(?:e-?[0-9]+)?(?![0-9A-Za-z_.+])|[A-Za-z_][A-Za-z0-9_]*|[()\[\]{},.=:*])""")
 # A target: a dotted name, indexed by numbers or plain string keys (`self.stages[1][0].shortcut`,
 # `self.blocks["q"]`): black wraps those statements as it wraps `self.shortcut = ...`.
 _TARGET = re.compile(r"""[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*|\[(?:[0-9]+|"[A-Za-z0-9_]*")\])* = """)
@@ -33,7 +34,8 @@ class _Group:
     """A bracketed expression: `opener` is `nn.Conv2d(` for a call, `[`, `(` or `{` for a display."""
 
     opener: str
-    items: tuple[tuple[str, object], ...]  # (prefix such as `stride=` or `"key": `, expression)
+    items: tuple[tuple[str, object], ...]  # (prefix such as `stride=`, `*` or `"key": `, expression)
+    clause: str = ""  # a list comprehension's `for _ in range(3)` after its one item
 
     @property
     def closer(self) -> str:
@@ -67,6 +69,8 @@ def wrap(line: str, indent: int) -> list[str] | None:
         return None  # not one call or display, or not spaced as black spaces it
     if expression.is_display and not prefix.endswith(" = "):
         return None  # a display on its own is no statement of ours
+    if prefix == "def " and any(p == "*" for p, _ in expression.items):
+        return None  # a star parameter
     if prefix == "def " and not all(isinstance(value, str) and _NAME.fullmatch(value) for value in _plain_parameters(expression)):
         return None  # a parameter is a name, with or without a default
     if prefix == "def " and len(expression.items) == 1 and indent + len(line) > LINE_LENGTH:
@@ -121,6 +125,8 @@ def _group(opener: str, tokens: list[str], at: int) -> tuple[_Group, int]:
         prefix = ""
         if opener[-1] == "(" and len(opener) > 1 and at + 1 < len(tokens) and tokens[at + 1] == "=":
             prefix, at = f"{tokens[at]}=", at + 2
+        elif opener[-1] == "(" and len(opener) > 1 and tokens[at] == "*":
+            prefix, at = "*", at + 1  # an unpacked argument: `*[Block() for _ in range(3)]`
         elif opener == "{":
             key, at = _expression(tokens, at)
             if at >= len(tokens) or tokens[at] != ":" or isinstance(key, _Group):
@@ -128,6 +134,11 @@ def _group(opener: str, tokens: list[str], at: int) -> tuple[_Group, int]:
             prefix, at = f"{key}: ", at + 1
         value, at = _expression(tokens, at)
         items.append((prefix, value))
+        if opener == "[" and len(items) == 1 and at < len(tokens) and tokens[at] == "for":
+            clause, at = _for_clause(tokens, at)
+            if at >= len(tokens) or tokens[at] != closer:
+                raise _Unsupported  # another `for` or an `if`: black decides
+            return _Group(opener, tuple(items), clause), at + 1
         if at < len(tokens) and tokens[at] == ",":
             at += 1
             if at < len(tokens) and tokens[at] == closer:
@@ -139,9 +150,18 @@ def _group(opener: str, tokens: list[str], at: int) -> tuple[_Group, int]:
     return _Group(opener, tuple(items)), at + 1
 
 
+def _for_clause(tokens: list[str], at: int) -> tuple[str, int]:
+    """`for name in expression` from `tokens[at]` (at `for`), spelled as black spells it; and where it ends."""
+    if at + 3 >= len(tokens) or not _NAME.fullmatch(tokens[at + 1]) or tokens[at + 1] in ("for", "in") or tokens[at + 2] != "in":
+        raise _Unsupported
+    iterable, end = _expression(tokens, at + 3)
+    return f"for {tokens[at + 1]} in {_text(iterable)}", end
+
+
 def _text(expression: object) -> str:
     if isinstance(expression, _Group):
-        return expression.opener + ", ".join(prefix + _text(value) for prefix, value in expression.items) + expression.closer
+        clause = " " + expression.clause if expression.clause else ""
+        return expression.opener + ", ".join(prefix + _text(value) for prefix, value in expression.items) + clause + expression.closer
     return str(expression)
 
 
@@ -159,6 +179,8 @@ def _lines(prefix: str, expression: object, suffix: str, indent: int) -> list[st
 
 def _body(group: _Group, indent: int) -> list[str] | None:
     """A group's items once its brackets are split: on one line if they fit (a display of several never), else one per line."""
+    if group.clause:
+        return _comprehension_body(group, indent)
     several = len(group.items) > 1
     joined = " " * indent + ", ".join(prefix + _text(value) for prefix, value in group.items)
     if len(joined) <= LINE_LENGTH and not (group.is_display and several):
@@ -172,3 +194,14 @@ def _body(group: _Group, indent: int) -> list[str] | None:
             return None
         lines += item
     return lines
+
+
+def _comprehension_body(group: _Group, indent: int) -> list[str] | None:
+    """A comprehension's item and `for` clause on one line if they fit, else the item (wrapped if it must be) above the clause."""
+    ((prefix, value),) = group.items
+    pad = " " * indent
+    joined = f"{pad}{prefix}{_text(value)} {group.clause}"
+    if len(joined) <= LINE_LENGTH:
+        return [joined]
+    item = _lines(prefix, value, "", indent)
+    return None if item is None or len(pad + group.clause) > LINE_LENGTH else [*item, pad + group.clause]

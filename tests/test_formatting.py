@@ -126,6 +126,18 @@ class _LongBuffer(nn.Module):
         return x + self.a_buffer_whose_name_is_long_enough_to_need_wrapping_by_itself
 
 
+class _RunOfWideLayers(nn.Module):
+    """Children built alike, each too wide for the comprehension's line: `*[nn.Sequential(...) for _ in range(3)]` split."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layer = lambda: nn.Sequential(nn.Conv2d(64, 64, 3, padding=1, bias=False), nn.BatchNorm2d(64, eps=1e-06), nn.ReLU())  # noqa: E731
+        self.layers = nn.Sequential(*[layer() for _ in range(3)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)
+
+
 def _quantized() -> fx.GraphModule:
     from tests import quantized
 
@@ -136,6 +148,7 @@ WRAPPED = [  # (model, a wrapped line module.py must hold): statements wrapping.
     (lambda: fx.symbolic_trace(_LongConstructor()), "self.conv = nn.Conv2d(\n"),
     (lambda: fx.symbolic_trace(_LongBuffer()), "self.register_buffer(\n"),
     (_quantized, "PACKED_WEIGHTS = {\n"),  # module-level tables and long register_buffer lines
+    (lambda: fx.symbolic_trace(_RunOfWideLayers()), "            for _ in range(3)\n"),  # a comprehension split before its `for`
 ]
 
 

@@ -21,13 +21,23 @@ def _expression(rng: random.Random, depth: int) -> str:
         return rng.choice(LEAVES)
     items = [_expression(rng, depth - 1) for _ in range(rng.choice([0, 1, 1, 2, 3, 4, 6, 12]))]
     if kind < 0.75:
-        args = [f"{rng.choice(['stride', 'bias', 'kw'])}={item}" if rng.random() < 0.3 else item for item in items]
+        args = [_argument(rng, item, depth) for item in items]
         return f"{rng.choice(CALLS)}({', '.join(args)})"
     if kind < 0.85:
         return f"[{', '.join(items)}]"
     if kind < 0.92 and len(items) >= 2:
         return f"({', '.join(items)})"
     return "{" + ", ".join(f'"k{i}": {item}' for i, item in enumerate(items)) + "}"
+
+
+def _argument(rng: random.Random, item: str, depth: int) -> str:
+    """A call's argument: the item, by keyword, or a run of children built alike unpacked (`*[Block(64) for _ in range(3)]`)."""
+    kind = rng.random()
+    if kind < 0.25:
+        return f"{rng.choice(['stride', 'bias', 'kw'])}={item}"
+    if kind < 0.4:
+        return f"*[{_expression(rng, depth - 1)} for {rng.choice(['_', 'i'])} in range({rng.choice([2, 16])})]"
+    return item
 
 
 def _statement(rng: random.Random) -> str:
@@ -64,7 +74,7 @@ def _black(line: str, indent: int) -> list[str]:
 @pytest.mark.parametrize("seed", range(3))
 def test_wrapped_as_black_wraps(seed: int) -> None:
     accepted = [(line, indent, lines) for line, indent in _statements(seed, 1500) if (lines := wrap(line, indent)) is not None]
-    for kind in ("= [", "= {", "def ", "self.register_buffer("):  # every kind of statement is wrapped, not only accepted short
+    for kind in ("= [", "= {", "def ", "self.register_buffer(", " for "):  # every kind of statement is wrapped, not only accepted short
         assert sum(len(lines) > 1 for line, _, lines in accepted if kind in line) > 10, kind
     assert sum(len(lines) > 1 for _, _, lines in accepted) > 200  # the cases exercise the wrapping, not only short lines
     assert [(line, indent, lines) for line, indent, lines in accepted if lines != _black(line, indent)] == []
@@ -84,7 +94,11 @@ def test_wrapped_as_black_wraps(seed: int) -> None:
         "x = f(" + ", ".join(['"\\n"'] * 30) + ")",  # an escape
         "x = f(" + ", ".join(["-3.4028234663852886e+38"] * 4) + ")",  # black writes e38
         "x = f(" + ", ".join(["1E5", "0xFF", "10j"] * 8) + ")",  # black writes 1e5, 0xFF, 10j its way
-        "x = f(" + ", ".join(["*args"] * 20) + ")",  # unpacking
+        "x = f(" + ", ".join(["**kwargs"] * 20) + ")",  # unpacking a mapping
+        "x = [" + ", ".join(["*args"] * 20) + "]",  # unpacking in a display
+        "x = f(*[g(" + ", ".join(["1"] * 30) + ") for _ in range(3) if _])",  # a comprehension with a condition
+        "x = f(*[g(" + ", ".join(["1"] * 30) + ") for _ in range(3) for i in y])",  # two for clauses
+        "x = f(*[g(" + ", ".join(["1"] * 30) + ") for a, b in y])",  # a tuple target
         "x = f(" + "1,  2" * 20 + ")",  # spaced otherwise than black spaces it
         "x = " + '"' + "s" * 100 + '"',  # no bracket to split at
         "[" + ", ".join(["1"] * 40) + "]",  # a display on its own
