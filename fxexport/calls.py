@@ -106,14 +106,8 @@ def _names_a_class(cls: object) -> bool:
 
 def body_nodes(gm: fx.GraphModule) -> list[fx.Node]:
     """The nodes that run in order: not placeholders, the output, get_attr (made where used) or input guards."""
-    out = []
-    for node in gm.graph.nodes:
-        if node.op in ("placeholder", "output", "get_attr"):
-            continue
-        if node.op == "call_module" and is_guards_module(gm.get_submodule(str(node.target))):
-            continue
-        out.append(node)
-    return out
+    guards = {path for path, module in gm.named_modules(remove_duplicate=False) if is_guards_module(module)}
+    return [node for node in gm.graph.nodes if node.op not in ("placeholder", "output", "get_attr") and not (node.op == "call_module" and node.target in guards)]
 
 
 def stack_frames(node: fx.Node) -> list[Frame]:
@@ -132,6 +126,8 @@ def _frame(key: str, path: str, cls: type | str) -> Frame:
 
 def recorded_frames(node: fx.Node, leaves: set[str]) -> tuple[Frame, ...]:
     """The calls `node` ran inside that could become classes: not the root, torch.nn layers or called leaves."""
+    if not node.meta.get("nn_module_stack"):
+        return ()  # most nodes of a flat graph
     return tuple(f for f in stack_frames(node) if f.path and f.path not in leaves and not is_library_layer(f.cls) and _names_a_class(f.cls))
 
 

@@ -78,6 +78,8 @@ def split(gm: fx.GraphModule) -> Structure:
 def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:
     """`gm` (a copy, when it changes) where uses outside a module call of a node that returns its input
     itself read that input (aliases.py); the body nodes and their frames in it."""
+    if not any(frames.values()):
+        return gm, nodes, frames  # no recorded call: no use is outside one
     swaps = {n: (source, users) for n in nodes if (source := identity_source(n, gm)) is not None and (users := reads_outside(n, source, frames))}
     if not swaps:
         return gm, nodes, frames
@@ -224,11 +226,14 @@ def _under(target: str, path: str) -> bool:
 
 def _unrecorded(gm: fx.GraphModule, nodes: list[fx.Node], modules: dict[str, nn.Module], inline: dict[str, InlineModule]) -> dict[str, InlineModule]:
     """Plain modules whose code the graph runs without recording a call of them (as after make_fx)."""
+    owners = {str(n.target).rpartition(".")[0] for n in gm.graph.find_nodes(op="get_attr")}
+    plain = [path for path, module in modules.items() if path and type(module) is nn.Module and path in owners]
+    if not plain:
+        return {}
     recorded = {f.path for n in nodes for f in stack_frames(n)} | set(inline)
-    owners = {str(n.target).rpartition(".")[0] for n in gm.graph.nodes if n.op == "get_attr"}
     out = {}
-    for path, module in modules.items():
-        if path and type(module) is nn.Module and path not in recorded and path in owners:
+    for path in plain:
+        if path not in recorded:
             if not any(_under(path, other) for other in recorded):
                 out[path] = InlineModule(path, "Module", "the graph recorded no call of it (no nn_module_stack)")
     return {p: m for p, m in out.items() if not any(_under(p, q) for q in out)}
