@@ -139,18 +139,12 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
     an activation built inside a call (ACTIVATIONS), in order."""
     slots: list[Slot] = []
     for number, line in enumerate(lines):
-        tree = parsed_line(line)
-        if tree is None:
-            continue
-        for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
-            target = assign.targets[0]
-            if len(assign.targets) == 1 and isinstance(target, ast.Attribute) and _is_number(assign.value):
-                start, end, text = _segment(line, assign.value)
-                slots.append(Slot(number, start, end, text, target.attr, True))
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-        nested = {id(n) for call in calls for a in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(a)}
+        assigned, calls, nested = _walked(line)
+        for target, value in assigned:
+            start, end, text = _segment(line, value)
+            slots.append(Slot(number, start, end, text, target, True))
         for call in calls:
-            if id(call) in nested and layer_name(call) in ACTIVATIONS:
+            if call in nested and layer_name(call) in ACTIVATIONS:
                 start, end, text = _segment(line, call.func)
                 slots.append(Slot(number, start, end, text, "activation", True))
             arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
@@ -161,6 +155,23 @@ def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> 
                     start, end, text = _segment(line, value)
                     slots.append(Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
     return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _walked(line: str) -> tuple[tuple[tuple[str, ast.expr], ...], tuple[ast.Call, ...], frozenset[ast.Call]]:
+    """A line's `self.<name> = <number>` assignments (name, value), its calls, and the calls inside another's
+    arguments: read once per line text during an export (forget_lines)."""
+    tree = parsed_line(line)
+    if tree is None:
+        return (), (), frozenset()
+    assigned = tuple(
+        (n.targets[0].attr, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) and _is_number(n.value)
+    )
+    calls = tuple(n for n in ast.walk(tree) if isinstance(n, ast.Call))
+    nested = frozenset(n for call in calls for a in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(a) if isinstance(n, ast.Call))
+    return assigned, calls, nested
 
 
 # Elementwise torch.nn activations with no tensors: blocks built with one or another (a ReLU or a
@@ -213,6 +224,7 @@ def forget_lines() -> None:
     that exports many models keeps none of them."""
     _tokens.cache_clear()
     _numbers.cache_clear()
+    _walked.cache_clear()
     parsed_line.cache_clear()
 
 
