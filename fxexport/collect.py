@@ -20,6 +20,7 @@ from .errors import FxExportError
 from .forward import emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import CHECK_INPUT, is_guards_module
+from .identity_calls import shared_identity_calls
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, PackedIR, TensorIR
 from .layers import restore_layers
@@ -537,7 +538,7 @@ def collect(
 def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
-    split_tree = split(raise_aten(restore_layers(root))) if structure == "structured" else Structure(root)
+    split_tree = split(shared_identity_calls(raise_aten(restore_layers(root)))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())
     collector.training_fixups()

@@ -233,9 +233,9 @@ def _rewrite(gm: fx.GraphModule, layers: dict[str, nn.Module], restored: list[Re
     graph.lint()
     root = holder_copy(gm)
     private = {id(root)}
-    first_use = _first_uses(graph)
+    first_use = first_uses(graph)
     for path, layer in layers.items():
-        _install(root, path.split("."), layer, private, first_use)
+        install(root, path.split("."), layer, private, first_use)
     if any(call.mode is False for call in restored) and _traced_in_eval(gm):  # the model is, as a whole, as its source was
         _evaluate(root, private | {id(layer) for layer in layers.values()}, {}, set())
     return with_graph(gm, graph, root)
@@ -276,7 +276,7 @@ def _caller_trace(trace: str | None) -> str | None:
     return "".join(kept).rstrip("\n") or None
 
 
-def _first_uses(graph: fx.Graph) -> dict[str, dict[str, int]]:
+def first_uses(graph: fx.Graph) -> dict[str, dict[str, int]]:
     """By holder path, the position of the first use of each child the graph reads or calls (or a module under it)."""
     out: dict[str, dict[str, int]] = {}
     for position, node in enumerate(graph.nodes):
@@ -287,7 +287,7 @@ def _first_uses(graph: fx.Graph) -> dict[str, dict[str, int]]:
     return out
 
 
-def _install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int], first_use: dict[str, dict[str, int]]) -> None:
+def install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int], first_use: dict[str, dict[str, int]]) -> None:
     """Put `layer` at `parts` under `root`, copying the shared holders on the way (creating missing ones)."""
     paths = {id(root): ""}  # each holder on the way, by id: its path
 

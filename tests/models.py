@@ -1918,3 +1918,45 @@ class GhostedNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class DropPath(nn.Module):
+    """timm's DropPath: stochastic depth, its input itself in eval mode (symbolic_trace runs through it)."""
+
+    def __init__(self, rate: float) -> None:
+        super().__init__()
+        self.rate = rate
+
+    def forward(self, x):
+        if self.rate == 0.0 or not self.training:
+            return x
+        keep = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(1 - self.rate)
+        return x * keep / (1 - self.rate)
+
+
+class DropPathBlock(nn.Module):
+    """timm's blocks: `DropPath(rate) if rate > 0 else nn.Identity()` for each residual branch."""
+
+    def __init__(self, width: int, rate: float) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, width)
+        self.drop_path1 = DropPath(rate) if rate > 0 else nn.Identity()
+        self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.drop_path2 = DropPath(rate) if rate > 0 else nn.Identity()
+
+    def forward(self, x):
+        x = x + self.drop_path1(self.fc(self.norm(x)).contiguous())
+        return x + self.drop_path2(self.mlp(x) * 0.5)
+
+
+class DropPathNet(nn.Module):
+    """Drop rates rising with depth from 0, as timm's `drop_path_rate` gives them: the first block's
+    children are nn.Identity, the others' DropPath."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(DropPathBlock(4, rate) for rate in (0.0, 0.1, 0.2)))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -227,6 +227,11 @@ SHAPES = [
     # a child some blocks build as nn.Identity (no call in the graph): all run the others' forward, callers pass it
     Shape("identity_child", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcut"}),
           counts={"Shortcut(6, 6, downsample=nn.Identity())": 1, "self.downsample = downsample": 1, "x = self.downsample(x)": 1}),
+    # identity calls only some blocks make, where the others ran through an eval-mode DropPath (timm's
+    # drop_path1, symbolic_trace): every block calls an nn.Identity, one class
+    Shape("identity_calls_some_make", _model(models.DropPathNet), _rows, _trace, frozenset({"DropPathBlock"}),
+          counts={"self.drop_path1 = nn.Identity()": 1, "self.drop_path2 = nn.Identity()": 1, "DropPathBlock() for _ in range(3)": 1, "self.drop_path1(": 1,
+                  "self.drop_path2(": 1}),
     # the same where the graph kept the identity's call (timm's CrossStage conv_down, symbolic_trace)
     Shape("called_identity_child", _model(models.IdentityStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"IdentityStage"}),
           counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
