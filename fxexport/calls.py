@@ -106,8 +106,13 @@ def _names_a_class(cls: object) -> bool:
 
 def body_nodes(gm: fx.GraphModule) -> list[fx.Node]:
     """The nodes that run in order: not placeholders, the output, get_attr (made where used) or input guards."""
-    guards = {path for path, module in gm.named_modules(remove_duplicate=False) if is_guards_module(module)}
-    return [node for node in gm.graph.nodes if node.op not in ("placeholder", "output", "get_attr") and not (node.op == "call_module" and node.target in guards)]
+    return graph_body_nodes(gm.graph, dict(gm.named_modules(remove_duplicate=False)))
+
+
+def graph_body_nodes(graph: fx.Graph, modules: dict[str, nn.Module]) -> list[fx.Node]:
+    """body_nodes of `graph`, run by a module holding `modules` (by path)."""
+    guards = {path for path, module in modules.items() if is_guards_module(module)}
+    return [node for node in graph.nodes if node.op not in ("placeholder", "output", "get_attr") and not (node.op == "call_module" and node.target in guards)]
 
 
 def stack_frames(node: fx.Node) -> list[Frame]:

@@ -3,10 +3,12 @@
 timm builds `self.drop_path1 = DropPath(rate) if rate > 0 else nn.Identity()`. symbolic_trace keeps
 a call of each nn.Identity (a leaf) but traces an eval-mode DropPath into nothing, and its
 GraphModule holds only the modules its graph reads: the blocks with a DropPath have neither the
-child nor the call, and came back as code of their own. Where an instance's body is another's but
-for the other's identity calls, and it holds no child of those names, it gets the calls and an
-nn.Identity for each child: an identity returns its input, so every value is the same, and both
-run one code. The pass runs before split (split.py) and returns a copy of the GraphModule.
+child nor the call, and came back as code of their own. Where an instance makes no identity call
+and holds nothing of those names, and its body is another's but for that one's identity calls of
+its own children (the same ops on the same targets, inside the same module calls), it gets the
+calls and an nn.Identity for each child: an identity returns its input, so every value is the
+same, and both run one code. Nested classes are done innermost first (a body matches only once the
+bodies inside it do). The pass runs before split (split.py) and works on a copy of the GraphModule.
 """
 
 from __future__ import annotations
@@ -17,28 +19,27 @@ from typing import Any
 
 from torch import fx, nn
 
-from .calls import body_nodes, stack_frames
+from .calls import graph_body_nodes, stack_frames
 from .layers import first_uses, install
 from .subgraphs import copy_graph, holder_copy, with_graph
 
 
 @dataclass(frozen=True)
 class _Body:
-    """The nodes of a module's one call, in order, and its class."""
+    """The nodes of a module's one call, in order."""
 
     path: str
-    cls: object
     nodes: tuple[fx.Node, ...]
 
 
 @dataclass(frozen=True)
 class _Added:
-    """An identity call to add: `call` (the donor's) copied into `body` before its node at `before`
-    (None: at the end), reading `source`, read in place of it by `readers`."""
+    """An identity call to add: `call` (the donor's, of its child `name`) copied into `body` before its
+    node `before` (None: at the end), reading `source`, read in place of it by `readers`."""
 
     body: _Body
     call: fx.Node
-    name: str  # the child's name
+    name: str
     before: fx.Node | None
     source: fx.Node
     readers: tuple[fx.Node, ...]
@@ -51,17 +52,26 @@ class _Mismatch(Exception):
 def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` where each module lacking just the identity calls another instance of its class makes has
     them (and the nn.Identity children); `gm` itself where none does."""
-    modules = dict(gm.named_modules(remove_duplicate=False))
-    added = [a for bodies in _instances(gm).values() for a in _additions(bodies, modules)]
-    return _with_calls(gm, added, modules) if added else gm
+    if not _all_additions(gm.graph, dict(gm.named_modules(remove_duplicate=False))):
+        return gm
+    graph, root = copy_graph(gm.graph), holder_copy(gm)
+    private: set[int] = {id(root)}  # the holders of the copy that are its own (install copies the others it changes)
+    while added := _all_additions(graph, dict(root.named_modules(remove_duplicate=False))):
+        _apply(graph, root, private, added)
+    graph.lint()
+    return with_graph(gm, graph, root)
 
 
-def _instances(gm: fx.GraphModule) -> dict[object, list[_Body]]:
+def _all_additions(graph: fx.Graph, modules: dict[str, nn.Module]) -> list[_Added]:
+    return [a for bodies in _instances(graph, modules).values() for a in _additions(bodies, modules)]
+
+
+def _instances(graph: fx.Graph, modules: dict[str, nn.Module]) -> dict[object, list[_Body]]:
     """The bodies of the modules called once, by class (classes with two or more such modules)."""
     nodes: dict[str, list[fx.Node]] = {}
     keys: dict[str, set[str]] = {}
     classes: dict[str, object] = {}
-    for node in body_nodes(gm):
+    for node in graph_body_nodes(graph, modules):
         for frame in stack_frames(node):
             nodes.setdefault(frame.path, []).append(node)
             keys.setdefault(frame.path, set()).add(frame.key)
@@ -69,7 +79,7 @@ def _instances(gm: fx.GraphModule) -> dict[object, list[_Body]]:
     by_class: dict[object, list[_Body]] = {}
     for path, found in nodes.items():
         if path and len(keys[path]) == 1:
-            by_class.setdefault(classes[path], []).append(_Body(path, classes[path], tuple(found)))
+            by_class.setdefault(classes[path], []).append(_Body(path, tuple(found)))
     return {cls: bodies for cls, bodies in by_class.items() if len(bodies) > 1}
 
 
@@ -77,25 +87,31 @@ def _identity_calls(body: _Body, modules: dict[str, nn.Module]) -> list[fx.Node]
     """The body's calls of an nn.Identity child of its own, on one value."""
     return [
         n for n in body.nodes
-        if n.op == "call_module" and _child_name(str(n.target), body.path) is not None and type(modules.get(str(n.target))) is nn.Identity
+        if n.op == "call_module" and _is_child(str(n.target), body.path) and type(modules.get(str(n.target))) is nn.Identity
         and len(n.args) == 1 and not n.kwargs and isinstance(n.args[0], fx.Node)
     ]  # fmt: skip
 
 
-def _child_name(target: str, path: str) -> str | None:
-    name = target.removeprefix(f"{path}.")
-    return name if name != target and "." not in name else None
+def _is_child(path: str, owner: str) -> bool:
+    name = _relative(path, owner)
+    return bool(name) and "." not in name
+
+
+def _relative(path: str, owner: str) -> str:
+    """`path` inside the module at `owner` (`conv` for `blocks.0.conv` in `blocks.0`), else ""."""
+    return path[len(owner) + 1 :] if path.startswith(f"{owner}.") else ""
 
 
 def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_Added]:
-    """The calls to add to each body that has no identity call, from the first body that has and that it matches."""
-    donors = [(b, calls) for b in bodies if (calls := _identity_calls(b, modules))]
+    """The calls to add to each body that makes no identity call, from the first body that makes some and that it matches."""
+    calls = {body.path: _identity_calls(body, modules) for body in bodies}
+    donors = [b for b in bodies if calls[b.path]]
     for body in bodies:
-        if _identity_calls(body, modules):
+        if calls[body.path]:
             continue
-        for donor, calls in donors:
+        for donor in donors:
             try:
-                found = _matched(donor, calls, body, modules)
+                found = _matched(donor, calls[donor.path], body, modules)
             except _Mismatch:
                 continue
             yield from found
@@ -104,15 +120,19 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_
 
 def _matched(donor: _Body, calls: list[fx.Node], body: _Body, modules: dict[str, nn.Module]) -> list[_Added]:
     """The additions that make `body` run `donor`'s code, or _Mismatch."""
-    if any(f"{body.path}.{_child_name(str(c.target), donor.path)}" in modules for c in calls):
-        raise _Mismatch  # it holds a child of that name: it is not the one the graph left out
-    rest = [n for n in donor.nodes if n not in set(calls)]
+    names = [_relative(str(c.target), donor.path) for c in calls]
+    holder = modules.get(body.path)
+    if holder is not None and any(hasattr(holder, name) for name in names):
+        raise _Mismatch  # it holds something of that name: not a child the graph left out
+    left_out = set(calls)
+    rest = [n for n in donor.nodes if n not in left_out]
     if len(rest) != len(body.nodes) or not all(_same_op(a, b, donor.path, body.path) for a, b in zip(rest, body.nodes)):
         raise _Mismatch
     index = {node: i for i, node in enumerate(rest)}
+    position = {node: i for i, node in enumerate(donor.nodes)}
     out = []
-    for call in calls:
-        source, after = call.args[0], _next_kept(donor.nodes, call, index)
+    for call, name in zip(calls, names):
+        source = call.args[0]
         if not isinstance(source, fx.Node) or source not in index or any(user not in index for user in call.users):
             raise _Mismatch  # it reads or feeds a value outside the call: no place to map it to
         twin = body.nodes[index[source]]
@@ -120,26 +140,23 @@ def _matched(donor: _Body, calls: list[fx.Node], body: _Body, modules: dict[str,
         for user, reader in zip(call.users, readers):
             _swapped(user.args, reader.args, call, twin, None)
             _swapped(user.kwargs, reader.kwargs, call, twin, None)
-        name = str(call.target).removeprefix(f"{donor.path}.")
+        after = next((index[n] for n in donor.nodes[position[call] + 1 :] if n in index), None)
         out.append(_Added(body, call, name, None if after is None else body.nodes[after], twin, readers))
     return out
 
 
-def _next_kept(nodes: tuple[fx.Node, ...], call: fx.Node, index: dict[fx.Node, int]) -> int | None:
-    """The position, among the kept nodes, of the first one after `call`; None when none follows."""
-    for node in nodes[nodes.index(call) + 1 :]:
-        if node in index:
-            return index[node]
-    return None
-
-
 def _same_op(a: fx.Node, b: fx.Node, a_path: str, b_path: str) -> bool:
-    """The same op on the same target: a module or attribute by its path inside each instance."""
-    if a.op != b.op:
+    """The same op on the same target (a module by its path inside each instance), inside the same module calls."""
+    if a.op != b.op or _inner_calls(a, a_path) != _inner_calls(b, b_path):
         return False
-    if a.op in ("call_module", "get_attr"):
-        return str(a.target).removeprefix(a_path) == str(b.target).removeprefix(b_path) != str(a.target)
+    if a.op == "call_module":
+        return _relative(str(a.target), a_path) == _relative(str(b.target), b_path) != ""
     return a.target == b.target
+
+
+def _inner_calls(node: fx.Node, path: str) -> list[tuple[str, object]]:
+    """The module calls `node` runs inside, below the module at `path`: their paths inside it and classes."""
+    return [(_relative(f.path, path), f.cls) for f in stack_frames(node) if _relative(f.path, path)]
 
 
 def _swapped(value: Any, twin: Any, call: fx.Node, source: fx.Node, new: fx.Node | None) -> Any:
@@ -159,42 +176,40 @@ def _swapped(value: Any, twin: Any, call: fx.Node, source: fx.Node, new: fx.Node
     return twin
 
 
-def _with_calls(gm: fx.GraphModule, added: list[_Added], modules: dict[str, nn.Module]) -> fx.GraphModule:
-    copies: dict[fx.Node, fx.Node] = {}
-    graph = copy_graph(gm.graph, copies)
+def _apply(graph: fx.Graph, root: nn.Module, private: set[int], added: list[_Added]) -> None:
+    """Add the calls to `graph` (the bodies' nodes are its own) and their children under `root`."""
     children: dict[str, nn.Module] = {}
+    calls: dict[str, int] = {}
     for item in added:
         path = f"{item.body.path}.{item.name}"
-        children[path] = modules[str(item.call.target)]
-        new = _inserted(graph, item, copies, path)
+        children[path] = root.get_submodule(str(item.call.target))
+        new = _inserted(graph, item, path, calls.get(path, 0))
+        calls[path] = calls.get(path, 0) + 1
         for user, reader in zip(item.call.users, item.readers):
-            copied = copies[reader]
-            copied.args = _swapped(user.args, copied.args, item.call, copies[item.source], new)
-            copied.kwargs = _swapped(user.kwargs, copied.kwargs, item.call, copies[item.source], new)
-    graph.lint()
-    root = holder_copy(gm)
-    private, uses = {id(root)}, first_uses(graph)
+            reader.args = _swapped(user.args, reader.args, item.call, item.source, new)
+            reader.kwargs = _swapped(user.kwargs, reader.kwargs, item.call, item.source, new)
+    uses = first_uses(graph)
     for path, donor in children.items():
         identity = nn.Identity()
         identity.training = donor.training
         install(root, path.split("."), identity, private, uses)
-    return with_graph(gm, graph, root)
 
 
-def _inserted(graph: fx.Graph, item: _Added, copies: dict[fx.Node, fx.Node], path: str) -> fx.Node:
-    """The call of the new child at `path`, placed where the donor's is, with the body's module stack and the child's frame."""
-    place = graph.inserting_before(copies[item.before]) if item.before is not None else graph.inserting_after(copies[item.body.nodes[-1]])
+def _inserted(graph: fx.Graph, item: _Added, path: str, earlier: int) -> fx.Node:
+    """The call of the new child at `path`, placed where the donor's is, with the body's module stack
+    and the child's frame (keyed `path@1` for its second call, as symbolic_trace keys it)."""
+    place = graph.inserting_before(item.before) if item.before is not None else graph.inserting_after(item.body.nodes[-1])
     with place:
-        new = graph.call_module(path, (copies[item.source],))
+        new = graph.call_module(path, (item.source,))
     stack: dict[str, tuple[str, object]] = {}
     for frame in stack_frames(item.body.nodes[0]):
         stack[frame.key] = (frame.path, frame.cls)
         if frame.path == item.body.path:
             break
-    stack[path] = (path, nn.Identity)
+    stack[f"{path}@{earlier}" if earlier else path] = (path, nn.Identity)
     new.meta = {k: v for k, v in item.call.meta.items() if k not in ("nn_module_stack", "val", "tensor_meta")}
     new.meta["nn_module_stack"] = stack
     for key in ("val", "tensor_meta"):
-        if key in copies[item.source].meta:
-            new.meta[key] = copies[item.source].meta[key]
+        if key in item.source.meta:
+            new.meta[key] = item.source.meta[key]
     return new

@@ -1960,3 +1960,101 @@ class DropPathNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class BufferNamedLikeIdentity(nn.Module):
+    """A block with an nn.Identity child `d` beside one whose `d` is a buffer: nothing to add there."""
+
+    def __init__(self, identity: bool) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        if identity:
+            self.d = nn.Identity()
+            self.register_buffer("k", torch.full((4,), 5.0))
+        else:
+            self.register_buffer("d", torch.full((4,), 3.0))
+
+    def forward(self, x):  # the same ops either way, an identity call aside
+        if isinstance(self.d, nn.Module):
+            return x + torch.mul(self.d(self.fc(x)), self.k)
+        return x + torch.mul(self.fc(x), self.d)
+
+
+class BufferNamedLikeIdentityNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(BufferNamedLikeIdentity(True), BufferNamedLikeIdentity(False))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class InnerDropPath(nn.Module):
+    def __init__(self, rate: float) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop_path = DropPath(rate) if rate > 0 else nn.Identity()
+
+    def forward(self, x):
+        return x + self.drop_path(self.fc(x))
+
+
+class OuterDropPath(nn.Module):
+    """A block with a drop path around one of another class with one: each instance has an identity
+    at one level and a DropPath at the other."""
+
+    def __init__(self, rate: float, inner_rate: float) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop_path = DropPath(rate) if rate > 0 else nn.Identity()
+        self.inner = InnerDropPath(inner_rate)
+
+    def forward(self, x):
+        return self.inner(x + self.drop_path(self.fc(x)))
+
+
+class NestedDropPaths(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = OuterDropPath(0.0, 0.1)
+        self.second = OuterDropPath(0.1, 0.0)
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+class PreScaled(nn.Module):
+    def __init__(self, pre: bool) -> None:
+        super().__init__()
+        self.pre = pre
+
+    def forward(self, x):
+        if self.pre:
+            x = x + 1
+        return x * 2 * 3
+
+
+class DropPathElsewhere(nn.Module):
+    """Bodies of the same ops in other module calls: the identity's `x + 1` here is inside `sub` there."""
+
+    def __init__(self, rate: float, pre: bool) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop_path = DropPath(rate) if rate > 0 else nn.Identity()
+        self.pre = pre
+        self.sub = PreScaled(pre)
+
+    def forward(self, x):
+        x = self.fc(x)
+        if not self.pre:
+            x = self.drop_path(x + 1)
+        return self.sub(x)
+
+
+class DropPathElsewhereNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(DropPathElsewhere(0.0, False), DropPathElsewhere(0.1, True))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -232,6 +232,14 @@ SHAPES = [
     Shape("identity_calls_some_make", _model(models.DropPathNet), _rows, _trace, frozenset({"DropPathBlock"}),
           counts={"self.drop_path1 = nn.Identity()": 1, "self.drop_path2 = nn.Identity()": 1, "DropPathBlock() for _ in range(3)": 1, "self.drop_path1(": 1,
                   "self.drop_path2(": 1}),
+    # not where the other block holds a buffer of that name; nested blocks, each with an identity at one
+    # level, innermost first (one class each); not where the same ops run inside other module calls
+    Shape("identity_call_name_taken", _model(models.BufferNamedLikeIdentityNet), _rows, _trace,
+          frozenset({"BufferNamedLikeIdentity", "BufferNamedLikeIdentity_1"}), counts={"self.d = nn.Identity()": 1}),
+    Shape("identity_calls_nested", _model(models.NestedDropPaths), _rows, _trace, frozenset({"OuterDropPath", "InnerDropPath"}),
+          counts={"OuterDropPath()": 2, "self.drop_path = nn.Identity()": 2}),
+    Shape("identity_call_in_other_calls", _model(models.DropPathElsewhereNet), _rows, _trace,
+          frozenset({"DropPathElsewhere", "PreScaled", "PreScaled_1"}), counts={"self.drop_path = nn.Identity()": 1, "sub=PreScaled()": 1}),
     # the same where the graph kept the identity's call (timm's CrossStage conv_down, symbolic_trace)
     Shape("called_identity_child", _model(models.IdentityStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"IdentityStage"}),
           counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
