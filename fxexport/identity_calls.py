@@ -3,10 +3,10 @@
 timm builds `self.drop_path1 = DropPath(rate) if rate > 0 else nn.Identity()`. symbolic_trace keeps
 a call of each nn.Identity (a leaf) but traces an eval-mode DropPath into nothing, and its
 GraphModule holds only the modules its graph reads: the blocks with a DropPath have neither the
-child nor the call, and came back as code of their own. Where an instance makes no identity call
-and holds nothing of those names, and its body is another's but for that one's identity calls of
-its own children (the same ops on the same targets, inside the same module calls), it gets the
-calls and an nn.Identity for each child: an identity returns its input, so every value is the
+child nor the call, and came back as code of their own. Where an instance holds nothing of some
+names another instance of its class calls an identity child by, and its body is that one's but for
+those calls (the same ops on the same targets, inside the same module calls; identity children
+both call, as timm's `ls1`, included), it gets the calls and an nn.Identity for each child: an identity returns its input, so every value is the
 same, and both run one code. Nested classes are done innermost first (a body matches only once the
 bodies inside it do). The pass runs before split (split.py) and works on a copy of the GraphModule.
 """
@@ -103,15 +103,17 @@ def _relative(path: str, owner: str) -> str:
 
 
 def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_Added]:
-    """The calls to add to each body that makes no identity call, from the first body that makes some and that it matches."""
+    """The calls to add to each body, from the first body that calls identity children of more names
+    (all of the body's among them) and that it matches."""
     calls = {body.path: _identity_calls(body, modules) for body in bodies}
-    donors = [b for b in bodies if calls[b.path]]
+    names = {path: {_relative(str(c.target), path) for c in found} for path, found in calls.items()}
     for body in bodies:
-        if calls[body.path]:
-            continue
-        for donor in donors:
+        for donor in bodies:
+            if not names[body.path] < names[donor.path]:
+                continue
+            missing = [c for c in calls[donor.path] if _relative(str(c.target), donor.path) not in names[body.path]]
             try:
-                found = _matched(donor, calls[donor.path], body, modules)
+                found = _matched(donor, missing, body, modules)
             except _Mismatch:
                 continue
             yield from found

@@ -1935,18 +1935,20 @@ class DropPath(nn.Module):
 
 
 class DropPathBlock(nn.Module):
-    """timm's blocks: `DropPath(rate) if rate > 0 else nn.Identity()` for each residual branch."""
+    """timm's blocks: `DropPath(rate) if rate > 0 else nn.Identity()` for each residual branch, and
+    a layer scale every block builds as an nn.Identity (timm's `ls1` without init values)."""
 
     def __init__(self, width: int, rate: float) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(width)
         self.fc = nn.Linear(width, width)
+        self.ls1 = nn.Identity()
         self.drop_path1 = DropPath(rate) if rate > 0 else nn.Identity()
         self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
         self.drop_path2 = DropPath(rate) if rate > 0 else nn.Identity()
 
     def forward(self, x):
-        x = x + self.drop_path1(self.fc(self.norm(x)).contiguous())
+        x = x + self.drop_path1(self.ls1(self.fc(self.norm(x))).contiguous())
         return x + self.drop_path2(self.mlp(x) * 0.5)
 
 

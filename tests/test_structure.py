@@ -230,7 +230,7 @@ SHAPES = [
     # identity calls only some blocks make, where the others ran through an eval-mode DropPath (timm's
     # drop_path1, symbolic_trace): every block calls an nn.Identity, one class
     Shape("identity_calls_some_make", _model(models.DropPathNet), _rows, _trace, frozenset({"DropPathBlock"}),
-          counts={"self.drop_path1 = nn.Identity()": 1, "self.drop_path2 = nn.Identity()": 1, "DropPathBlock() for _ in range(3)": 1, "self.drop_path1(": 1,
+          counts={"self.drop_path1 = nn.Identity()": 1, "self.drop_path2 = nn.Identity()": 1, "DropPathBlock() for _ in range(3)": 1, "self.drop_path1(": 1, "self.ls1 = nn.Identity()": 1,
                   "self.drop_path2(": 1}),
     # not where the other block holds a buffer of that name; nested blocks, each with an identity at one
     # level, innermost first (one class each); not where the same ops run inside other module calls

@@ -27,6 +27,7 @@ class DropPathBlock(nn.Module):  # tests/models.py:1937 DropPathBlock
         super().__init__()
         self.norm = nn.LayerNorm(4)
         self.fc = nn.Linear(4, 4)
+        self.ls1 = nn.Identity()
         self.drop_path1 = nn.Identity()
         self.mlp = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 4))
         self.drop_path2 = nn.Identity()
@@ -34,6 +35,7 @@ class DropPathBlock(nn.Module):  # tests/models.py:1937 DropPathBlock
     def forward(self, x):
         out = self.norm(x)
         out = self.fc(out)
+        out = self.ls1(out)
         out = out.contiguous()
         out = self.drop_path1(out)
         x = x + out
