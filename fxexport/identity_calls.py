@@ -52,7 +52,10 @@ class _Mismatch(Exception):
 def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` where each module lacking just the identity calls another instance of its class makes has
     them (and the nn.Identity children); `gm` itself where none does."""
-    if not _all_additions(gm.graph, dict(gm.named_modules(remove_duplicate=False))):
+    modules = dict(gm.named_modules(remove_duplicate=False))
+    if not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")):
+        return gm  # no identity called: most graphs
+    if not _all_additions(gm.graph, modules):
         return gm
     graph, root = copy_graph(gm.graph), holder_copy(gm)
     private: set[int] = {id(root)}  # the holders of the copy that are its own (install copies the others it changes)
@@ -107,8 +110,9 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_
     (all of the body's among them) and that it matches."""
     calls = {body.path: _identity_calls(body, modules) for body in bodies}
     names = {path: {_relative(str(c.target), path) for c in found} for path, found in calls.items()}
-    for body in bodies:
-        for donor in bodies:
+    donors = [b for b in bodies if names[b.path]]  # few or none: 2,000 Linear layers make 2,000 bodies
+    for body in bodies if donors else ():
+        for donor in donors:
             if not names[body.path] < names[donor.path]:
                 continue
             missing = [c for c in calls[donor.path] if _relative(str(c.target), donor.path) not in names[body.path]]
