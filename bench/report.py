@@ -28,11 +28,10 @@ the process with the median time, and the notes the range. Time: the save or loa
 export, safetensors for load_file, torch.export for torch.export). Export starts from the built
 model and its `symbolic_trace`; torch.export.export traces the nn.Module inside the timed call;
 `os.sync()` runs just before an export's clock starts, so none pays for the write-back of
-another's files (none syncs its own either), and then, where the worker may (root on Linux), the
-page cache is emptied of its clean pages (`/proc/sys/vm/drop_caches`), so every export writes into
-free memory rather than reclaiming the pages earlier cells left (without it the 1 GB model's
-export and f.write each took 0.24-2.5 s from one process to the next; a row where it could not be
-emptied says "page cache kept").
+another's files (none syncs its own either), and then every artifact file earlier cells wrote is
+dropped from the page cache (`posix_fadvise(DONTNEED)`), so every export writes into free memory
+rather than reclaiming theirs first (without it the 1 GB model's export and f.write each took
+0.24-2.5 s from one process to the next); the code the tools run stays cached.
 Load includes importing the generated package, in a fresh folder with PYTHONDONTWRITEBYTECODE=1:
 to_folder's module.py is compiled in every load, fxexport's comes with its hash-checked bytecode
 (fxexport-nopyc: the same package exported with bytecode=False, so compiled). Peak RSS: `ru_maxrss` of the worker at the end of the
@@ -220,8 +219,6 @@ def _notes(outcome: Outcome, outcomes: list[Outcome]) -> str:
         if output["loaded_training"]:
             notes.append("loads with training=True (source: eval)")
     notes += _same_bytes(outcome, outcomes)
-    if outcome.cell.phase == "export" and result.get("page_cache_dropped") is False:
-        notes.append("page cache kept")
     if result and not result.get("extra_exact", True):
         notes.append("peak extra is an upper bound")
     notes += [f"warning: {_clean(w, 70)}" for w in result.get("warnings", [])[:1]]
