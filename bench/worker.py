@@ -116,24 +116,30 @@ def remove(path: Path) -> None:
 
 
 def evict_artifacts(workdir: Path) -> None:
-    """Drop every artifact file under `workdir` from the page cache (they are clean after os.sync): an
-    export then writes into free memory, not into memory the kernel must first reclaim from the
-    gigabytes earlier cells wrote. The code the tools run stays cached."""
-    for file in sorted(p for p in workdir.rglob("*") if p.is_file()):
-        with contextlib.suppress(OSError), open(file, "rb") as stream:
-            os.posix_fadvise(stream.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    """Drop every artifact file under `workdir` from the page cache: an export then writes into free
+    memory, not into memory the kernel must first reclaim from the gigabytes earlier cells wrote. The
+    code the tools run stays cached. A file another worker removes meanwhile (--jobs) is skipped."""
+    for file in files(workdir):
+        with contextlib.suppress(OSError):
+            _evict(file)
 
 
 def set_cache(path: Path, mode: str) -> None:
     """Put the artifact's files in the page cache ("warm") or drop them from it ("cold")."""
     for file in files(path):
-        with open(file, "rb") as stream:
-            if mode == "cold":
-                os.fsync(stream.fileno())
-                os.posix_fadvise(stream.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-            else:
+        if mode == "cold":
+            _evict(file)
+        else:
+            with open(file, "rb") as stream:
                 while stream.read(_CHUNK):
                     pass
+
+
+def _evict(file: Path) -> None:
+    """The file's pages written back and dropped from the page cache."""
+    with open(file, "rb") as stream:
+        os.fsync(stream.fileno())
+        os.posix_fadvise(stream.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 # results of a model -----------------------------------------------------------------------

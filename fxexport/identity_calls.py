@@ -6,15 +6,15 @@ GraphModule holds only the modules its graph reads: the blocks with a DropPath h
 child nor the call, and came back as code of their own. Where an instance holds nothing of some
 names another instance of its class calls an identity child by, and its body is that one's but for
 those calls (the same ops on the same targets, inside the same module calls; identity children
-both call, as timm's `ls1`, included), it gets the calls and an nn.Identity for each child: an identity returns its input, so every value is the
-same, and both run one code. Nested classes are done innermost first (a body matches only once the
+both call, as timm's `ls1`, included), it gets the calls and an nn.Identity for each child: an
+identity returns its input, so every value is the same, and both run one code. Nested classes are done innermost first (a body matches only once the
 bodies inside it do). The pass runs before split (split.py) and works on a copy of the GraphModule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from torch import fx, nn
@@ -55,14 +55,26 @@ def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     modules = dict(gm.named_modules(remove_duplicate=False))
     if not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")):
         return gm  # no identity called: most graphs
-    if not _all_additions(gm.graph, modules):
+    first = _all_additions(gm.graph, modules)
+    if not first:
         return gm
-    graph, root = copy_graph(gm.graph), holder_copy(gm)
+    copies: dict[fx.Node, fx.Node] = {}
+    graph, root = copy_graph(gm.graph, copies), holder_copy(gm)
     private: set[int] = {id(root)}  # the holders of the copy that are its own (install copies the others it changes)
-    while added := _all_additions(graph, dict(root.named_modules(remove_duplicate=False))):
+    added = [_in_copy(item, copies) for item in first]
+    while added:
         _apply(graph, root, private, added)
+        added = _all_additions(graph, dict(root.named_modules(remove_duplicate=False)))
     graph.lint()
     return with_graph(gm, graph, root)
+
+
+def _in_copy(item: _Added, copies: dict[fx.Node, fx.Node]) -> _Added:
+    """`item` adding to the copy of its graph: the body's nodes are the copies' (the donor's call and
+    its users, only read, stay the original's)."""
+    body = _Body(item.body.path, tuple(copies[n] for n in item.body.nodes))
+    before = None if item.before is None else copies[item.before]
+    return replace(item, body=body, before=before, source=copies[item.source], readers=tuple(copies[n] for n in item.readers))
 
 
 def _all_additions(graph: fx.Graph, modules: dict[str, nn.Module]) -> list[_Added]:
