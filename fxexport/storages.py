@@ -21,7 +21,8 @@ def share_storages(tensors: Iterable[TensorIR]) -> tuple[tuple[TensorIR, ...], t
     tensors = tuple(tensors)
     groups: dict[tuple[str, int], list[TensorIR]] = {}
     for item in tensors:
-        identity = _storage_identity(item.tensor)
+        # A quantized tensor's integer values may view its memory (quantized.integer_values): saved as themselves.
+        identity = None if item.quantized is not None else _storage_identity(item.tensor)
         if identity is not None:
             groups.setdefault(identity, []).append(item)
     taken = {t.key for t in tensors}

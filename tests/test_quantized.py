@@ -266,3 +266,58 @@ def test_a_quantized_tensor_strided_on_its_size_one_dimensions_loads(tmp_path: P
         assert (loaded.q.q_scale(), loaded.q.q_zero_point()) == (gm.q.q_scale(), gm.q.q_zero_point())
         (mine, _), (theirs, _) = loaded(x), gm(x)
         assert torch.equal(mine.dequantize(), theirs.dequantize())
+
+
+def _quantized(shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tensor:
+    return torch.quantize_per_tensor(torch.randn(*shape, generator=torch.Generator().manual_seed(seed)), 0.05, 3, dtype)
+
+
+class _SharedQuantized(nn.Module):
+    """Quantized buffers that share memory: one tensor under two names, a reshape of another (the whole
+    storage, laid out plainly) and a slice of it, beside per-channel and 32-bit ones."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        tied, whole = _quantized((8, 4), torch.qint8, 0), _quantized((10, 4), torch.quint8, 1)
+        per_channel = torch.quantize_per_channel(torch.randn(6, 3), torch.rand(6, dtype=torch.double) + 0.01, torch.arange(6), 0, torch.qint8)
+        for name, value in [("a", tied), ("b", tied), ("whole", whole), ("flat", whole.reshape(40)), ("part", whole[2:6]),
+                            ("per_channel", per_channel), ("wide", _quantized((5,), torch.qint32, 2))]:  # fmt: skip
+            self.register_buffer(name, value)
+
+
+def _returning_buffers(module: nn.Module) -> fx.GraphModule:
+    """A graph returning each buffer by its own name (symbolic_trace reads a tied one by its first)."""
+    graph = fx.Graph()
+    graph.output(tuple(graph.get_attr(name) for name, _ in module.named_buffers(remove_duplicate=False)))
+    return fx.GraphModule(module, graph)
+
+
+def test_quantized_tensors_sharing_memory_load_as_they_were(tmp_path: Path) -> None:
+    gm = _returning_buffers(_SharedQuantized())
+    fxexport.export(gm, tmp_path / "shared")
+    with imported(tmp_path / "shared") as package:
+        loaded = package.FxModule()
+        assert loaded.a is loaded.b
+        for name, theirs in gm.named_buffers(remove_duplicate=False):
+            mine = getattr(loaded, name)
+            assert (mine.dtype, mine.shape, mine.qscheme()) == (theirs.dtype, theirs.shape, theirs.qscheme()), name
+            assert torch.equal(mine.int_repr(), theirs.int_repr()), name
+        for mine, theirs in zip(loaded(), gm()):
+            assert torch.equal(mine.dequantize(), theirs.dequantize())
+
+
+@pytest.mark.parametrize("dtype", [torch.qint8, torch.quint8, torch.qint32])
+def test_integer_values_of_a_quantized_tensor_are_a_view_of_its_memory(dtype: torch.dtype) -> None:
+    from fxexport.quantized import integer_values
+
+    tensor = _quantized((4, 6), dtype, 0)[1:3]
+    values = integer_values(tensor)
+    assert values.data_ptr() == tensor.data_ptr() and values.stride() == tensor.stride()
+    assert torch.equal(values, tensor.int_repr())
+
+
+def test_integer_values_of_a_packed_sub_byte_tensor_are_unpacked() -> None:
+    from fxexport.quantized import integer_values
+
+    tensor = torch.quantize_per_tensor(torch.rand(4, 6), 0.1, 0, torch.quint4x2)
+    assert torch.equal(integer_values(tensor), tensor.int_repr())
