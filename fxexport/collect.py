@@ -32,6 +32,7 @@ from .quantized import needs_cpu, packing, unpacking_once
 from .raising import raise_aten
 from .rebuild import constructor_code, extra_settings, fingerprint, is_holder, is_torch_module, swapped_children
 from .rolled import Rolled, rolled
+from .source_names import forget_statements
 from .split import Structure, split
 from .storages import share_storages
 from .usermodules import trace_user_module
@@ -533,6 +534,7 @@ def collect(
     finally:
         forget_lines()
         forget_frames()
+        forget_statements()
 
 
 def _collect(

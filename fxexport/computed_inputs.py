@@ -133,12 +133,14 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
     mine = _parts(longer.forward_lines, n, inputs, extra)
     theirs = _parts(shorter.forward_lines, n, parameter_names(shorter.forward_params), None)
     assert mine is not None and theirs is not None  # _shared_ending found both
-    taken = {t.string for line in longer.forward_lines for t in variable_tokens(line_tokens(line))} | set(inputs) | {extra}
+    exclusive = bool(_code_count(mine.head))  # `if ... else:`: a local of one side may have a name the other binds
+    scope = mine.tail if exclusive else longer.forward_lines
+    taken = {t.string for line in scope for t in variable_tokens(line_tokens(line))} | set(inputs) | {extra}
     renames = dict(zip(parameter_names(shorter.forward_params), inputs)) | {theirs.value: mine.value}
     renames |= {name: unique_identifier(name, taken, "x") for name in sorted(_bound(theirs.head) - set(renames))}
     computed = tuple(INDENT + rename_variables(line, renames) for line in theirs.head)
     tail = mine.tail if numbers is None else renumbered(mine.tail, _cut(numbers.forward_lines, n)[1])
-    if _code_count(mine.head):
+    if exclusive:
         branch = (f"if {extra} is None:", *computed, "else:", *(INDENT + line for line in mine.head))
     else:
         branch = (*mine.head, f"if {extra} is None:", *computed)

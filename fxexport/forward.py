@@ -26,6 +26,7 @@ from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .rolled import Roll, Rolled, loop_of
+from .source_names import item_names, run_name, same_statement, statement_name, statement_target, usable
 from .unpacking import UNUSED, unpackable
 from .views import storage_roots
 
@@ -194,6 +195,7 @@ class _Emitter:
             self.inlined.update({c: end for c in chain.calls[:-1]})  # written by the loop the last call's statement is
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
+        self.traced = any(n.stack_trace for n in self.graph.nodes)  # statements recorded: values may take source names
         self.threaded: dict[fx.Node, list[fx.Node]] = {}  # an unpacked result -> the inputs its items are named after
         self.name_values(namespace)
 
@@ -383,18 +385,31 @@ class _Emitter:
 
     def name_values(self, namespace: Namespace) -> None:
         """One name per value, or per chain of values each taking its input's name; a chain of
-        two or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input."""
+        two or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input,
+        and a value the model's source names takes that name where it can (source_names.py)."""
         statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked]
-        reused = {node: self.reusable_input(node) for node in statements}
-        head: dict[fx.Node, fx.Node] = {}
-        length: dict[fx.Node, int] = {}
-        for node, previous in reused.items():
-            head[node] = node if previous is None else head.get(previous, previous)
-            length[head[node]] = length.get(head[node], 0) + 1
+        kept: set[fx.Node] = set()  # values that take an input's name although their source names them otherwise
+        for rounds in range(NAMING_ROUNDS + 1):
+            reused, declined = self.reuses(statements, kept if rounds < NAMING_ROUNDS else None)
+            head: dict[fx.Node, fx.Node] = {}
+            for node, previous in reused.items():
+                head[node] = node if previous is None else head.get(previous, previous)
+            runs: dict[fx.Node, list[fx.Node]] = {}
+            for node, first in head.items():
+                runs.setdefault(first, []).append(node)
+            source = self.source_names(runs, namespace)
+            # declined an input's name for one it cannot have, or kept others from its own without getting it
+            missed = {node for node in declined if node not in source}
+            missed |= {n for first, run in runs.items() if first not in source and statement_name(first) is not None for n in run}
+            if not missed - kept:
+                break
+            kept |= missed
+        for name in source.values():
+            namespace.reserve(name)
         items = {item: f"{_item_base(result)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
         for node, first in head.items():
             if node is first:
-                self.names[node] = namespace.create("out" if length[node] >= CHAIN else items.get(node, node.name))
+                self.names[node] = source.get(node) or namespace.create("out" if len(runs[node]) >= CHAIN else items.get(node, node.name))
             else:
                 self.names[node] = self.names[first]
         self.unused = UNUSED  # `_` for an item nothing reads, unless a value of the method has that name
@@ -404,6 +419,42 @@ class _Emitter:
         self.list_names = {first: namespace.create("features") for first in self.accumulations}
         if self.accumulations or self.chains:
             self.loop_variable = namespace.create("layer")
+
+    def reuses(self, statements: list[fx.Node], kept: set[fx.Node] | None) -> tuple[dict[fx.Node, fx.Node | None], set[fx.Node]]:
+        """Each statement's input whose name it takes (reusable_input), and the statements that declined
+        one for the name their source gives them; `kept` take one regardless (None: all do)."""
+        self.rebinds, self.threaded = set(), {}
+        reused: dict[fx.Node, fx.Node | None] = {}
+        declined: set[fx.Node] = set()
+        claimed: set[str] = set()  # source names values that start a name of their own ask for, so far
+        kept = kept if self.traced else None
+        for node in statements:
+            own = statement_target(node) if kept is not None and node not in kept else None
+            reused[node], declines = self.reusable_input(node, own, claimed, kept)
+            if declines:
+                declined.add(node)
+            if reused[node] is None and own is not None:
+                claimed.add(own)
+        return reused, declined
+
+    def source_names(self, runs: dict[fx.Node, list[fx.Node]], namespace: Namespace) -> dict[fx.Node, str]:
+        """The name the model's source gave each run of values sharing a name (source_names.py), where it can
+        take it, by its first value: free in the method and given once."""
+        out: dict[fx.Node, str] = {}
+        item_source = {
+            item: name
+            for result, found in self.unpacked.items()
+            for item, name in zip(found, item_names(result, len(found)) or ())
+            if item is not None
+        }
+        for first, run in runs.items():
+            if first in self.unpacked_items:
+                name = run_name(run, item_source[first]) if first in item_source else None
+            else:
+                name = run_name(run)
+            if name is not None and name not in out.values() and usable(name, namespace.is_free(name)):
+                out[first] = name
+        return out
 
     def frees(self) -> dict[fx.Node, list[str]]:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
@@ -426,24 +477,44 @@ class _Emitter:
             frees.setdefault(death, []).extend(self.names[v] for v in bound)
         return frees
 
-    def reusable_input(self, node: fx.Node) -> fx.Node | None:
+    def reusable_input(self, node: fx.Node, own: str | None, claimed: set[str], kept: set[fx.Node] | None) -> tuple[fx.Node | None, bool]:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
-        which frees the old value as a `del` would. Parameters read into locals keep their names."""
+        which frees the old value as a `del` would. Parameters read into locals keep their names.
+
+        Where the source names values (source_names.py), a value its statement names `own` takes no input's
+        name but one of that name or of its own statement; it declines the others (True with it) where
+        its own is free (`claimed`: asked for by earlier values), and no value takes the name of a value
+        its source named otherwise (`scores` stays bound where `scores - max` is computed), but those in
+        `kept` (None: no source names). A child applied to the input alone takes its name (`x = self.downsample(x)`, the in-place
+        form optional children are found by)."""
         if node in self.unpacked_items:
-            return self.threaded_input(node)
+            return self.threaded_input(node), False
         if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
-            return None  # a tuple and its items keep names of their own
+            return None, False  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
         if node in self.rolls:  # a rolled run's value may take only its start's name, unless its body reads that too
             start = cast(fx.Node, node.args[0])
             inputs = [] if start in node.args[1:] else [start]
         else:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
-        for used in inputs:
-            if self.renamable(used, node):
-                self.rebinds.add(used)
-                return used
-        return None
+        renamable = [used for used in inputs if self.renamable(used, node)]
+        declines = False
+        if renamable and kept is not None and not _applies_child(node):
+            named = [used for used in renamable if used not in kept and self.source_name_of(used) not in (None, own, *GENERIC_INPUTS) and not same_statement(used, node)]
+            if own is not None and own not in claimed and usable(own, self.namespace.is_free(own)):
+                same = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node)]
+                declines = not same
+                renamable = same
+            else:
+                renamable = [used for used in renamable if used not in named or used.op == "placeholder"]
+        if renamable:
+            self.rebinds.add(renamable[0])
+            return renamable[0], False
+        return None, declines
+
+    def source_name_of(self, value: fx.Node) -> str | None:
+        """An input's name, or the name the source statement of a computed value assigns it."""
+        return self.names.get(value) if value.op == "placeholder" else statement_name(value)
 
     def renamable(self, used: fx.Node, statement: fx.Node) -> bool:
         """True when the value `statement` computes may take the name of `used`, which dies there."""
@@ -564,8 +635,16 @@ _NUMBER = re.compile(r"(?<![\w.])\d[\w.]*(?:e[+-]?\d+)?")
 # short method locals die at return instead.
 DEL_DISTANCE = 6
 CHAIN = 2
+# Rounds of naming in which a value may decline its input's name for its source's (source_names.py);
+# one more where none does.
+NAMING_ROUNDS = 3
 # Inputs whose name says nothing of what they hold: a value computed from one may take its name.
 GENERIC_INPUTS = frozenset({"x", "input", "inputs", "hidden_states", "h", "out"})
+
+
+def _applies_child(node: fx.Node) -> bool:
+    """A child module called on one value: `x = self.downsample(x)`."""
+    return node.op == "call_module" and len(node.args) == 1 and not node.kwargs
 
 
 def _precedence(node: fx.Node) -> int:

@@ -2060,3 +2060,27 @@ class DropPathElsewhereNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class SourceNamed(nn.Module):
+    """Locals its source names (source_names.py): a run of statements under one name, a statement over
+    several lines, items of a tuple, a builtin's name (`max`, never taken) and a value the next statement
+    names otherwise (`scores`, where the query dies)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+
+    def forward(self, hidden_states):
+        query_states = self.q(hidden_states).view(2, 4, 2, 4)
+        query_states = query_states.transpose(1, 2)
+        key_states = self.k(hidden_states).view(2, 4, 2, 4).transpose(1, 2)
+        scores = query_states @ key_states.transpose(-1, -2)
+        max = scores.amax(-1, keepdim=True)
+        first, second = (scores - max).softmax(-1).chunk(2, dim=1)
+        total = torch.cat(
+            [second, first],
+            dim=1,
+        )
+        return total.sum(-1) * 2

@@ -118,7 +118,7 @@ CASES = [
     Case("one_source_line_one_statement", OneLine, (torch.randn(2, 8),), _export,
          has=("x = x + self.fc(self.norm(x))", "return x * 2")),
     Case("fill_with_the_number", Mask, (torch.randn(4, 4),), _export,
-         has=("new_zeros[:2, 2:].fill_(3.0)", "new_zeros[2:, :2].fill_(1.5)"), lacks=(r"lifted_tensor", r"\]\[")),
+         has=("mask[:2, 2:].fill_(3.0)", "mask[2:, :2].fill_(1.5)"), lacks=(r"lifted_tensor", r"\]\[")),
     Case("del_where_memory_dies", Views, (torch.randn(2, 5),), _trace,
          matches=(r"self\.layers\[1\]\(.*\)\n +del [\w, ]*\bunbind\b",), lacks=(r"\n +del (?![\w, ]*\bunbind\b)",)),
 ]  # fmt: skip

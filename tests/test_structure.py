@@ -281,7 +281,15 @@ SHAPES = [
     Shape("unpacked_results", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _trace, frozenset({"TwoOutputs"}),
           counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "chunk_1 = out_1.chunk(3, dim=0)": 1, "[0]": 1}),
     Shape("unpacked_results_export", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _export, frozenset({"TwoOutputs"}),
-          counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "out_2, out_3, _ = out_1.chunk(3)": 1, "[0]": 0}),
+          counts={"a, out = x.chunk(2, dim=-1)": 1, "out_1, m = self.pair(out)": 1, "out_2, out_3, _ = out_1.chunk(3)": 1, "[0]": 0}),
+    # locals named as the source names them where torch.export recorded the statements; none from symbolic_trace
+    Shape("source_names_export", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
+          counts={"query_states = self.q(hidden_states).view(2, 4, 2, 4)": 1, "query_states = query_states.transpose(1, 2)": 1,
+                  "key_states = self.k(hidden_states).view(2, 4, 2, 4)": 1,
+                  "scores = query_states @ key_states.transpose(-1, -2)": 1, "max =": 0,
+                  "first, second = F.softmax(": 1, "total = torch.cat([second, first], dim=1)": 1}),
+    Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
+          counts={"query_states": 0, "scores": 0, "total": 0}),
     # values nothing reads: no statement for views and arithmetic; a random draw and an in-place add stay
     Shape("dead_code", _model(models.DeadCode), lambda: (torch.randn(2, 4),), _trace, frozenset(),
           counts={"unsqueeze": 0, "torch.rand_like(x)": 1, "x.clone().add_(1)": 1}),

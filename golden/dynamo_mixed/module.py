@@ -30,14 +30,14 @@ class FxModule(nn.Module):
         L_self_buffers_running_,
     ):
         # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = F.linear(
+        y = F.linear(
             L_x_,
             L_self_modules_lin_parameters_weight_,
             L_self_modules_lin_parameters_bias_,
         )
-        out = out * 2.0
-        out = out + L_self_buffers_offset_
-        out = out + torch.tensor([1.0, 2.0, 3.0, 4.0])
+        y = y * 2.0
+        y = y + L_self_buffers_offset_
+        y = y + torch.tensor([1.0, 2.0, 3.0, 4.0])
         # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = L_extra_a_.sum()
-        return (out, sum_1, L_x_.relu(), L_self_buffers_running_ + 1)
+        return (y, sum_1, L_x_.relu(), L_self_buffers_running_ + 1)

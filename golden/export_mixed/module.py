@@ -55,8 +55,8 @@ class FxModule(nn.Module):
                 "scale: this export is specialised to 2.0, got " + repr(scale)
             )
         # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = self.lin(x) * 2.0 + self.offset
-        out = out + self.lifted_tensor_0.clone().detach_()
+        y = self.lin(x) * 2.0 + self.offset
+        y = y + self.lifted_tensor_0.clone().detach_()
         # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = extra_a.sum()
-        return {"y": out, "rest": (sum_1, [F.relu(x), self.running + 1])}
+        return {"y": y, "rest": (sum_1, [F.relu(x), self.running + 1])}

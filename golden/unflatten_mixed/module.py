@@ -58,11 +58,11 @@ class FxModule(nn.Module):
 
     def forward(self, arg0, arg1, scale=2.0):
         extra_a = arg1["a"]
-        out = self.lin(arg0)
+        lin = self.lin(arg0)
         # tests/producers.py:27 in forward: y = self.lin(x) * scale + self.offset + torch.tensor([1.0, 2.0, 3.0, 4.0])
-        out = out * 2.0
-        out = out + self.offset
-        out = out + self.lifted_tensor_0.clone().detach_()
+        y = lin * 2.0
+        y = y + self.offset
+        y = y + self.lifted_tensor_0.clone().detach_()
         # tests/producers.py:28 in forward: return {"y": y, "rest": (extra["a"].sum(), [x.relu(), self.running + 1])}
         sum_1 = extra_a.sum()
-        return {"y": out, "rest": (sum_1, [F.relu(arg0), self.running + 1])}
+        return {"y": y, "rest": (sum_1, [F.relu(arg0), self.running + 1])}

@@ -1,0 +1,78 @@
+"""Which name a source statement gives the value a node computes (source_names.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import fx
+
+from fxexport.source_names import forget_statements, statement, statement_name
+
+SOURCE = '''\
+def forward(self, x):
+    y = torch.cat(
+        [x, x],
+        dim=pick(
+            k=bar(2),
+        ),
+    )
+    a, b = y.chunk(2)
+    c: int = a + 1
+    c += b
+    self.total = c
+    d = e = c
+    *f, g = c.unbind()
+    parts[0] = c
+    for h in range(2):
+        pass
+    return c
+'''
+
+# (line of SOURCE, first line of its statement, the names it assigns)
+CASES = [
+    (2, 2, ("y",)),
+    (5, 2, ("y",)),  # `k=bar(2),` inside the call reads as an assignment on its own: the statement is `y = ...`
+    (8, 8, ("a", "b")),
+    (9, 9, ("c",)),
+    (10, 10, ("c",)),
+    (11, 11, None),  # an attribute
+    (12, 12, None),  # two targets
+    (13, 13, None),  # a starred target
+    (14, 14, None),  # an item
+    (15, 15, None),  # a loop's header
+    (17, 17, None),  # not an assignment
+]
+
+
+def _node(path: Path, line: int, *, users: int = 0) -> fx.Node:
+    graph = fx.Graph()
+    node = graph.call_function(torch.neg, (graph.placeholder("x"),))
+    code = SOURCE.splitlines()[line - 1].strip()
+    node.meta["stack_trace"] = f'  File "{path}", line {line}, in forward\n    {code}\n'
+    for _ in range(users):
+        graph.call_function(torch.neg, (node,)).meta["stack_trace"] = node.meta["stack_trace"]
+    return node
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "model.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    yield path
+    forget_statements()
+
+
+@pytest.mark.parametrize("line,start,names", CASES, ids=[str(c[0]) for c in CASES])
+def test_a_node_is_named_by_the_whole_statement_it_ran_in(source: Path, line: int, start: int, names: tuple[str, ...] | None) -> None:
+    assert statement(_node(source, line)) == ((str(source), start), names)
+
+
+def test_a_value_its_statement_reads_again_is_not_what_it_assigned(source: Path) -> None:
+    assert statement_name(_node(source, 2)) == "y"
+    assert statement_name(_node(source, 2, users=1)) is None  # a part of `y = ...`, not y
+
+
+def test_a_file_that_cannot_be_read_names_nothing(tmp_path: Path) -> None:
+    assert statement(_node(tmp_path / "gone.py", 2)) is None
