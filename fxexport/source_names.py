@@ -6,16 +6,21 @@ run of statements under one name, an item of an unpacked result) takes the name 
 assigns where it can: every statement of the run assigns that one name, the last value is what its
 statement assigned (nothing later in the same statement reads it), and the name is free in the
 method and no builtin. Otherwise the value keeps the name fxexport gives (`out`, the op's name).
-The statement is found in the source file's syntax tree (a statement written over several lines
-included), never from its line alone: `a=b.view(2),` inside a call reads as an assignment.
+The statement is found in the syntax tree of the function it is in (a statement written over several
+lines included), never from its line alone: `a=b.view(2),` inside a call reads as an assignment.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
+import inspect
 import linecache
-from collections.abc import Sequence
+import re
+import textwrap
+import tokenize
+from collections.abc import Iterator, Sequence
 
 from torch import fx
 
@@ -25,31 +30,51 @@ from .names import BUILTIN_NAMES
 Statement = tuple[str, int]  # (file, first line)
 
 
-@functools.lru_cache(maxsize=64)
-def _file_statements(file: str) -> dict[int, tuple[int, tuple[str, ...] | None]] | None:
-    """Each line of a source file -> (the first line of the statement it is in, the names that statement
-    assigns or None); None where the file cannot be read or parsed."""
-    text = "".join(linecache.getlines(file))
+_DEF = re.compile(r"\s*(?:async\s+)?def\s")
+
+
+@functools.lru_cache(maxsize=1024)
+def _function_statements(file: str, first: int) -> tuple[list[int], list[tuple[int, int, tuple[str, ...] | None]]] | None:
+    """The statements of the function whose `def` is line `first` of a source file, as (first line, last
+    line, the names it assigns or None), ordered and apart (a compound statement by its header lines
+    alone), with their first lines for bisecting; None where it cannot be read or parsed. The function
+    alone is parsed: a model's file may hold thousands of lines (timm's vision_transformer.py)."""
+    lines = linecache.getlines(file)
     try:
-        tree = ast.parse(text) if text else None
-    except (SyntaxError, ValueError):
+        block = inspect.getblock(lines[first - 1 :])
+        tree = ast.parse(textwrap.dedent("".join(block)))
+    except (SyntaxError, ValueError, IndentationError, tokenize.TokenError):
         return None
-    if tree is None:
+    spans = sorted((start + first - 1, end + first - 1, targets) for start, end, targets in _spans(tree.body))
+    return [span[0] for span in spans], spans
+
+
+def _enclosing_def(file: str, line: int) -> int | None:
+    """The line of the `def` whose body holds `line` (the nearest one above it, indented less), else None."""
+    lines = linecache.getlines(file)
+    if not 0 < line <= len(lines):
         return None
-    out: dict[int, tuple[int, tuple[str, ...] | None]] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt):
+    text = lines[line - 1]
+    indent = len(text) - len(text.lstrip())
+    for number in range(line - 1, 0, -1):
+        above = lines[number - 1]
+        if _DEF.match(above) and len(above) - len(above.lstrip()) < indent:
+            return number
+    return None
+
+
+def _spans(statements: list[ast.stmt]) -> Iterator[tuple[int, int, tuple[str, ...] | None]]:
+    """Each statement's span, those inside compound statements included (expressions are not walked)."""
+    for node in statements:
+        inner = [getattr(node, name, None) or [] for name in ("body", "orelse", "finalbody")]
+        inner += [handler.body for handler in getattr(node, "handlers", [])] + [case.body for case in getattr(node, "cases", [])]
+        first = min((block[0].lineno for block in inner if block), default=None)
+        if first is None:
+            yield node.lineno, node.end_lineno or node.lineno, _targets(node)
             continue
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body:  # a compound statement: its header lines alone
-            end = body[0].lineno - 1
-            targets = None
-        else:
-            end = node.end_lineno or node.lineno
-            targets = _targets(node)
-        for line in range(node.lineno, end + 1):
-            out.setdefault(line, (node.lineno, targets))
-    return out
+        yield node.lineno, first - 1, None  # a compound statement's header
+        for block in inner:
+            yield from _spans(block)
 
 
 def _targets(statement: ast.stmt) -> tuple[str, ...] | None:
@@ -67,22 +92,30 @@ def _targets(statement: ast.stmt) -> tuple[str, ...] | None:
     return None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
-    """The source statement the node ran in (its file and first line) and the names it assigns."""
+    """The source statement the node ran in (its file and first line) and the names it assigns (asked
+    of each node several times while its method is named: kept for one export)."""
     found = source_statement(node)
     if found is None:
         return None
     file, line, _ = found
-    lines = _file_statements(file)
-    if lines is None or int(line) not in lines:
+    first = _enclosing_def(file, int(line))
+    parsed = None if first is None else _function_statements(file, first)
+    if parsed is None:
         return None
-    start, targets = lines[int(line)]
+    starts, spans = parsed
+    index = bisect.bisect_right(starts, int(line)) - 1
+    if index < 0 or spans[index][1] < int(line):
+        return None
+    start, _, targets = spans[index]
     return (file, start), targets
 
 
 def forget_statements() -> None:
-    """Drop the parsed source files (kept for one export)."""
-    _file_statements.cache_clear()
+    """Drop the parsed source files and the nodes' statements (kept for one export)."""
+    _function_statements.cache_clear()
+    statement.cache_clear()
 
 
 def statement_target(node: fx.Node) -> str | None:

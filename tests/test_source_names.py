@@ -28,6 +28,7 @@ def forward(self, x):
     for h in range(2):
         pass
     return c
+z = 1
 '''
 
 # (line of SOURCE, first line of its statement, the names it assigns)
@@ -44,6 +45,7 @@ CASES = [
     (15, 15, None),  # a loop's header
     (17, 17, None),  # not an assignment
 ]
+OUTSIDE_FUNCTIONS = 18  # `z = 1`: no function's statement
 
 
 def _node(path: Path, line: int, *, users: int = 0) -> fx.Node:
@@ -72,6 +74,10 @@ def test_a_node_is_named_by_the_whole_statement_it_ran_in(source: Path, line: in
 def test_a_value_its_statement_reads_again_is_not_what_it_assigned(source: Path) -> None:
     assert statement_name(_node(source, 2)) == "y"
     assert statement_name(_node(source, 2, users=1)) is None  # a part of `y = ...`, not y
+
+
+def test_a_statement_outside_functions_names_nothing(source: Path) -> None:
+    assert statement(_node(source, OUTSIDE_FUNCTIONS)) is None
 
 
 def test_a_file_that_cannot_be_read_names_nothing(tmp_path: Path) -> None:
