@@ -136,6 +136,7 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
     exclusive = bool(_code_count(mine.head))  # `if ... else:`: a local of one side may have a name the other binds
     scope = mine.tail if exclusive else longer.forward_lines
     taken = {t.string for line in scope for t in variable_tokens(line_tokens(line))} | set(inputs) | {extra}
+    taken |= set(_reads(mine.head))  # a global the other side reads (binding it would make it a local there too)
     renames = dict(zip(parameter_names(shorter.forward_params), inputs)) | {theirs.value: mine.value}
     renames |= {name: unique_identifier(name, taken, "x") for name in sorted(_bound(theirs.head) - set(renames))}
     computed = tuple(INDENT + rename_variables(line, renames) for line in theirs.head)

@@ -20,6 +20,7 @@ import linecache
 import re
 import textwrap
 import tokenize
+import warnings
 from collections.abc import Iterator, Sequence
 
 from torch import fx
@@ -42,11 +43,19 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[tuple[i
     lines = linecache.getlines(file)
     try:
         block = inspect.getblock(lines[first - 1 :])
-        tree = ast.parse(textwrap.dedent("".join(block)))
-    except (SyntaxError, ValueError, IndentationError, tokenize.TokenError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
+            tree = ast.parse(textwrap.dedent("".join(block)))
+    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
         return None
-    spans = sorted((start + first - 1, end + first - 1, targets) for start, end, targets in _spans(tree.body))
-    return [span[0] for span in spans], spans
+    spans: dict[int, tuple[int, int, tuple[str, ...] | None]] = {}
+    for start, end, targets in _spans(tree.body):
+        start, end = start + first - 1, end + first - 1
+        if start in spans:  # statements sharing a line (`a = f(x); b = g(x)`): which a node ran in is not known
+            targets, end = None, max(end, spans[start][1])
+        spans[start] = (start, end, targets)
+    ordered = sorted(spans.values(), key=lambda span: span[0])
+    return [span[0] for span in ordered], ordered
 
 
 def _enclosing_def(file: str, line: int) -> int | None:
@@ -54,13 +63,17 @@ def _enclosing_def(file: str, line: int) -> int | None:
     lines = linecache.getlines(file)
     if not 0 < line <= len(lines):
         return None
-    text = lines[line - 1]
-    indent = len(text) - len(text.lstrip())
+    indent = _indent(lines[line - 1])
     for number in range(line - 1, 0, -1):
         above = lines[number - 1]
-        if _DEF.match(above) and len(above) - len(above.lstrip()) < indent:
+        if _DEF.match(above) and _indent(above) < indent:
             return number
     return None
+
+
+def _indent(line: str) -> int:
+    text = line.expandtabs()
+    return len(text) - len(text.lstrip())
 
 
 def _spans(statements: list[ast.stmt]) -> Iterator[tuple[int, int, tuple[str, ...] | None]]:
@@ -99,7 +112,10 @@ def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
     found = source_statement(node)
     if found is None:
         return None
-    file, line, _ = found
+    file, line, code = found
+    lines = linecache.getlines(file)
+    if not 0 < int(line) <= len(lines) or lines[int(line) - 1].strip() != code:
+        return None  # the file is not what ran (changed since): its statements would name other values
     first = _enclosing_def(file, int(line))
     parsed = None if first is None else _function_statements(file, first)
     if parsed is None:
@@ -156,8 +172,9 @@ def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:
 
 
 def usable(name: str, free: bool) -> bool:
-    """A source name a value may take: free in its method, no builtin it would shadow, not `_`."""
-    return free and name != "_" and name not in BUILTIN_NAMES
+    """A source name a value may take: free in its method, no builtin it would shadow, not `_`, ASCII (as
+    every name the later stages read in generated lines)."""
+    return free and name != "_" and name not in BUILTIN_NAMES and name.isascii()
 
 
 def _single(node: fx.Node) -> str | None:

@@ -64,3 +64,10 @@ def test_a_second_tuple_target_of_the_computed_value_is_renamed() -> None:
     longer = _class("Positions_1", ("ids",), ("x = ids.unsqueeze(0)", "x = x + 2", "return F.embedding(x, self.weight)"))
     short, _ = computed_inputs([shorter, longer], {})
     assert short.forward_lines[1:3] == ("    a, x = torch.arange(16).chunk(2)", "    x = x.expand(1, -1)")
+
+
+def test_a_computed_local_never_takes_the_name_of_a_global_the_other_side_reads() -> None:
+    shorter = _class("Positions", (), ("helper = torch.arange(8)", "out = helper.expand(1, -1)", "out = out + 2", "return F.embedding(out, self.weight)"))
+    longer = _class("Positions_1", ("ids",), ("x = helper(ids)", "x = x + 2", "return F.embedding(x, self.weight)"))
+    _, long = computed_inputs([shorter, longer], {})
+    assert long.forward_lines[:5] == ("if ids is None:", "    helper_1 = torch.arange(8)", "    x = helper_1.expand(1, -1)", "else:", "    x = helper(ids)")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import torch
-from torch import fx
+from torch import fx, nn
 
+import fxexport
 from fxexport.source_names import forget_statements, statement, statement_name
+from tests.packages import imported
 
 SOURCE = '''\
 def forward(self, x):
@@ -29,6 +32,9 @@ def forward(self, x):
         pass
     return c
 z = 1
+def other(self, x):
+    a = f(x); b = g(x)
+    return a
 '''
 
 # (line of SOURCE, first line of its statement, the names it assigns)
@@ -46,12 +52,13 @@ CASES = [
     (17, 17, None),  # not an assignment
 ]
 OUTSIDE_FUNCTIONS = 18  # `z = 1`: no function's statement
+TWO_ON_A_LINE = 20  # `a = f(x); b = g(x)`: which one a node ran in is not known
 
 
-def _node(path: Path, line: int, *, users: int = 0) -> fx.Node:
+def _node(path: Path, line: int, *, users: int = 0, code: str | None = None) -> fx.Node:
     graph = fx.Graph()
     node = graph.call_function(torch.neg, (graph.placeholder("x"),))
-    code = SOURCE.splitlines()[line - 1].strip()
+    code = SOURCE.splitlines()[line - 1].strip() if code is None else code
     node.meta["stack_trace"] = f'  File "{path}", line {line}, in forward\n    {code}\n'
     for _ in range(users):
         graph.call_function(torch.neg, (node,)).meta["stack_trace"] = node.meta["stack_trace"]
@@ -78,6 +85,36 @@ def test_a_value_its_statement_reads_again_is_not_what_it_assigned(source: Path)
 
 def test_a_statement_outside_functions_names_nothing(source: Path) -> None:
     assert statement(_node(source, OUTSIDE_FUNCTIONS)) is None
+
+
+def test_statements_sharing_a_line_name_nothing(source: Path) -> None:
+    assert statement(_node(source, TWO_ON_A_LINE)) == ((str(source), TWO_ON_A_LINE), None)
+
+
+def test_a_file_changed_since_the_trace_names_nothing(source: Path) -> None:
+    assert statement(_node(source, 2, code="x = torch.cat(")) is None  # the trace ran another line there
+
+
+class _TwoOnALine(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x); z = y.relu()  # noqa: E702
+        scaled = z * 2
+        return scaled + y
+
+
+def test_a_model_with_statements_sharing_a_line_exports_and_names_the_others(tmp_path: Path) -> None:
+    model = _TwoOnALine().eval()
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(0))
+    gm = torch.export.export(model, (x,)).module()
+    fxexport.export(gm, tmp_path / "two")
+    code = re.sub(r"^ *#.*$", "", (tmp_path / "two" / "module.py").read_text(encoding="utf-8"), flags=re.MULTILINE)
+    assert "scaled = " in code and "y = " not in code and "z = " not in code
+    with imported(tmp_path / "two") as package:
+        assert torch.equal(package.FxModule()(x), gm(x))
 
 
 def test_a_file_that_cannot_be_read_names_nothing(tmp_path: Path) -> None:
