@@ -190,15 +190,20 @@ def _resolved_in(file: str, cwd: str) -> str:
     return str(Path(file).resolve())
 
 
+def _outermost_frame(node: fx.Node) -> re.Match[str] | None:
+    """The outermost recorded frame of the node's stack trace: file, line, function and source line."""
+    return _FRAME.search(node.stack_trace or "")
+
+
 def source_statement(node: fx.Node) -> tuple[str, str, str] | None:
     """(file, line number, source line) of the outermost recorded frame of the node's stack trace, or None."""
-    match = _FRAME.search(node.stack_trace or "")
+    match = _outermost_frame(node)
     return None if match is None else (match["file"], match["line"], match["code"].strip())
 
 
 def annotation(node: fx.Node) -> str | None:
     """`# models/net.py:12 in forward: y = self.lin(x)` for the outermost recorded frame, or None."""
-    match = _FRAME.search(node.stack_trace or "")
+    match = _outermost_frame(node)
     if match is None:
         return None
     code = _CONTROL.sub(" ", match["code"]).strip()

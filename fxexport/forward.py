@@ -389,6 +389,12 @@ class _Emitter:
         and a value the model's source names takes that name where it can (source_names.py)."""
         statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked]
         kept: set[fx.Node] = set()  # values that take an input's name although their source names them otherwise
+        item_source = {  # the names the source binds the items of each unpacked result to
+            item: name
+            for result, found in self.unpacked.items()
+            for item, name in zip(found, item_names(result, len(found)) or ())
+            if item is not None
+        } if self.traced else {}  # fmt: skip
         for rounds in range(NAMING_ROUNDS + 1):
             reused, declined = self.reuses(statements, kept if rounds < NAMING_ROUNDS else None)
             head: dict[fx.Node, fx.Node] = {}
@@ -397,7 +403,7 @@ class _Emitter:
             runs: dict[fx.Node, list[fx.Node]] = {}
             for node, first in head.items():
                 runs.setdefault(first, []).append(node)
-            source = self.source_names(runs, namespace)
+            source = self.source_names(runs, namespace, item_source)
             # declined an input's name for one it cannot have, or kept others from its own without getting it
             missed = {node for node in declined if node not in source}
             missed |= {n for first, run in runs.items() if first not in source and statement_name(first) is not None for n in run}
@@ -437,23 +443,20 @@ class _Emitter:
                 claimed.add(own)
         return reused, declined
 
-    def source_names(self, runs: dict[fx.Node, list[fx.Node]], namespace: Namespace) -> dict[fx.Node, str]:
+    def source_names(self, runs: dict[fx.Node, list[fx.Node]], namespace: Namespace, item_source: dict[fx.Node, str]) -> dict[fx.Node, str]:
         """The name the model's source gave each run of values sharing a name (source_names.py), where it can
-        take it, by its first value: free in the method and given once."""
+        take it, by its first value: free in the method and given once (`item_source`: the names of
+        unpacked items)."""
         out: dict[fx.Node, str] = {}
-        item_source = {
-            item: name
-            for result, found in self.unpacked.items()
-            for item, name in zip(found, item_names(result, len(found)) or ())
-            if item is not None
-        }
+        given: set[str] = set()
         for first, run in runs.items():
             if first in self.unpacked_items:
                 name = run_name(run, item_source[first]) if first in item_source else None
             else:
                 name = run_name(run)
-            if name is not None and name not in out.values() and usable(name, namespace.is_free(name)):
+            if name is not None and name not in given and usable(name, namespace.is_free(name)):
                 out[first] = name
+                given.add(name)
         return out
 
     def frees(self) -> dict[fx.Node, list[str]]:
@@ -481,12 +484,13 @@ class _Emitter:
         """A computed input whose last use this is: the new value takes its name (`x = self.conv(x)`),
         which frees the old value as a `del` would. Parameters read into locals keep their names.
 
-        Where the source names values (source_names.py), a value its statement names `own` takes no input's
-        name but one of that name or of its own statement; it declines the others (True with it) where
-        its own is free (`claimed`: asked for by earlier values), and no value takes the name of a value
-        its source named otherwise (`scores` stays bound where `scores - max` is computed), but those in
-        `kept` (None: no source names). A child applied to the input alone takes its name (`x = self.downsample(x)`, the in-place
-        form optional children are found by)."""
+        Where the source names values (source_names.py; `kept` None: it does not), a value its statement
+        names `own` takes no input's name but one of that name or of its own statement, and declines the
+        others (True with it) where its own is free (`claimed`: asked for by earlier values). A value
+        with no such name of its own takes no name its source gave another value (`scores` stays bound
+        where `scores - max` is computed), generic ones and those in `kept` aside. A child applied to
+        the input alone takes its name (`x = self.downsample(x)`, the in-place form optional children
+        are found by)."""
         if node in self.unpacked_items:
             return self.threaded_input(node), False
         if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
@@ -500,17 +504,20 @@ class _Emitter:
         renamable = [used for used in inputs if self.renamable(used, node)]
         declines = False
         if renamable and kept is not None and not _applies_child(node):
-            named = [used for used in renamable if used not in kept and self.source_name_of(used) not in (None, own, *GENERIC_INPUTS) and not same_statement(used, node)]
             if own is not None and own not in claimed and usable(own, self.namespace.is_free(own)):
-                same = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node)]
-                declines = not same
-                renamable = same
+                renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node)]
+                declines = not renamable
             else:
-                renamable = [used for used in renamable if used not in named or used.op == "placeholder"]
+                renamable = [used for used in renamable if used.op == "placeholder" or not self.named_otherwise(used, node, own, kept)]
         if renamable:
             self.rebinds.add(renamable[0])
             return renamable[0], False
         return None, declines
+
+    def named_otherwise(self, used: fx.Node, node: fx.Node, own: str | None, kept: set[fx.Node]) -> bool:
+        """True when the source named `used` (by no generic name, not `own`) in another statement than `node`'s."""
+        name = self.source_name_of(used)
+        return used not in kept and name not in (None, own, *GENERIC_INPUTS) and not same_statement(used, node)
 
     def source_name_of(self, value: fx.Node) -> str | None:
         """An input's name, or the name the source statement of a computed value assigns it."""

@@ -58,11 +58,9 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[tuple[i
     return [span[0] for span in ordered], ordered
 
 
-def _enclosing_def(file: str, line: int) -> int | None:
-    """The line of the `def` whose body holds `line` (the nearest one above it, indented less), else None."""
-    lines = linecache.getlines(file)
-    if not 0 < line <= len(lines):
-        return None
+def _enclosing_def(lines: list[str], line: int) -> int | None:
+    """The line of the `def` whose body holds `line` of a file's `lines` (the nearest one above it,
+    indented less), else None."""
     indent = _indent(lines[line - 1])
     for number in range(line - 1, 0, -1):
         above = lines[number - 1]
@@ -116,7 +114,7 @@ def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
     lines = linecache.getlines(file)
     if not 0 < int(line) <= len(lines) or lines[int(line) - 1].strip() != code:
         return None  # the file is not what ran (changed since): its statements would name other values
-    first = _enclosing_def(file, int(line))
+    first = _enclosing_def(lines, int(line))
     parsed = None if first is None else _function_statements(file, first)
     if parsed is None:
         return None
@@ -134,14 +132,9 @@ def forget_statements() -> None:
     statement.cache_clear()
 
 
-def statement_target(node: fx.Node) -> str | None:
-    """The one name the node's source statement assigns (the node its value or a part of it)."""
-    return _single(node)
-
-
 def statement_name(node: fx.Node) -> str | None:
     """The one name the node's source statement assigns it, when the node is that statement's value."""
-    name = _single(node)
+    name = statement_target(node)
     return None if name is None or _read_in_its_statement(node) else name
 
 
@@ -155,7 +148,7 @@ def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     """The one name the source statements of a run of values (one name, in order) assign, where the last
     value is what its statement assigned (earlier ones may be parts of theirs); None where they assign
     none, several, or a tuple. `first`: the name the first value's statement gives it (an unpacked item)."""
-    names = {first if first is not None else _single(run[0]), *(_single(node) for node in run[1:])}
+    names = {first if first is not None else statement_target(run[0]), *(statement_target(node) for node in run[1:])}
     if len(names) != 1:
         return None
     name = names.pop()
@@ -177,7 +170,8 @@ def usable(name: str, free: bool) -> bool:
     return free and name != "_" and name not in BUILTIN_NAMES and name.isascii()
 
 
-def _single(node: fx.Node) -> str | None:
+def statement_target(node: fx.Node) -> str | None:
+    """The one name the node's source statement assigns (the node its value or a part of it)."""
     found = statement(node)
     names = None if found is None else found[1]
     return names[0] if names is not None and len(names) == 1 else None
