@@ -26,7 +26,16 @@ from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .rolled import Roll, Rolled, loop_of
-from .source_names import item_names, run_name, same_statement, statement_name, statement_target, usable
+from .source_names import (
+    item_names,
+    run_name,
+    same_statement,
+    statement_name,
+    statement_target,
+    unpacked_apart,
+    unpacked_as,
+    usable,
+)
 from .unpacking import UNUSED, unpackable
 from .views import storage_roots
 
@@ -197,7 +206,20 @@ class _Emitter:
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         self.traced = any(n.stack_trace for n in self.graph.nodes)  # statements recorded: values may take source names
         self.threaded: dict[fx.Node, list[fx.Node]] = {}  # an unpacked result -> the inputs its items are named after
+        self.item_source: dict[fx.Node, str] = {}
+        self.order = {node: i for i, node in enumerate(self.graph.nodes)}
+        self.in_loops = frozenset(in_loops) | self.looped | frozenset(self.rolls)
+        self.read_in_loops = frozenset(n for n in self.graph.nodes if any(u in self.in_loops for u in n.users))
+        self.dead_parameters = self.rebindable_parameters() if self.traced else {}
+        self.carriers: dict[fx.Node, fx.Node] = {}  # a parameter -> the last value that took its name, while naming
         self.name_values(namespace)
+
+    def rebindable_parameters(self) -> dict[str, fx.Node]:
+        """Parameters (by name) whose name a value computed after their last use may take (free_at): read,
+        and not in a loop (a loop's body is written where its first call is)."""
+        if self.info is not None or self.carried is not None:
+            return {}
+        return {self.names[p]: p for p in self.graph.find_nodes(op="placeholder") if p in self.last_use and p not in self.read_in_loops}
 
     @property
     def pytree(self) -> _PyTreeInfo:
@@ -389,7 +411,7 @@ class _Emitter:
         and a value the model's source names takes that name where it can (source_names.py)."""
         statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked]
         kept: set[fx.Node] = set()  # values that take an input's name although their source names them otherwise
-        item_source = {  # the names the source binds the items of each unpacked result to
+        self.item_source = item_source = {  # the names the source binds the items of each unpacked result to
             item: name
             for result, found in self.unpacked.items()
             for item, name in zip(found, item_names(result, len(found)) or ())
@@ -434,9 +456,15 @@ class _Emitter:
         declined: set[fx.Node] = set()
         claimed: set[str] = set()  # source names values that start a name of their own ask for, so far
         kept = kept if self.traced else None
+        self.carriers = {}
+        bearer = {p: p for p in self.dead_parameters.values()}  # the last value bearing a parameter's name -> the parameter
         for node in statements:
             own = statement_target(node) if kept is not None and node not in kept else None
             reused[node], declines = self.reusable_input(node, own, claimed, kept)
+            if reused[node] in bearer:
+                parameter = bearer.pop(cast(fx.Node, reused[node]))
+                bearer[node] = parameter
+                self.carriers[parameter] = node
             if declines:
                 declined.add(node)
             if reused[node] is None and own is not None:
@@ -454,7 +482,7 @@ class _Emitter:
                 name = run_name(run, item_source[first]) if first in item_source else None
             else:
                 name = run_name(run)
-            if name is not None and name not in given and usable(name, namespace.is_free(name)):
+            if name is not None and name not in given and usable(name, self.free_at(name, first)):
                 out[first] = name
                 given.add(name)
         return out
@@ -463,6 +491,10 @@ class _Emitter:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
         (a view's `del` alone frees nothing while the value it views lives on)."""
         order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and n not in self.dead and n not in self.inlined)}
+        binders: dict[str, list[int]] = {}  # a name -> where statements bind it
+        for node, i in order.items():
+            if node in self.names and node.op != "output":
+                binders.setdefault(self.names[node], []).append(i)
         members: dict[fx.Node, list[fx.Node]] = {}
         for node, root in self.roots.items():
             members.setdefault(root, []).append(node)
@@ -475,6 +507,8 @@ class _Emitter:
             if len(order) - order[death] <= DEL_DISTANCE:
                 continue
             bound = [v for v in values if v in self.last_use and v not in self.inlined and v not in self.rebinds and v not in self.unpacked]
+            # a name a later value took by then (free_at) is that value's now
+            bound = [v for v in bound if not any(order.get(v, -1) < i <= order[death] for i in binders.get(self.names[v], ()))]
             if not bound:
                 continue
             frees.setdefault(death, []).extend(self.names[v] for v in bound)
@@ -504,9 +538,11 @@ class _Emitter:
         renamable = [used for used in inputs if self.renamable(used, node)]
         declines = False
         if renamable and kept is not None and not _applies_child(node):
-            if own is not None and own not in claimed and usable(own, self.namespace.is_free(own)):
-                renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node)]
+            if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
+                renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node)]
                 declines = not renamable
+            elif own is None and any(used not in kept and unpacked_apart(used, node) for used in renamable):
+                renamable = []  # unpacked into other names than an input was (`attn_output, attn_weights = f(query_states)`)
             else:
                 renamable = [used for used in renamable if used.op == "placeholder" or not self.named_otherwise(used, node, own, kept)]
         if renamable:
@@ -514,14 +550,29 @@ class _Emitter:
             return renamable[0], False
         return None, declines
 
+    def free_at(self, name: str, node: fx.Node) -> bool:
+        """True when a value `node`'s statement computes may be named `name`: a name free in the method, or
+        that of a parameter no statement reads from there on, nor any value that took its name
+        (`x = F.scaled_dot_product_attention(q, k, v)` after `qkv = self.qkv(x)`, as the source rebinds it)."""
+        if self.namespace.is_free(name):
+            return True
+        parameter = self.dead_parameters.get(name)
+        if parameter is None:
+            return False
+        carrier = self.carriers.get(parameter, parameter)  # the last value bearing the name so far
+        end = self.last_use.get(carrier, carrier)
+        return carrier not in self.read_in_loops and self.order[carrier] < self.order[node] and self.order[end] < self.order[node]
+
     def named_otherwise(self, used: fx.Node, node: fx.Node, own: str | None, kept: set[fx.Node]) -> bool:
         """True when the source named `used` (by no generic name, not `own`) in another statement than `node`'s."""
         name = self.source_name_of(used)
         return used not in kept and name not in (None, own, *GENERIC_INPUTS) and not same_statement(used, node)
 
     def source_name_of(self, value: fx.Node) -> str | None:
-        """An input's name, or the name the source statement of a computed value assigns it."""
-        return self.names.get(value) if value.op == "placeholder" else statement_name(value)
+        """An input's name, or the name the source statement of a computed value (an unpacked item) assigns it."""
+        if value.op == "placeholder":
+            return self.names.get(value)
+        return self.item_source.get(value) or statement_name(value)
 
     def renamable(self, used: fx.Node, statement: fx.Node) -> bool:
         """True when the value `statement` computes may take the name of `used`, which dies there."""
@@ -703,7 +754,12 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
 
 
 def _is_item(node: fx.Node) -> bool:
-    return node.op == "call_function" and node.target is operator.getitem
+    """An item of a tuple or list, or an index into a value not known to be a tensor (a symbolic_trace
+    graph records no values); a slice of a tensor torch.export recorded (`x[:, :h]`) is none."""
+    if node.op != "call_function" or node.target is not operator.getitem:
+        return False
+    indexed = node.args[0]
+    return not (isinstance(indexed, fx.Node) and isinstance(indexed.meta.get("val"), torch.Tensor))
 
 
 def emit_forward(

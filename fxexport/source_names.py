@@ -29,15 +29,16 @@ from .annotations import source_statement
 from .names import BUILTIN_NAMES
 
 Statement = tuple[str, int]  # (file, first line)
+Span = tuple[int, int, "tuple[str, ...] | None", "frozenset[str] | None"]  # first and last line, names assigned and read
 
 
 _DEF = re.compile(r"\s*(?:async\s+)?def\s")
 
 
 @functools.lru_cache(maxsize=1024)
-def _function_statements(file: str, first: int) -> tuple[list[int], list[tuple[int, int, tuple[str, ...] | None]]] | None:
+def _function_statements(file: str, first: int) -> tuple[list[int], list[Span]] | None:
     """The statements of the function whose `def` is line `first` of a source file, as (first line, last
-    line, the names it assigns or None), ordered and apart (a compound statement by its header lines
+    line, the names it assigns or None, the names it reads or None), ordered and apart (a compound statement by its header lines
     alone), with their first lines for bisecting; None where it cannot be read or parsed. The function
     alone is parsed: a model's file may hold thousands of lines (timm's vision_transformer.py)."""
     lines = linecache.getlines(file)
@@ -48,12 +49,12 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[tuple[i
             tree = ast.parse(textwrap.dedent("".join(block)))
     except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
         return None
-    spans: dict[int, tuple[int, int, tuple[str, ...] | None]] = {}
-    for start, end, targets in _spans(tree.body):
+    spans: dict[int, Span] = {}
+    for start, end, targets, reads in _spans(tree.body):
         start, end = start + first - 1, end + first - 1
         if start in spans:  # statements sharing a line (`a = f(x); b = g(x)`): which a node ran in is not known
-            targets, end = None, max(end, spans[start][1])
-        spans[start] = (start, end, targets)
+            targets, reads, end = None, None, max(end, spans[start][1])
+        spans[start] = (start, end, targets, reads)
     ordered = sorted(spans.values(), key=lambda span: span[0])
     return [span[0] for span in ordered], ordered
 
@@ -74,16 +75,16 @@ def _indent(line: str) -> int:
     return len(text) - len(text.lstrip())
 
 
-def _spans(statements: list[ast.stmt]) -> Iterator[tuple[int, int, tuple[str, ...] | None]]:
+def _spans(statements: list[ast.stmt]) -> Iterator[Span]:
     """Each statement's span, those inside compound statements included (expressions are not walked)."""
     for node in statements:
         inner = [getattr(node, name, None) or [] for name in ("body", "orelse", "finalbody")]
         inner += [handler.body for handler in getattr(node, "handlers", [])] + [case.body for case in getattr(node, "cases", [])]
         first = min((block[0].lineno for block in inner if block), default=None)
         if first is None:
-            yield node.lineno, node.end_lineno or node.lineno, _targets(node)
+            yield node.lineno, node.end_lineno or node.lineno, _targets(node), _loaded(node)
             continue
-        yield node.lineno, first - 1, None  # a compound statement's header
+        yield node.lineno, first - 1, None, None  # a compound statement's header
         for block in inner:
             yield from _spans(block)
 
@@ -103,10 +104,27 @@ def _targets(statement: ast.stmt) -> tuple[str, ...] | None:
     return None
 
 
+def _loaded(statement: ast.stmt) -> frozenset[str]:
+    """The names a statement reads."""
+    return frozenset(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
     """The source statement the node ran in (its file and first line) and the names it assigns (asked
     of each node several times while its method is named: kept for one export)."""
+    found = _statement_span(node)
+    return None if found is None else ((found[0], found[1][0]), found[1][2])
+
+
+def statement_reads(node: fx.Node) -> frozenset[str] | None:
+    """The names the node's source statement reads, None where not known."""
+    found = _statement_span(node)
+    return None if found is None else found[1][3]
+
+
+def _statement_span(node: fx.Node) -> tuple[str, Span] | None:
+    """The file and span of the source statement the node ran in."""
     found = source_statement(node)
     if found is None:
         return None
@@ -122,8 +140,7 @@ def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
     index = bisect.bisect_right(starts, int(line)) - 1
     if index < 0 or spans[index][1] < int(line):
         return None
-    start, _, targets = spans[index]
-    return (file, start), targets
+    return file, spans[index]
 
 
 def forget_statements() -> None:
@@ -147,14 +164,53 @@ def same_statement(a: fx.Node, b: fx.Node) -> bool:
 def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     """The one name the source statements of a run of values (one name, in order) assign, where the last
     value is what its statement assigned (earlier ones may be parts of theirs); None where they assign
-    none, several, or a tuple. `first`: the name the first value's statement gives it (an unpacked item)."""
-    names = {first if first is not None else statement_target(run[0]), *(statement_target(node) for node in run[1:])}
-    if len(names) != 1:
+    none or several. A statement unpacking a tuple may hold earlier values if one of its names is that
+    one (`attn_output, attn_weights = attention_interface(...)`, then `attn_output = attn_output.reshape(...)`):
+    the later statement reads the run's value by that name. A run inside one such statement takes the one
+    of its names the statements reading its last value read. `first`: the name the first value's
+    statement gives it (an unpacked item)."""
+    if _read_in_its_statement(run[-1]):
         return None
-    name = names.pop()
-    if name is None or _read_in_its_statement(run[-1]):
+    assigned = [(first,) if first is not None else _assigned(run[0]), *(_assigned(node) for node in run[1:])]
+    singles = {names[0] for names in assigned if names is not None and len(names) == 1}
+    if not singles and first is None and len(set(assigned)) == 1 and assigned[0] is not None:
+        return _read_as(run[-1], assigned[0])
+    if len(singles) != 1:
+        return None
+    name = singles.pop()
+    last = assigned[-1]
+    if any(names is None or name not in names for names in assigned) or last is None or len(last) != 1:
         return None
     return name
+
+
+def _read_as(value: fx.Node, names: tuple[str, ...]) -> str | None:
+    """The one of `names` (that its statement binds) that every later statement reading `value` reads."""
+    read: set[str] = set()
+    for user in value.users:
+        reads = statement_reads(user)
+        if user.op == "output" or reads is None or same_statement(user, value):
+            return None
+        read |= reads & set(names)
+    return read.pop() if len(read) == 1 else None
+
+
+def unpacked_as(value: fx.Node, name: str, reader: fx.Node) -> bool:
+    """True when the statement of `value` binds `name` among others (`attn_output, attn_weights = ...`) and
+    that of `reader` reads it."""
+    names, reads = _assigned(value), statement_reads(reader)
+    return names is not None and len(names) > 1 and name in names and reads is not None and name in reads
+
+
+def unpacked_apart(a: fx.Node, b: fx.Node) -> bool:
+    """True when the statements of `a` and `b` each bind several names, none the same."""
+    names_a, names_b = _assigned(a), _assigned(b)
+    return names_a is not None and names_b is not None and min(len(names_a), len(names_b)) > 1 and not set(names_a) & set(names_b)
+
+
+def _assigned(node: fx.Node) -> tuple[str, ...] | None:
+    found = statement(node)
+    return None if found is None else found[1]
 
 
 def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:

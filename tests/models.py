@@ -2084,3 +2084,100 @@ class SourceNamed(nn.Module):
             dim=1,
         )
         return total.sum(-1) * 2
+
+
+class QkvAttention(nn.Module):
+    """timm's attention: the source rebinds its input's name once the input is read for the last time,
+    and slices it on under that name (a slice of a tensor is no item of a tuple)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        qkv = self.qkv(x).reshape(2, 4, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        x = F.scaled_dot_product_attention(q, k, v)
+        x = x.transpose(1, 2).reshape(2, 4, 8)
+        x = torch.cat([x[:, 1:], x[:, :1]], dim=1)
+        x = self.proj(x)
+        return x.sigmoid()
+
+
+class GatedSum(nn.Module):
+    """Names a value `x` while its input, which the export names `x` (not `hidden` as here), is still read
+    (the value it was normed to, which took its name): that value may not take the name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, hidden, gate):
+        hidden = self.norm(hidden)
+        x = self.lin(hidden)
+        x = x * gate
+        return x + hidden
+
+
+class ViewedAttention(nn.Module):
+    """twins' attention: the input's name runs on through views to q, k and v, whose memory lives until
+    the attention output takes the name: no `del` of that name after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.a, self.b, self.c, self.d = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.qkv(x).reshape(2, 4, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        q, k, v = x.unbind(0)
+        x = F.scaled_dot_product_attention(q, k, v)
+        x = x.transpose(1, 2).reshape(2, 4, 8)
+        x = torch.sigmoid(self.a(x))
+        x = torch.tanh(self.b(x))
+        x = torch.relu(self.c(x))
+        return self.d(x)
+
+
+class RebindsInput(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention = QkvAttention()
+        self.gated = GatedSum()
+        self.viewed = ViewedAttention()
+
+    def forward(self, x):
+        return self.viewed(self.gated(self.attention(x), x))
+
+
+def _attention_interface(q, k, v):
+    out = F.scaled_dot_product_attention(q, k, v)
+    return out.transpose(1, 2), None
+
+
+def _waves(x):
+    return x.sin(), x.cos()
+
+
+def _scaled(q, k):
+    return q * 2, k * 3
+
+
+class TupleNamed(nn.Module):
+    """transformers' attention: a helper's result unpacked into two names, one read on by the next
+    statement (`attn_output`), which names it, although its first value read one unpacked into other
+    names (`q, k = ...`, as llama's rotary embedding); a pair both read by one statement names neither."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, hidden_states):
+        q, k, v = self.qkv(hidden_states).view(2, 4, 3, 2, 4).permute(2, 0, 3, 1, 4).unbind(0)
+        q, k = _scaled(q, k)
+        attn_output, attn_weights = _attention_interface(q, k, v)
+        attn_output = attn_output.reshape(2, 4, 8)
+        sines, cosines = _waves(attn_output)
+        return sines * cosines

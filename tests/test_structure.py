@@ -281,13 +281,27 @@ SHAPES = [
     Shape("unpacked_results", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _trace, frozenset({"TwoOutputs"}),
           counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "chunk_1 = out_1.chunk(3, dim=0)": 1, "[0]": 1}),
     Shape("unpacked_results_export", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _export, frozenset({"TwoOutputs"}),
-          counts={"a, out = x.chunk(2, dim=-1)": 1, "out_1, m = self.pair(out)": 1, "out_2, out_3, _ = out_1.chunk(3)": 1, "[0]": 0}),
+          counts={"a, b = x.chunk(2, dim=-1)": 1, "y, m = self.pair(cat)": 1, "out, out_1, _ = y.chunk(3)": 1, "[0]": 0}),
     # locals named as the source names them where torch.export recorded the statements; none from symbolic_trace
     Shape("source_names_export", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
           counts={"query_states = self.q(hidden_states).view(2, 4, 2, 4)": 1, "query_states = query_states.transpose(1, 2)": 1,
                   "key_states = self.k(hidden_states).view(2, 4, 2, 4)": 1,
                   "scores = query_states @ key_states.transpose(-1, -2)": 1, "max =": 0,
                   "first, second = F.softmax(": 1, "total = torch.cat([second, first], dim=1)": 1}),
+    # a value takes its source's name of an input nobody reads from there on (timm's attention rebinds `x`), not that of
+    # an input still read later (GatedSum's `hidden`, which the export names `x`); where the name ran on through views
+    # whose memory lives until then (twins' attention), no `del` unbinds the value that took it; a slice of a tensor
+    # takes its name on (`x = torch.cat([x[:, 1:], ...`), as no item of a tuple does
+    Shape("rebinds_input_export", _model(models.RebindsInput), lambda: (torch.randn(2, 4, 8),), _export,
+          frozenset({"QkvAttention", "GatedSum", "ViewedAttention"}),
+          counts={"q, k, v = qkv.unbind()": 1, "q, k, v = x.unbind()": 1, "x = F.scaled_dot_product_attention(q, k, v)": 2,
+                  "x = torch.cat([x[:, 1:], x[:, :1]], dim=1)": 1, "x = self.proj(x)": 1, "out = self.lin(x)": 1,
+                  "return out + x": 1,
+                  "del q, k, v\n": 1, "del x": 0}),
+    # a helper's unpacked result: the value a later statement reads by one of its names takes it
+    Shape("tuple_named_export", _model(models.TupleNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
+          counts={"attn_output = F.scaled_dot_product_attention(": 1, "attn_output = attn_output.transpose(1, 2)": 1,
+                  "sines": 0, "cosines": 0}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
           counts={"query_states": 0, "scores": 0, "total": 0}),
     # values nothing reads: no statement for views and arithmetic; a random draw and an in-place add stay
