@@ -197,9 +197,9 @@ def _read_as(value: fx.Node, names: tuple[str, ...]) -> str | None:
 
 def unpacked_as(value: fx.Node, name: str, reader: fx.Node) -> bool:
     """True when the statement of `value` binds `name` among others (`attn_output, attn_weights = ...`) and
-    that of `reader` reads it."""
+    that of `reader` reads it and no other of them (`a = b + a` reads both: which is `value` is not known)."""
     names, reads = _assigned(value), statement_reads(reader)
-    return names is not None and len(names) > 1 and name in names and reads is not None and name in reads
+    return names is not None and len(names) > 1 and reads is not None and reads & set(names) == {name}
 
 
 def unpacked_apart(a: fx.Node, b: fx.Node) -> bool:

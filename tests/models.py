@@ -2168,7 +2168,8 @@ def _scaled(q, k):
 class TupleNamed(nn.Module):
     """transformers' attention: a helper's result unpacked into two names, one read on by the next
     statement (`attn_output`), which names it, although its first value read one unpacked into other
-    names (`q, k = ...`, as llama's rotary embedding); a pair both read by one statement names neither."""
+    names (`q, k = ...`, as llama's rotary embedding); a pair both read by one statement names neither
+    (`sines = cosines * sines`: which value is `sines` is not known)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -2180,4 +2181,5 @@ class TupleNamed(nn.Module):
         attn_output, attn_weights = _attention_interface(q, k, v)
         attn_output = attn_output.reshape(2, 4, 8)
         sines, cosines = _waves(attn_output)
-        return sines * cosines
+        sines = cosines * sines
+        return sines + sines.exp()

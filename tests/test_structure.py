@@ -301,7 +301,7 @@ SHAPES = [
     # a helper's unpacked result: the value a later statement reads by one of its names takes it
     Shape("tuple_named_export", _model(models.TupleNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
           counts={"attn_output = F.scaled_dot_product_attention(": 1, "attn_output = attn_output.transpose(1, 2)": 1,
-                  "sines": 0, "cosines": 0}),
+                  "sines = attn_output.": 0, "cosines =": 0, "sines = cos * sin": 1}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
           counts={"query_states": 0, "scores": 0, "total": 0}),
     # values nothing reads: no statement for views and arithmetic; a random draw and an in-place add stay
