@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from torch import fx
 
 from .annotations import source_statement
+from .calls import resolve_class
 from .names import BUILTIN_NAMES
 
 Statement = tuple[str, int]  # (file, first line)
@@ -143,10 +144,27 @@ def _statement_span(node: fx.Node) -> tuple[str, Span] | None:
     return file, spans[index]
 
 
+@functools.lru_cache(maxsize=1024)
+def source_parameters(cls: type | str) -> tuple[str, ...]:
+    """The names of the parameters of a module class's `forward` (not `self`, `*args` or `**kwargs`),
+    () where they cannot be read."""
+    found = resolve_class(cls)
+    try:
+        forward = getattr(found, "forward", None)
+        signature = inspect.signature(forward) if callable(forward) else None
+    except (TypeError, ValueError):
+        return ()
+    if signature is None:
+        return ()
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in list(signature.parameters.values())[1:] if p.kind in kinds and p.name.isascii() and p.name.isidentifier())
+
+
 def forget_statements() -> None:
     """Drop the parsed source files and the nodes' statements (kept for one export)."""
     _function_statements.cache_clear()
     statement.cache_clear()
+    source_parameters.cache_clear()
 
 
 def statement_name(node: fx.Node) -> str | None:

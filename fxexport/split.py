@@ -34,7 +34,7 @@ from .calls import (
 from .ir import InlineModule
 from .packing import list_arguments
 from .rebuild import is_holder
-from .subgraphs import Builder, ListArgument, interface, module_from
+from .subgraphs import Builder, ListArgument, interface, module_from, rename_inputs, source_input_names
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,26 @@ def split(gm: fx.GraphModule) -> Structure:
         inline.update(found)
     inline.update(_unrecorded(gm, nodes, modules, inline))
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
+    _source_named_inputs(graphs, kinds)
     if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
+
+
+def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> None:
+    """Name an input of the graphs of one source class after its source forward's parameter where every
+    such graph has that input and names it alike (source_input_names): instances whose code differs
+    (T5's self- and cross-attention) are compared as one class by their code, names included."""
+    by_class: dict[type | str, list[fx.Graph]] = {}
+    for path, graph in graphs.items():
+        if path in kinds:
+            by_class.setdefault(kinds[path], []).append(graph)
+    for cls, group in by_class.items():
+        proposals = [source_input_names(graph, cls) for graph in group]
+        width = max(len(p) for p in proposals)
+        agreed = [names.pop() if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
+        for graph in group:
+            rename_inputs(graph, [name or None for name in agreed])
 
 
 def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:

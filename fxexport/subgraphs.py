@@ -20,8 +20,9 @@ from torch.fx.immutable_collections import immutable_dict
 from .annotations import own_stack_trace
 from .calls import Call, stack_frames
 from .guards import is_guards_module
-from .names import unique_identifier, without_number
+from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
+from .source_names import source_parameters, statement_reads
 
 
 def _graph_module_class() -> type[fx.GraphModule]:
@@ -73,6 +74,43 @@ def _parameter_name(used: fx.Node, taken: set[str]) -> str:
     else:
         base = "x"  # not the caller's name for it: two callers (or two instances) give the body the same code
     return unique_identifier(base, taken, "x")
+
+
+def source_input_names(graph: fx.Graph, cls: type | str) -> list[str | None]:
+    """For each input of a call's graph, the name of the source forward's parameter that every statement
+    reading it reads (`hidden_states`, `attention_mask`), where the graph recorded the statements
+    (torch.export, dynamo); None for an input named otherwise (a model input), read by statements that
+    read several parameters or none, or whose name another input has."""
+    names = source_parameters(cls)
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    out: list[str | None] = [None] * len(placeholders)
+    if not names:
+        return out
+    for i, placeholder in enumerate(placeholders):
+        reads = [statement_reads(user) for user in placeholder.users]
+        if without_number(str(placeholder.target)) != "x" or not reads or any(r is None for r in reads):
+            continue
+        common = set(names).intersection(*cast(list[frozenset[str]], reads))
+        if len(common) == 1 and _local_name(name := common.pop()):
+            out[i] = name
+    taken = [str(p.target) for p, name in zip(placeholders, out) if name is None]
+    return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]
+
+
+def rename_inputs(graph: fx.Graph, names: Sequence[str | None]) -> None:
+    """Give the graph's inputs the names that are not None."""
+    for placeholder, name in zip(list(graph.find_nodes(op="placeholder")), names):
+        if name is not None:
+            placeholder.target = name
+
+
+# Names the generated module binds for itself: a parameter of that name would be renamed.
+_GENERATED = frozenset({"self", "device", "dtype", "weights", "load_weights", "torch", "nn", "F", "math", "operator"})
+
+
+def _local_name(name: str) -> bool:
+    """A name a forward parameter may take: a plain lowercase identifier, no builtin's, none the module binds."""
+    return is_plain_identifier(name) and name == name.lower() and name not in BUILTIN_NAMES and name not in _GENERATED
 
 
 def _holds(path: str, inner: str) -> bool:

@@ -2106,8 +2106,9 @@ class QkvAttention(nn.Module):
 
 
 class GatedSum(nn.Module):
-    """Names a value `x` while its input, which the export names `x` (not `hidden` as here), is still read
-    (the value it was normed to, which took its name): that value may not take the name."""
+    """Names a value `x` while its input, which the export names `x` (not `hidden` as here: the statement
+    reading it reads `gate` too), is still read (the value it was normed to, which took its name): that
+    value may not take the name. `gate` is read alone by one name: the input takes it."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -2115,7 +2116,7 @@ class GatedSum(nn.Module):
         self.lin = nn.Linear(8, 8)
 
     def forward(self, hidden, gate):
-        hidden = self.norm(hidden)
+        hidden = self.norm(hidden + gate)
         x = self.lin(hidden)
         x = x * gate
         return x + hidden

@@ -289,14 +289,15 @@ SHAPES = [
                   "scores = query_states @ key_states.transpose(-1, -2)": 1, "max =": 0,
                   "first, second = F.softmax(": 1, "total = torch.cat([second, first], dim=1)": 1}),
     # a value takes its source's name of an input nobody reads from there on (timm's attention rebinds `x`), not that of
-    # an input still read later (GatedSum's `hidden`, which the export names `x`); where the name ran on through views
+    # an input still read later (GatedSum's `hidden`, which the export names `x`: its statement reads `gate` too, which
+    # takes its source name, read alone by that name); where the name ran on through views
     # whose memory lives until then (twins' attention), no `del` unbinds the value that took it; a slice of a tensor
     # takes its name on (`x = torch.cat([x[:, 1:], ...`), as no item of a tuple does
     Shape("rebinds_input_export", _model(models.RebindsInput), lambda: (torch.randn(2, 4, 8),), _export,
           frozenset({"QkvAttention", "GatedSum", "ViewedAttention"}),
           counts={"q, k, v = qkv.unbind()": 1, "q, k, v = x.unbind()": 1, "x = F.scaled_dot_product_attention(q, k, v)": 2,
                   "x = torch.cat([x[:, 1:], x[:, :1]], dim=1)": 1, "x = self.proj(x)": 1, "out = self.lin(x)": 1,
-                  "return out + x": 1,
+                  "return out + x": 1, "def forward(self, x, gate):": 1,
                   "del q, k, v\n": 1, "del x": 0}),
     # a helper's unpacked result: the value a later statement reads by one of its names takes it
     Shape("tuple_named_export", _model(models.TupleNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
