@@ -491,10 +491,10 @@ class _Emitter:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
         (a view's `del` alone frees nothing while the value it views lives on)."""
         order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and n not in self.dead and n not in self.inlined)}
-        binders: dict[str, list[int]] = {}  # a name -> where statements bind it
-        for node, i in order.items():
+        binders: dict[str, list[int]] = {}  # a name -> where statements bind it (an item: where its result is unpacked)
+        for node in order:
             if node in self.names and node.op != "output":
-                binders.setdefault(self.names[node], []).append(i)
+                binders.setdefault(self.names[node], []).append(order.get(self.binding(node), order[node]))
         members: dict[fx.Node, list[fx.Node]] = {}
         for node, root in self.roots.items():
             members.setdefault(root, []).append(node)
@@ -552,8 +552,9 @@ class _Emitter:
 
     def free_at(self, name: str, node: fx.Node) -> bool:
         """True when a value `node`'s statement computes may be named `name`: a name free in the method, or
-        that of a parameter no statement reads from there on, nor any value that took its name
-        (`x = F.scaled_dot_product_attention(q, k, v)` after `qkv = self.qkv(x)`, as the source rebinds it)."""
+        that of a parameter no later statement reads, nor any value that took its name (`x =
+        F.scaled_dot_product_attention(q, k, v)` after `qkv = self.qkv(x)`, `x, idx = torch.sort(x)`, as
+        the source rebinds it)."""
         if self.namespace.is_free(name):
             return True
         parameter = self.dead_parameters.get(name)
@@ -561,7 +562,12 @@ class _Emitter:
             return False
         carrier = self.carriers.get(parameter, parameter)  # the last value bearing the name so far
         end = self.last_use.get(carrier, carrier)
-        return carrier not in self.read_in_loops and self.order[carrier] < self.order[node] and self.order[end] < self.order[node]
+        bound = self.order[self.binding(node)]
+        return carrier not in self.read_in_loops and self.order[carrier] < bound and self.order[end] <= bound
+
+    def binding(self, node: fx.Node) -> fx.Node:
+        """The statement that binds the value's name: an unpacked item's is its result's (`x, idx = ...`)."""
+        return cast(fx.Node, node.args[0]) if node in self.unpacked_items else node
 
     def named_otherwise(self, used: fx.Node, node: fx.Node, own: str | None, kept: set[fx.Node]) -> bool:
         """True when the source named `used` (by no generic name, not `own`) in another statement than `node`'s."""

@@ -87,9 +87,17 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
     for cls, group in by_class.items():
         proposals = [source_input_names(graph, cls) for graph in group]
         width = max(len(p) for p in proposals)
-        agreed = [names.pop() if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
+        agreed = [names.pop() or None if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
+        while clashes := {i for graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
+            agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
         for graph in group:
-            rename_inputs(graph, [name or None for name in agreed])
+            rename_inputs(graph, agreed)
+
+
+def _clashing(graph: fx.Graph, names: list[str | None]) -> set[int]:
+    """The positions of `names` that another input of `graph` would have after renaming."""
+    final = [names[i] if i < len(names) and names[i] is not None else str(p.target) for i, p in enumerate(graph.find_nodes(op="placeholder"))]
+    return {i for i, name in enumerate(names) if name is not None and i < len(final) and final.count(name) > 1}
 
 
 def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:

@@ -79,8 +79,8 @@ def _parameter_name(used: fx.Node, taken: set[str]) -> str:
 def source_input_names(graph: fx.Graph, cls: type | str) -> list[str | None]:
     """For each input of a call's graph, the name of the source forward's parameter that every statement
     reading it reads (`hidden_states`, `attention_mask`), where the graph recorded the statements
-    (torch.export, dynamo); None for an input named otherwise (a model input), read by statements that
-    read several parameters or none, or whose name another input has."""
+    (torch.export, dynamo); None for an input not named `x`, `x_1`, ... (a model input, unless it is
+    called `x`), read by statements that read several parameters or none, or whose name another input has."""
     names = source_parameters(cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
     out: list[str | None] = [None] * len(placeholders)

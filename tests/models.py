@@ -2184,3 +2184,55 @@ class TupleNamed(nn.Module):
         sines, cosines = _waves(attn_output)
         sines = cosines * sines
         return sines + sines.exp()
+
+
+class SortedInner(nn.Module):
+    """A tuple result unpacked into the name of a value its statement reads for the last time (`x, idx =
+    torch.sort(x)`), well before return: no `del` of that name after the unpacking."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.lin(x)
+        n = x.abs().sum()
+        x, idx = torch.sort(x, dim=-1)
+        a = x * n
+        b = a * a
+        c = b + b
+        d = c * c
+        e = d - d.mean()
+        f = e * e
+        g = f + f
+        h = g * idx
+        return h + h
+
+
+class PickedInput(nn.Module):
+    """Instances reading other inputs by their source names (`y` or `z`): an input named only in some is
+    not named, nor one whose name another input keeps."""
+
+    def __init__(self, flag: bool) -> None:
+        super().__init__()
+        self.flag = flag
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, y, z):
+        if self.flag:
+            a = y * 2
+        else:
+            a = z * 3
+        b = self.lin(x)
+        return a + b
+
+
+class ReviewedNames(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = SortedInner()
+        self.b1, self.b2 = PickedInput(True), PickedInput(False)
+
+    def forward(self, u):
+        p, q, r = u.exp(), u.sin(), u.cos()
+        return self.inner(u * 1.5) * 2 + self.b1(p, q, r) + self.b2(p, q, r)
