@@ -32,8 +32,10 @@ from .calls import (
     stack_frames,
 )
 from .ir import InlineModule
+from .names import without_number
 from .packing import list_arguments
 from .rebuild import is_holder
+from .source_names import source_parameters, statement_reads
 from .subgraphs import Builder, ListArgument, interface, module_from, rename_inputs, source_input_names
 
 
@@ -78,20 +80,60 @@ def split(gm: fx.GraphModule) -> Structure:
 
 def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> None:
     """Name an input of the graphs of one source class after its source forward's parameter where every
-    such graph has that input and names it alike (source_input_names): instances whose code differs
-    (T5's self- and cross-attention) are compared as one class by their code, names included."""
-    by_class: dict[type | str, list[fx.Graph]] = {}
+    such graph has that input and names it alike (source_input_names, or passed_on_as): instances whose
+    code differs (T5's self- and cross-attention) are compared as one class by their code, names
+    included. A round per level, as names pass up from a child's inputs to its caller's."""
+    by_class: dict[type | str, list[tuple[str, fx.Graph]]] = {}
     for path, graph in graphs.items():
         if path in kinds:
-            by_class.setdefault(kinds[path], []).append(graph)
-    for cls, group in by_class.items():
-        proposals = [source_input_names(graph, cls) for graph in group]
-        width = max(len(p) for p in proposals)
-        agreed = [names.pop() or None if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
-        while clashes := {i for graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
-            agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
-        for graph in group:
-            rename_inputs(graph, agreed)
+            by_class.setdefault(kinds[path], []).append((path, graph))
+    for _ in range(_NAMING_LEVELS):
+        renamed = False
+        for cls, group in by_class.items():
+            proposals = [_proposed(path, graph, cls, graphs) for path, graph in group]
+            width = max(len(p) for p in proposals)
+            agreed = [names.pop() or None if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
+            while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
+                agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
+            for _, graph in group:
+                renamed |= rename_inputs(graph, agreed)
+        if not renamed:
+            return
+
+
+_NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
+
+
+def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph]) -> list[str | None]:
+    """The source parameter name of each input of `graph` (source_input_names), else the one the children
+    it is passed to have named theirs (passed_on_as)."""
+    own = source_input_names(graph, cls)
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    passed = [passed_on_as(p, path, cls, graphs) if name is None else name for p, name in zip(placeholders, own)]
+    return [None if name is not None and passed.count(name) > 1 else name for name in passed]
+
+
+def passed_on_as(placeholder: fx.Node, path: str, cls: type | str, graphs: dict[str, fx.Graph]) -> str | None:
+    """The name the called children give the input `placeholder` only passes on to them
+    (`self.self_attn(hidden_states, attention_mask=attention_mask)`: `attention_mask`), where that is a
+    parameter of the caller's source forward too and the statement making each call reads it."""
+    if without_number(str(placeholder.target)) != "x":
+        return None
+    names: set[str] = set()
+    for user in placeholder.users:
+        child = graphs.get(f"{path}.{user.target}" if path else str(user.target)) if user.op == "call_module" else None
+        positions = [i for i, arg in enumerate(user.args) if arg is placeholder]
+        if child is None or not positions or placeholder in user.kwargs.values():
+            return None
+        inputs = list(child.find_nodes(op="placeholder"))
+        reads = statement_reads(user) or frozenset()
+        for i in positions:
+            name = str(inputs[i].target) if i < len(inputs) else ""
+            if name not in reads:
+                return None
+            names.add(name)
+    found = names.pop() if len(names) == 1 else None
+    return found if found is not None and found in source_parameters(cls) else None
 
 
 def _clashing(graph: fx.Graph, names: list[str | None]) -> set[int]:

@@ -97,11 +97,14 @@ def source_input_names(graph: fx.Graph, cls: type | str) -> list[str | None]:
     return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]
 
 
-def rename_inputs(graph: fx.Graph, names: Sequence[str | None]) -> None:
-    """Give the graph's inputs the names that are not None."""
+def rename_inputs(graph: fx.Graph, names: Sequence[str | None]) -> bool:
+    """Give the graph's inputs the names that are not None; True when one changed."""
+    changed = False
     for placeholder, name in zip(list(graph.find_nodes(op="placeholder")), names):
-        if name is not None:
+        if name is not None and placeholder.target != name:
             placeholder.target = name
+            changed = True
+    return changed
 
 
 # Names the generated module binds for itself: a parameter of that name would be renamed.

@@ -2236,3 +2236,38 @@ class ReviewedNames(nn.Module):
     def forward(self, u):
         p, q, r = u.exp(), u.sin(), u.cos()
         return self.inner(u * 1.5) * 2 + self.b1(p, q, r) + self.b2(p, q, r)
+
+
+class MaskedAttention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, hidden_states, attention_mask):
+        scores = self.proj(hidden_states)
+        return scores + attention_mask
+
+
+class MaskedLayer(nn.Module):
+    """Passes its mask on to a child that names it (`attention_mask`), in a call whose line reads that name:
+    the layer's input takes it too; its own statement reads two of its parameters at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.attention = MaskedAttention()
+
+    def forward(self, hidden_states, attention_mask):
+        return hidden_states + self.attention(self.norm(hidden_states), attention_mask=attention_mask)
+
+
+class PassedNames(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([MaskedLayer(), MaskedLayer()])
+
+    def forward(self, x, mask):
+        mask = mask * 0.5
+        for layer in self.layers:
+            x = layer(x * 2, mask)
+        return x

@@ -308,6 +308,10 @@ SHAPES = [
     # named in some instances of a class only, or whose name another input keeps, keep `x`, `x_1`, ...
     Shape("reviewed_names_export", _model(models.ReviewedNames), lambda: (torch.randn(2, 8),), _export, frozenset({"SortedInner", "PickedInput"}),
           counts={"x, idx = torch.ops.aten.sort.default(x)": 1, "def forward(self, x, x, ": 0, "def forward(self, x, x_1):": 1}),
+    # an input only passed on to children that name it takes their name, where the calling line reads it
+    Shape("passed_names_export", _model(models.PassedNames), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
+          frozenset({"MaskedAttention", "MaskedLayer"}),
+          counts={"def forward(self, hidden_states, attention_mask):": 1, "def forward(self, x, attention_mask):": 1}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
           counts={"query_states": 0, "scores": 0, "total": 0}),
     # values nothing reads: no statement for views and arithmetic; a random draw and an in-place add stay
