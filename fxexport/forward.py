@@ -208,8 +208,8 @@ class _Emitter:
         self.threaded: dict[fx.Node, list[fx.Node]] = {}  # an unpacked result -> the inputs its items are named after
         self.item_source: dict[fx.Node, str] = {}
         self.order = {node: i for i, node in enumerate(self.graph.nodes)}
-        self.in_loops = frozenset(in_loops) | self.looped | frozenset(self.rolls)
-        self.read_in_loops = frozenset(n for n in self.graph.nodes if any(u in self.in_loops for u in n.users))
+        looping = in_loops | self.looped | self.rolls.keys()
+        self.read_in_loops = frozenset(n for n in self.graph.nodes if any(u in looping for u in n.users))
         self.dead_parameters = self.rebindable_parameters() if self.traced else {}
         self.carriers: dict[fx.Node, fx.Node] = {}  # a parameter -> the last value that took its name, while naming
         self.name_values(namespace)
@@ -411,7 +411,7 @@ class _Emitter:
         and a value the model's source names takes that name where it can (source_names.py)."""
         statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked]
         kept: set[fx.Node] = set()  # values that take an input's name although their source names them otherwise
-        self.item_source = item_source = {  # the names the source binds the items of each unpacked result to
+        self.item_source = {  # the names the source binds the items of each unpacked result to
             item: name
             for result, found in self.unpacked.items()
             for item, name in zip(found, item_names(result, len(found)) or ())
@@ -425,7 +425,7 @@ class _Emitter:
             runs: dict[fx.Node, list[fx.Node]] = {}
             for node, first in head.items():
                 runs.setdefault(first, []).append(node)
-            source = self.source_names(runs, namespace, item_source)
+            source = self.source_names(runs)
             # declined an input's name for one it cannot have, or kept others from its own without getting it
             missed = {node for node in declined if node not in source}
             missed |= {n for first, run in runs.items() if first not in source and statement_name(first) is not None for n in run}
@@ -471,15 +471,14 @@ class _Emitter:
                 claimed.add(own)
         return reused, declined
 
-    def source_names(self, runs: dict[fx.Node, list[fx.Node]], namespace: Namespace, item_source: dict[fx.Node, str]) -> dict[fx.Node, str]:
+    def source_names(self, runs: dict[fx.Node, list[fx.Node]]) -> dict[fx.Node, str]:
         """The name the model's source gave each run of values sharing a name (source_names.py), where it can
-        take it, by its first value: free in the method and given once (`item_source`: the names of
-        unpacked items)."""
+        take it, by its first value: free in the method and given once (an unpacked item's by `item_source`)."""
         out: dict[fx.Node, str] = {}
         given: set[str] = set()
         for first, run in runs.items():
             if first in self.unpacked_items:
-                name = run_name(run, item_source[first]) if first in item_source else None
+                name = run_name(run, self.item_source[first]) if first in self.item_source else None
             else:
                 name = run_name(run)
             if name is not None and name not in given and usable(name, self.free_at(name, first)):

@@ -110,10 +110,8 @@ def _loaded(statement: ast.stmt) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
-    """The source statement the node ran in (its file and first line) and the names it assigns (asked
-    of each node several times while its method is named: kept for one export)."""
+    """The source statement the node ran in (its file and first line) and the names it assigns."""
     found = _statement_span(node)
     return None if found is None else ((found[0], found[1][0]), found[1][2])
 
@@ -124,8 +122,10 @@ def statement_reads(node: fx.Node) -> frozenset[str] | None:
     return None if found is None else found[1][3]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _statement_span(node: fx.Node) -> tuple[str, Span] | None:
-    """The file and span of the source statement the node ran in."""
+    """The file and span of the source statement the node ran in (asked of each node several times while
+    its method is named: kept for one export)."""
     found = source_statement(node)
     if found is None:
         return None
@@ -163,7 +163,7 @@ def source_parameters(cls: type | str) -> tuple[str, ...]:
 def forget_statements() -> None:
     """Drop the parsed source files and the nodes' statements (kept for one export)."""
     _function_statements.cache_clear()
-    statement.cache_clear()
+    _statement_span.cache_clear()
     source_parameters.cache_clear()
 
 
@@ -233,8 +233,7 @@ def _assigned(node: fx.Node) -> tuple[str, ...] | None:
 
 def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:
     """The names the source statement of an unpacked result binds its `count` items to, else None."""
-    found = statement(result)
-    names = None if found is None else found[1]
+    names = _assigned(result)
     return names if names is not None and len(names) == count else None
 
 
@@ -246,8 +245,7 @@ def usable(name: str, free: bool) -> bool:
 
 def statement_target(node: fx.Node) -> str | None:
     """The one name the node's source statement assigns (the node its value or a part of it)."""
-    found = statement(node)
-    names = None if found is None else found[1]
+    names = _assigned(node)
     return names[0] if names is not None and len(names) == 1 else None
 
 

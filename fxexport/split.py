@@ -32,11 +32,10 @@ from .calls import (
     stack_frames,
 )
 from .ir import InlineModule
-from .names import without_number
 from .packing import list_arguments
 from .rebuild import is_holder
 from .source_names import source_parameters, statement_reads
-from .subgraphs import Builder, ListArgument, interface, module_from, rename_inputs, source_input_names
+from .subgraphs import Builder, ListArgument, generic_input, interface, module_from, rename_inputs, source_input_names
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def passed_on_as(placeholder: fx.Node, path: str, cls: type | str, graphs: dict[
     """The name the called children give the input `placeholder` only passes on to them
     (`self.self_attn(hidden_states, attention_mask=attention_mask)`: `attention_mask`), where that is a
     parameter of the caller's source forward too and the statement making each call reads it."""
-    if without_number(str(placeholder.target)) != "x":
+    if not generic_input(placeholder):
         return None
     names: set[str] = set()
     for user in placeholder.users:

@@ -76,6 +76,11 @@ def _parameter_name(used: fx.Node, taken: set[str]) -> str:
     return unique_identifier(base, taken, "x")
 
 
+def generic_input(placeholder: fx.Node) -> bool:
+    """True for an input named `x`, `x_1`, ... (_parameter_name), not after what it holds."""
+    return without_number(str(placeholder.target)) == "x"
+
+
 def source_input_names(graph: fx.Graph, cls: type | str) -> list[str | None]:
     """For each input of a call's graph, the name of the source forward's parameter that every statement
     reading it reads (`hidden_states`, `attention_mask`), where the graph recorded the statements
@@ -88,7 +93,7 @@ def source_input_names(graph: fx.Graph, cls: type | str) -> list[str | None]:
         return out
     for i, placeholder in enumerate(placeholders):
         reads = [statement_reads(user) for user in placeholder.users]
-        if without_number(str(placeholder.target)) != "x" or not reads or any(r is None for r in reads):
+        if not generic_input(placeholder) or not reads or any(r is None for r in reads):
             continue
         common = set(names).intersection(*cast(list[frozenset[str]], reads))
         if len(common) == 1 and _local_name(name := common.pop()):
