@@ -36,10 +36,15 @@ class Call:
 
     def nodes(self) -> list[fx.Node]:
         """Every node of the call, nested calls' included, in graph order."""
+        return list(self._nodes)
+
+    @functools.cached_property
+    def _nodes(self) -> tuple[fx.Node, ...]:
+        # A call's items are fixed once call_tree made it; each enclosing call asks for them again.
         out: list[fx.Node] = []
         for item in self.items:
-            out += item.nodes() if isinstance(item, Call) else [item]
-        return out
+            out += item._nodes if isinstance(item, Call) else [item]
+        return tuple(out)
 
     def calls(self) -> list[Call]:
         """This call and every nested call, children before their parents."""

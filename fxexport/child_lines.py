@@ -11,8 +11,9 @@ from __future__ import annotations
 import ast
 import re
 
-from .code_slots import literal_slots, masked
+from .code_slots import literal_slots, masked, per_line
 from .ir import ClassIR
+from .spelled_calls import parsed_line
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
 # `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
@@ -23,14 +24,13 @@ from .ir import ClassIR
 _CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
 
 
+@per_line
 def is_child(line: str) -> bool:
     """True when the line builds one child a shared class may take whole (see _CHILD)."""
     if _CHILD.match(line) is None:
         return False
-    try:
-        value = ast.parse(line).body[0].value  # type: ignore[attr-defined]
-    except (SyntaxError, IndexError, AttributeError):
-        return False
+    tree = parsed_line(line)
+    value = getattr(tree.body[0], "value", None) if tree is not None and tree.body else None
     if not isinstance(value, ast.Call):
         return False
     if ast.unparse(value.func) in _CONTAINERS:

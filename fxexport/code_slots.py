@@ -14,9 +14,13 @@ import io
 import keyword
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text, parsed_line
+
+_Read = TypeVar("_Read")
 
 # The names an assignment statement binds (`x = ...`, `a, b = ...`): its first group, at the start of the statement.
 ASSIGNED = re.compile(r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
@@ -134,27 +138,57 @@ def filled(lines: tuple[str, ...], slots: list[Slot], texts: list[str]) -> tuple
     return tuple(out)
 
 
+_PER_LINE: list[functools._lru_cache_wrapper] = []
+
+
+def per_line(read: Callable[..., _Read]) -> Callable[..., _Read]:
+    """`read` of a line (and other hashable arguments) kept per line text during one export (forget_lines;
+    bounded besides): repeated blocks repeat their lines, and generalizing reads each several times.
+    Callers never change a result."""
+    kept = functools.lru_cache(maxsize=1 << 14)(read)
+    _PER_LINE.append(kept)
+    return kept
+
+
 def literal_slots(lines: tuple[str, ...], known: dict[str, tuple[str, ...]]) -> list[Slot]:
     """Number literals (and tuples of them) in constructor arguments and attribute values, and the class of
     an activation built inside a call (ACTIVATIONS), in order."""
     slots: list[Slot] = []
     for number, line in enumerate(lines):
-        assigned, calls, nested = _walked(line)
-        for target, value in assigned:
-            start, end, text = _segment(line, value)
-            slots.append(Slot(number, start, end, text, target, True))
-        for call in calls:
-            if call in nested and layer_name(call) in ACTIVATIONS:
-                start, end, text = _segment(line, call.func)
-                slots.append(Slot(number, start, end, text, "activation", True))
-            arguments = [(a, _argument_name(call, i, known), False) for i, a in enumerate(call.args)]
-            arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
-            defaults = layer_defaults(call)
-            for value, name, is_keyword in arguments:
-                if _is_number(value):
-                    start, end, text = _segment(line, value)
-                    slots.append(Slot(number, start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
+        called = _called_classes(line)
+        read = tuple((name, known[name]) for name in called if name in known)
+        slots += [Slot(number, *place) for place in _line_slots(line, read)]
     return sorted(slots, key=lambda s: (s.line, s.start))
+
+
+@per_line
+def _called_classes(line: str) -> tuple[str, ...]:
+    """The plain names the line's calls call (`Block` of `Block(64)`): whose signatures literal_slots reads."""
+    return tuple(dict.fromkeys(call.func.id for call in _walked(line)[1] if isinstance(call.func, ast.Name)))
+
+
+@per_line
+def _line_slots(line: str, known: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[tuple[Any, ...], ...]:
+    """literal_slots of one line, each a Slot's fields after its line number, given the signatures of the
+    plain names the line calls."""
+    signatures = dict(known)
+    slots: list[tuple[Any, ...]] = []
+    assigned, calls, nested = _walked(line)
+    for target, value in assigned:
+        start, end, text = _segment(line, value)
+        slots.append((start, end, text, target, True))
+    for call in calls:
+        if call in nested and layer_name(call) in ACTIVATIONS:
+            start, end, text = _segment(line, call.func)
+            slots.append((start, end, text, "activation", True))
+        arguments = [(a, _argument_name(call, i, signatures), False) for i, a in enumerate(call.args)]
+        arguments += [(k.value, k.arg or "value", True) for k in call.keywords]
+        defaults = layer_defaults(call)
+        for value, name, is_keyword in arguments:
+            if _is_number(value):
+                start, end, text = _segment(line, value)
+                slots.append((start, end, text, name, is_keyword, defaults.get(name) if is_keyword else None))
+    return tuple(slots)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -226,6 +260,8 @@ def forget_lines() -> None:
     _numbers.cache_clear()
     _walked.cache_clear()
     parsed_line.cache_clear()
+    for kept in _PER_LINE:
+        kept.cache_clear()
 
 
 def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:
