@@ -30,7 +30,15 @@ from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, qu
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing, unpacking_once
 from .raising import raise_aten
-from .rebuild import constructor_code, extra_settings, fingerprint, is_holder, is_torch_module, swapped_children
+from .rebuild import (
+    CONTAINERS,
+    constructor_code,
+    extra_settings,
+    fingerprint,
+    is_holder,
+    is_torch_module,
+    swapped_children,
+)
 from .rolled import Rolled, rolled
 from .source_names import forget_statements
 from .split import Structure, split
@@ -57,6 +65,23 @@ _CONTAINERS_TRAIN = (
     "    if module is not self and next(module.children(), None) is not None:",
     "        module.training = True",
 )
+
+_HOLDER_TYPES = (nn.Module, *CONTAINERS)
+_TRACED_RULE_LINES = 9  # _traced_train as black writes it
+
+
+def _traced_train(nn_name: str) -> tuple[str, ...]:
+    """Training flags as symbolic_trace leaves them: it rebuilds each module it traced through as a plain
+    module, which trains, and keeps the layers it calls. In the package those are the classes module.py
+    defines and the plain modules and containers (rebuilt_by_fx)."""
+    holders = ", ".join(f"{nn_name}.{cls.__name__}" for cls in _HOLDER_TYPES)
+    return (
+        "self.eval()",
+        "# as traced: the modules fx rebuilt to hold what it traced through train",
+        "for module in self.modules():",
+        f"    if module is not self and (type(module).__module__ == __name__ or type(module) in ({holders})):",
+        "        module.training = True",
+    )
 
 
 def _children(module: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -97,6 +122,7 @@ class _Collector:
         self.class_paths: dict[str, str] = {}  # module path -> generated class name
         self.module_paths: dict[int, tuple[str, ...]] = {}
         self.copied: set[tuple[str, ...]] = set()  # modules built as copies of their library class
+        self.holder_paths: set[tuple[str, ...]] = set()  # plain modules and containers, built child by child
         self.tensor_paths: dict[int, tuple[str, ...]] = {}
         self.tensors: list[TensorIR] = []
         self.parts: list[TensorIR] = []  # entries that rebuild another tensor (see PackageIR.parts)
@@ -194,6 +220,7 @@ class _Collector:
         """A plain module or container, filled child by child; a container of constructor calls in one
         line, whose expression is returned (None otherwise)."""
         kind = type(holder).__name__ if is_holder(holder) else "Module"
+        self.holder_paths.add(path)
         constructor = self.sequential_class(path) if type(holder) is nn.Sequential else None
         constructor = constructor or f"{self.imports.use('nn')}.{kind}"
         start = len(owner.init_lines)
@@ -418,10 +445,22 @@ class _Collector:
         if evaluating and len(differing) >= _SPELLED_FLAGS and {path for path, _ in differing} == holders:
             self.fixups += _CONTAINERS_TRAIN  # symbolic_trace rebuilt the modules that hold children in training mode
             return
-        if evaluating:
+        traced = [(path, module) for path, module in modules.values() if module.training != self.rebuilt_by_fx(path, module)]
+        rule = _traced_train(self.imports.use("nn"))
+        if _TRACED_RULE_LINES + len(traced) < evaluating + len(differing):
+            self.fixups += rule  # fewer lines than each flag that differs from the rest
+            differing = traced
+        elif evaluating:
             self.fixups.append("self.eval()")
         for path, module in differing:
             self.fixups.append(f"{self.root_access(path)}.training = {module.training}")
+
+    def rebuilt_by_fx(self, path: tuple[str, ...], module: nn.Module) -> bool:
+        """True where `_traced_train`'s rule sets the module at `path` training: not the root, and in the
+        package a generated or copied class (defined in module.py), or a plain module or container."""
+        return bool(path) and (
+            ".".join(path) in self.class_paths or path in self.copied or path in self.holder_paths or type(module) in _HOLDER_TYPES
+        )
 
     def external_warnings(self) -> None:
         for item in self.imports.external():

@@ -2271,3 +2271,39 @@ class PassedNames(nn.Module):
         for layer in self.layers:
             x = layer(x * 2, mask)
         return x
+
+
+class ScaleNorm(nn.Module):
+    """A norm with a weight and no children: symbolic_trace traces through it and rebuilds it as a plain
+    module, which trains, though the model is in eval."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.full((width,), 1.5))
+
+    def forward(self, x):
+        return x / x.norm(dim=-1, keepdim=True) * self.weight
+
+
+class NormedStep(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.norm = ScaleNorm(width)
+        self.up = nn.Linear(width, 2 * width)
+        self.act = nn.GELU()
+        self.down = nn.Linear(2 * width, width)
+
+    def forward(self, x):
+        return x + self.down(self.act(self.up(self.norm(x))))
+
+
+class TracedNorms(nn.Module):
+    """Six steps whose norms fx rebuilds: in eval, every module but the layers trains after tracing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = nn.Sequential(*[NormedStep(4) for _ in range(6)])
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.steps(x))

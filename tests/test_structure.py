@@ -20,6 +20,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import fxexport
 from fxexport.show import show
 from tests import models
+from tests.roundtrip import expected_training
 
 
 def _trace(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
@@ -369,6 +370,8 @@ SHAPES = [
           counts={"nn.Sequential(nn.Linear(4, 8), *[nn.Linear(8, 8) for _ in range(3)], nn.ReLU())": 1,
                   "nn.ModuleList([nn.Linear(8, 2), *[nn.Linear(8, 3) for _ in range(3)]])": 1}),
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
+    Shape("traced_norms_train", _model(models.TracedNorms), _rows, _trace, frozenset({"NormedStep", "ScaleNorm"}),
+          counts={"module.training = True": 1, ".training = ": 1, "self.eval()": 1}),
 ]  # fmt: skip
 
 
@@ -402,6 +405,15 @@ def test_outputs_equal_the_source_graph_bit_for_bit(shape: Shape, exported: dict
     item = exported[shape.name]
     with torch.no_grad():
         assert torch.equal(item.model(*item.args), item.gm(*item.args))
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+def test_training_flags_are_the_source_graphs(shape: Shape, exported: dict[str, Exported]) -> None:
+    item = exported[shape.name]
+    source = expected_training(item.gm)  # a torch.export graph's modules in the mode its layers' ops ran in
+    ours = {k: m.training for k, m in item.model.named_modules(remove_duplicate=False)}
+    shared = source.keys() & ours.keys()  # a stateless module the graph traced through may not be held
+    assert {k: ours[k] for k in shared} == {k: source[k] for k in shared}
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
