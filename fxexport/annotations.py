@@ -213,6 +213,44 @@ def annotation(node: fx.Node) -> str | None:
     return f"# {where}: {code}" if code else f"# {where}"
 
 
+# A note (annotation) as a line of a forward, indented as its statements are, and what it quotes.
+_NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in [^:]*: (?P<code>.*)")
+
+
+def without_echoes(lines: list[str]) -> list[str]:
+    """The forward's lines without each note whose statements are one statement that reads as the source
+    line it quotes (`# timm/layers/mlp.py:48 in forward: x = self.fc1(x)` over `x = self.fc1(x)`): it
+    says nothing the code does not. A `del` after the statement does not count; a note over several
+    statements (a block's too), or one the code differs from, stays. Run on each class's final forward:
+    forwards compared while classes are shared (generalize.py) keep every note, so that theirs align."""
+    echoes = set()
+    for i, line in enumerate(lines):
+        note = _NOTE.fullmatch(line)
+        if note is None:
+            continue
+        code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
+        if len(code) == 1 and _spaceless(code[0]) == _spaceless(note["code"]):
+            echoes.add(i)
+    return [line for i, line in enumerate(lines) if i not in echoes]
+
+
+def _noted(lines: list[str], start: int, indent: str) -> list[str]:
+    """The lines a note at `indent` stands over, from `start`: up to the next note at that depth or less,
+    or the end of its block."""
+    out = []
+    for line in lines[start:]:
+        depth = len(line) - len(line.lstrip(" "))
+        note = _NOTE.fullmatch(line)
+        if depth < len(indent) or (note is not None and len(note["indent"]) <= len(indent)):
+            break
+        out.append(line)
+    return out
+
+
+def _spaceless(code: str) -> str:
+    return re.sub(r"\s+", "", code)
+
+
 def _describe(value: Any) -> str | None:
     if isinstance(value, torch.Tensor) or isinstance(value, TensorMetadata):
         dtype = str(value.dtype).removeprefix("torch.")

@@ -12,7 +12,7 @@ import torch
 from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
-from .annotations import class_annotation, source_class_name
+from .annotations import class_annotation, source_class_name, without_echoes
 from .calls import forget_frames, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
@@ -584,6 +584,7 @@ def _collect(
     collector.new_class(split_tree.root, ())
     collector.training_fixups()
     generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create)
+    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(c.forward_lines)))) for c in generalized)
     classes = [c for c in generalized if not c.is_root]
     root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))

@@ -45,7 +45,6 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
             self.downsample = None
 
     def forward(self, x):
-        # tests/models.py:464 in forward: out = self.relu(self.bn1(self.conv1(x)))
         out = self.relu(self.bn1(self.conv1(x)))
         # tests/models.py:465 in forward: out = self.bn2(self.conv2(out))
         out = self.conv2(out)
@@ -90,7 +89,6 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         check_input(x, "x", torch.float32, (2, 3, 8, 8))
-        # tests/models.py:487 in forward: x = self.layer2(self.layer1(self.stem(x)))
         x = self.layer2(self.layer1(self.stem(x)))
         # tests/models.py:488 in forward: return self.head["fc"](torch.flatten(self.head["pool"](x), 1))
         x = self.head.pool(x)
