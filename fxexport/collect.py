@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -82,6 +82,14 @@ def _traced_train(nn_name: str) -> tuple[str, ...]:
         f"    if module is not self and (type(module).__module__ == __name__ or type(module) in ({holders})):",
         "        module.training = True",
     )
+
+
+def _every_path(module: nn.Module, path: tuple[str, ...] = (), above: frozenset[int] = frozenset()) -> Iterator[tuple[tuple[str, ...], nn.Module]]:
+    """(path, module) at every place of the tree, a module held at two places at each (flags set)."""
+    yield path, module
+    for name, child in _children(module):
+        if id(child) not in above:
+            yield from _every_path(child, (*path, name), above | {id(module)})
 
 
 def _children(module: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -304,12 +312,22 @@ class _Collector:
             return code
         return self.user_module_code(owner, child, path)
 
+    def forget_built_under(self, path: tuple[str, ...]) -> None:
+        """Forget how the modules under `path` were built, where a trace of the module there failed
+        partway and it is built another way (copied, or by import: its constructor builds them)."""
+        prefix = ".".join(path)
+        self.class_paths = {k: v for k, v in self.class_paths.items() if k != prefix and not k.startswith(f"{prefix}.")}
+        self.holder_paths = {p for p in self.holder_paths if p[: len(path)] != path}
+        self.copied = {p for p in self.copied if p[: len(path)] != path}
+        self.module_paths = {k: p for k, p in self.module_paths.items() if p[: len(path)] != path or p == path}
+
     def user_module_code(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> str | None:
         """A user class the graph calls: traced into a generated class, else its class copied, else rebuilt by import."""
         where = ".".join(path)
         try:
             return f"{self.new_class(trace_user_module(child, where), path)}()"
         except FxExportError as traced_error:
+            self.forget_built_under(path)
             why = can_copy(child)
             if not why:
                 self.build_copied(owner, child, path)
@@ -445,7 +463,9 @@ class _Collector:
         if evaluating and len(differing) >= _SPELLED_FLAGS and {path for path, _ in differing} == holders:
             self.fixups += _CONTAINERS_TRAIN  # symbolic_trace rebuilt the modules that hold children in training mode
             return
-        traced = [(path, module) for path, module in modules.values() if module.training != self.rebuilt_by_fx(path, module)]
+        # Every path: a module the source holds at two places may be two in the package (inside a layer
+        # one constructor call builds), each of which the rule sets by its own type.
+        traced = [(path, module) for path, module in _every_path(self.root) if module.training != self.rebuilt_by_fx(path, module)]
         rule = _traced_train(self.imports.use("nn"))
         if _TRACED_RULE_LINES + len(traced) < evaluating + len(differing):
             self.fixups += rule  # fewer lines than each flag that differs from the rest

@@ -2307,3 +2307,19 @@ class TracedNorms(nn.Module):
 
     def forward(self, x):
         return self.head(self.steps(x))
+
+
+class SharedEncoderLayers(nn.Module):
+    """Two encoders sharing one ModuleList of layers, which the package builds twice (one constructor
+    call each), and norms fx rebuilds: training flags by rule, the second list's as well."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        self.first = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.second = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.second.layers = self.first.layers
+        self.norms = nn.Sequential(*[ScaleNorm(8) for _ in range(12)])
+
+    def forward(self, x):
+        return self.norms(self.second(self.first(x)))

@@ -372,6 +372,9 @@ SHAPES = [
     Shape("make_fx", _model(models.MLP), lambda: (torch.randn(3, 16),), _make_fx, frozenset()),
     Shape("traced_norms_train", _model(models.TracedNorms), _rows, _trace, frozenset({"NormedStep", "ScaleNorm"}),
           counts={"module.training = True": 1, ".training = ": 1, "self.eval()": 1}),
+    Shape("traced_norms_shared_layers", _model(models.SharedEncoderLayers), lambda: (torch.randn(2, 3, 8),), _trace,
+          frozenset({"ScaleNorm"}), counts={"module.training = True": 1, "self.first.layers.training = False": 1,
+                                            "self.second.layers.training = False": 1}),
 ]  # fmt: skip
 
 
