@@ -24,6 +24,7 @@ from .code_slots import (
     rename_variables,
     variable_tokens,
 )
+from .regions import Segment, region_segments, regions_joined, written
 
 INDENT = "    "
 
@@ -52,13 +53,21 @@ def flagged_side(a: tuple[str, ...], b: tuple[str, ...], params: tuple[str, ...]
     return len(b) >= len(a)
 
 
-def branched(plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str, params: tuple[str, ...] = ()) -> tuple[str, ...]:
+def branched(
+    plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str, params: tuple[str, ...] = (), regions: bool = False
+) -> tuple[str, ...]:
     """The statements both forwards share once, the rest under `if <condition>:` (`if <negated>:` for
     the plain side alone). A loop and its body are one statement; a side whose own lines are only
     comments has none. Where the last statements differ only in the names of their locals, the
     flagged side's locals take the plain side's names, so they are shared too (`params`: the
-    forward's parameters, never renamed)."""
-    return _joined(_parts(plain, flagged, params), condition, negated) or plain
+    forward's parameters, never renamed). With `regions`, where one `if` would not read well
+    (few_lines_apart), straight-line forwards branch in several places (regions.py)."""
+    parts = _parts(plain, flagged, params)
+    if regions and not _reads_well(parts, plain, flagged):
+        joined = regions_joined(plain, flagged, condition, negated, params)
+        if joined is not None:
+            return joined
+    return _joined(parts, condition, negated) or plain
 
 
 # Stands for each number literal while forwards are compared apart from their literals (a name, so
@@ -83,41 +92,71 @@ class Placed:
 
 
 def member_forwards(
-    forwards: list[tuple[str, ...]], flagged: list[bool], condition: str, negated: str, params: tuple[str, ...] = ()
+    forwards: list[tuple[str, ...]], flagged: list[bool], condition: str, negated: str, params: tuple[str, ...] = (), regions: bool = False
 ) -> list[Placed] | None:
     """Each forward as its part of one forward branching on `condition`, where the forwards of each side
     (`flagged`) are one code but for their number literals: the branched code of the first of each side,
     its literals written back per forward (its own side's and the shared lines' from itself, the other
     side's from that side's first forward, which it never runs). Every result has the same literals in
     the same places, so those that differ become parameters. None where a side is not one code apart
-    from its literals (or has no forward), or a literal cannot be placed."""
+    from its literals (or has no forward), or a literal cannot be placed. With `regions`, the code may
+    branch in several places (branched)."""
     if all(flagged) or not any(flagged) or any(_LITERAL.search(line) for f in forwards for line in f):
         return None
     apart = [literals_apart(f) for f in forwards]
     plain, marked = apart[flagged.index(False)], apart[flagged.index(True)]
     if any(text != (marked if side else plain)[0] for (text, _), side in zip(apart, flagged)):
         return None
-    head, only_plain, only_flagged, tail = (_literal_count(part) for part in _parts(plain[0], marked[0], params))
-    template = branched(plain[0], marked[0], condition, negated, params)
-    if (head + only_plain + tail, head + only_flagged + tail) != (len(plain[1]), len(marked[1])):
+    segments, template = _segments(plain[0], marked[0], condition, negated, params, regions)
+    counts = [(_literal_count(shared), _literal_count(mine), _literal_count(theirs)) for shared, mine, theirs in segments]
+    if (sum(s + p for s, p, _ in counts), sum(s + f for s, _, f in counts)) != (len(plain[1]), len(marked[1])):
         return None
-    if _literal_count(template) != head + only_flagged + only_plain + tail:
-        return None  # the branched code holds the flagged side's own literals, then the plain side's
+    if _literal_count(template) != sum(s + p + f for s, p, f in counts):
+        return None  # the branched code holds, in each place, the flagged side's own literals, then the plain side's
     out = []
     for (_, values), side in zip(apart, flagged):
-        if side:
-            own, others = values[head : head + only_flagged], plain[1][head : head + only_plain]
-            order = (*values[:head], *own, *others, *values[head + only_flagged :])
-            borrowed = range(head + only_flagged, head + only_flagged + only_plain)
-        else:
-            own, others = values[head : head + only_plain], marked[1][head : head + only_flagged]
-            order = (*values[:head], *others, *own, *values[head + only_plain :])
-            borrowed = range(head, head + only_flagged)
+        order, borrowed = _member_literals(values, (plain if side else marked)[1], counts, side)
         lines = _literals_written(template, order)
         if len(number_slots(lines, nested=True)) != len(order):
             return None
-        out.append(Placed(lines, frozenset(borrowed)))
+        out.append(Placed(lines, borrowed))
     return out
+
+
+def _segments(
+    plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str, params: tuple[str, ...], regions: bool
+) -> tuple[tuple[Segment, ...], tuple[str, ...]]:
+    """The branched code of the two forwards (branched) and its segments: shared lines, or each side's own."""
+    parts = _parts(plain, flagged, params)
+    if regions and not _reads_well(parts, plain, flagged):
+        found = region_segments(plain, flagged, params)
+        if found is not None:
+            return found, written(found, condition, negated)
+    head, only_plain, only_flagged, tail = parts
+    return ((head, (), ()), ((), only_plain, only_flagged), (tail, (), ())), branched(plain, flagged, condition, negated, params)
+
+
+def _member_literals(
+    own: tuple[str, ...], other: tuple[str, ...], counts: list[tuple[int, int, int]], flagged: bool
+) -> tuple[tuple[str, ...], frozenset[int]]:
+    """A forward's literals in the order the branched code holds them, and which of them (by place) it
+    borrows from the other side's first forward: in each place the sides differ, the flagged side's
+    own literals come first, then the plain side's."""
+    order: list[str] = []
+    borrowed: set[int] = set()
+    mine = theirs = 0  # literals taken so far from `own`, and from `other`
+    for shared, only_plain, only_flagged in counts:
+        order += own[mine : mine + shared]
+        mine, theirs = mine + shared, theirs + shared
+        for count, is_own in ((only_flagged, flagged), (only_plain, not flagged)):
+            if is_own:
+                order += own[mine : mine + count]
+                mine += count
+            else:
+                borrowed.update(range(len(order), len(order) + count))
+                order += other[theirs : theirs + count]
+                theirs += count
+    return tuple(order), frozenset(borrowed)
 
 
 def _literal_count(lines: tuple[str, ...]) -> int:
@@ -130,11 +169,18 @@ def _literals_written(lines: tuple[str, ...], literals: tuple[str, ...]) -> tupl
     return tuple(_LITERAL.sub(lambda _: next(given), line) for line in lines)
 
 
-def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
+def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = (), regions: bool = False) -> bool:
     """True when one forward branching between the two reads well: at most SLACK lines of code longer
     than the longer of them, or each side's own code at most SHORT_BRANCH lines (comments aside). Two
-    long codes apart read better as classes of their own than both under one `if`."""
+    long codes apart read better as classes of their own than both under one `if`. With `regions`,
+    also where straight-line forwards branching in several places read well (regions.py)."""
     parts = _parts(plain, flagged, params)
+    if _reads_well(parts, plain, flagged):
+        return True
+    return regions and regions_joined(plain, flagged, "c", "not c", params) is not None
+
+
+def _reads_well(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:
     _, only_plain, only_flagged, _ = parts
     if max(len(code_lines(only_plain)), len(code_lines(only_flagged))) <= SHORT_BRANCH:
         return True  # lines of code: comments quoting the source (torch.export) would count twice
@@ -343,12 +389,17 @@ def _returns(line: str) -> bool:
 
 
 def _adds_input(lines: tuple[str, ...], inputs: list[str]) -> bool:
-    """True when a line adds a forward input to something (`x + out`, `out + x`, `out += x`, `out.add_(x)`)."""
-    names = "|".join(re.escape(name) for name in inputs if name)
-    if not names:
-        return False
-    pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\+(?!=)|\+=?\s*(?:{names})(?![\w.(\[])|\.add_?\((?:{names})[,)]|(?<![\w.])(?:{names})\.add_?\(")
-    return any(pattern.search(line) for line in code_lines(lines))
+    """True when a line adds a forward input to something (`x + out`, `out + x`, `out += x`, `out.add_(x)`),
+    up to the line that binds its name again (`x = x + self.attn(x)` adds it; a line after it adds another value)."""
+    for name in (name for name in inputs if name):
+        n = re.escape(name)
+        pattern = re.compile(rf"(?<![\w.]){n}\s*\+(?!=)|\+=?\s*{n}(?![\w.(\[])|\.add_?\({n}[,)]|(?<![\w.]){n}\.add_?\(")
+        for line in code_lines(lines):
+            if pattern.search(line):
+                return True
+            if (bound := ASSIGNED.match(line.lstrip())) and name in (part.strip() for part in bound[1].split(",")):
+                break
+    return False
 
 
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")

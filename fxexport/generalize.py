@@ -186,11 +186,11 @@ def _with_flags(
             continue
         side_a, side_b = (a, forward_a), (b, forward_b)
         (plain, plain_forward), (flagged, flagged_forward) = (side_a, side_b) if flagged_side(forward_a, forward_b, params) else (side_b, side_a)
-        if not few_lines_apart(plain_forward, flagged_forward, params):
+        if not few_lines_apart(plain_forward, flagged_forward, params, regions=True):
             continue
         name = flag_name(plain_forward, flagged_forward, params)
         flag = _Flag(name, frozenset(c.name for c in flagged), plain_forward, flagged_forward, literals_vary)
-        if literals_vary and _member_forwards([*a, *b], flag.holders, "c", "not c") is None:
+        if literals_vary and _member_forwards([*a, *b], flag.holders, "c", "not c", regions=True) is None:
             continue
         joined[members[0]] = ([*a, *b], optional, flag)
         joined[members[1]] = ([], None, None)
@@ -198,10 +198,11 @@ def _with_flags(
     return [item for item in out if item[0]]
 
 
-def _member_forwards(group: list[ClassIR], holders: frozenset[str], condition: str, negated: str) -> list[Placed] | None:
-    """Each class's forward as its part of the one that branches on `condition` (on for `holders`)."""
+def _member_forwards(group: list[ClassIR], holders: frozenset[str], condition: str, negated: str, regions: bool = False) -> list[Placed] | None:
+    """Each class's forward as its part of the one that branches on `condition` (on for `holders`; with
+    `regions`, in several places where that reads better: a flag's, not an optional child's)."""
     forwards = [c.forward_lines for c in group]
-    return member_forwards(forwards, [c.name in holders for c in group], condition, negated, group[0].forward_params)
+    return member_forwards(forwards, [c.name in holders for c in group], condition, negated, group[0].forward_params, regions)
 
 
 def _branched_parameters(
@@ -213,10 +214,11 @@ def _branched_parameters(
     values: dict[str, tuple[str, ...]],
     positional: list[str],
     taken: set[str],
+    regions: bool = False,
 ) -> tuple[tuple[str, ...], list[str]]:
     """The forward branching on `branch` (its condition, on for `holders`, and the negation) whose sides
     differ in literals, those that differ read from attributes (`_forward_parameters`)."""
-    placed = _member_forwards(group, holders, *branch)
+    placed = _member_forwards(group, holders, *branch, regions=regions)
     assert placed is not None, "placed when the groups were joined"
     lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
     return _forward_parameters(lines, lines[0], reserved, parameters, values, positional, taken, lent)
@@ -311,10 +313,10 @@ def _merge(
         on, off = f"self.{flag_attribute}", f"not self.{flag_attribute}"
         if flag.literals_vary:
             reserved = _names_on_self(first) | {flag_attribute}
-            forward_lines, stored = _branched_parameters(group, flag.holders, (on, off), reserved, parameters, values, positional, taken)
+            forward_lines, stored = _branched_parameters(group, flag.holders, (on, off), reserved, parameters, values, positional, taken, regions=True)
             init_lines += tuple(stored)
         else:
-            forward_lines = branched(flag.plain, flag.flagged, on, off, first.forward_params)
+            forward_lines = branched(flag.plain, flag.flagged, on, off, first.forward_params, regions=True)
         init_lines += (f"self.{flag_attribute} = {flag_param}",)
         keywords.append(flag_param)
         defaults[flag_param] = repr(flag_default)

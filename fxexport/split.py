@@ -109,6 +109,8 @@ def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.
     own = source_input_names(graph, cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
     passed = [passed_on_as(p, path, cls, graphs) if name is None else name for p, name in zip(placeholders, own)]
+    if passed != own:  # a statement reading a passed-on name and another parameter: the other is now the one left
+        passed = source_input_names(graph, cls, passed)
     return [None if name is not None and passed.count(name) > 1 else name for name in passed]
 
 

@@ -81,22 +81,27 @@ def generic_input(placeholder: fx.Node) -> bool:
     return without_number(str(placeholder.target)) == "x"
 
 
-def source_input_names(graph: fx.Graph, cls: type | str) -> list[str | None]:
+def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str | None] = ()) -> list[str | None]:
     """For each input of a call's graph, the name of the source forward's parameter that every statement
     reading it reads (`hidden_states`, `attention_mask`), where the graph recorded the statements
-    (torch.export, dynamo); None for an input not named `x`, `x_1`, ... (a model input, unless it is
-    called `x`), read by statements that read several parameters or none, or whose name another input has."""
+    (torch.export, dynamo), or the one of those no other input took; None for an input not named `x`,
+    `x_1`, ... (a model input, unless it is called `x`), read by statements that read several parameters
+    or none, or whose name another input has. `settled`: names some inputs already have (passed_on_as)."""
     names = source_parameters(cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
-    out: list[str | None] = [None] * len(placeholders)
+    out: list[str | None] = list(settled) or [None] * len(placeholders)
     if not names:
         return out
+    commons: dict[int, set[str]] = {}
     for i, placeholder in enumerate(placeholders):
         reads = [statement_reads(user) for user in placeholder.users]
-        if not generic_input(placeholder) or not reads or any(r is None for r in reads):
-            continue
-        common = set(names).intersection(*cast(list[frozenset[str]], reads))
-        if len(common) == 1 and _local_name(name := common.pop()):
+        if generic_input(placeholder) and reads and not any(r is None for r in reads):
+            commons[i] = {name for name in set(names).intersection(*cast(list[frozenset[str]], reads)) if _local_name(name)}
+    while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
+        found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
+        if not found:
+            break
+        for i, name in found.items():
             out[i] = name
     taken = [str(p.target) for p, name in zip(placeholders, out) if name is None]
     return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]

@@ -2107,19 +2107,20 @@ class QkvAttention(nn.Module):
 
 class GatedSum(nn.Module):
     """Names a value `x` while its input, which the export names `x` (not `hidden` as here: the statement
-    reading it reads `gate` too), is still read (the value it was normed to, which took its name): that
-    value may not take the name. `gate` is read alone by one name: the input takes it."""
+    reading it reads `gate` and `scale` too, and `scale` is read with `hidden` only), is still read (the
+    value it was normed to, which took its name): that value may not take the name. `gate` is read alone
+    by one name: the input takes it."""
 
     def __init__(self) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(8)
         self.lin = nn.Linear(8, 8)
 
-    def forward(self, hidden, gate):
-        hidden = self.norm(hidden + gate)
+    def forward(self, hidden, gate, scale):
+        hidden = self.norm(hidden * scale + gate)
         x = self.lin(hidden)
         x = x * gate
-        return x + hidden
+        return x + hidden * scale
 
 
 class ViewedAttention(nn.Module):
@@ -2150,7 +2151,7 @@ class RebindsInput(nn.Module):
         self.viewed = ViewedAttention()
 
     def forward(self, x):
-        return self.viewed(self.gated(self.attention(x), x))
+        return self.viewed(self.gated(self.attention(x), x, x.flip(0)))
 
 
 def _attention_interface(q, k, v):
@@ -2323,3 +2324,70 @@ class SharedEncoderLayers(nn.Module):
 
     def forward(self, x):
         return self.norms(self.second(self.first(x)))
+
+
+class ShiftedAttention(nn.Module):
+    """Rolls its tokens, masks the attention and rolls back only where it shifts, as torchvision's
+    ShiftedWindowAttention: one source class whose instances differ in three places."""
+
+    def __init__(self, width: int, tokens: int, shift: int) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.tokens, self.shift = tokens, shift
+
+    def forward(self, x):
+        if self.shift:
+            x = torch.roll(x, -self.shift, dims=1)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attention = (q @ k.transpose(-2, -1)) * 0.5
+        if self.shift:
+            mask = x.new_zeros(self.tokens)
+            mask[: -self.shift].fill_(1.0)
+            mask = mask.unsqueeze(0) - mask.unsqueeze(1)
+            mask = mask.masked_fill(mask != 0, -100.0)
+            attention = attention + mask
+        attention = attention.softmax(dim=-1)
+        x = self.proj(attention @ v)
+        x = x * 2.0
+        x = x.transpose(1, 2)
+        x = x.sigmoid()
+        x = x.transpose(1, 2)
+        if self.shift:
+            x = torch.roll(x, self.shift, dims=1)
+        return x
+
+
+class ShiftedStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(ShiftedAttention(width, 6, shift) for width in (4, 8) for shift in (0, 2)))
+        self.widen = nn.Linear(4, 8)
+
+    def forward(self, x):
+        x = self.blocks[1](self.blocks[0](x))
+        return self.blocks[3](self.blocks[2](self.widen(x)))
+
+
+class SelfOutput(nn.Module):
+    """One statement reads two of its parameters (transformers' BertSelfOutput): the input no other took is the other."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dense = nn.Linear(8, 8)
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, hidden_states, input_tensor):
+        hidden_states = self.dense(hidden_states)
+        return self.norm(hidden_states + input_tensor)
+
+
+class SelfOutputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.outputs = nn.ModuleList([SelfOutput(), SelfOutput()])
+
+    def forward(self, x):
+        for output in self.outputs:
+            x = output(x * 2, x)
+        return x

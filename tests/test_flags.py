@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import re
 import types
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import torch
@@ -13,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import fx
 
-from fxexport.flags import LITERAL, branched, flag_name, member_forwards
+from fxexport.code_slots import rename_variables
+from fxexport.flags import LITERAL, branched, few_lines_apart, flag_name, member_forwards
 from fxexport.generalize import _forward_parameters, generalize
 from fxexport.ir import ClassIR
 from fxexport.loops import _same_arguments
@@ -101,6 +104,62 @@ def test_branches_keep_each_sides_lines_and_share_the_common_ones(plain, flagged
     namespace: dict[str, object] = {}
     body = "\n".join("    " + line for line in lines)
     exec(compile(f"def forward(self, x):\n{body}\n", "<branched>", "exec"), namespace)  # it is Python
+
+
+# Straight-line forwards whose sides differ in several places (torchvision's shifted windows): each
+# place its own `if`, the flagged side's locals named as the plain side's where their statements match.
+_SHIFT_PLAIN = ("x = self.qkv(x)", "q, k = x.chunk(2, dim=-1)", "x = q @ k", "x = x * 0.5", "x = x.softmax(dim=-1)",
+                "x = self.proj(x)", "x = x.transpose(0, 1)", "return x.sigmoid()")
+_SHIFT_FLAGGED = ("x = x.roll(1, dims=0)", "out = self.qkv(x)", "q, k = out.chunk(2, dim=-1)", "out = q @ k", "out = out * 0.5",
+                  "mask = x.new_ones(4, 4)", "mask = mask.tril()", "mask = mask * -100.0", "out = out + mask", "out = out.softmax(dim=-1)",
+                  "out = self.proj(out)", "out = out.transpose(0, 1)", "out = out.sigmoid()", "return out.roll(-1, dims=0)")
+REGIONS = [
+    # (plain, flagged, the joined forward)
+    (_SHIFT_PLAIN, _SHIFT_FLAGGED,
+     ("if self.f:", "    x = x.roll(1, dims=0)", "out = self.qkv(x)", "q, k = out.chunk(2, dim=-1)", "out = q @ k", "out = out * 0.5",
+      "if self.f:", "    mask = x.new_ones(4, 4)", "    mask = mask.tril()", "    mask = mask * -100.0", "    out = out + mask",
+      "out = out.softmax(dim=-1)", "out = self.proj(out)", "out = out.transpose(0, 1)", "out = out.sigmoid()",
+      "if self.f:", "    return out.roll(-1, dims=0)", "return out")),
+    # a `del` of values the plain side holds unread is run by both sides: no `if` for it
+    (("a = x * 2", "b = a + 1", "c = b * b", "d = c - 1", "e = d * 3", "return e"),
+     ("x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3", "return e.roll(-1, dims=0)"),
+     ("if self.f:", "    x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3",
+      "if self.f:", "    return e.roll(-1, dims=0)", "return e")),
+]  # fmt: skip
+NOT_REGIONS = [
+    # one place apart: the one `if` of branched
+    (("x = self.a(x)", "return x"), ("x = self.a(x)", "x = x * 2", "return x")),
+    # not straight-line code: a loop
+    (_SHIFT_PLAIN, ("for layer in self.layers:", "    x = layer(x)", *_SHIFT_FLAGGED)),
+    # more lines of their own than lines both run
+    (("a = x * 2", "return a"), ("x = x.roll(1, dims=0)", "a = x * 3", "b = a * a", "c = b - a", "return c.roll(-1, dims=0)")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("plain", "flagged", "lines"), REGIONS)
+def test_sides_apart_in_several_places_branch_in_each(plain, flagged, lines) -> None:
+    assert branched(plain, flagged, "self.f", "not self.f", ("x",), regions=True) == lines
+    assert few_lines_apart(plain, flagged, ("x",), regions=True)
+
+
+@pytest.mark.parametrize(("plain", "flagged", "lines"), REGIONS)
+def test_each_side_of_a_forward_branching_in_several_places_computes_its_own(plain, flagged, lines) -> None:
+    joined, x = _function(lines, "self"), torch.arange(16.0).reshape(4, 4) / 7
+    layers = SimpleNamespace(qkv=lambda t: t.repeat(1, 2), proj=lambda t: t * 3)
+    for on, side in ((True, flagged), (False, plain)):
+        assert torch.equal(joined(SimpleNamespace(f=on, **vars(layers)), x.clone()), _function(side, "self")(layers, x.clone()))
+
+
+@pytest.mark.parametrize(("plain", "flagged"), NOT_REGIONS)
+def test_sides_apart_in_one_place_or_not_straight_line_code_do_not_branch_in_several(plain, flagged) -> None:
+    assert branched(plain, flagged, "self.f", "not self.f", ("x",), regions=True) == branched(plain, flagged, "self.f", "not self.f", ("x",))
+
+
+def _function(lines: tuple[str, ...], owner: str) -> Any:
+    namespace: dict[str, Any] = {}
+    body = "\n".join("    " + line for line in lines)
+    exec(compile(f"def forward({owner}, x):\n{body}\n", "<joined>", "exec"), namespace)
+    return namespace["forward"]
 
 
 # Forwards of two sides, each side one code but for its literals (a stage's width), and what each
@@ -260,3 +319,64 @@ def test_branched_forwards_with_their_own_literals_compute_each_instance(seed: i
             setattr(holder, attribute, float(values[name][row]) if "." in values[name][row] else int(values[name][row]))
         for x in (3, 8):
             assert _run_numbers(lines, holder, side, x) == _run_numbers(own, None, side, x)
+
+
+def _straight(draw: random.Random, count: int) -> list[str]:
+    """Straight-line statements on numbers, each literal written `{}`; some quote a source line."""
+    lines: list[str] = []
+    for _ in range(count):
+        target, value, other = draw.choice(_LOCALS), draw.choice(_LOCALS), draw.choice(_LOCALS)
+        if draw.random() < 0.2:
+            lines.append("# m.py:7 in forward: y = f(x)")
+        lines.append(f"{target} = {value} % 7 * {{}} + {other}")
+    return lines
+
+
+def _two_sides(draw: random.Random) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Two forwards sharing most statements, each with lines of its own in up to three places, the
+    flagged side's locals maybe named otherwise throughout: (plain, flagged) as templates (`{}` for
+    each literal), then filled, the shared statements with the same literals."""
+    shared = [["y = x + 1", "out = x + 2", "z = x + 3"], *(_straight(draw, draw.randint(2, 7)) for _ in range(3))]
+    ending = f"return {draw.choice(_LOCALS)} * {{}} + {draw.choice(_LOCALS)}"
+    other_ending = f"return {draw.choice(_LOCALS)} * {{}}" if draw.random() < 0.5 else ending
+    sides: list[tuple[list[str], list[str]]] = [([], []), ([], [])]  # per side: (template, filled)
+    for k, part in enumerate([*shared, [ending]]):
+        filled = _filled(draw, part)
+        for template, lines in sides:
+            template += part
+            lines += filled
+        if 0 < k < len(shared):
+            for (template, lines), most in zip(sides, (1, 3)):
+                own = _straight(draw, draw.choice(range(most + 1)))
+                template += own
+                lines += _filled(draw, own)
+    if other_ending != ending:
+        sides[1] = (sides[1][0][:-1] + [other_ending], sides[1][1][:-1] + list(_filled(draw, [other_ending])))
+    (plain, plain_lines), (flagged, flagged_lines) = sides
+    if draw.random() < 0.5:  # the flagged side's locals named otherwise (one to one)
+        names = list(_LOCALS[1:])
+        renames = dict(zip(names, draw.sample(names, len(names))))
+        flagged, flagged_lines = ([line if line.startswith("#") else rename_variables(line, renames) for line in f] for f in (flagged, flagged_lines))
+    return tuple(plain), tuple(flagged), tuple(plain_lines), tuple(flagged_lines)
+
+
+def test_forwards_branching_in_several_places_compute_each_side() -> None:
+    """Drawn straight-line forwards of two sides, apart in several places: the one forward branching
+    on `c` computes each side's result, as does each instance's placed forward, its literals its own;
+    and places of their own are found (not every drawn pair falls back to one `if`)."""
+    several = 0
+    for seed in range(300):
+        draw = random.Random(seed)
+        plain, flagged, plain_lines, flagged_lines = _two_sides(draw)
+        joined = branched(plain_lines, flagged_lines, "c", "not c", ("x", "c"), regions=True)
+        several += joined != branched(plain_lines, flagged_lines, "c", "not c", ("x", "c"))
+        for x in (3, 8):
+            assert _run_numbers(joined, None, True, x) == _run_numbers(flagged_lines, None, True, x), seed
+            assert _run_numbers(joined, None, False, x) == _run_numbers(plain_lines, None, False, x), seed
+        sides = [False, True, *(draw.random() < 0.5 for _ in range(draw.randint(0, 3)))]
+        forwards = [plain_lines, flagged_lines, *(_filled(draw, list(flagged if side else plain)) for side in sides[2:])]
+        placed = member_forwards(forwards, sides, "c", "not c", ("x", "c"), regions=True)
+        for result, own, side in zip(placed or (), forwards, sides):
+            for x in (3, 8):
+                assert _run_numbers(result.lines, None, side, x) == _run_numbers(own, None, side, x), seed
+    assert several >= 100

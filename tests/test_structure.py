@@ -291,15 +291,15 @@ SHAPES = [
                   "scores = query_states @ key_states.transpose(-1, -2)": 1, "max =": 0,
                   "first, second = F.softmax(": 1, "total = torch.cat([second, first], dim=1)": 1}),
     # a value takes its source's name of an input nobody reads from there on (timm's attention rebinds `x`), not that of
-    # an input still read later (GatedSum's `hidden`, which the export names `x`: its statement reads `gate` too, which
-    # takes its source name, read alone by that name); where the name ran on through views
+    # an input still read later (GatedSum's `hidden`, which the export names `x`: its statement reads `gate` and `scale`
+    # too, and `scale` is read with `hidden` only; `gate` takes its source name, read alone by that name); where the name ran on through views
     # whose memory lives until then (twins' attention), no `del` unbinds the value that took it; a slice of a tensor
     # takes its name on (`x = torch.cat([x[:, 1:], ...`), as no item of a tuple does
     Shape("rebinds_input_export", _model(models.RebindsInput), lambda: (torch.randn(2, 4, 8),), _export,
           frozenset({"QkvAttention", "GatedSum", "ViewedAttention"}),
           counts={"q, k, v = qkv.unbind()": 1, "q, k, v = x.unbind()": 1, "x = F.scaled_dot_product_attention(q, k, v)": 2,
                   "x = torch.cat([x[:, 1:], x[:, :1]], dim=1)": 1, "x = self.proj(x)": 1, "out = self.lin(x)": 1,
-                  "return out + x": 1, "def forward(self, x, gate):": 1,
+                  "mul_2 = x * x_1": 1, "return out + mul_2": 1, "def forward(self, x, x_1, gate):": 1,
                   "del q, k, v\n": 1, "del x": 0}),
     # a helper's unpacked result: the value a later statement reads by one of its names takes it
     Shape("tuple_named_export", _model(models.TupleNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
@@ -312,7 +312,10 @@ SHAPES = [
     # an input only passed on to children that name it takes their name, where the calling line reads it
     Shape("passed_names_export", _model(models.PassedNames), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
           frozenset({"MaskedAttention", "MaskedLayer"}),
-          counts={"def forward(self, hidden_states, attention_mask):": 1, "def forward(self, x, attention_mask):": 1}),
+          counts={"def forward(self, hidden_states, attention_mask):": 2, "def forward(self, x, attention_mask):": 0}),
+    # a statement reading two parameters names the input no other input took after one of them
+    Shape("two_parameter_statement_export", _model(models.SelfOutputs), lambda: (torch.randn(2, 8),), _export, frozenset({"SelfOutput"}),
+          counts={"def forward(self, hidden_states, input_tensor):": 1}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
           counts={"query_states": 0, "scores": 0, "total": 0}),
     # values nothing reads: no statement for views and arithmetic; a random draw and an in-place add stay
@@ -375,6 +378,11 @@ SHAPES = [
     Shape("traced_norms_shared_layers", _model(models.SharedEncoderLayers), lambda: (torch.randn(2, 3, 8),), _trace,
           frozenset({"ScaleNorm"}), counts={"module.training = True": 1, "self.first.layers.training = False": 1,
                                             "self.second.layers.training = False": 1}),
+    # a flag the forward branches on in three places: one class, its shared code once
+    Shape("shifted_trace", _model(models.ShiftedStages), lambda: (torch.randn(2, 6, 4),), _trace, frozenset({"ShiftedAttention"}),
+          counts={"if self.use_roll:": 3, "use_roll=True)": 2, "else:": 0}),
+    Shape("shifted_export", _model(models.ShiftedStages), lambda: (torch.randn(2, 6, 4),), _export, frozenset({"ShiftedAttention"}),
+          counts={"if self.use_roll:": 3, "use_roll=True)": 2, "del q, k, v, attention": 1}),
 ]  # fmt: skip
 
 
