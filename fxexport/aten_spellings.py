@@ -11,6 +11,7 @@ Every entry is checked against its ATen op on sample inputs (tests/test_aten_spe
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,14 +100,23 @@ def _compact(name: str, value: Any) -> Any:
     return per_dimension(value) if name in _PER_DIMENSION and value else value
 
 
+@dataclass(frozen=True)
+class FunctionRule:
+    """`target(positional..., keyword=...)`: a torch or F function, its keywords left out where default."""
+
+    target: Callable[..., Any]
+    positional: str
+    optional: str = ""
+
+    def __call__(self, call: Call) -> Spelling:
+        """The call spelled."""
+        args, kwargs = _args(call, self.positional, self.optional)
+        return Spelling("call_function", self.target, args, kwargs)
+
+
 def fn(target: Callable[..., Any], positional: str, optional: str = "") -> Rule:
     """`target(positional..., keyword=...)`: a torch or F function."""
-
-    def rule(call: Call) -> Spelling:
-        args, kwargs = _args(call, positional, optional)
-        return Spelling("call_function", target, args, kwargs)
-
-    return rule
+    return FunctionRule(target, positional, optional)
 
 
 def method(name: str, positional: str = "self", optional: str = "") -> Rule:
@@ -588,3 +598,36 @@ def spelling(node: fx.Node) -> Spelling | None:
     if rule is None:
         return None
     return rule(bind(node))
+
+
+@dataclass(frozen=True)
+class Keywords:
+    """How the spellings call a function: its positional arguments, its keywords in order, and the
+    keywords' numeric defaults as the spelling would write them (where it leaves them out)."""
+
+    positional: int
+    order: tuple[str, ...]
+    defaults: dict[str, Any]
+
+
+@functools.cache
+def keyword_defaults() -> dict[Callable[..., Any], Keywords]:
+    """Each function the spellings call with keywords, by target. A keyword whose overloads have
+    other defaults has none here."""
+    found: dict[Callable[..., Any], Keywords] = {}
+    clashing: set[tuple[Callable[..., Any], str]] = set()
+    for overload, rule in SPELLINGS.items():
+        if not isinstance(rule, FunctionRule) or not rule.optional or not hasattr(overload, "_schema"):
+            continue
+        schema = {a.name: a.default_value for a in overload._schema.arguments if a.has_default_value()}
+        names = [item.partition(":") for item in rule.optional.split()]
+        order = tuple(public or name for name, _, public in names)
+        defaults = {public or name: _compact(name, schema[name]) for name, _, public in names if name in schema}
+        defaults = {k: v for k, v in defaults.items() if type(v) in (int, float)}
+        known = found.get(rule.target)
+        if known is not None:
+            clashing |= {(rule.target, k) for k in defaults.keys() & known.defaults.keys() if known.defaults[k] != defaults[k]}
+            order = known.order if len(known.order) >= len(order) else order
+            defaults = {**known.defaults, **defaults}
+        found[rule.target] = Keywords(len(rule.positional.split()), order, defaults)
+    return {t: Keywords(k.positional, k.order, {n: v for n, v in k.defaults.items() if (t, n) not in clashing}) for t, k in found.items()}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .names import BUILTIN_NAMES, is_plain_identifier
 from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text, parsed_line
 
 _Read = TypeVar("_Read")
@@ -224,8 +225,8 @@ def number_slots(lines: tuple[str, ...], nested: bool = False) -> list[Slot]:
     slots: list[Slot] = []
     for number, line in enumerate(lines):
         indent = len(line) - len(line.lstrip(" ")) if nested else 0
-        for start, end, text in _numbers(line[indent:]):
-            slots.append(Slot(number, indent + start, indent + end, text, "value", False))
+        for start, end, text, name in _numbers(line[indent:]):
+            slots.append(Slot(number, indent + start, indent + end, text, name, False))
     return slots
 
 
@@ -235,8 +236,9 @@ _NUMBER_START = re.compile(r"(?<![\w.])\d|\.\d")
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _numbers(statement: str) -> tuple[tuple[int, int, str], ...]:
-    """The number literals of one statement (number_slots), in order: start and end column and text."""
+def _numbers(statement: str) -> tuple[tuple[int, int, str, str], ...]:
+    """The number literals of one statement (number_slots), in order: start and end column, text, and
+    the keyword it is passed as (`stride` in `F.conv3d(x, w, stride=2)`), else "value"."""
     if _NUMBER_START.search(statement) is None:
         return ()
     try:
@@ -245,8 +247,9 @@ def _numbers(statement: str) -> tuple[tuple[int, int, str], ...]:
         return ()  # a line of a compound statement: compared as it is
     nodes = list(ast.walk(tree))
     negated = {id(n.operand) for n in nodes if isinstance(n, ast.UnaryOp)}  # the `1` of `-1`: the whole `-1` is the literal
+    keywords = {id(k.value): k.arg for n in nodes if isinstance(n, ast.Call) for k in n.keywords if k.arg and is_plain_identifier(k.arg) and k.arg not in BUILTIN_NAMES}
     found = [
-        _segment(statement, node)
+        (*_segment(statement, node), keywords.get(id(node), "value"))
         for node in nodes
         if isinstance(node, ast.expr) and _is_number(node) and not isinstance(node, ast.Tuple) and id(node) not in negated
     ]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .built_children import Parameter, built_children
+from .call_defaults import with_shared_keywords
 from .child_lines import attribute, init_template, is_child
 from .code_slots import (
     Slot,
@@ -70,7 +71,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
     names: dict[str, str] = {}
     params: dict[str, tuple[str, ...]] = {}  # new class name -> its parameter names, in order
     out: list[ClassIR] = []
-    pending = list(classes)
+    pending = list(with_shared_keywords(classes))
     while pending:
         level = _level(pending)
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]

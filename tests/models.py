@@ -2391,3 +2391,25 @@ class SelfOutputs(nn.Module):
         for output in self.outputs:
             x = output(x * 2, x)
         return x
+
+
+class StridedConv(nn.Module):
+    """Calls F.conv2d with its stride: torch.export writes `stride=2` where it is not the default, and
+    leaves it out where it is."""
+
+    def __init__(self, channels: int, stride: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(channels, channels, 3, 3) * 0.1)
+        self.stride = stride
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, None, self.stride, 1).relu()
+
+
+class StridedConvs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(StridedConv(3, 1), StridedConv(3, 2), StridedConv(3, 1))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -314,6 +314,9 @@ SHAPES = [
           frozenset({"MaskedAttention", "MaskedLayer"}),
           counts={"def forward(self, hidden_states, attention_mask):": 2, "def forward(self, x, attention_mask):": 0}),
     # a statement reading two parameters names the input no other input took after one of them
+    # a keyword some instances' calls leave at its default, written out in all: one class taking it
+    Shape("keyword_defaults_export", _model(models.StridedConvs), _image, _export, frozenset({"StridedConv"}),
+          counts={"F.conv2d(x, self.weight, None, stride=self.stride, padding=1)": 1, "StridedConv(2)": 1}),
     Shape("two_parameter_statement_export", _model(models.SelfOutputs), lambda: (torch.randn(2, 8),), _export, frozenset({"SelfOutput"}),
           counts={"def forward(self, hidden_states, input_tensor):": 1}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),

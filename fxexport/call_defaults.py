@@ -1,0 +1,104 @@
+"""Keywords one instance's call writes and another's leaves at their default, written out in both.
+
+torch.export spells torchvision r3d's `Conv3DSimple` as `F.conv3d(x, self.weight, None, stride=2,
+padding=1)` in the blocks that downsample and `F.conv3d(x, self.weight, None, padding=1)` in the
+others: the spelling leaves out a keyword at its default. Compared so, the two differ in more than
+literals and come out as two codes. With `stride=1` written where it was left out, they differ in a
+literal only and are one class taking `stride`. Keywords are written out only in the forwards of
+classes of one source that are one code so, and only those some instance writes.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import replace
+
+import torch
+import torch.nn.functional as F
+
+from .aten_spellings import Keywords, keyword_defaults
+from .code_slots import masked, number_slots
+from .ir import ClassIR
+from .spelled_calls import char_offset, node_text, parsed_line
+
+
+def with_shared_keywords(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
+    """The classes, the forwards of those of one source that differ only in keywords left at their
+    default (and literals) written with the keywords any of them writes."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for k, cls in enumerate(classes):
+        if not cls.is_root and cls.forward_lines:
+            full = tuple(_filled(line, None) for line in cls.forward_lines)
+            if full != cls.forward_lines:
+                groups.setdefault((*cls.source, cls.forward_params, _masked(full)), []).append(k)
+    out = list(classes)
+    for members in groups.values():
+        forwards = [classes[k].forward_lines for k in members]
+        if len(members) < 2 or len({_masked(f) for f in forwards}) == 1:
+            continue
+        for k in members:
+            lines = tuple(_filled(line, _written(line, [f[i] for f in forwards])) for i, line in enumerate(classes[k].forward_lines))
+            out[k] = replace(classes[k], forward_lines=lines)
+    return tuple(out)
+
+
+def _masked(lines: tuple[str, ...]) -> tuple[str, ...]:
+    return masked(lines, number_slots(lines, nested=True))
+
+
+def _written(line: str, lines: list[str]) -> list[set[str]]:
+    """For each call of a known function in `line` (in order), the keywords any of `lines` writes there."""
+    out: list[set[str]] = []
+    for other in lines:
+        for i, (_, keywords) in enumerate(_calls(other)):
+            if i == len(out):
+                out.append(set())
+            out[i] |= {k.arg for k in keywords.keywords if k.arg}
+    return out
+
+
+def _filled(line: str, wanted: list[set[str]] | None) -> str:
+    """The line with each call of a known function writing its left-out default keywords: those in
+    `wanted` (per call, in order), or all of them (None)."""
+    for i in range(len(_calls(line))):
+        spec, call = _calls(line)[i]
+        given = {k.arg for k in call.keywords if k.arg}
+        missing = [k for k in spec.defaults if k not in given and (wanted is None or (i < len(wanted) and k in wanted[i]))]
+        if not missing or len(call.args) > spec.positional or any(isinstance(a, ast.Starred) for a in call.args) or None in given:
+            continue
+        values = {k.arg: node_text(line, k.value) for k in call.keywords if k.arg}
+        values.update({k: repr(spec.defaults[k]) for k in missing})
+        order = sorted(values, key=lambda k: spec.order.index(k) if k in spec.order else len(spec.order))
+        arguments = [*(node_text(line, a) for a in call.args), *(f"{k}={values[k]}" for k in order)]
+        start, end = _offsets(line, call)
+        line = f"{line[:start]}{node_text(line, call.func)}({', '.join(arguments)}){line[end:]}"
+    return line
+
+
+def _calls(line: str) -> list[tuple[Keywords, ast.Call]]:
+    """The calls of functions the spellings leave keywords out of, in the order they start."""
+    tree = parsed_line(line)
+    if tree is None:
+        return []
+    known = _known()
+    found = [(known[text], node) for node in ast.walk(tree) if isinstance(node, ast.Call) and (text := node_text(line, node.func)) in known]
+    return sorted(found, key=lambda item: (item[1].col_offset, -(item[1].end_col_offset or 0)))
+
+
+def _offsets(line: str, call: ast.Call) -> tuple[int, int]:
+    return char_offset(line, call.col_offset), char_offset(line, call.end_col_offset)
+
+
+@functools.cache
+def _known() -> dict[str, Keywords]:
+    """The known functions by the names generated code calls them by (`F.conv3d`, `torch.cat`)."""
+    out: dict[str, Keywords] = {}
+    for target, spec in keyword_defaults().items():
+        if not spec.defaults:
+            continue
+        name = getattr(target, "__name__", "")
+        for prefix, module in (("F", F), ("torch", torch)):
+            if getattr(module, name, None) is target:
+                out[f"{prefix}.{name}"] = spec
+    return out
