@@ -60,7 +60,7 @@ def _tokens(line: str) -> tuple[tokenize.TokenInfo, ...]:
         return ()
 
 
-def _replaced(line: str, replacements: list[tuple[int, int, str]]) -> str:
+def replaced(line: str, replacements: list[tuple[int, int, str]]) -> str:
     """The line with each (start column, end column, text), in order, put in place."""
     pieces, last = [], 0
     for start, end, text in replacements:
@@ -89,7 +89,7 @@ def variable_tokens(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo
 
 def rename_variables(line: str, renames: dict[str, str]) -> str:
     """The line with each variable (variable_tokens) in `renames` renamed, all at once."""
-    return _replaced(line, [(t.start[1], t.end[1], renames[t.string]) for t in variable_tokens(line_tokens(line)) if t.string in renames])
+    return replaced(line, [(t.start[1], t.end[1], renames[t.string]) for t in variable_tokens(line_tokens(line)) if t.string in renames])
 
 
 def _free_names(tokens: list[tokenize.TokenInfo]) -> list[tokenize.TokenInfo]:
@@ -103,7 +103,7 @@ def rewrite_calls(line: str, calls: dict[str, str]) -> str:
     if not any(name in line for name in calls):
         return line  # nothing to rewrite: no need to tokenize (a line of 2,000 constructor calls takes 0.1 s)
     tokens = line_tokens(line)
-    return _replaced(line, [
+    return replaced(line, [
         (token.start[1], tokens[i + 2].end[1], calls[token.string])
         for i, token in enumerate(tokens[:-2])
         if token.type == tokenize.NAME and token.string in calls and tokens[i + 1].string + tokens[i + 2].string == "()"
@@ -120,7 +120,7 @@ def positional(params: tuple[str, ...], lines: tuple[str, ...]) -> tuple[str, ..
     so `forward(self, weight, input_ids)` and `forward(self, weight, decoder_input_ids)` are one code."""
     by_position = {name: f"_{i}" for i, name in enumerate(parameter_names(params))}
     return tuple(
-        _replaced(line, [(t.start[1], t.end[1], by_position[t.string]) for t in _free_names(line_tokens(line)) if t.string in by_position])
+        replaced(line, [(t.start[1], t.end[1], by_position[t.string]) for t in _free_names(line_tokens(line)) if t.string in by_position])
         for line in lines
     )
 
@@ -302,4 +302,4 @@ def global_names(lines: tuple[str, ...]) -> set[str]:
 def rename_names(line: str, renames: dict[str, str]) -> str:
     """The line with each name token in `renames` replaced."""
     names = [t for t in line_tokens(line) if t.type == tokenize.NAME and t.string in renames]
-    return _replaced(line, [(t.start[1], t.end[1], renames[t.string]) for t in names])
+    return replaced(line, [(t.start[1], t.end[1], renames[t.string]) for t in names])

@@ -18,7 +18,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from .code_slots import ASSIGNED, line_tokens, parameter_names, variable_tokens
+from .code_slots import ASSIGNED, line_tokens, parameter_names, replaced, variable_tokens
 
 INDENT = "    "
 MAX_REGIONS = 4  # places a forward may branch on one flag before two classes read better
@@ -62,7 +62,7 @@ def region_segments(plain: tuple[str, ...], flagged: tuple[str, ...], params: tu
     may be empty); in the order they run. A flagged side's literals are its own; the shared lines and
     the plain side's own lines are the plain side's (its last `return` maybe bound to a name first)."""
     best: tuple[Segment, ...] | None = None
-    for side in _plain_forms(plain, params):
+    for side in _plain_forms(plain, flagged, params):
         # the flagged side's locals named as the plain side's, or the other way round
         for mine, theirs in ((side, _aligned(side, flagged, params)), (_aligned(flagged, side, params), flagged)):
             segments = None if mine is None or theirs is None else _segments(mine, theirs, params)
@@ -94,13 +94,14 @@ def written(segments: tuple[Segment, ...], condition: str, negated: str) -> tupl
     return tuple(lines)
 
 
-def _plain_forms(plain: tuple[str, ...], params: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """`plain` as it is, and ending `out = out.reshape(...)`, `return out` for `return out.reshape(...)`:
-    the form in which a flagged side that goes on from that value matches it."""
+def _plain_forms(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """`plain` as it is, and, where the sides return otherwise, ending `out = out.reshape(...)`, `return
+    out` for `return out.reshape(...)`: the form in which a flagged side that goes on from that value
+    matches it."""
     out = [plain]
     flow = _flow(plain, params)
     code = [i for i, line in enumerate(plain) if not _comment(line)]
-    if flow is None or not code or not plain[code[-1]].startswith("return "):
+    if flow is None or not code or not plain[code[-1]].startswith("return ") or plain[code[-1]] in _code(flagged)[-1:]:
         return out
     last = code[-1]
     expression = plain[last][len("return ") :]
@@ -114,7 +115,11 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
     """The segments of two sides whose locals are named alike; None where they do not read well as one."""
     segments: list[Segment] = []
     shared = own_plain = own_flagged = 0
-    flows = (_flow(plain, params), _flow(renamed, params))
+    mine_flow, theirs_flow = _flow(plain, params), _flow(renamed, params)
+    if mine_flow is None or theirs_flow is None or _bound_and_fixed(mine_flow, theirs_flow):
+        return None
+    flows = (mine_flow, theirs_flow)
+    added: tuple[list[tuple[int, str]], list[tuple[int, str]]] = ([], [])  # per side: (place, name) of a `del` both run
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, plain, renamed, autojunk=False).get_opcodes():
         mine, theirs = plain[i1:i2], renamed[j1:j2]
         if tag == "equal":
@@ -126,7 +131,7 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
             if plain[i1:i2]:
                 segments.append((plain[i1:i2], (), ()))  # comments only: the plain side's
             continue
-        if _deletes_for_both(mine, theirs, (plain, i1), (renamed, j1), flows):
+        if _deletes_for_both(mine, theirs, (plain, i1), (renamed, j1), flows, added):
             segments.append((mine or theirs, (), ()))  # `del a, b` of values the other side holds unread: both run it
             continue
         own_plain, own_flagged = own_plain + len(_code(mine)), own_flagged + len(_code(theirs))
@@ -139,6 +144,12 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
     return tuple(segments)
 
 
+def _bound_and_fixed(a: _Flow, b: _Flow) -> bool:
+    """True when a name one side binds is one the other reads from outside (a global): in one forward it
+    would be a local on both sides."""
+    return bool({v.name for v in a.values} & b.fixed or {v.name for v in b.values} & a.fixed)
+
+
 _DEL = re.compile(r"del ([A-Za-z_]\w*(?:, [A-Za-z_]\w*)*)$")
 
 
@@ -147,31 +158,37 @@ def _deletes_for_both(
     theirs: tuple[str, ...],
     plain_at: tuple[tuple[str, ...], int],
     flagged_at: tuple[tuple[str, ...], int],
-    flows: tuple[_Flow | None, _Flow | None],
+    flows: tuple[_Flow, _Flow],
+    added: tuple[list[tuple[int, str]], list[tuple[int, str]]],
 ) -> bool:
     """True where one side's own lines are only `del` statements and the other side, at that place,
-    holds each name they delete, bound and never read or deleted again: deleting it there too frees it
-    early and changes nothing else (so no `if` for a `del`)."""
-    if bool(mine) == bool(theirs) or None in flows:
+    holds each name they delete, bound and never read or deleted again (by its own lines or by a `del`
+    both run, `added`, which grows by these): deleting it there too frees it early and changes nothing
+    else (so no `if` for a `del`)."""
+    if bool(mine) == bool(theirs):
         return False
     own = mine or theirs
+    side = 1 if mine else 0
     (lines, at), flow = (flagged_at, flows[1]) if mine else (plain_at, flows[0])
     matches = [_DEL.fullmatch(line) for line in _code(own)]
     if not all(matches):
         return False
-    assert flow is not None
     names = [name for m in matches if m for name in m[1].split(", ")]
-    return len(set(names)) == len(names) and all(_held_unread(lines, flow, at, name) for name in names)
+    if len(set(names)) != len(names) or not all(_held_unread(lines, flow, at, name, added[side]) for name in names):
+        return False
+    added[side].extend((at, name) for name in names)
+    return True
 
 
-def _held_unread(lines: tuple[str, ...], flow: _Flow, at: int, name: str) -> bool:
+def _held_unread(lines: tuple[str, ...], flow: _Flow, at: int, name: str, added: list[tuple[int, str]]) -> bool:
     """True when `name` holds a value before line `at` that no line from `at` on reads (or deletes), and
-    no line between its binding and `at` deleted it."""
+    no line between its binding and `at` deleted it, nor a `del` both run (`added`)."""
     held = [v for v in flow.values if v.name == name and v.bound < at]
     if not held:
         return False
     value = held[-1]
     deleted = any((m := _DEL.fullmatch(line)) and name in m[1].split(", ") for line in lines[max(value.bound, 0) : at])
+    deleted = deleted or any(n == name and value.bound < place <= at for place, n in added)
     return value.last < at and not deleted
 
 
@@ -238,7 +255,7 @@ def _flow(lines: tuple[str, ...], params: tuple[str, ...]) -> _Flow | None:
             parsed.append(None)
             continue
         tokens = line_tokens(line)
-        if not tokens or line[:1].isspace() or _COMPOUND.match(line) or any(t.string in _REBINDING or t.string == "lambda" for t in tokens):
+        if not tokens or line[:1].isspace() or _COMPOUND.match(line) or any(t.string in _REBINDING or t.string == "lambda" or _f_string(t) for t in tokens):
             return None
         variables = variable_tokens(tokens)
         if any(t.string == "for" for t in tokens) or any(t.start[0] != 1 for t in variables):
@@ -275,20 +292,17 @@ def _flow(lines: tuple[str, ...], params: tuple[str, ...]) -> _Flow | None:
     return _Flow(tuple(values), tuple(tokens_per_line), frozenset(fixed))
 
 
+def _f_string(token: tokenize.TokenInfo) -> bool:
+    """An f-string, whose names are no tokens of their own before Python 3.12: refused."""
+    return token.type == getattr(tokenize, "FSTRING_START", -1) or (token.type == tokenize.STRING and "f" in token.string.split("'")[0].split('"')[0].lower())
+
+
 def _masked(line: str, spots: tuple[tuple[int, int, int], ...]) -> str:
-    return _written(line, [(start, end, "_") for start, end, _ in spots])
+    return replaced(line, [(start, end, "_") for start, end, _ in spots])
 
 
 def _renamed(line: str, spots: tuple[tuple[int, int, int], ...], names: list[str]) -> str:
-    return _written(line, [(start, end, names[v]) for start, end, v in spots])
-
-
-def _written(line: str, replacements: list[tuple[int, int, str]]) -> str:
-    pieces, last = [], 0
-    for start, end, text in replacements:
-        pieces += [line[last:start], text]
-        last = end
-    return "".join(pieces) + line[last:]
+    return replaced(line, [(start, end, names[v]) for start, end, v in spots])
 
 
 def _comment(line: str) -> bool:

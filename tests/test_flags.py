@@ -20,6 +20,7 @@ from fxexport.flags import LITERAL, branched, few_lines_apart, flag_name, member
 from fxexport.generalize import _forward_parameters, generalize
 from fxexport.ir import ClassIR
 from fxexport.loops import _same_arguments
+from fxexport.regions import regions_joined
 
 NAMES = [
     # (plain forward, flagged forward, parameters, flag name)
@@ -155,8 +156,19 @@ def test_sides_apart_in_one_place_or_not_straight_line_code_do_not_branch_in_sev
     assert branched(plain, flagged, "self.f", "not self.f", ("x",), regions=True) == branched(plain, flagged, "self.f", "not self.f", ("x",))
 
 
-def _function(lines: tuple[str, ...], owner: str) -> Any:
-    namespace: dict[str, Any] = {}
+def test_a_name_one_side_binds_and_the_other_reads_as_a_global_stays_a_global() -> None:
+    """One forward would make it a local of both sides: the side binding it binds another name."""
+    plain, flagged = ("scale = x * 2", *_SHIFT_PLAIN), (*_SHIFT_FLAGGED[:4], "out = out * scale", *_SHIFT_FLAGGED[4:])
+    lines = branched(plain, flagged, "self.f", "not self.f", ("x",), regions=True)
+    assert not any(line.strip().startswith("scale =") for line in lines)
+    joined, x = _function(lines, "self", scale=3.0), torch.arange(16.0).reshape(4, 4) / 7
+    layers = SimpleNamespace(qkv=lambda t: t.repeat(1, 2), proj=lambda t: t * 3)
+    for on, side in ((True, flagged), (False, plain)):
+        assert torch.equal(joined(SimpleNamespace(f=on, **vars(layers)), x.clone()), _function(side, "self", scale=3.0)(layers, x.clone()))
+
+
+def _function(lines: tuple[str, ...], owner: str, **names: Any) -> Any:
+    namespace: dict[str, Any] = dict(names)
     body = "\n".join("    " + line for line in lines)
     exec(compile(f"def forward({owner}, x):\n{body}\n", "<joined>", "exec"), namespace)
     return namespace["forward"]
@@ -380,3 +392,25 @@ def test_forwards_branching_in_several_places_compute_each_side() -> None:
             for x in (3, 8):
                 assert _run_numbers(result.lines, None, side, x) == _run_numbers(own, None, side, x), seed
     assert several >= 100
+
+
+_MIDDLE = tuple(f"m{i} = m{i - 1} * a" for i in range(1, 10))
+REVIEWED = [
+    # a name deleted twice by one side, held unread by the other: the second `del` is that side's own
+    (("a = x + 1", "b = a * 2", "d = b - 1", "e = d * 3", "p1 = e + 1", "m0 = e + d", *_MIDDLE, "return m9 + a"),
+     ("a = x + 1", "b = a * 2", "d = b - 1", "del b", "e = d * 3", "b = e + 5", "m0 = e + d", "del b", *_MIDDLE, "return m9 * a")),
+    # one place apart, both returning alike: no second place made by binding the plain side's return
+    (("a = x + 1", "u = a * 5", "b = a * 2", "p1 = b + u", "d = b - 1", "e = d * 3", "p2 = e + 1", "f = e + d", "return f + a"),
+     ("a = x + 1", "u = a * 5", "b = a * 2", "q1 = b * u", "d = b - 1", "del u", "e = d * 3", "q2 = e + 1", "f = e + d", "return f + a")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("plain", "flagged"), REVIEWED)
+def test_reviewed_pairs_compute_each_side(plain, flagged) -> None:
+    """Pairs a review found: each side of the joined forward computes that side's result."""
+    joined = branched(plain, flagged, "c", "not c", ("x", "c"), regions=True)
+    for x in (3, 8):
+        assert _run_numbers(joined, None, True, x) == _run_numbers(flagged, None, True, x)
+        assert _run_numbers(joined, None, False, x) == _run_numbers(plain, None, False, x)
+    if plain[-1] == flagged[-1]:  # one place apart: not several
+        assert regions_joined(plain, flagged, "c", "not c", ("x", "c")) is None
