@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
 
 from .aten_spellings import Keywords, keyword_defaults
-from .code_slots import masked, number_slots
+from .code_slots import masked, number_slots, per_line
 from .ir import ClassIR
 from .spelled_calls import char_offset, node_text, parsed_line
 
@@ -29,7 +30,7 @@ def with_shared_keywords(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     groups: dict[tuple[object, ...], list[int]] = {}
     for k, cls in enumerate(classes):
         if not cls.is_root and cls.forward_lines:
-            full = tuple(_filled(line, None) for line in cls.forward_lines)
+            full = tuple(_all_filled(line) for line in cls.forward_lines)
             if full != cls.forward_lines:
                 groups.setdefault((*cls.source, cls.forward_params, _masked(full)), []).append(k)
     out = list(classes)
@@ -56,6 +57,13 @@ def _written(line: str, lines: list[str]) -> list[set[str]]:
                 out.append(set())
             out[i] |= {k.arg for k in keywords.keywords if k.arg}
     return out
+
+
+@per_line
+def _all_filled(line: str) -> str:
+    """The line with every left-out default keyword of its known calls written (kept per line text:
+    repeated blocks repeat their lines)."""
+    return _filled(line, None) if _known_call().search(line) else line
 
 
 def _filled(line: str, wanted: list[set[str]] | None) -> str:
@@ -88,6 +96,12 @@ def _calls(line: str) -> list[tuple[Keywords, ast.Call]]:
 
 def _offsets(line: str, call: ast.Call) -> tuple[int, int]:
     return char_offset(line, call.col_offset), char_offset(line, call.end_col_offset)
+
+
+@functools.cache
+def _known_call() -> re.Pattern[str]:
+    """Where a line may call a known function: its name and an opening bracket."""
+    return re.compile("|".join(rf"(?<![\w.]){re.escape(name)}\(" for name in sorted(_known())) or r"(?!)")
 
 
 @functools.cache
