@@ -160,6 +160,30 @@ def source_parameters(cls: type | str) -> tuple[str, ...]:
     return tuple(p.name for p in list(signature.parameters.values())[1:] if p.kind in kinds and p.name.isascii() and p.name.isidentifier())
 
 
+@functools.lru_cache(maxsize=1024)
+def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The parameters of a module class's `forward` that its body unpacks into names, once each, with
+    those names in order: `cos, sin = position_embeddings` (transformers' attention) gives
+    (("position_embeddings", ("cos", "sin")),); () where the source cannot be read."""
+    parameters = set(source_parameters(cls))
+    forward = getattr(resolve_class(cls), "forward", None)
+    if not parameters or not callable(forward):
+        return ()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
+    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+        return ()
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
+            names = _targets(node)
+            if names is not None and len(names) > 1:
+                found.setdefault(node.value.id, []).append(names)
+    return tuple((parameter, unpackings[0]) for parameter, unpackings in found.items() if len(set(unpackings)) == 1)
+
+
 def forget_statements() -> None:
     """Drop the parsed source files and the nodes' statements (kept for one export)."""
     _function_statements.cache_clear()

@@ -34,7 +34,7 @@ from .calls import (
 from .ir import InlineModule
 from .packing import list_arguments
 from .rebuild import is_holder
-from .source_names import source_parameters, statement_reads
+from .source_names import source_parameters, statement_reads, unpacked_parameters
 from .subgraphs import Builder, ListArgument, generic_input, interface, module_from, rename_inputs, source_input_names
 
 
@@ -89,7 +89,7 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
     for _ in range(_NAMING_LEVELS):
         renamed = False
         for cls, group in by_class.items():
-            proposals = [_proposed(path, graph, cls, graphs) for path, graph in group]
+            proposals = [_proposed(path, graph, cls, graphs, kinds) for path, graph in group]
             width = max(len(p) for p in proposals)
             agreed = [names.pop() or None if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
             while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
@@ -103,38 +103,47 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
 
 
-def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph]) -> list[str | None]:
+def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> list[str | None]:
     """The source parameter name of each input of `graph` (source_input_names), else the one the children
     it is passed to have named theirs (passed_on_as)."""
     own = source_input_names(graph, cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
-    passed = [passed_on_as(p, path, cls, graphs) if name is None else name for p, name in zip(placeholders, own)]
+    passed = [passed_on_as(p, path, cls, graphs, kinds) if name is None else name for p, name in zip(placeholders, own)]
     if passed != own:  # a statement reading a passed-on name and another parameter: the other is now the one left
         passed = source_input_names(graph, cls, passed)
     return [None if name is not None and passed.count(name) > 1 else name for name in passed]
 
 
-def passed_on_as(placeholder: fx.Node, path: str, cls: type | str, graphs: dict[str, fx.Graph]) -> str | None:
+def passed_on_as(
+    placeholder: fx.Node, path: str, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str] | None = None
+) -> str | None:
     """The name the called children give the input `placeholder` only passes on to them
     (`self.self_attn(hidden_states, attention_mask=attention_mask)`: `attention_mask`), where that is a
-    parameter of the caller's source forward too and the statement making each call reads it."""
+    parameter of the caller's source forward too and the statement making each call reads it; or an
+    item's name a child unpacks a parameter into (`cos, sin = position_embeddings`), where the caller's
+    source forward has that parameter and the calling statement reads it (`kinds`: module path -> class)."""
     if not generic_input(placeholder):
         return None
     names: set[str] = set()
+    parameters = source_parameters(cls)
     for user in placeholder.users:
-        child = graphs.get(f"{path}.{user.target}" if path else str(user.target)) if user.op == "call_module" else None
+        child_path = f"{path}.{user.target}" if path else str(user.target)
+        child = graphs.get(child_path) if user.op == "call_module" else None
         positions = [i for i, arg in enumerate(user.args) if arg is placeholder]
         if child is None or not positions or placeholder in user.kwargs.values():
             return None
         inputs = list(child.find_nodes(op="placeholder"))
         reads = statement_reads(user) or frozenset()
+        items = {item: parameter for parameter, unpacked in unpacked_parameters((kinds or {}).get(child_path, "")) for item in unpacked}
         for i in positions:
             name = str(inputs[i].target) if i < len(inputs) else ""
-            if name not in reads:
+            if name in reads and name in parameters:
+                names.add(name)
+            elif name in items and items[name] in reads and items[name] in parameters:
+                names.add(name)
+            else:
                 return None
-            names.add(name)
-    found = names.pop() if len(names) == 1 else None
-    return found if found is not None and found in source_parameters(cls) else None
+    return names.pop() if len(names) == 1 else None
 
 
 def _clashing(graph: fx.Graph, names: list[str | None]) -> set[int]:

@@ -22,7 +22,7 @@ from .calls import Call, stack_frames
 from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
-from .source_names import source_parameters, statement_reads
+from .source_names import source_parameters, statement_reads, unpacked_parameters
 
 
 def _graph_module_class() -> type[fx.GraphModule]:
@@ -93,18 +93,44 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     if not names:
         return out
     commons: dict[int, set[str]] = {}
+    read: dict[int, frozenset[str]] = {}  # what every statement reading the input reads
     for i, placeholder in enumerate(placeholders):
         reads = [statement_reads(user) for user in placeholder.users]
         if generic_input(placeholder) and reads and not any(r is None for r in reads):
-            commons[i] = {name for name in set(names).intersection(*cast(list[frozenset[str]], reads)) if _local_name(name)}
+            read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
+            commons[i] = {name for name in read[i] & set(names) if _local_name(name)}
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
         if not found:
             break
         for i, name in found.items():
             out[i] = name
+    _name_unpacked(out, read, cls)
     taken = [str(p.target) for p, name in zip(placeholders, out) if name is None]
     return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]
+
+
+def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: type | str) -> None:
+    """Name the inputs that are the items of a parameter the source forward unpacks (`cos, sin =
+    position_embeddings`: the caller passes the tuple's items as inputs one after another) after the
+    names it unpacks them into: where as many inputs in a row are unnamed, the statements reading each
+    read its name, and the named inputs before and after them are parameters before and after it."""
+    order = source_parameters(cls)
+    for parameter, items in unpacked_parameters(cls):
+        if parameter in out or not all(_local_name(item) and item not in out for item in items):
+            continue
+        place = order.index(parameter)
+        for start in range(len(out) - len(items) + 1):
+            run = range(start, start + len(items))
+            before = [name for name in out[:start] if name is not None]
+            after = [name for name in out[start + len(items) :] if name is not None]
+            if (
+                all(out[i] is None and item in read.get(i, ()) for i, item in zip(run, items))
+                and all(name in order and order.index(name) < place for name in before)
+                and all(name in order and order.index(name) > place for name in after)
+            ):
+                out[start : start + len(items)] = list(items)
+                break
 
 
 def rename_inputs(graph: fx.Graph, names: Sequence[str | None]) -> bool:

@@ -2413,3 +2413,43 @@ class StridedConvs(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class RotaryAttention(nn.Module):
+    """Unpacks a parameter into names (transformers' `cos, sin = position_embeddings`): the inputs the
+    caller passes its items as take those names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        cos, sin = position_embeddings
+        q = self.q(hidden_states)
+        q = q * cos + q.flip(-1) * sin
+        return q + attention_mask
+
+
+class RotaryLayer(nn.Module):
+    """Passes the pair on whole: its inputs take the names its child unpacks it into."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.attn = RotaryAttention()
+
+    def forward(self, hidden_states, position_embeddings, attention_mask):
+        normed = self.norm(hidden_states)
+        return hidden_states + self.attn(normed, position_embeddings=position_embeddings, attention_mask=attention_mask)
+
+
+class RotaryLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([RotaryLayer(), RotaryLayer()])
+
+    def forward(self, x, attention_mask):
+        position = (x.sin() * 0.5, x.cos() * 0.5)
+        for layer in self.layers:
+            x = layer(x, position, attention_mask)
+        return x

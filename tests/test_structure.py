@@ -317,6 +317,9 @@ SHAPES = [
     # a keyword some instances' calls leave at its default, written out in all: one class taking it
     Shape("keyword_defaults_export", _model(models.StridedConvs), _image, _export, frozenset({"StridedConv"}),
           counts={"F.conv2d(x, self.weight, None, stride=self.stride, padding=1)": 1, "StridedConv(2)": 1}),
+    # the items of a parameter the source unpacks (`cos, sin = position_embeddings`) take the names it unpacks them into
+    Shape("unpacked_names_export", _model(models.RotaryLayers), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
+          frozenset({"RotaryAttention", "RotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
     Shape("two_parameter_statement_export", _model(models.SelfOutputs), lambda: (torch.randn(2, 8),), _export, frozenset({"SelfOutput"}),
           counts={"def forward(self, hidden_states, input_tensor):": 1}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
