@@ -73,7 +73,8 @@ def _filled(line: str, wanted: list[set[str]] | None) -> str:
         spec, call = _calls(line)[i]
         given = {k.arg for k in call.keywords if k.arg}
         missing = [k for k in spec.defaults if k not in given and (wanted is None or (i < len(wanted) and k in wanted[i]))]
-        if not missing or len(call.args) > spec.positional or any(isinstance(a, ast.Starred) for a in call.args) or None in given:
+        unpacked = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+        if not missing or len(call.args) > spec.positional or unpacked or "\n" in line:
             continue
         values = {k.arg: node_text(line, k.value) for k in call.keywords if k.arg}
         values.update({k: repr(spec.defaults[k]) for k in missing})

@@ -16,6 +16,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from torch import nn
+
 from .built_children import Parameter, built_children
 from .call_defaults import with_shared_keywords
 from .child_lines import attribute, init_template, is_child
@@ -463,7 +465,7 @@ def _forward_parameters(
     targets = number_slots(shared, nested=True)
     texts = [s.text for s in targets]
     stored: dict[str, str] = {}  # parameter -> the attribute that keeps it
-    attributes = set(reserved)
+    attributes = set(reserved) | _MODULE_NAMES  # `self.training = training` would be the module's flag
     columns = [tuple(column) for column in zip(*[[s.text for s in row] for row in rows])]
     if borrowed is not None:
         columns = _lent(columns, borrowed, list(parameters), _literal_places(shared, targets))
@@ -570,6 +572,11 @@ def _name_variants(
         lines = tuple(rename_names(line, renames) for line in cls.init_lines)
         out.append(replace(cls, name=renames.get(cls.name, cls.name), init_lines=lines))
     return tuple(out), {old: renames.get(new, new) for old, new in names.items()}
+
+
+# What nn.Module itself has on every instance: a forward literal stored under one of these names
+# would shadow it.
+_MODULE_NAMES = frozenset(dir(nn.Module)) | {"training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"}
 
 
 def _names_on_self(cls: ClassIR) -> set[str]:

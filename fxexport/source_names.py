@@ -176,7 +176,8 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
         return ()
     found: dict[str, list[tuple[str, ...]]] = {}
-    for node in ast.walk(tree):
+    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    for node in _own_nodes(function.body if function else []):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
             names = _targets(node)
             if names is not None and len(names) > 1:
@@ -184,11 +185,38 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     return tuple((parameter, unpackings[0]) for parameter, unpackings in found.items() if len(set(unpackings)) == 1)
 
 
+def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a function body, not those of the functions, lambdas and classes it defines."""
+    pending: list[ast.AST] = list(statements)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+
+
+def passes_whole(node: fx.Node, name: str) -> bool:
+    """True when the source statement `node` ran in passes the name itself to a call, as an argument or
+    a keyword's value (`self.attn(x, position_embeddings=position_embeddings)`), not a value made of it."""
+    found = _statement_span(node)
+    if found is None:
+        return False
+    file, (start, end, _, _) = found
+    try:
+        tree = ast.parse(textwrap.dedent("".join(linecache.getlines(file)[start - 1 : end])))
+    except (SyntaxError, ValueError):
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    values = [*(a for c in calls for a in c.args), *(k.value for c in calls for k in c.keywords)]
+    return any(isinstance(v, ast.Name) and v.id == name for v in values)
+
+
 def forget_statements() -> None:
     """Drop the parsed source files and the nodes' statements (kept for one export)."""
     _function_statements.cache_clear()
     _statement_span.cache_clear()
     source_parameters.cache_clear()
+    unpacked_parameters.cache_clear()
 
 
 def statement_name(node: fx.Node) -> str | None:

@@ -34,7 +34,7 @@ from .calls import (
 from .ir import InlineModule
 from .packing import list_arguments
 from .rebuild import is_holder
-from .source_names import source_parameters, statement_reads, unpacked_parameters
+from .source_names import passes_whole, source_parameters, statement_reads, unpacked_parameters
 from .subgraphs import Builder, ListArgument, generic_input, interface, module_from, rename_inputs, source_input_names
 
 
@@ -121,7 +121,8 @@ def passed_on_as(
     (`self.self_attn(hidden_states, attention_mask=attention_mask)`: `attention_mask`), where that is a
     parameter of the caller's source forward too and the statement making each call reads it; or an
     item's name a child unpacks a parameter into (`cos, sin = position_embeddings`), where the caller's
-    source forward has that parameter and the calling statement reads it (`kinds`: module path -> class)."""
+    source forward has that parameter and the calling statement passes it whole (`kinds`: module path ->
+    class)."""
     if not generic_input(placeholder):
         return None
     names: set[str] = set()
@@ -139,7 +140,7 @@ def passed_on_as(
             name = str(inputs[i].target) if i < len(inputs) else ""
             if name in reads and name in parameters:
                 names.add(name)
-            elif name in items and items[name] in reads and items[name] in parameters:
+            elif name in items and items[name] in reads and items[name] in parameters and passes_whole(user, items[name]):
                 names.add(name)
             else:
                 return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import operator
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -17,7 +18,7 @@ import torch
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
-from .annotations import own_stack_trace
+from .annotations import own_stack_trace, source_statement
 from .calls import Call, stack_frames
 from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
@@ -94,43 +95,56 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
         return out
     commons: dict[int, set[str]] = {}
     read: dict[int, frozenset[str]] = {}  # what every statement reading the input reads
+    texts: dict[int, str] = {}  # the first statement reading it, as the source wrote it
     for i, placeholder in enumerate(placeholders):
         reads = [statement_reads(user) for user in placeholder.users]
         if generic_input(placeholder) and reads and not any(r is None for r in reads):
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if _local_name(name)}
+            texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
         if not found:
             break
         for i, name in found.items():
             out[i] = name
-    _name_unpacked(out, read, cls)
+    _name_unpacked(out, read, cls, texts)
     taken = [str(p.target) for p, name in zip(placeholders, out) if name is None]
     return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]
 
 
-def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: type | str) -> None:
+def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: type | str, texts: dict[int, str]) -> None:
     """Name the inputs that are the items of a parameter the source forward unpacks (`cos, sin =
     position_embeddings`: the caller passes the tuple's items as inputs one after another) after the
-    names it unpacks them into: where as many inputs in a row are unnamed, the statements reading each
-    read its name, and the named inputs before and after them are parameters before and after it."""
+    names it unpacks them into. Where as many inputs in a row are unnamed, the statements reading
+    each read its item's name and no parameter of the forward, an input is named before them, and the
+    named inputs before and after them are parameters before and after it. Where one statement reads
+    several items (`apply_rotary_pos_emb(q, k, cos, sin)`), its inputs come in the order it names the
+    items in (`texts`: the statement reading each input)."""
     order = source_parameters(cls)
     for parameter, items in unpacked_parameters(cls):
         if parameter in out or not all(_local_name(item) and item not in out for item in items):
             continue
         place = order.index(parameter)
-        for start in range(len(out) - len(items) + 1):
+        for start in range(1, len(out) - len(items) + 1):
             run = range(start, start + len(items))
             before = [name for name in out[:start] if name is not None]
             after = [name for name in out[start + len(items) :] if name is not None]
             if (
-                all(out[i] is None and item in read.get(i, ()) for i, item in zip(run, items))
+                before
+                and all(out[i] is None and item in read.get(i, ()) and not read[i] & set(order) for i, item in zip(run, items))
                 and all(name in order and order.index(name) < place for name in before)
                 and all(name in order and order.index(name) > place for name in after)
+                and all(_in_order(texts.get(i, ""), items, read[i]) for i in run)
             ):
                 out[start : start + len(items)] = list(items)
                 break
+
+
+def _in_order(text: str, items: tuple[str, ...], read: frozenset[str]) -> bool:
+    """True when the statement `text` names the items it reads in the order they are unpacked."""
+    places = [m.start() for item in items if item in read and (m := re.search(rf"(?<![\w.]){re.escape(item)}(?!\w)", text))]
+    return len(places) == sum(item in read for item in items) and places == sorted(places)
 
 
 def rename_inputs(graph: fx.Graph, names: Sequence[str | None]) -> bool:

@@ -2453,3 +2453,53 @@ class RotaryLayers(nn.Module):
         for layer in self.layers:
             x = layer(x, position, attention_mask)
         return x
+
+
+class SwappedUse(nn.Module):
+    """Reads the items it unpacks in the other order in one statement: which input is which is not
+    known, so neither takes an item's name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, hidden_states, position_embeddings):
+        cos, sin = position_embeddings
+        q = self.q(hidden_states)
+        return q.flip(-1) * sin + q * cos
+
+
+class SwappedUses(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = SwappedUse(), SwappedUse()
+
+    def forward(self, x):
+        position = (x.cos() * 0.5, x.sin() * 3.0)
+        return self.b(self.a(x, position), position)
+
+
+@fx.wrap
+def scaled_by(x, training=0):
+    return x * (training + 1)
+
+
+class KeywordNamedTraining(nn.Module):
+    """Passes a literal as a keyword named `training`: the attribute keeping it is not nn.Module's flag."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__()
+        self.k = k
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return scaled_by(self.lin(x), training=self.k)
+
+
+class KeywordsNamedTraining(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = KeywordNamedTraining(2), KeywordNamedTraining(3)
+
+    def forward(self, x):
+        return self.b(self.a(x))

@@ -23,6 +23,9 @@ CASES = [
     ((CONV.format("stride=2, "), CONV.format("stride=3, ")), (CONV.format("stride=2, "), CONV.format("stride=3, "))),
     # other code besides the keyword: nothing written
     ((CONV.format("stride=2, "), CONV.format("") + ".relu()"), (CONV.format("stride=2, "), CONV.format("") + ".relu()")),
+    # keywords unpacked from a mapping: which it holds is not known, nothing written
+    (("y = F.conv2d(x, w, None, **kw)", "y = F.conv2d(x, w, None, stride=2, **kw)"),
+     ("y = F.conv2d(x, w, None, **kw)", "y = F.conv2d(x, w, None, stride=2, **kw)")),
     # the keyword given by position in one: nothing written
     (("y = F.conv2d(x, w, None, 2)", "y = F.conv2d(x, w, None)"), ("y = F.conv2d(x, w, None, 2)", "y = F.conv2d(x, w, None)")),
 ]  # fmt: skip

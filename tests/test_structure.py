@@ -320,6 +320,11 @@ SHAPES = [
     # the items of a parameter the source unpacks (`cos, sin = position_embeddings`) take the names it unpacks them into
     Shape("unpacked_names_export", _model(models.RotaryLayers), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
           frozenset({"RotaryAttention", "RotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
+    Shape("swapped_items_export", _model(models.SwappedUses), lambda: (torch.randn(2, 8),), _export, frozenset({"SwappedUse"}),
+          counts={"def forward(self, hidden_states, x_1, x_2):": 1, "cos,": 0}),
+    # a forward literal passed as `training=`: kept under another attribute than nn.Module's flag
+    Shape("keyword_named_training", _model(models.KeywordsNamedTraining), _rows, _trace, frozenset({"KeywordNamedTraining"}),
+          counts={"self.training = training": 0, "training=self.training_value": 1}),
     Shape("two_parameter_statement_export", _model(models.SelfOutputs), lambda: (torch.randn(2, 8),), _export, frozenset({"SelfOutput"}),
           counts={"def forward(self, hidden_states, input_tensor):": 1}),
     Shape("source_names_trace", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _trace, frozenset(),
