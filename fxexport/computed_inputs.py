@@ -24,9 +24,10 @@ from dataclasses import dataclass, replace
 
 from .code_slots import ASSIGNED, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
 from .defaulted_inputs import Known, canonical, merged_already, one_input_apart, renumbered
-from .flags import INDENT, SHORT_BRANCH, SLACK, code_lines
+from .flags import SHORT_BRANCH, SLACK, code_lines
 from .ir import ClassIR
 from .names import unique_identifier
+from .regions import INDENT
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from dataclasses import replace
 
 from .child_lines import init_template
 from .code_slots import ASSIGNED, filled, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
-from .flags import INDENT
 from .ir import ClassIR
+from .regions import INDENT
 from .reordered_calls import Order, reorder_callers
 
 Known = dict[str, tuple[str, ...]]

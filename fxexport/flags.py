@@ -24,9 +24,7 @@ from .code_slots import (
     rename_variables,
     variable_tokens,
 )
-from .regions import Segment, region_segments, regions_joined, written
-
-INDENT = "    "
+from .regions import Segment, code_lines, indented, region_segments, regions_joined, returns, written
 
 
 def flag_name(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> str:
@@ -193,12 +191,12 @@ def _joined(parts: tuple[tuple[str, ...], ...], condition: str, negated: str) ->
     if not only_plain and not only_flagged:
         return ()
     if not only_flagged:
-        return (*head, f"if {negated}:", *_indented(only_plain), *tail)
+        return (*head, f"if {negated}:", *indented(only_plain), *tail)
     if not only_plain:
-        return (*head, f"if {condition}:", *_indented(only_flagged), *tail)
-    if not tail and _returns(only_flagged[-1]):  # a top-level return: the plain side follows without else
-        return (*head, f"if {condition}:", *_indented(only_flagged), *only_plain)
-    return (*head, f"if {condition}:", *_indented(only_flagged), "else:", *_indented(only_plain), *tail)
+        return (*head, f"if {condition}:", *indented(only_flagged), *tail)
+    if not tail and returns(only_flagged[-1]):  # a top-level return: the plain side follows without else
+        return (*head, f"if {condition}:", *indented(only_flagged), *only_plain)
+    return (*head, f"if {condition}:", *indented(only_flagged), "else:", *indented(only_plain), *tail)
 
 
 SLACK = 4  # lines a flag may add over the longer forward (the if, an else, a line written twice)
@@ -298,7 +296,7 @@ def _common_statements(plain: tuple[str, ...], flagged: tuple[str, ...], params:
 def _shared(a: list[tuple[str, ...]], b: list[tuple[str, ...]]) -> tuple[int, int]:
     """How many first statements (up to a return) and how many of the rest's last statements `a` and `b` have the same."""
     start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start] and not _returns(a[start][0]):
+    while start < min(len(a), len(b)) and a[start] == b[start] and not returns(a[start][0]):
         start += 1
     end = 0
     while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
@@ -359,11 +357,6 @@ def _locals(lines: tuple[str, ...]) -> set[str]:
     return out
 
 
-def code_lines(lines: tuple[str, ...]) -> tuple[str, ...]:
-    """The lines that are code, not comments."""
-    return tuple(line for line in lines if not line.lstrip().startswith("#"))
-
-
 def _statements(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Top-level statements: a line and the indented lines after it (a loop's body), an `if` with its
     `elif` and `else` parts."""
@@ -378,14 +371,6 @@ def _statements(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 def _lines(statements: list[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(line for statement in statements for line in statement)
-
-
-def _indented(lines: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(INDENT + line for line in lines)
-
-
-def _returns(line: str) -> bool:
-    return line.startswith("return ") or line == "return"
 
 
 def _adds_input(lines: tuple[str, ...], inputs: list[str]) -> bool:

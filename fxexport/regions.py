@@ -16,6 +16,7 @@ import difflib
 import keyword
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .code_slots import ASSIGNED, line_tokens, parameter_names, replaced, variable_tokens
@@ -73,7 +74,7 @@ def region_segments(plain: tuple[str, ...], flagged: tuple[str, ...], params: tu
 
 def _length(segments: tuple[Segment, ...]) -> tuple[int, int]:
     """Lines of code of the joined forward, then lines each side has of its own: the fewer the better."""
-    return len(_code(written(segments, "c", "c"))), sum(len(_code(mine)) + len(_code(theirs)) for _, mine, theirs in segments)
+    return len(code_lines(written(segments, "c", "c"))), sum(len(code_lines(mine)) + len(code_lines(theirs)) for _, mine, theirs in segments)
 
 
 def written(segments: tuple[Segment, ...], condition: str, negated: str) -> tuple[str, ...]:
@@ -84,13 +85,13 @@ def written(segments: tuple[Segment, ...], condition: str, negated: str) -> tupl
         if shared:
             lines += shared
         elif not theirs:
-            lines += [f"if {negated}:", *_indented(mine)]
+            lines += [f"if {negated}:", *indented(mine)]
         elif not mine:
-            lines += [f"if {condition}:", *_indented(theirs)]
-        elif k == len(segments) - 1 and _returns(theirs[-1]):
-            lines += [f"if {condition}:", *_indented(theirs), *mine]
+            lines += [f"if {condition}:", *indented(theirs)]
+        elif k == len(segments) - 1 and returns(theirs[-1]):
+            lines += [f"if {condition}:", *indented(theirs), *mine]
         else:
-            lines += [f"if {condition}:", *_indented(theirs), "else:", *_indented(mine)]
+            lines += [f"if {condition}:", *indented(theirs), "else:", *indented(mine)]
     return tuple(lines)
 
 
@@ -101,7 +102,7 @@ def _plain_forms(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple
     out = [plain]
     flow = _flow(plain, params)
     code = [i for i, line in enumerate(plain) if not _comment(line)]
-    if flow is None or not code or not plain[code[-1]].startswith("return ") or plain[code[-1]] in _code(flagged)[-1:]:
+    if flow is None or not code or not plain[code[-1]].startswith("return ") or plain[code[-1]] in code_lines(flagged)[-1:]:
         return out
     last = code[-1]
     expression = plain[last][len("return ") :]
@@ -124,9 +125,9 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
         mine, theirs = plain[i1:i2], renamed[j1:j2]
         if tag == "equal":
             segments.append((mine, (), ()))
-            shared += len(_code(mine))
+            shared += len(code_lines(mine))
             continue
-        mine, theirs = (mine if _code(mine) else ()), (theirs if _code(theirs) else ())
+        mine, theirs = (mine if code_lines(mine) else ()), (theirs if code_lines(theirs) else ())
         if not mine and not theirs:
             if plain[i1:i2]:
                 segments.append((plain[i1:i2], (), ()))  # comments only: the plain side's
@@ -134,12 +135,12 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
         if _deletes_for_both(mine, theirs, (plain, i1), (renamed, j1), flows, added):
             segments.append((mine or theirs, (), ()))  # `del a, b` of values the other side holds unread: both run it
             continue
-        own_plain, own_flagged = own_plain + len(_code(mine)), own_flagged + len(_code(theirs))
+        own_plain, own_flagged = own_plain + len(code_lines(mine)), own_flagged + len(code_lines(theirs))
         segments.append(((), mine, theirs))
     places = sum(1 for shared_lines, _, _ in segments if not shared_lines)
-    longer = max(len(_code(plain)), len(_code(renamed)))
+    longer = max(len(code_lines(plain)), len(code_lines(renamed)))
     joined = written(tuple(segments), "c", "c")
-    if not 2 <= places <= MAX_REGIONS or len(_code(joined)) > longer + SLACK + places or shared < max(own_plain, own_flagged):
+    if not 2 <= places <= MAX_REGIONS or len(code_lines(joined)) > longer + SLACK + places or shared < max(own_plain, own_flagged):
         return None
     return tuple(segments)
 
@@ -170,7 +171,7 @@ def _deletes_for_both(
     own = mine or theirs
     side = 1 if mine else 0
     (lines, at), flow = (flagged_at, flows[1]) if mine else (plain_at, flows[0])
-    matches = [_DEL.fullmatch(line) for line in _code(own)]
+    matches = [_DEL.fullmatch(line) for line in code_lines(own)]
     if not all(matches):
         return False
     names = [name for m in matches if m for name in m[1].split(", ")]
@@ -309,14 +310,17 @@ def _comment(line: str) -> bool:
     return line.lstrip().startswith("#")
 
 
-def _code(lines: tuple[str, ...] | list[str]) -> list[str]:
-    return [line for line in lines if not _comment(line)]
+def code_lines(lines: Sequence[str]) -> tuple[str, ...]:
+    """The lines that are code, not comments."""
+    return tuple(line for line in lines if not _comment(line))
 
 
-def _indented(lines: tuple[str, ...]) -> list[str]:
-    return [INDENT + line for line in lines]
+def indented(lines: Sequence[str]) -> tuple[str, ...]:
+    """The lines one level deeper (a branch's body)."""
+    return tuple(INDENT + line for line in lines)
 
 
-def _returns(line: str) -> bool:
+def returns(line: str) -> bool:
+    """True for a `return` statement."""
     return line.startswith("return ") or line == "return"
 
