@@ -19,7 +19,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .code_slots import ASSIGNED, line_tokens, parameter_names, replaced, variable_tokens
+from .code_slots import ASSIGNED, line_tokens, parameter_names, per_line, replaced, variable_tokens
 
 INDENT = "    "
 MAX_REGIONS = 4  # places a forward may branch on one flag before two classes read better
@@ -58,6 +58,7 @@ def regions_joined(plain: tuple[str, ...], flagged: tuple[str, ...], condition: 
     return None if segments is None else written(segments, condition, negated)
 
 
+@per_line  # asked once when the classes are joined and again when their forward is written
 def region_segments(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[Segment, ...] | None:
     """The joined forward as segments: lines both sides run, else each side's own lines (one of them
     may be empty); in the order they run. A flagged side's literals are its own; the shared lines and
