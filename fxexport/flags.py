@@ -12,6 +12,7 @@ first function or layer only that side calls, else `variant`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .code_slots import (
@@ -61,7 +62,8 @@ def branched(
     forward's parameters, never renamed). With `regions`, where one `if` would not read well
     (few_lines_apart), straight-line forwards branch in several places (regions.py)."""
     parts = _parts(plain, flagged, params)
-    if regions and not _reads_well(parts, plain, flagged):
+    if regions and (not _reads_well(parts, plain, flagged) or not code_lines((*parts[0], *parts[3]))):
+        # where one `if` would not read well, or would hold both forwards whole
         joined = regions_joined(plain, flagged, condition, negated, params)
         if joined is not None:
             return joined
@@ -375,16 +377,24 @@ def _lines(statements: list[tuple[str, ...]]) -> tuple[str, ...]:
 
 def _adds_input(lines: tuple[str, ...], inputs: list[str]) -> bool:
     """True when a line adds a forward input to something (`x + out`, `out + x`, `out += x`, `out.add_(x)`),
-    up to the line that binds its name again (`x = x + self.attn(x)` adds it; a line after it adds another value)."""
-    for name in (name for name in inputs if name):
+    up to the line that binds its name again (`x = x + self.attn(x)` adds it; a line after it adds another value).
+    An input kept under another name (`shortcut = x`, kept_inputs.py) counts as the input."""
+    code = code_lines(lines)
+    kept = [(m[1], k + 1) for k, line in enumerate(code) if (m := re.fullmatch(r"(\w+) = (\w+)", line)) and m[2] in inputs and not _binds(code[:k], m[2])]
+    for name, start in ((name, start) for name, start in (*((name, 0) for name in inputs), *kept) if name):
         n = re.escape(name)
         pattern = re.compile(rf"(?<![\w.]){n}\s*\+(?!=)|\+=?\s*{n}(?![\w.(\[])|\.add_?\({n}[,)]|(?<![\w.]){n}\.add_?\(")
-        for line in code_lines(lines):
+        for line in code[start:]:
             if pattern.search(line):
                 return True
-            if (bound := ASSIGNED.match(line.lstrip())) and name in (part.strip() for part in bound[1].split(",")):
+            if _binds((line,), name):
                 break
     return False
+
+
+def _binds(lines: Sequence[str], name: str) -> bool:
+    """True when one of the lines assigns `name`."""
+    return any((bound := ASSIGNED.match(line.lstrip())) and name in (part.strip() for part in bound[1].split(",")) for line in lines)
 
 
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")

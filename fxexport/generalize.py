@@ -49,7 +49,7 @@ from .flags import (
     member_forwards,
     same_code,
 )
-from .in_place_children import in_place_children
+from .in_place_children import across_codes, in_place_children
 from .ir import ClassIR
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
@@ -83,7 +83,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
-        level, lacking = pad(in_place_children(identity_children(level), params), params)
+        level, lacking = pad(in_place_children(across_codes(identity_children(level), params), params), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
             merged, instance_calls = _merge(group, params, optional, flag, lacking)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import cast
 
 from .child_lines import attribute, init_template
 from .code_slots import line_tokens, masked, number_slots, variable_tokens
 from .ir import ClassIR
+from .kept_inputs import kept_input
 from .optional_children import IN_PLACE, reads
 
 Known = dict[str, tuple[str, ...]]
@@ -192,3 +194,102 @@ def _applied(run: list[str], lines: dict[str, tuple[str, ...]], optional: frozen
     if not run or run[0] not in optional:
         return body
     return [f"if self.{run[0]} is not None:", *(f"    {line}" for line in body)]
+
+
+def across_codes(level: list[ClassIR], known: Known) -> list[ClassIR]:
+    """The classes, those of a source class running two codes besides the children some build (a
+    residual only some add: ReXNet's LinearBottleneck, a MobileNetV2-style block) given every such child,
+    each applied under `if self.<child> is not None:`. Each code is then one class, and generalize joins
+    the two on a flag. A child applied to an input the forward keeps for later is first applied in place
+    (kept_inputs.py)."""
+    families: dict[tuple[object, ...], list[ClassIR]] = {}
+    for cls in level:
+        if not (cls.is_root or cls.parent or cls.takes_children):
+            families.setdefault((*cls.source, cls.forward_params), []).append(cls)
+    out = {c.name: c for c in level}
+    for family in families.values():
+        for cls in _across(family, known) or ():
+            out[cls.name] = cls
+    return [out[c.name] for c in level]
+
+
+def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
+    """The family with every child some build and each applies in place, where the classes run two codes
+    without those children, and in one of them some build a child and others do not; else None."""
+    built: list[set[str]] = [{attribute(line) for line in cls.init_lines} - {""} for cls in family]
+    some = set[str]().union(*built) - built[0].intersection(*built[1:])
+    family = [_kept(cls, some & held) for cls, held in zip(family, built)]
+    parts = [_applied_parts(cls, some) for cls in family]
+    if any(p is None for p in parts):
+        return None
+    found = cast(list[_Parts], parts)
+    optional = frozenset(a.child for p in found for a in p.applied)
+    cores = {init_template(replace(cls, init_lines=p.init), known) for cls, p in zip(family, found)}
+    if not optional or len(cores) != 1:
+        return None
+    codes: dict[tuple[str, ...], list[int]] = {}
+    for i, p in enumerate(found):
+        codes.setdefault(masked(p.forward, number_slots(p.forward)), []).append(i)
+    holders = {child: {i for i, p in enumerate(found) for a in p.applied if a.child == child} for child in optional}
+    if len(codes) != 2 or not any(0 < len(held & set(rows)) < len(rows) for held in holders.values() for rows in codes.values()):
+        return None
+    built_order = _order([[a.child for a in sorted(p.applied, key=lambda a: a.init_at)] for p in found])
+    init_gaps = {(a.child, a.init_gap) for p in found for a in p.applied}
+    if built_order is None or len(init_gaps) != len(optional):
+        return None
+    out: list[ClassIR] = list(family)
+    for rows in codes.values():
+        places: dict[str, tuple[int, int, str]] = {}
+        for i in rows:
+            for a in found[i].applied:
+                if places.setdefault(a.child, (a.forward_gap, a.init_gap, a.lines[-1])) != (a.forward_gap, a.init_gap, a.lines[-1]):
+                    return None
+        order = _order([[a.child for a in found[i].applied] for i in rows])
+        if order is None or set(places) != optional:
+            return None
+        lines = {a.child: a.lines for i in reversed(rows) for a in found[i].applied}
+        for i in rows:
+            out[i] = _with_all(family[i], found[i], (order, built_order), places, lines, optional, holders)
+    return out
+
+
+def _kept(cls: ClassIR, children: set[str]) -> ClassIR:
+    """The class with the input a child is applied to kept for later first applied in place (kept_inputs.py)."""
+    for child in sorted(children):
+        if not any((m := IN_PLACE.fullmatch(line)) and m[2] == child for line in cls.forward_lines):
+            kept = kept_input(cls.forward_lines, cls.forward_params, child)
+            if kept is not None:
+                return replace(cls, forward_lines=kept)
+    return cls
+
+
+def _applied_parts(cls: ClassIR, children: set[str]) -> _Parts | None:
+    """The class without the lines building and applying in place those of `children` it builds; None where
+    one is built twice, read elsewhere or not applied in place once."""
+    forward = cls.forward_lines
+    applied_at = []
+    for child in sorted(children, key=lambda c: next((k for k, t in enumerate(cls.init_lines) if attribute(t) == c), -1)):
+        built = [k for k, text in enumerate(cls.init_lines) if attribute(text) == child]
+        if not built:
+            continue
+        calls = [j for j, line in enumerate(forward) if (m := IN_PLACE.fullmatch(line)) and m[2] == child]
+        if len(built) != 1 or len(calls) != 1:
+            return None
+        j = calls[0]
+        others = [text for k, text in enumerate(forward) if k != j] + [t for k, t in enumerate(cls.init_lines) if k != built[0]]
+        if reads(tuple(others), child):
+            return None
+        first = j
+        while first > 0 and forward[first - 1].startswith("#"):
+            first -= 1
+        applied_at.append((child, first, j, built[0]))
+    applied_at.sort(key=lambda found: found[1])
+    taken_forward = {k for _, first, j, _ in applied_at for k in range(first, j + 1)}
+    taken_init = {k for *_, k in applied_at}
+    kept_forward = [k for k in range(len(forward)) if k not in taken_forward]
+    kept_init = [k for k in range(len(cls.init_lines)) if k not in taken_init]
+    applied = tuple(
+        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), i, cls.init_lines[i])
+        for child, first, j, i in applied_at
+    )
+    return _Parts(tuple(forward[k] for k in kept_forward), tuple(cls.init_lines[k] for k in kept_init), applied)

@@ -26,6 +26,9 @@ MAX_REGIONS = 4  # places a forward may branch on one flag before two classes re
 SLACK = 4  # lines of code the branches may add over the longer side, besides one `if` per place
 
 _COMPOUND = re.compile(r"(if|elif|else|for|while|with|try|except|finally|def|class|async|match)\b")
+# An optional child's block (in_place_children.py): a value rebound or not, as one statement that rebinds it.
+_OPTIONAL = re.compile(r"if self\.\w+ is not None:")
+_IN_PLACE = re.compile(r"(\w+(?:, \w+)*) = self\.\w+\(\1\)")
 _REBINDING = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "@=", "&=", "|=", "^=", ">>=", "<<=", "**=", ":="})
 
 
@@ -138,12 +141,20 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
             continue
         own_plain, own_flagged = own_plain + len(code_lines(mine)), own_flagged + len(code_lines(theirs))
         segments.append(((), mine, theirs))
+    if not all(_closed(part) for segment in segments for part in segment):
+        return None  # an optional child's `if` apart from its body
     places = sum(1 for shared_lines, _, _ in segments if not shared_lines)
     longer = max(len(code_lines(plain)), len(code_lines(renamed)))
     joined = written(tuple(segments), "c", "c")
     if not 2 <= places <= MAX_REGIONS or len(code_lines(joined)) > longer + SLACK + places or shared < max(own_plain, own_flagged):
         return None
     return tuple(segments)
+
+
+def _closed(lines: tuple[str, ...]) -> bool:
+    """True when the lines hold each optional child's block whole: none starts in its body or ends on its `if`."""
+    code = code_lines(lines)
+    return not code or (not code[0][:1].isspace() and not _OPTIONAL.fullmatch(code[-1]))
 
 
 def _bound_and_fixed(a: _Flow, b: _Flow) -> bool:
@@ -252,12 +263,20 @@ def _flow(lines: tuple[str, ...], params: tuple[str, ...]) -> _Flow | None:
     current = {name: k for k, name in enumerate(inputs)}
     bound_names = set(inputs)
     parsed: list[tuple[list[tokenize.TokenInfo], int] | None] = []
+    in_block = False  # in the body of an optional child's `if self.<child> is not None:`
     for line in lines:
         if _comment(line):
             parsed.append(None)
             continue
         tokens = line_tokens(line)
-        if not tokens or line[:1].isspace() or _COMPOUND.match(line) or any(t.string in _REBINDING or t.string == "lambda" or _f_string(t) for t in tokens):
+        in_block = in_block and line.startswith(INDENT) if line[:1].isspace() else False
+        if in_block and not _IN_PLACE.fullmatch(line[len(INDENT) :]):
+            return None
+        if _OPTIONAL.fullmatch(line):
+            in_block = True
+        elif not tokens or (line[:1].isspace() and not in_block) or _COMPOUND.match(line):
+            return None
+        if any(t.string in _REBINDING or t.string == "lambda" or _f_string(t) for t in tokens):
             return None
         variables = variable_tokens(tokens)
         if any(t.string == "for" for t in tokens) or any(t.start[0] != 1 for t in variables):

@@ -2503,3 +2503,34 @@ class KeywordsNamedTraining(nn.Module):
 
     def forward(self, x):
         return self.b(self.a(x))
+
+
+class ExpandingBlock(nn.Module):
+    """A MobileNetV2-style block as written by hand: an expanding conv only where `expand` > 1, a residual
+    only where the shape stays; the graph keeps the input of those with both for the sum."""
+
+    def __init__(self, cin: int, cout: int, stride: int, expand: int) -> None:
+        super().__init__()
+        self.use_res = stride == 1 and cin == cout
+        mid = cin * expand
+        self.expand = nn.Conv2d(cin, mid, 1) if expand != 1 else None
+        self.dw = nn.Conv2d(mid, mid, 3, stride, 1, groups=mid)
+        self.project = nn.Conv2d(mid, cout, 1)
+
+    def forward(self, x):
+        shortcut = x
+        if self.expand is not None:
+            x = self.expand(x)
+        x = self.project(F.relu(self.dw(x)))
+        if self.use_res:
+            x = x + shortcut
+        return x
+
+
+class ExpandingBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(ExpandingBlock(3, 4, 2, 1), ExpandingBlock(4, 4, 1, 2), ExpandingBlock(4, 6, 2, 2), ExpandingBlock(6, 6, 1, 2))
+
+    def forward(self, x):
+        return self.blocks(x)

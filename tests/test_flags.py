@@ -33,6 +33,9 @@ NAMES = [
     (("return self.attn(x)",), ("return self.attn(x) + xs",), ("x",), "variant"),  # xs is no input
     (("for layer in self.a:", "    x = layer(x)", "return x"), ("for layer in self.b:", "    x = layer(x)", "return x"),
      ("x",), "variant"),  # a loop variable says nothing
+    # an input kept under another name (kept_inputs.py) is the input; a name bound to it once it is another value is not
+    (("return self.block(x)",), ("shortcut = x", "x = self.block(x)", "return x + shortcut"), ("x",), "residual"),
+    (("return self.block(x)",), ("x = self.a(x)", "shortcut = x", "return self.block(x) + shortcut"), ("x",), "use_a"),
 ]
 
 
@@ -126,6 +129,11 @@ REGIONS = [
      ("x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3", "return e.roll(-1, dims=0)"),
      ("if self.f:", "    x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3",
       "if self.f:", "    return e.roll(-1, dims=0)", "return e")),
+    # an optional child applied in place (in_place_children.py) is one statement both sides run; the input kept for a residual
+    (("if self.qkv is not None:", "    x = self.qkv(x)", "x = x * 2", "x = self.proj(x)", "return x"),
+     ("shortcut = x", "if self.qkv is not None:", "    x = self.qkv(x)", "x = x * 2", "x = self.proj(x)", "return x + shortcut.repeat(1, 2)"),
+     ("if self.f:", "    shortcut = x", "if self.qkv is not None:", "    x = self.qkv(x)", "x = x * 2", "x = self.proj(x)",
+      "if self.f:", "    return x + shortcut.repeat(1, 2)", "return x")),
 ]  # fmt: skip
 NOT_REGIONS = [
     # one place apart: the one `if` of branched
@@ -134,6 +142,12 @@ NOT_REGIONS = [
     (_SHIFT_PLAIN, ("for layer in self.layers:", "    x = layer(x)", *_SHIFT_FLAGGED)),
     # more lines of their own than lines both run
     (("a = x * 2", "return a"), ("x = x.roll(1, dims=0)", "a = x * 3", "b = a * a", "c = b - a", "return c.roll(-1, dims=0)")),
+    # a place apart would hold an optional child's `if` without its body
+    (("x = x * 2", "if self.qkv is not None:", "    x = self.qkv(x)", "x = x + 1", "x = x * 5", "return x"),
+     ("x = x.roll(1, dims=0)", "x = x * 2", "if self.proj is not None:", "    x = self.qkv(x)", "x = x + 1", "x = x * 5", "return x.roll(-1, dims=0)")),
+    # a block's body that is no child applied in place
+    (("if self.qkv is not None:", "    y = self.qkv(x)", "x = x * 2", "x = self.proj(x)", "return x"),
+     ("shortcut = x", "if self.qkv is not None:", "    y = self.qkv(x)", "x = x * 2", "x = self.proj(x)", "return x + shortcut")),
 ]  # fmt: skip
 
 

@@ -394,6 +394,11 @@ SHAPES = [
           counts={"if self.use_roll:": 3, "use_roll=True)": 2, "else:": 0}),
     Shape("shifted_export", _model(models.ShiftedStages), lambda: (torch.randn(2, 6, 4),), _export, frozenset({"ShiftedAttention"}),
           counts={"if self.use_roll:": 3, "use_roll=True)": 2, "del q, k, v, attention": 1}),
+    # a child only some blocks build, and a residual only some add: the input the residual reads kept as
+    # `shortcut`, the child applied in place under `if`, the residual on a flag
+    Shape("residual_and_optional_child", _model(models.ExpandingBlocks), _image, _trace, frozenset({"ExpandingBlock"}),
+          counts={"shortcut = x": 1, "if self.expand is not None:\n            x = self.expand(x)": 1, "if self.residual:": 2,
+                  "return x + shortcut": 1, "ExpandingBlock(3, 4, stride=2)": 1, "residual=True": 2}),
 ]  # fmt: skip
 
 
