@@ -473,18 +473,28 @@ class _Emitter:
 
     def source_names(self, runs: dict[fx.Node, list[fx.Node]]) -> dict[fx.Node, str]:
         """The name the model's source gave each run of values sharing a name (source_names.py), where it can
-        take it, by its first value: free in the method and given once (an unpacked item's by `item_source`)."""
+        take it, by its first value: free in the method, and given again only once the values given it before
+        are read no more (`cls_tokens = x[:, :n]` after `x, cls_tokens = self.pool(x, cls_tokens)`, as the source
+        rebinds it; an unpacked item's by `item_source`)."""
         out: dict[fx.Node, str] = {}
-        given: set[str] = set()
+        given: dict[str, list[fx.Node]] = {}  # a name -> the values given it so far
         for first, run in runs.items():
             if first in self.unpacked_items:
                 name = run_name(run, self.item_source[first]) if first in self.item_source else None
             else:
                 name = run_name(run)
-            if name is not None and name not in given and usable(name, self.free_at(name, first)):
+            if name is not None and self.unread_by(given.get(name, []), first) and usable(name, self.free_at(name, first)):
                 out[first] = name
-                given.add(name)
+                given.setdefault(name, []).extend(run)
         return out
+
+    def unread_by(self, values: list[fx.Node], node: fx.Node) -> bool:
+        """True when no statement after the one binding `node`'s name reads any of `values` (none in a loop)."""
+        bound = self.order[self.binding(node)]
+        return all(
+            value not in self.read_in_loops and self.order[self.binding(value)] < bound and self.order[self.last_use.get(value, value)] <= bound
+            for value in values
+        )
 
     def frees(self) -> dict[fx.Node, list[str]]:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it

@@ -22,7 +22,7 @@ from .flags import branched, code_lines, few_lines_apart, literals_apart, member
 from .ir import ClassIR
 
 Known = dict[str, tuple[str, ...]]
-IN_PLACE = re.compile(r"(\w+) = self\.(\w+)\(\1\)")  # a child applied in place: `x = self.downsample(x)`
+IN_PLACE = re.compile(r"(\w+(?:, \w+)*) = self\.(\w+)\(\1\)")  # a child applied in place: `x = self.downsample(x)`, `x, tokens = self.pool(x, tokens)`
 
 
 @dataclass(frozen=True)

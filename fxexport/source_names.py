@@ -164,7 +164,8 @@ def source_parameters(cls: type | str) -> tuple[str, ...]:
 def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The parameters of a module class's `forward` that its body unpacks into names, once each, with
     those names in order: `cos, sin = position_embeddings` (transformers' attention) gives
-    (("position_embeddings", ("cos", "sin")),); () where the source cannot be read."""
+    (("position_embeddings", ("cos", "sin")),); () where the source cannot be read. A parameter unpacked into
+    its own name among others (timm's pit: `x, cls_tokens = x`) counts where that is the first statement."""
     parameters = set(source_parameters(cls))
     forward = getattr(resolve_class(cls), "forward", None)
     if not parameters or not callable(forward):
@@ -177,10 +178,14 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
         return ()
     found: dict[str, list[tuple[str, ...]]] = {}
     function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    for node in _own_nodes(function.body if function else []):
+    body = function.body if function else []
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body[0] if body else None
+    for node in _own_nodes(body):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
             names = _targets(node)
-            if names is not None and len(names) > 1:
+            # a parameter unpacked into its own name (`x, cls_tokens = x`): only as the first statement, so
+            # that every statement reading the name reads the item
+            if names is not None and len(names) > 1 and (node.value.id not in names or node is first):
                 found.setdefault(node.value.id, []).append(names)
     return tuple((parameter, unpackings[0]) for parameter, unpackings in found.items() if len(set(unpackings)) == 1)
 

@@ -117,28 +117,37 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
     """Name the inputs that are the items of a parameter the source forward unpacks (`cos, sin =
     position_embeddings`: the caller passes the tuple's items as inputs one after another) after the
     names it unpacks them into. Where as many inputs in a row are unnamed, the statements reading
-    each read its item's name and no parameter of the forward, an input is named before them, and the
-    named inputs before and after them are parameters before and after it. Where one statement reads
+    each read its item's name and no parameter of the forward (but the unpacked one where the first
+    statement unpacks it into its own name among others: `x, cls_tokens = x`), an input is named before
+    them (unless the parameter is the first), and the named inputs before and after them are parameters
+    before and after it. Where one statement reads
     several items (`apply_rotary_pos_emb(q, k, cos, sin)`), its inputs come in the order it names the
     items in (`texts`: the statement reading each input)."""
     order = source_parameters(cls)
     for parameter, items in unpacked_parameters(cls):
+        named = list(out)
+        if parameter in items:  # `x, cls_tokens = x`: an input named `x` for the statements reading it is an item
+            out[:] = [None if name == parameter else name for name in out]
         if parameter in out or not all(_local_name(item) and item not in out for item in items):
+            out[:] = named
             continue
         place = order.index(parameter)
-        for start in range(1, len(out) - len(items) + 1):
+        others = set(order) - ({parameter} if parameter in items else set())  # `x, cls_tokens = x`: `x` reads the item
+        for start in range(0 if place == 0 else 1, len(out) - len(items) + 1):
             run = range(start, start + len(items))
             before = [name for name in out[:start] if name is not None]
             after = [name for name in out[start + len(items) :] if name is not None]
             if (
-                before
-                and all(out[i] is None and item in read.get(i, ()) and not read[i] & set(order) for i, item in zip(run, items))
+                (before or place == 0)
+                and all(out[i] is None and item in read.get(i, ()) and not read[i] & others for i, item in zip(run, items))
                 and all(name in order and order.index(name) < place for name in before)
                 and all(name in order and order.index(name) > place for name in after)
                 and all(_in_order(texts.get(i, ""), items, read[i]) for i in run)
             ):
                 out[start : start + len(items)] = list(items)
                 break
+        else:
+            out[:] = named
 
 
 def _in_order(text: str, items: tuple[str, ...], read: frozenset[str]) -> bool:

@@ -2534,3 +2534,51 @@ class ExpandingBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class TokenPool(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, 2, 1)
+        self.fc = nn.Linear(c, c)
+
+    def forward(self, x, cls_token):
+        x = self.conv(x)
+        cls_token = self.fc(cls_token)
+        return x, cls_token
+
+
+class TokenStage(nn.Module):
+    """timm's pit stage: its input a tuple it unpacks into its own name (`x, cls_tokens = x`), a pooling child
+    threading both only some stages build, and a last stage whose caller reads one of its outputs."""
+
+    def __init__(self, c: int, pool: bool) -> None:
+        super().__init__()
+        self.pool = TokenPool(c) if pool else None
+        self.mix = nn.Linear(c, c)
+
+    def forward(self, x):
+        x, cls_tokens = x
+        if self.pool is not None:
+            x, cls_tokens = self.pool(x, cls_tokens)
+        B, C, H, W = x.shape
+        x = x.flatten(2).transpose(1, 2)
+        x = torch.cat((cls_tokens, x), dim=1)
+        x = self.mix(x)
+        cls_tokens = x[:, :1]
+        x = x[:, 1:]
+        x = x.transpose(1, 2).reshape(B, C, H, W)
+        return x, cls_tokens
+
+
+class TokenStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList([TokenStage(3, False), TokenStage(3, True), TokenStage(3, True)])
+        self.cls = nn.Parameter(torch.randn(1, 1, 3))
+
+    def forward(self, x):
+        state = (x, self.cls.expand(x.shape[0], -1, -1))
+        for stage in self.stages:
+            state = stage(state)
+        return state[1]

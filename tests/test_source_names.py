@@ -10,7 +10,7 @@ import torch
 from torch import fx, nn
 
 import fxexport
-from fxexport.source_names import forget_statements, statement, statement_name
+from fxexport.source_names import forget_statements, statement, statement_name, unpacked_parameters
 from tests.packages import imported
 
 SOURCE = '''\
@@ -119,3 +119,32 @@ def test_a_model_with_statements_sharing_a_line_exports_and_names_the_others(tmp
 
 def test_a_file_that_cannot_be_read_names_nothing(tmp_path: Path) -> None:
     assert statement(_node(tmp_path / "gone.py", 2)) is None
+
+
+class _Unpacking(nn.Module):
+    def forward(self, x, position_embeddings):
+        """A docstring comes before the first statement."""
+        x, cls_tokens = x
+        cos, sin = position_embeddings
+        return x * cos + cls_tokens * sin
+
+
+class _LateUnpacking(nn.Module):
+    def forward(self, x):
+        y = x[0] * 2
+        x, cls_tokens = x
+        return y + x + cls_tokens
+
+
+UNPACKED = [
+    # (class, what unpacked_parameters finds)
+    (_Unpacking, (("x", ("x", "cls_tokens")), ("position_embeddings", ("cos", "sin")))),
+    # unpacked into its own name after a statement that read the tuple: `x` is not the item everywhere
+    (_LateUnpacking, ()),
+]
+
+
+@pytest.mark.parametrize(("cls", "found"), UNPACKED)
+def test_a_parameter_unpacked_into_its_own_name_counts_as_the_first_statement_only(cls, found) -> None:
+    forget_statements()
+    assert set(unpacked_parameters(cls)) == set(found)
