@@ -62,8 +62,7 @@ def branched(
     forward's parameters, never renamed). With `regions`, where one `if` would not read well
     (few_lines_apart), straight-line forwards branch in several places (regions.py)."""
     parts = _parts(plain, flagged, params)
-    if regions and (not _reads_well(parts, plain, flagged) or not code_lines((*parts[0], *parts[3]))):
-        # where one `if` would not read well, or would hold both forwards whole
+    if regions and _in_regions(parts, plain, flagged):
         joined = regions_joined(plain, flagged, condition, negated, params)
         if joined is not None:
             return joined
@@ -128,7 +127,7 @@ def _segments(
 ) -> tuple[tuple[Segment, ...], tuple[str, ...]]:
     """The branched code of the two forwards (branched) and its segments: shared lines, or each side's own."""
     parts = _parts(plain, flagged, params)
-    if regions and not _reads_well(parts, plain, flagged):
+    if regions and _in_regions(parts, plain, flagged):
         found = region_segments(plain, flagged, params)
         if found is not None:
             return found, written(found, condition, negated)
@@ -178,6 +177,12 @@ def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tu
     if _reads_well(parts, plain, flagged):
         return True
     return regions and regions_joined(plain, flagged, "c", "not c", params) is not None
+
+
+def _in_regions(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:
+    """True where the forwards should branch in several places if they can: one `if` would not read well,
+    or would hold both forwards whole (no statement shared before or after it)."""
+    return not _reads_well(parts, plain, flagged) or not code_lines((*parts[0], *parts[3]))
 
 
 def _reads_well(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:
@@ -393,8 +398,11 @@ def _adds_input(lines: tuple[str, ...], inputs: list[str]) -> bool:
 
 
 def _binds(lines: Sequence[str], name: str) -> bool:
-    """True when one of the lines assigns `name`."""
-    return any((bound := ASSIGNED.match(line.lstrip())) and name in (part.strip() for part in bound[1].split(",")) for line in lines)
+    """True when one of the lines assigns `name` (a loop's variable too)."""
+    return any(
+        (bound := ASSIGNED.match(line.lstrip()) or re.match(r"\s*for (.+?) in ", line)) and name in (part.strip(" ()") for part in bound[1].split(","))
+        for line in lines
+    )
 
 
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")

@@ -16,10 +16,13 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from .child_lines import attribute, init_template
-from .code_slots import line_tokens, masked, number_slots, variable_tokens
+from .code_slots import filled, line_tokens, masked, number_slots, variable_tokens
+from .flags import LITERAL
+from .inlined_forms import canonical
 from .ir import ClassIR
 from .kept_inputs import kept_input
 from .optional_children import IN_PLACE, reads
+from .regions import code_lines
 
 Known = dict[str, tuple[str, ...]]
 
@@ -222,7 +225,7 @@ def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
     parts = [_applied_parts(cls, some) for cls in family]
     if any(p is None for p in parts):
         return None
-    found = cast(list[_Parts], parts)
+    found = _statements_alike(cast(list[_Parts], parts))
     optional = frozenset(a.child for p in found for a in p.applied)
     cores = {init_template(replace(cls, init_lines=p.init), known) for cls, p in zip(family, found)}
     if not optional or len(cores) != 1:
@@ -250,6 +253,21 @@ def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
         lines = {a.child: a.lines for i in reversed(rows) for a in found[i].applied}
         for i in rows:
             out[i] = _with_all(family[i], found[i], (order, built_order), places, lines, optional, holders)
+    return out
+
+
+def _statements_alike(found: list[_Parts]) -> list[_Parts]:
+    """The parts, a class holding no child whose forward is another's with values written inside the
+    statements reading them (inlined_forms.py) given that other forward, the one with more statements."""
+    keys = [canonical(filled(p.forward, slots, [LITERAL] * len(slots))) for p in found for slots in [number_slots(p.forward)]]
+    out = list(found)
+    for key in {k for k in keys if k is not None}:
+        rows = [i for i, k in enumerate(keys) if k == key]
+        template = found[max(rows, key=lambda i: len(code_lines(found[i].forward)))].forward
+        exact = canonical(template)
+        for i in rows:
+            if found[i].forward != template and not found[i].applied and canonical(found[i].forward) == exact:
+                out[i] = _Parts(template, found[i].init, ())
     return out
 
 

@@ -63,6 +63,8 @@ def with_optional_children(
                     found = _extra_child(lacking, having, known)
                 if found is not None and any(attribute in found.children for c in having for attribute, _ in absent.get(c.name, ())):
                     found = None
+                if found is not None and not _tells_apart(lacking, having, found.children):
+                    found = None
                 if found is not None:
                     out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
                     break
@@ -71,6 +73,17 @@ def with_optional_children(
         else:
             out.append((group, None))
     return out
+
+
+def _tells_apart(lacking: list[ClassIR], having: list[ClassIR], children: tuple[str, ...]) -> bool:
+    """True when every class of `having` builds each child (not `None`: in_place_children pads with it) and
+    no class of `lacking` sets it: then `if self.<child> is not None:` runs each class's own code."""
+    def built(cls: ClassIR, child: str) -> list[str]:
+        return [line.split(" = ", 1)[1] for line in cls.init_lines if attribute(line) == child]
+
+    return all(len(b := built(c, child)) == 1 and b[0] != "None" for c in having for child in children) and not any(
+        built(c, child) for c in lacking for child in children
+    )
 
 
 def one_code(group: list[ClassIR], optional: OptionalChild | None) -> bool:

@@ -2582,3 +2582,48 @@ class TokenStages(nn.Module):
         for stage in self.stages:
             state = stage(state)
         return state[1]
+
+
+class PreExpandingBlock(nn.Module):
+    """From a review: optional children on both sides of the point where the residual's input is taken
+    (`pre` before it, `post` after the sum), none of which tells the blocks adding a residual apart."""
+
+    def __init__(self, cin: int, cout: int, stride: int, expand: int, pre: bool, post: bool) -> None:
+        super().__init__()
+        self.use_res = stride == 1 and cin == cout
+        mid = cin * expand
+        self.pre = nn.Conv2d(cin, cin, 1) if pre else None
+        self.expand = nn.Conv2d(cin, mid, 1) if expand != 1 else None
+        self.dw = nn.Conv2d(mid, mid, 3, stride, 1, groups=mid)
+        self.project = nn.Conv2d(mid, cout, 1)
+        self.post = nn.Conv2d(cout, cout, 1) if post else None
+
+    def forward(self, x):
+        if self.pre is not None:
+            x = self.pre(x)
+        shortcut = x
+        if self.expand is not None:
+            x = self.expand(x)
+        x = self.project(F.relu(self.dw(x)))
+        if self.use_res:
+            x = x + shortcut
+        if self.post is not None:
+            x = self.post(x)
+        return x
+
+
+class PreExpandingBlocks(nn.Module):
+    SPECS = [(3, 4, 2, 1, True, False), (4, 4, 1, 2, True, False), (4, 6, 2, 2, False, False), (6, 6, 1, 2, False, False),
+             (6, 8, 2, 2, True, False), (8, 8, 1, 2, True, False), (8, 10, 2, 1, False, False)]  # fmt: skip
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(PreExpandingBlock(*spec) for spec in self.SPECS))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class PostExpandingBlocks(PreExpandingBlocks):
+    SPECS = [(3, 4, 2, 1, False, True), (4, 4, 1, 2, False, False), (4, 6, 2, 2, False, True), (6, 6, 1, 2, False, True),
+             (6, 8, 2, 2, False, False), (8, 8, 1, 2, False, False)]  # fmt: skip

@@ -36,6 +36,7 @@ NAMES = [
     # an input kept under another name (kept_inputs.py) is the input; a name bound to it once it is another value is not
     (("return self.block(x)",), ("shortcut = x", "x = self.block(x)", "return x + shortcut"), ("x",), "residual"),
     (("return self.block(x)",), ("x = self.a(x)", "shortcut = x", "return self.block(x) + shortcut"), ("x",), "use_a"),
+    (("return self.block(x)",), ("for x in self.xs:", "    pass", "shortcut = x", "return self.block(x) + shortcut"), ("x",), "variant"),
 ]
 
 

@@ -399,11 +399,20 @@ SHAPES = [
     Shape("residual_and_optional_child", _model(models.ExpandingBlocks), _image, _trace, frozenset({"ExpandingBlock"}),
           counts={"shortcut = x": 1, "if self.expand is not None:\n            x = self.expand(x)": 1, "if self.residual:": 2,
                   "return x + shortcut": 1, "ExpandingBlock(3, 4, stride=2)": 1, "residual=True": 2}),
+    # by torch.export, the block without the child writes the source line whole (`x = self.project(F.relu(self.dw(x)))`),
+    # the others as three statements: one code
+    Shape("residual_and_optional_child_export", _model(models.ExpandingBlocks), _image, _export, frozenset({"ExpandingBlock"}),
+          counts={"shortcut = x": 1, "if self.residual:": 2, "x = self.dw(x)": 1, "self.project(F.relu(": 0}),
     # timm's pit: a tuple input unpacked into its own name, a child threading both items only some stages build,
     # and a last stage whose caller reads one output (torch.export leaves its other out): one class
     Shape("threaded_optional_child_export", _model(models.TokenStages), _image, _export, frozenset({"TokenStage", "TokenPool"}),
           counts={"def forward(self, x, cls_tokens):": 1, "if self.pool is not None:\n            x, cls_tokens = self.pool(x, cls_tokens)": 1,
                   "cls_tokens = x[:, :1]": 1, "if self.use_reshape:": 1, "return cls_tokens": 1, "x_1": 0}),
+    # from a review: optional children that do not tell apart the blocks adding a residual are no branch between
+    # their codes (the blocks without `pre` or `post` ran the residual's code)
+    Shape("optional_children_apart_from_a_residual", _model(models.PreExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock"})),
+    Shape("optional_children_apart_from_a_residual_export", _model(models.PreExpandingBlocks), _image, _export, frozenset({"PreExpandingBlock"})),
+    Shape("optional_child_after_a_residual", _model(models.PostExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock", "PreExpandingBlock_1"})),
 ]  # fmt: skip
 
 

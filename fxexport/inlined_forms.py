@@ -1,0 +1,129 @@
+"""Forwards that differ only in which values are written inside the statement that uses them.
+
+A block whose first layer reads the forward's own input writes the source line whole (`return
+self.project(F.relu(self.dw(x)))`), where one whose input a child computed first writes it as three
+statements: inside the next one, that value would live on while it runs (inlining.py). The two are one
+code. `canonical` writes a forward with each value its next statement alone reads inside it, where
+nothing that statement calls runs before the value is read (the calls then run in the same order).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Iterator
+
+_Events = Iterator[tuple[str, str]]
+_Statement = ast.Assign | ast.Return
+
+
+def canonical(lines: tuple[str, ...]) -> str | None:
+    """The forward's statements, each value its next statement alone reads written inside it, as a syntax
+    tree's dump (comments and `del` left out); None where a line is not a simple statement of its own."""
+    statements: list[_Statement] = []
+    for line in lines:
+        text = line.strip()
+        if not text or text.startswith("#") or text.startswith("del "):
+            continue
+        if line[:1].isspace():
+            return None
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return None
+        statement = tree.body[0] if len(tree.body) == 1 else None
+        if not isinstance(statement, (ast.Assign, ast.Return)):
+            return None
+        statements.append(statement)
+    k = 0
+    while k < len(statements) - 1:
+        merged = _inside(statements[k], statements[k + 1], statements[k + 2 :])
+        if merged is None:
+            k += 1
+            continue
+        statements[k : k + 2] = [merged]
+        k = max(k - 1, 0)
+    return "\n".join(ast.dump(statement) for statement in statements)
+
+
+def _inside(first: _Statement, then: _Statement, later: list[_Statement]) -> _Statement | None:
+    """`then` with the value `first` binds written where it reads it, when it reads it once, before anything
+    it calls has run, and no later statement reads that binding; else None."""
+    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+        return None
+    name, read = first.targets[0].id, then.value
+    if read is None:
+        return None
+    reads = [node for node in ast.walk(read) if isinstance(node, ast.Name) and node.id == name]
+    if len(reads) != 1 or _read_later(name, then, later) or not _read_before_calls(read, name):
+        return None
+    value = first.value
+
+    class _Put(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return copy.deepcopy(value) if node.id == name else node
+
+    merged = copy.deepcopy(then)
+    merged.value = _Put().visit(copy.deepcopy(read))
+    return merged
+
+
+def _read_later(name: str, then: _Statement, later: list[_Statement]) -> bool:
+    """True when a statement after `then` reads the binding of `name` before `then` reads it (it binds it
+    again: `x = f(x)`, or a later statement does)."""
+    if isinstance(then, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in then.targets):
+        return False
+    for statement in later:
+        if statement.value is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.value)):
+            return True
+        if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
+            return False
+    return False
+
+
+def _read_before_calls(node: ast.AST, name: str) -> bool:
+    """True when evaluating `node` reads `name` before it calls anything (an operator counts as a call)."""
+    for event in _events(node):
+        if event == ("name", name):
+            return True
+        if event[0] == "call":
+            return False
+    return False
+
+
+def _events(node: ast.AST) -> _Events:
+    """The names read and the calls made ("call", "") while `node` is evaluated, in order; an expression
+    not known here counts as a call."""
+    if isinstance(node, ast.Name):
+        yield ("name", node.id)
+    elif isinstance(node, ast.Constant):
+        return
+    elif isinstance(node, ast.Attribute):
+        yield from _events(node.value)
+    elif isinstance(node, ast.Call):
+        yield from _events(node.func)
+        for argument in node.args:
+            yield from _events(argument.value if isinstance(argument, ast.Starred) else argument)
+        for keyword in node.keywords:
+            yield from _events(keyword.value)
+        yield ("call", "")
+    elif isinstance(node, ast.BinOp):
+        yield from _events(node.left)
+        yield from _events(node.right)
+        yield ("call", "")  # an operator runs the operands' methods
+    elif isinstance(node, ast.UnaryOp):
+        yield from _events(node.operand)
+        yield ("call", "")
+    elif isinstance(node, ast.Subscript):
+        yield from _events(node.value)
+        yield from _events(node.slice)
+        yield ("call", "")
+    elif isinstance(node, ast.Slice):
+        for part in (node.lower, node.upper, node.step):
+            if part is not None:
+                yield from _events(part)
+    elif isinstance(node, (ast.Tuple, ast.List)):
+        for element in node.elts:
+            yield from _events(element)
+    else:
+        yield ("call", "")
