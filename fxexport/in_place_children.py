@@ -82,15 +82,21 @@ def _parts(cls: ClassIR) -> _Parts | None:
         while first > 0 and j not in synthetic and forward[first - 1].startswith("#"):
             first -= 1
         applied_at.append((child, first, j, built[0]))
+    return _taken_apart(tuple(forward), cls.init_lines, applied_at)
+
+
+def _taken_apart(forward: tuple[str, ...], init: tuple[str, ...], applied_at: list[tuple[str, int, int, int]]) -> _Parts:
+    """The forward and `__init__` without each child's lines: (child, its first forward line (a comment
+    quoting its source), its call's line, its `__init__` line)."""
     taken_forward = {k for _, first, j, _ in applied_at for k in range(first, j + 1)}
     taken_init = {k for *_, k in applied_at}
     kept_forward = [k for k in range(len(forward)) if k not in taken_forward]
-    kept_init = [k for k in range(len(cls.init_lines)) if k not in taken_init]
+    kept_init = [k for k in range(len(init)) if k not in taken_init]
     applied = tuple(
-        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), i, cls.init_lines[i])
+        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), i, init[i])
         for child, first, j, i in applied_at
     )
-    return _Parts(tuple(forward[k] for k in kept_forward), tuple(cls.init_lines[k] for k in kept_init), applied)
+    return _Parts(tuple(forward[k] for k in kept_forward), tuple(init[k] for k in kept_init), applied)
 
 
 def _calls_apart(cls: ClassIR) -> tuple[list[str], set[int]]:
@@ -302,12 +308,4 @@ def _applied_parts(cls: ClassIR, children: set[str]) -> _Parts | None:
             first -= 1
         applied_at.append((child, first, j, built[0]))
     applied_at.sort(key=lambda found: found[1])
-    taken_forward = {k for _, first, j, _ in applied_at for k in range(first, j + 1)}
-    taken_init = {k for *_, k in applied_at}
-    kept_forward = [k for k in range(len(forward)) if k not in taken_forward]
-    kept_init = [k for k in range(len(cls.init_lines)) if k not in taken_init]
-    applied = tuple(
-        _Applied(child, sum(k < first for k in kept_forward), tuple(forward[first : j + 1]), sum(k < i for k in kept_init), i, cls.init_lines[i])
-        for child, first, j, i in applied_at
-    )
-    return _Parts(tuple(forward[k] for k in kept_forward), tuple(cls.init_lines[k] for k in kept_init), applied)
+    return _taken_apart(tuple(forward), cls.init_lines, applied_at)
