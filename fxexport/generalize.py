@@ -51,6 +51,7 @@ from .flags import (
 )
 from .in_place_children import across_codes, in_place_children
 from .ir import ClassIR
+from .literal_names import literal_names
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
     OptionalChild,
@@ -469,11 +470,13 @@ def _forward_parameters(
     columns = [tuple(column) for column in zip(*[[s.text for s in row] for row in rows])]
     if borrowed is not None:
         columns = _lent(columns, borrowed, list(parameters), _literal_places(shared, targets))
+    quoted = literal_names(forwards[0])  # the names the source passes in the literals' places
     for i, column in enumerate(columns):
         if len(set(column)) == 1:
             continue
         if column not in parameters:
-            parameters[column] = _parameter_name(rows[0][i].name, taken)
+            named = quoted[i] if rows[0][i].name == "value" and len(quoted) == len(rows[0]) else None
+            parameters[column] = _parameter_name(named or rows[0][i].name, taken)
             values[parameters[column]] = column
             positional.append(parameters[column])
         name = parameters[column]
@@ -580,8 +583,9 @@ _MODULE_NAMES = frozenset(dir(nn.Module)) | {"training", "_parameters", "_buffer
 
 
 def _names_on_self(cls: ClassIR) -> set[str]:
-    """Every name the class sets or reads on `self`: attributes, buffers and children registered by name."""
-    lines = (*cls.init_lines, *cls.forward_lines)
+    """Every name the class sets or reads on `self`: attributes, buffers and children registered by name
+    (in code: not in a comment quoting the source's `self.num_heads`)."""
+    lines = tuple(line for line in (*cls.init_lines, *cls.forward_lines) if not line.lstrip().startswith("#"))
     named = {m[1] for line in lines for m in re.finditer(r"self\.(?:register_buffer|register_parameter|add_module)\(\s*[\"'](\w+)[\"']", line)}
     return named | {m[1] for line in lines for m in re.finditer(r"self\.(\w+)", line)}
 

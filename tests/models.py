@@ -2627,3 +2627,30 @@ class PreExpandingBlocks(nn.Module):
 class PostExpandingBlocks(PreExpandingBlocks):
     SPECS = [(3, 4, 2, 1, False, True), (4, 4, 1, 2, False, False), (4, 6, 2, 2, False, True), (6, 6, 1, 2, False, True),
              (6, 8, 2, 2, False, False), (8, 8, 1, 2, False, False)]  # fmt: skip
+
+
+class HeadsAttention(nn.Module):
+    def __init__(self, dim: int, num_heads: int) -> None:
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        x = F.scaled_dot_product_attention(q, k, v)
+        return x.transpose(1, 2).reshape(B, N, C)
+
+
+class HeadsStack(nn.Module):
+    """Attention blocks of one width and other head counts: the literals torch.export bakes in where the
+    source reads `self.num_heads` and `self.head_dim` are parameters of those names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(HeadsAttention(8, 2), HeadsAttention(8, 4))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -218,7 +218,7 @@ SHAPES = [
     Shape("optional_child_and_forward_literal", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"SplitStage"}),
           counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
     Shape("optional_child_and_forward_literal_export", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _export,
-          frozenset({"SplitStage"}), counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1}),
+          frozenset({"SplitStage"}), counts={"if self.conv_down is not None:": 1, "x.split(self.half_value, dim=1)": 1}),  # `half` is nn.Module.half
     # a container only some blocks build is passed as its holders build it, never padded with another's elements
     Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
           frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
@@ -412,6 +412,9 @@ SHAPES = [
     # their codes (the blocks without `pre` or `post` ran the residual's code)
     Shape("optional_children_apart_from_a_residual", _model(models.PreExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock"})),
     Shape("optional_children_apart_from_a_residual_export", _model(models.PreExpandingBlocks), _image, _export, frozenset({"PreExpandingBlock"})),
+    # literals torch.export bakes in where the source passes `self.num_heads`: parameters of that name
+    Shape("literals_named_from_the_source_export", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _export, frozenset({"HeadsAttention"}),
+          counts={"self.num_heads = num_heads": 1, "reshape(2, 5, 3, self.num_heads, self.head_dim)": 1, "_value": 0, "HeadsAttention(2, 4)": 1}),
     Shape("optional_child_after_a_residual", _model(models.PostExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock", "PreExpandingBlock_1"})),
 ]  # fmt: skip
 
