@@ -605,9 +605,35 @@ class _Emitter:
         if result not in self.threaded:  # decided once, for all its items
             inputs = self.statement_inputs(result)
             threaded = len(inputs) == len(items) and all(self.renamable(used, result) for used in inputs)
-            self.threaded[result] = inputs if threaded else []
+            self.threaded[result] = (self.threaded_by_name(result, items, inputs) or inputs) if threaded else []
             self.rebinds.update(self.threaded[result])
         return self.threaded[result][items.index(item)] if self.threaded[result] else None
+
+    def threaded_by_name(self, result: fx.Node, items: list[fx.Node], inputs: list[fx.Node]) -> list[fx.Node] | None:
+        """The input each item takes the name of where the called module's source names its outputs after
+        its parameters in another order (timm's pit stage takes `x, cls_tokens` and returns `cls_tokens,
+        x`: `cls_tokens, x = self.stage(x, cls_tokens)`), else None (in their places)."""
+        if result.op != "call_module" or result.kwargs:
+            return None
+        try:
+            child = self.gm.get_submodule(str(result.target))
+        except AttributeError:
+            return None
+        if not isinstance(child, fx.GraphModule):
+            return None
+        parameters = [str(p.target) for p in child.graph.find_nodes(op="placeholder")]
+        returned = next(iter(child.graph.find_nodes(op="output"))).args[0]
+        if not isinstance(returned, (tuple, list)) or len(returned) != len(self.unpacked[result]) or len(result.args) != len(parameters):
+            return None
+        out: list[fx.Node] = []
+        for item in items:
+            value = returned[self.unpacked[result].index(item)]
+            name = statement_name(value) if isinstance(value, fx.Node) else None
+            argument = result.args[parameters.index(name)] if name is not None and parameters.count(name) == 1 else None
+            if not isinstance(argument, fx.Node):
+                return None
+            out.append(argument)
+        return out if len(set(out)) == len(out) and set(out) == set(inputs) else None
 
     def statement_inputs(self, node: fx.Node) -> list[fx.Node]:
         """The named values a statement reads, those of the values written inside it included, in order."""

@@ -407,7 +407,9 @@ SHAPES = [
     # and a last stage whose caller reads one output (torch.export leaves its other out): one class
     Shape("threaded_optional_child_export", _model(models.TokenStages), _image, _export, frozenset({"TokenStage", "TokenPool"}),
           counts={"def forward(self, x, cls_tokens):": 1, "if self.pool is not None:\n            x, cls_tokens = self.pool(x, cls_tokens)": 1,
-                  "cls_tokens = x[:, :1]": 1, "if self.use_reshape:": 1, "return cls_tokens": 1, "x_1": 0}),
+                  "cls_tokens = x[:, :1]": 1, "if self.use_reshape:": 1, "return cls_tokens": 1, "x_1": 0,
+                  # it returns `cls_tokens, x`: the caller's names follow the stage's, not the places of its inputs
+                  "out, x = self.stages[0](x, out)": 1}),
     # from a review: optional children that do not tell apart the blocks adding a residual are no branch between
     # their codes (the blocks without `pre` or `post` ran the residual's code)
     Shape("optional_children_apart_from_a_residual", _model(models.PreExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock"})),
