@@ -227,18 +227,21 @@ def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
     without those children, and in one of them some build a child and others do not; else None."""
     built: list[set[str]] = [{attribute(line) for line in cls.init_lines} - {""} for cls in family]
     some = set[str]().union(*built) - built[0].intersection(*built[1:])
+    if len(family) < 3 or not some:
+        return None  # two classes running two codes: optional_children branches on the child
     family = [_kept(cls, some & held) for cls, held in zip(family, built)]
     parts = [_applied_parts(cls, some) for cls in family]
     if any(p is None for p in parts):
         return None
-    found = _statements_alike(cast(list[_Parts], parts))
+    found = cast(list[_Parts], parts)
     optional = frozenset(a.child for p in found for a in p.applied)
     cores = {init_template(replace(cls, init_lines=p.init), known) for cls, p in zip(family, found)}
     if not optional or len(cores) != 1:
         return None
-    codes: dict[tuple[str, ...], list[int]] = {}
-    for i, p in enumerate(found):
-        codes.setdefault(masked(p.forward, number_slots(p.forward)), []).append(i)
+    codes = _codes(found)
+    if len(codes) > 2:  # some may write a source line whole where others write it as statements
+        found = _statements_alike(found)
+        codes = _codes(found)
     holders = {child: {i for i, p in enumerate(found) for a in p.applied if a.child == child} for child in optional}
     if len(codes) != 2 or not any(0 < len(held & set(rows)) < len(rows) for held in holders.values() for rows in codes.values()):
         return None
@@ -260,6 +263,14 @@ def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
         for i in rows:
             out[i] = _with_all(family[i], found[i], (order, built_order), places, lines, optional, holders)
     return out
+
+
+def _codes(found: list[_Parts]) -> dict[tuple[str, ...], list[int]]:
+    """The classes (by index) of each forward without the optional children, literals aside."""
+    codes: dict[tuple[str, ...], list[int]] = {}
+    for i, p in enumerate(found):
+        codes.setdefault(masked(p.forward, number_slots(p.forward)), []).append(i)
+    return codes
 
 
 def _statements_alike(found: list[_Parts]) -> list[_Parts]:

@@ -13,10 +13,13 @@ import ast
 import copy
 from collections.abc import Iterator
 
+from .code_slots import per_line
+
 _Events = Iterator[tuple[str, str]]
 _Statement = ast.Assign | ast.Return
 
 
+@per_line  # repeated blocks ask for their forward again and again
 def canonical(lines: tuple[str, ...]) -> str | None:
     """The forward's statements, each value its next statement alone reads written inside it, as a syntax
     tree's dump (comments and `del` left out); None where a line is not a simple statement of its own."""

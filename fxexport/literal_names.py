@@ -10,11 +10,10 @@ many arguments, takes that name (`num_heads`), not `value`.
 from __future__ import annotations
 
 import ast
-import functools
 import keyword
 import re
 
-from .code_slots import number_slots
+from .code_slots import number_slots, per_line
 from .names import BUILTIN_NAMES
 
 _NOTE = re.compile(r"\s*# \S+:\d+ in [^:]*: (?P<code>.*)")
@@ -36,7 +35,7 @@ def literal_names(lines: tuple[str, ...]) -> list[str | None]:
     return out
 
 
-@functools.lru_cache(maxsize=1 << 12)
+@per_line
 def _statement_names(statement: str, source: str) -> tuple[str | None, ...]:
     """The name for each literal of `statement` (in number_slots order) that `source` passes in its place."""
     slots = number_slots((statement,))
