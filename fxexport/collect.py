@@ -75,13 +75,11 @@ def _traced_train(nn_name: str) -> tuple[str, ...]:
     module, which trains, and keeps the layers it calls. In the package those are the classes module.py
     defines and the plain modules and containers (rebuilt_by_fx)."""
     holders = ", ".join(f"{nn_name}.{cls.__name__}" for cls in _HOLDER_TYPES)
-    return (
-        "self.eval()",
-        "# as traced: the modules fx rebuilt to hold what it traced through train",
-        "for module in self.modules():",
-        f"    if module is not self and (type(module).__module__ == __name__ or type(module) in ({holders})):",
-        "        module.training = True",
-    )
+    head = ("self.eval()", "# as traced: the modules fx rebuilt to hold what it traced through train", "for module in self.modules():")
+    if nn_name == "nn":  # as black writes it, so that the export runs no black (its first call imports it: 0.1 s)
+        test = ("    if module is not self and (", "        type(module).__module__ == __name__", "        or type(module)", f"        in ({holders})", "    ):")
+        return (*head, *test, "        module.training = True")
+    return (*head, f"    if module is not self and (type(module).__module__ == __name__ or type(module) in ({holders})):", "        module.training = True")
 
 
 def _every_path(module: nn.Module, path: tuple[str, ...] = (), above: frozenset[int] = frozenset()) -> Iterator[tuple[tuple[str, ...], nn.Module]]:

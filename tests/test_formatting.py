@@ -13,6 +13,7 @@ from torch import fx, nn
 import fxexport
 import fxexport.formatting as formatting
 from fxexport.render import environment
+from tests import models
 from tests.cases import CASES
 from tests.producers import PRODUCERS
 from tests.test_hostile_names import HOSTILE
@@ -101,6 +102,8 @@ def test_black_sees_only_statements_too_long_for_a_line(monkeypatch: pytest.Monk
     monkeypatch.setattr(formatting, "format_source", counting)
     fxexport.generate(fx.symbolic_trace(nn.Sequential(nn.Linear(2, 3), nn.ReLU())), package_name="pkg")
     assert seen == []
+    _, files = fxexport.generate(fx.symbolic_trace(models.TracedNorms().eval()), package_name="pkg")  # the training rule, written as black writes it
+    assert seen == [] and "module.training = True" in files["module.py"]
     wide = OrderedDict([("étage", nn.Conv2d(3, 3, 3, stride=2, padding=1, dilation=1, groups=1, bias=False, padding_mode="reflect"))])
     long = nn.Sequential(wide)  # a wide character: wrapping.py leaves the statement to black
     _, files = fxexport.generate(fx.symbolic_trace(long), package_name="pkg")
