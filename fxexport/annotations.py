@@ -214,7 +214,7 @@ def annotation(node: fx.Node) -> str | None:
 
 
 # A note (annotation) as a line of a forward, indented as its statements are, and what it quotes.
-_NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in [^:]*: (?P<code>.*)")
+NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in [^:]*: (?P<code>.*)")
 
 
 def without_echoes(lines: list[str]) -> list[str]:
@@ -225,7 +225,7 @@ def without_echoes(lines: list[str]) -> list[str]:
     forwards compared while classes are shared (generalize.py) keep every note, so that theirs align."""
     echoes = set()
     for i, line in enumerate(lines):
-        note = _NOTE.fullmatch(line)
+        note = NOTE.fullmatch(line)
         if note is None:
             continue
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
@@ -240,7 +240,7 @@ def _noted(lines: list[str], start: int, indent: str) -> list[str]:
     out = []
     for line in lines[start:]:
         depth = len(line) - len(line.lstrip(" "))
-        note = _NOTE.fullmatch(line)
+        note = NOTE.fullmatch(line)
         if depth < len(indent) or (note is not None and len(note["indent"]) <= len(indent)):
             break
         out.append(line)

@@ -63,6 +63,7 @@ from .optional_children import (
     with_optional_children,
 )
 from .passed_children import chained_children_passed_in, children_passed_in
+from .regions import code_lines
 from .spelled_calls import with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
@@ -470,11 +471,12 @@ def _forward_parameters(
     columns = [tuple(column) for column in zip(*[[s.text for s in row] for row in rows])]
     if borrowed is not None:
         columns = _lent(columns, borrowed, list(parameters), _literal_places(shared, targets))
-    quoted = literal_names(forwards[0])  # the names the source passes in the literals' places
+    quoted: list[str | None] | None = None  # the names the source passes in the literals' places, once asked
     for i, column in enumerate(columns):
         if len(set(column)) == 1:
             continue
         if column not in parameters:
+            quoted = literal_names(forwards[0]) if quoted is None else quoted
             named = quoted[i] if rows[0][i].name == "value" and len(quoted) == len(rows[0]) else None
             parameters[column] = _parameter_name(named or rows[0][i].name, taken)
             values[parameters[column]] = column
@@ -585,7 +587,7 @@ _MODULE_NAMES = frozenset(dir(nn.Module)) | {"training", "_parameters", "_buffer
 def _names_on_self(cls: ClassIR) -> set[str]:
     """Every name the class sets or reads on `self`: attributes, buffers and children registered by name
     (in code: not in a comment quoting the source's `self.num_heads`)."""
-    lines = tuple(line for line in (*cls.init_lines, *cls.forward_lines) if not line.lstrip().startswith("#"))
+    lines = code_lines((*cls.init_lines, *cls.forward_lines))
     named = {m[1] for line in lines for m in re.finditer(r"self\.(?:register_buffer|register_parameter|add_module)\(\s*[\"'](\w+)[\"']", line)}
     return named | {m[1] for line in lines for m in re.finditer(r"self\.(\w+)", line)}
 

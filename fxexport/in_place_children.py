@@ -21,8 +21,8 @@ from .flags import LITERAL
 from .inlined_forms import canonical
 from .ir import ClassIR
 from .kept_inputs import kept_input
-from .optional_children import IN_PLACE, reads
-from .regions import code_lines
+from .optional_children import reads
+from .regions import IN_PLACE, code_lines
 
 Known = dict[str, tuple[str, ...]]
 

@@ -57,8 +57,7 @@ def _inside(first: _Statement, then: _Statement, later: list[_Statement]) -> _St
     name, read = first.targets[0].id, then.value
     if read is None:
         return None
-    reads = [node for node in ast.walk(read) if isinstance(node, ast.Name) and node.id == name]
-    if len(reads) != 1 or _read_later(name, then, later) or not _read_before_calls(read, name):
+    if _reads(read, name) != 1 or _read_later(name, then, later) or not _read_before_calls(read, name):
         return None
     value = first.value
 
@@ -77,11 +76,16 @@ def _read_later(name: str, then: _Statement, later: list[_Statement]) -> bool:
     if isinstance(then, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in then.targets):
         return False
     for statement in later:
-        if statement.value is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(statement.value)):
+        if statement.value is not None and _reads(statement.value, name):
             return True
         if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
             return False
     return False
+
+
+def _reads(node: ast.AST, name: str) -> int:
+    """How many times `node` reads `name`."""
+    return sum(1 for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name)
 
 
 def _read_before_calls(node: ast.AST, name: str) -> bool:

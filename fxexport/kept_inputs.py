@@ -9,9 +9,9 @@ shortcut`. Every instance then applies the child alike (in_place_children.across
 from __future__ import annotations
 
 import re
-import tokenize
 
 from .code_slots import line_tokens, parameter_names, rename_variables, variable_tokens
+from .regions import f_string
 
 SHORTCUT = "shortcut"
 _APPLIED = re.compile(r"([A-Za-z_]\w*) = self\.(\w+)\(([A-Za-z_]\w*)\)")
@@ -32,7 +32,7 @@ def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str) -> t
     value, parameter = found[1], found[3]
     code = [not line.lstrip().startswith("#") for line in lines]
     tokens = [line_tokens(line) if is_code else [] for line, is_code in zip(lines, code)]
-    if any(t.type == tokenize.STRING and "f" in t.string.split("'")[0].split('"')[0].lower() for line in tokens for t in line):
+    if any(f_string(t) for line in tokens for t in line):
         return None  # an f-string's names are no tokens of their own before Python 3.12: not renamed
     names = [{t.string for t in variable_tokens(line)} for line in tokens]
     if parameter not in parameter_names(params) or value == parameter or any(SHORTCUT in n for n in names):

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import ast
 import keyword
-import re
 
+from .annotations import NOTE
 from .code_slots import number_slots, per_line
 from .names import BUILTIN_NAMES
-
-_NOTE = re.compile(r"\s*# \S+:\d+ in [^:]*: (?P<code>.*)")
 
 
 def literal_names(lines: tuple[str, ...]) -> list[str | None]:
@@ -25,7 +23,7 @@ def literal_names(lines: tuple[str, ...]) -> list[str | None]:
     out: list[str | None] = []
     source = ""
     for line in lines:
-        note = _NOTE.fullmatch(line)
+        note = NOTE.fullmatch(line)
         if note is not None:
             source = note["code"]
             continue

@@ -20,9 +20,9 @@ from .code_slots import filled, masked, number_slots
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
+from .regions import IN_PLACE
 
 Known = dict[str, tuple[str, ...]]
-IN_PLACE = re.compile(r"(\w+(?:, \w+)*) = self\.(\w+)\(\1\)")  # a child applied in place: `x = self.downsample(x)`, `x, tokens = self.pool(x, tokens)`
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ SLACK = 4  # lines of code the branches may add over the longer side, besides on
 _COMPOUND = re.compile(r"(if|elif|else|for|while|with|try|except|finally|def|class|async|match)\b")
 # An optional child's block (in_place_children.py): a value rebound or not, as one statement that rebinds it.
 _OPTIONAL = re.compile(r"if self\.\w+ is not None:")
-_IN_PLACE = re.compile(r"(\w+(?:, \w+)*) = self\.\w+\(\1\)")
+IN_PLACE = re.compile(r"(\w+(?:, \w+)*) = self\.(\w+)\(\1\)")  # a child applied in place: `x = self.downsample(x)`, `x, tokens = self.pool(x, tokens)`
 _REBINDING = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "@=", "&=", "|=", "^=", ">>=", "<<=", "**=", ":="})
 
 
@@ -270,13 +270,13 @@ def _flow(lines: tuple[str, ...], params: tuple[str, ...]) -> _Flow | None:
             continue
         tokens = line_tokens(line)
         in_block = in_block and line.startswith(INDENT) if line[:1].isspace() else False
-        if in_block and not _IN_PLACE.fullmatch(line[len(INDENT) :]):
+        if in_block and not IN_PLACE.fullmatch(line[len(INDENT) :]):
             return None
         if _OPTIONAL.fullmatch(line):
             in_block = True
         elif not tokens or (line[:1].isspace() and not in_block) or _COMPOUND.match(line):
             return None
-        if any(t.string in _REBINDING or t.string == "lambda" or _f_string(t) for t in tokens):
+        if any(t.string in _REBINDING or t.string == "lambda" or f_string(t) for t in tokens):
             return None
         variables = variable_tokens(tokens)
         if any(t.string == "for" for t in tokens) or any(t.start[0] != 1 for t in variables):
@@ -313,7 +313,7 @@ def _flow(lines: tuple[str, ...], params: tuple[str, ...]) -> _Flow | None:
     return _Flow(tuple(values), tuple(tokens_per_line), frozenset(fixed))
 
 
-def _f_string(token: tokenize.TokenInfo) -> bool:
+def f_string(token: tokenize.TokenInfo) -> bool:
     """An f-string, whose names are no tokens of their own before Python 3.12: refused."""
     return token.type == getattr(tokenize, "FSTRING_START", -1) or (token.type == tokenize.STRING and "f" in token.string.split("'")[0].split('"')[0].lower())
 
