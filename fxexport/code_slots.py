@@ -9,6 +9,7 @@ tokenized, never edited as free text.
 from __future__ import annotations
 
 import ast
+import collections
 import functools
 import io
 import keyword
@@ -199,14 +200,23 @@ def _walked(line: str) -> tuple[tuple[tuple[str, ast.expr], ...], tuple[ast.Call
     tree = parsed_line(line)
     if tree is None:
         return (), (), frozenset()
-    assigned = tuple(
-        (n.targets[0].attr, n.value)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) and _is_number(n.value)
-    )
-    calls = tuple(n for n in ast.walk(tree) if isinstance(n, ast.Call))
-    nested = frozenset(n for call in calls for a in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(a) if isinstance(n, ast.Call))
-    return assigned, calls, nested
+    assigned: list[tuple[str, ast.expr]] = []
+    calls: list[ast.Call] = []
+    nested: set[ast.Call] = set()
+    # one walk, breadth first as ast.walk, knowing of each node whether a call's argument holds it
+    queue: collections.deque[tuple[ast.AST, bool]] = collections.deque([(tree, False)])
+    while queue:
+        node, inside = queue.popleft()
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) and _is_number(node.value):
+            assigned.append((node.targets[0].attr, node.value))
+        if isinstance(node, ast.Call):
+            calls.append(node)
+            if inside:
+                nested.add(node)
+            queue.extend((child, inside or child is not node.func) for child in ast.iter_child_nodes(node))
+        else:
+            queue.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return tuple(assigned), tuple(calls), frozenset(nested)
 
 
 # Elementwise torch.nn activations with no tensors: blocks built with one or another (a ReLU or a

@@ -213,6 +213,7 @@ def test_a_weight_file_hashed_on_a_thread_has_the_files_digest(tmp_path: Path, m
     from fxexport import hashes
 
     monkeypatch.setattr(hashes, "THREAD_BYTES", 0)  # a thread however small the weights
+    monkeypatch.setattr(hashes, "THREAD_MEAN_BYTES", 0)
     computed: list[int] = []
     real = hashes.safetensors_digest
     monkeypatch.setattr(hashes, "safetensors_digest", lambda *args: computed.append(1) or real(*args))
@@ -222,25 +223,39 @@ def test_a_weight_file_hashed_on_a_thread_has_the_files_digest(tmp_path: Path, m
     assert len(computed) == 1  # hashed once, from memory, beside the writing
 
 
-@pytest.mark.parametrize("shards", [None, "1MB"])
-def test_small_weight_files_are_hashed_as_they_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shards: str | None) -> None:
-    """A file under THREAD_BYTES gets no hashing thread (which would hold the interpreter beside the writing): its
-    digest comes from the bytes as they are written, and is the file's."""
+HASHED_ON_A_THREAD = [
+    # (id, layers of (in, out), max_shard_size, THREAD_BYTES, weight files hashed on the thread)
+    ("under_thread_bytes", [(256, 256)] * 6, None, 8 << 20, 0),  # 1.5 MB
+    ("under_thread_bytes_sharded", [(256, 256)] * 6, "1MB", 8 << 20, 0),
+    ("large_tensors", [(256, 512)] * 6, None, 1 << 20, 1),  # 257 KiB on average
+    ("large_tensors_sharded", [(256, 512)] * 6, "2MB", 1 << 20, 2),
+    ("small_tensors", [(64, 64)] * 200, None, 1 << 20, 0),  # 8.4 KiB on average
+]
+
+
+@pytest.mark.parametrize(("layers", "shards", "thread_bytes", "threads"), [c[1:] for c in HASHED_ON_A_THREAD], ids=[c[0] for c in HASHED_ON_A_THREAD])
+def test_weight_files_of_small_or_few_bytes_are_hashed_as_they_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layers: list[tuple[int, int]], shards: str | None, thread_bytes: int, threads: int
+) -> None:
+    """A file under THREAD_BYTES, or of tensors under THREAD_MEAN_BYTES on average, gets no hashing thread (which
+    would wait for the interpreter beside the writing): its digest comes from the bytes as they are written.
+    Either way the digest is the file's."""
     import blake3
 
     from fxexport import hashes
 
+    monkeypatch.setattr(hashes, "THREAD_BYTES", thread_bytes)
     computed: list[int] = []
     real = hashes.safetensors_digest
     monkeypatch.setattr(hashes, "safetensors_digest", lambda *args: computed.append(1) or real(*args))
-    model = nn.Sequential(*(nn.Linear(256, 256) for _ in range(6)))  # 1.5 MB: two shards of 1 MB at most
+    model = nn.Sequential(*(nn.Linear(n, m) for n, m in layers))
     fxexport.export(fx.symbolic_trace(model), tmp_path / "pkg", max_shard_size=shards)
     files = json.loads((tmp_path / "pkg" / "fxexport.json").read_text())["files"]
     weights = sorted(name for name in files if name.endswith(".safetensors"))
     assert len(weights) == (1 if shards is None else 2)
     for name in weights:
         assert files[name] == "blake3:" + blake3.blake3((tmp_path / "pkg" / name).read_bytes()).hexdigest()
-    assert computed == []
+    assert len(computed) == threads
 
 
 @pytest.mark.parametrize("width", [1, 1000, 1 << 20, (1 << 20) + 3, 3 << 20])  # bytes: several pieces to a write, pieces cut
