@@ -160,6 +160,12 @@ class _Collector:
                 self.namespace.reserve(name)
                 self.params[name] = name
 
+    def others_parameters(self, graph: fx.Graph) -> set[str]:
+        """The names only other forwards take as parameters: a local of this forward may take them (the
+        module-level names avoid every parameter's, so none is shadowed)."""
+        own = {self.params[name] for name in parameter_names(graph)}
+        return {name for name in self.params.values() if name not in own and name not in BUILTIN_NAMES}
+
     # module tree -----------------------------------------------------------------------
     def new_class(self, gm: fx.GraphModule, path: tuple[str, ...]) -> str:
         """Build the class for `gm` (children first) and return its name; equal classes are shared."""
@@ -171,7 +177,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
+        forward = emit_forward(gm, self.namespace.child(self.others_parameters(gm.graph)), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
         init = tuple(draft.init_lines + draft.attr_lines)
         source = self.structure.source_of(".".join(path)) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""

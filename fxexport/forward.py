@@ -437,7 +437,8 @@ class _Emitter:
         items = {item: f"{_item_base(result)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
         for node, first in head.items():
             if node is first:
-                self.names[node] = source.get(node) or namespace.create("out" if len(runs[node]) >= CHAIN else items.get(node, node.name))
+                fallback = "out" if len(runs[node]) >= CHAIN else self.passed_as(node) or items.get(node, node.name)
+                self.names[node] = source.get(node) or namespace.create(fallback)
             else:
                 self.names[node] = self.names[first]
         self.unused = UNUSED  # `_` for an item nothing reads, unless a value of the method has that name
@@ -447,6 +448,24 @@ class _Emitter:
         self.list_names = {first: namespace.create("features") for first in self.accumulations}
         if self.accumulations or self.chains:
             self.loop_variable = namespace.create("layer")
+
+    def passed_as(self, node: fx.Node) -> str | None:
+        """The name of the parameter that every statement reading `node` passes it to a generated child as
+        (`cos, sin = self.rotary_emb(position_ids)` for the items `layer(x, cos, sin, mask)` passes on), where
+        the child's input has a name of its own (not `x`, `x_1`, ...); None where a statement reads it otherwise."""
+        found: set[str] = set()
+        for user in node.users:
+            if user.op != "call_module" or str(user.target) in self.held or user.kwargs:
+                return None
+            child = self.gm.get_submodule(str(user.target))
+            if not isinstance(child, fx.GraphModule):
+                return None
+            names = [str(p.target) for p in child.graph.find_nodes(op="placeholder")]
+            found |= {names[i] for i, arg in enumerate(user.args) if arg is node and i < len(names)}
+            if any(arg is node for arg in user.args[len(names) :]):
+                return None
+        name = found.pop() if len(found) == 1 else None
+        return name if name is not None and is_plain_identifier(name) and without_number(name) != "x" and name.islower() else None
 
     def reuses(self, statements: list[fx.Node], kept: set[fx.Node] | None) -> tuple[dict[fx.Node, fx.Node | None], set[fx.Node]]:
         """Each statement's input whose name it takes (reusable_input), and the statements that declined

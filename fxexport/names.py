@@ -72,9 +72,9 @@ class Namespace:
             self._objects.append(obj)
         return name
 
-    def child(self) -> Namespace:
-        """A namespace that starts with every name this one has used."""
-        return Namespace(self._used)
+    def child(self, freed: Iterable[str] = ()) -> Namespace:
+        """A namespace that starts with every name this one has used but `freed`."""
+        return Namespace(self._used.difference(freed))
 
 
 def quote(text: str) -> str:

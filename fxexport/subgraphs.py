@@ -119,8 +119,9 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
     names it unpacks them into. Where as many inputs in a row are unnamed, the statements reading
     each read its item's name and no parameter of the forward (but the unpacked one where the first
     statement unpacks it into its own name among others: `x, cls_tokens = x`), an input is named before
-    them (unless the parameter is the first), and the named inputs before and after them are parameters
-    before and after it. Where one statement reads
+    them (unless the parameter is the first), and the named inputs before them are parameters before it
+    (those after may come before it in the signature too: a graph takes its inputs in the order its
+    statements first read them, gpt_neox's attention `cos, sin` before `attention_mask`). Where one statement reads
     several items (`apply_rotary_pos_emb(q, k, cos, sin)`), its inputs come in the order it names the
     items in (`texts`: the statement reading each input)."""
     order = source_parameters(cls)
@@ -141,7 +142,7 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
                 (before or place == 0)
                 and all(out[i] is None and item in read.get(i, ()) and not read[i] & others for i, item in zip(run, items))
                 and all(name in order and order.index(name) < place for name in before)
-                and all(name in order and order.index(name) > place for name in after)
+                and all(name in order for name in after)
                 and all(_in_order(texts.get(i, ""), items, read[i]) for i in run)
             ):
                 out[start : start + len(items)] = list(items)

@@ -2455,6 +2455,71 @@ class RotaryLayers(nn.Module):
         return x
 
 
+class LateRotaryAttention(nn.Module):
+    """RotaryAttention whose signature takes the mask before the pair it reads first (transformers'
+    GPTNeoXAttention): the graph's inputs come in the order they are read, the items before the mask."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        cos, sin = position_embeddings
+        q = self.q(hidden_states)
+        q = q * cos + q.flip(-1) * sin
+        scores = q + attention_mask
+        return scores.relu()
+
+
+class LateRotaryLayer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.attn = LateRotaryAttention()
+
+    def forward(self, hidden_states, attention_mask, position_embeddings):
+        normed = self.norm(hidden_states)
+        return hidden_states + self.attn(normed, attention_mask=attention_mask, position_embeddings=position_embeddings)
+
+
+class LateRotaryLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([LateRotaryLayer(), LateRotaryLayer()])
+
+    def forward(self, x, mask):
+        position = (x.sin() * 0.5, x.cos() * 0.5)
+        causal_mask = mask.tril()
+        for layer in self.layers:
+            x = layer(x, causal_mask, position)
+        return x
+
+
+class PairSource(nn.Module):
+    """Returns a pair of expressions (transformers' rotary embedding `return cos.to(...), sin.to(...)`)."""
+
+    def forward(self, x):
+        emb = x * 2.0
+        return emb.cos(), emb.sin()
+
+
+class PassedPairs(nn.Module):
+    """Binds a child's pair whole and passes it on (`position_embeddings = self.rotary_emb(...)`): its items
+    take the names of the inputs the layers take them as."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rotary = PairSource()
+        self.layers = nn.ModuleList([LateRotaryLayer(), LateRotaryLayer()])
+
+    def forward(self, x, mask):
+        position_embeddings = self.rotary(x)
+        causal_mask = mask.tril()
+        for layer in self.layers:
+            x = layer(x, causal_mask, position_embeddings)
+        return x
+
+
 class SwappedUse(nn.Module):
     """Reads the items it unpacks in the other order in one statement: which input is which is not
     known, so neither takes an item's name."""

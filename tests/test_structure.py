@@ -320,6 +320,11 @@ SHAPES = [
     # the items of a parameter the source unpacks (`cos, sin = position_embeddings`) take the names it unpacks them into
     Shape("unpacked_names_export", _model(models.RotaryLayers), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
           frozenset({"RotaryAttention", "RotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
+    Shape("unpacked_names_read_before_an_earlier_parameter_export", _model(models.LateRotaryLayers), lambda: (torch.randn(2, 8), torch.randn(2, 8)),
+          _export, frozenset({"LateRotaryAttention", "LateRotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
+    Shape("items_named_as_passed_on_export", _model(models.PassedPairs), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
+          frozenset({"PairSource", "LateRotaryAttention", "LateRotaryLayer"}),
+          counts={"cos, sin = self.rotary(x)": 1, "self.layers[1](x, cos, sin, causal_mask)": 1}),
     Shape("swapped_items_export", _model(models.SwappedUses), lambda: (torch.randn(2, 8),), _export, frozenset({"SwappedUse"}),
           counts={"def forward(self, hidden_states, x_1, x_2):": 1, "cos,": 0}),
     # a forward literal passed as `training=`: kept under another attribute than nn.Module's flag
