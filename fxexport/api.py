@@ -11,7 +11,6 @@ from pathlib import Path
 import torch
 from torch import fx
 
-from .bytecode import compiler
 from .collect import RESERVED, collect
 from .errors import FxExportError
 from .formatting import check_python, format_definitions, format_sources, wrap_statements
@@ -165,9 +164,9 @@ def export(
     check_target(folder, overwrite)
     check_class_name(module_name)
     folders = template_folders(templates)
-    with _collector_paused(), WeightHashes() as hashes, compiler(bytecode) as bytecode_compiler:
+    with _collector_paused(), WeightHashes() as hashes:
         package = _package(normalize(gm), folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
         hashes.start_package(package)  # beside rendering, formatting and writing
         sources = _sources(package, folders)
-        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode_compiler, hashes)
+        files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)
     return ExportResult(folder, files, package.parameter_count, package.buffer_count, package.warnings)

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .bytecode import write_bytecode
+from .bytecode import pyc as compiled_pyc
 from .diff import export_manifest
 from .digests import Digest, file_digest
 from .errors import FxExportError, user_code
@@ -100,6 +100,14 @@ def verify_files(folder: str | Path) -> VerifyResult:
     return VerifyResult(folder, tuple(problems))
 
 
+def _compiled(path: Path, relative: str) -> bytes | None:
+    """The pyc the source at `path` compiles to; None where it does not compile."""
+    try:
+        return compiled_pyc(path.read_bytes(), relative)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def _bytecode_problems(folder: Path, sources: list[str]) -> list[str]:
     """A pyc of this interpreter's in `__pycache__` must be what compiling its source gives now."""
     tag = sys.implementation.cache_tag
@@ -108,11 +116,7 @@ def _bytecode_problems(folder: Path, sources: list[str]) -> list[str]:
     shipped = {name: pyc for name, pyc in shipped.items() if pyc.is_file()}
     if not shipped:
         return []
-    with tempfile.TemporaryDirectory() as scratch:
-        for name in shipped:
-            (Path(scratch) / name).write_bytes((folder / name).read_bytes())
-        write_bytecode(Path(scratch), list(shipped))
-        fresh = {name: (Path(scratch) / "__pycache__" / pyc.name).read_bytes() for name, pyc in shipped.items()}
+    fresh = {name: _compiled(folder / name, name) for name in shipped}
     return [
         f"bytecode {pyc.relative_to(folder)} is not what {name} compiles to (altered, or stale); delete {cache.name}"
         for name, pyc in shipped.items()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import jsontext
-from .bytecode import Compiler
+from .bytecode import write_bytecode
 from .digests import ALGORITHM, Digest, digest_of, hasher
 from .errors import FxExportError
 from .hashes import WeightHashes, file_tensors
@@ -95,12 +95,12 @@ def write_package(
     version: str,
     overwrite: bool,
     progress: Callable[[int, int], None] | None = None,
-    bytecode: Compiler | None = None,
+    bytecode: bool = False,
     weights: WeightHashes | None = None,
 ) -> tuple[str, ...]:
     """Write sources, weights and manifest atomically; returns the relative paths written.
 
-    With a `bytecode` compiler, the Python sources are also compiled into `__pycache__` (see bytecode.py).
+    With `bytecode`, the Python sources are also compiled into `__pycache__` (see bytecode.py).
     `weights` hashes the large weight files beside the writing (see hashes.py); the others are hashed as they are written.
     """
     check_target(folder, overwrite)
@@ -111,12 +111,12 @@ def write_package(
         raise FxExportError(f"cannot write to {str(folder.absolute().parent)!r}: {error.strerror}") from error
     try:
         hashes: dict[str, Digest] = {}
-        for relative, text in sorted(sources.items()):
-            data = text.encode("utf-8")
+        encoded = {relative: text.encode("utf-8") for relative, text in sources.items()}
+        for relative, data in sorted(encoded.items()):
             (staging / relative).write_bytes(data)
             hashes[relative] = digest_of([data])
-        if bytecode is not None:  # compiles in another process while the weights are written
-            bytecode.start(staging, [name for name in sorted(sources) if name.endswith(".py")])
+        if bytecode:
+            write_bytecode(staging, {name: data for name, data in encoded.items() if name.endswith(".py")})
         written = [0]
 
         def advance(count: int) -> None:
@@ -134,26 +134,17 @@ def write_package(
             (staging / INDEX).write_text(index, encoding="utf-8")
             hashes[INDEX] = digest_of([index.encode()])
         (staging / MANIFEST).write_text(manifest(package, hashes, version), encoding="utf-8")
-        if bytecode is not None:
-            bytecode.finish()
         umask = os.umask(0)
         os.umask(umask)
         staging.chmod(0o777 & ~umask)
         _replace(staging, folder)
     except OSError as error:
-        _discard(staging, bytecode)
+        shutil.rmtree(staging, ignore_errors=True)
         raise FxExportError(f"cannot write {str(folder)!r}: {error.strerror or error}") from error
     except BaseException:
-        _discard(staging, bytecode)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
     return tuple(sorted([*hashes, MANIFEST]))
-
-
-def _discard(staging: Path, bytecode: Compiler | None) -> None:
-    """Stop a compiler still writing into the staging folder, then remove the folder."""
-    if bytecode is not None:
-        bytecode.stop()
-    shutil.rmtree(staging, ignore_errors=True)
 
 
 def _replace(staging: Path, folder: Path) -> None:

@@ -61,30 +61,6 @@ def test_exception_mid_write_leaves_no_target(tmp_path: Path, monkeypatch: pytes
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("stage", ["collect", "write_safetensors"])
-def test_a_failed_export_ends_its_bytecode_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
-    import fxexport.api as api
-    import fxexport.bytecode as bytecode
-    import fxexport.write as write
-
-    started: list[bytecode.Compiler] = []
-
-    class Recorded(bytecode.Compiler):
-        def __init__(self, tag: str) -> None:
-            super().__init__(tag)
-            started.append(self)
-
-    def explode(*args, **kwargs):
-        raise RuntimeError("disk on fire")
-
-    monkeypatch.setattr(bytecode, "Compiler", Recorded)
-    monkeypatch.setattr(api if stage == "collect" else write, stage, explode)
-    with pytest.raises(RuntimeError, match="^disk on fire$"):
-        fxexport.export(fx.symbolic_trace(nn.Linear(2, 2)), tmp_path / "pkg")
-    assert len(started) == 1 and started[0]._process.poll() is not None
-    assert list(tmp_path.iterdir()) == []
-
-
 @pytest.fixture
 def exported(tmp_path: Path) -> Path:
     torch.manual_seed(0)
