@@ -36,6 +36,7 @@ from .source_names import (
     unpacked_as,
     usable,
 )
+from .subgraphs import generic_input
 from .unpacking import UNUSED, unpackable
 from .views import storage_roots
 
@@ -453,19 +454,28 @@ class _Emitter:
         """The name of the parameter that every statement reading `node` passes it to a generated child as
         (`cos, sin = self.rotary_emb(position_ids)` for the items `layer(x, cos, sin, mask)` passes on), where
         the child's input has a name of its own (not `x`, `x_1`, ...); None where a statement reads it otherwise."""
-        found: set[str] = set()
+        found: set[fx.Node] = set()
         for user in node.users:
-            if user.op != "call_module" or str(user.target) in self.held or user.kwargs:
+            child = self.called_graph(user) if str(user.target) not in self.held else None
+            if child is None:
                 return None
-            child = self.gm.get_submodule(str(user.target))
-            if not isinstance(child, fx.GraphModule):
+            inputs = list(child.find_nodes(op="placeholder"))
+            found |= {inputs[i] for i, arg in enumerate(user.args) if arg is node and i < len(inputs)}
+            if any(arg is node for arg in user.args[len(inputs) :]):
                 return None
-            names = [str(p.target) for p in child.graph.find_nodes(op="placeholder")]
-            found |= {names[i] for i, arg in enumerate(user.args) if arg is node and i < len(names)}
-            if any(arg is node for arg in user.args[len(names) :]):
-                return None
-        name = found.pop() if len(found) == 1 else None
-        return name if name is not None and is_plain_identifier(name) and without_number(name) != "x" and name.islower() else None
+        names = {str(p.target) for p in found if not generic_input(p)}
+        name = names.pop() if len(names) == 1 and len({str(p.target) for p in found}) == 1 else None
+        return name if name is not None and is_plain_identifier(name) and name.islower() else None
+
+    def called_graph(self, node: fx.Node) -> fx.Graph | None:
+        """The graph of the generated child `node` calls, with positional arguments only; None for any other node."""
+        if node.op != "call_module" or node.kwargs:
+            return None
+        try:
+            child = self.gm.get_submodule(str(node.target))
+        except AttributeError:
+            return None
+        return child.graph if isinstance(child, fx.GraphModule) else None
 
     def reuses(self, statements: list[fx.Node], kept: set[fx.Node] | None) -> tuple[dict[fx.Node, fx.Node | None], set[fx.Node]]:
         """Each statement's input whose name it takes (reusable_input), and the statements that declined
@@ -632,16 +642,11 @@ class _Emitter:
         """The input each item takes the name of where the called module's source names its outputs after
         its parameters in another order (timm's pit stage takes `x, cls_tokens` and returns `cls_tokens,
         x`: `cls_tokens, x = self.stage(x, cls_tokens)`), else None (in their places)."""
-        if result.op != "call_module" or result.kwargs:
+        child = self.called_graph(result)
+        if child is None:
             return None
-        try:
-            child = self.gm.get_submodule(str(result.target))
-        except AttributeError:
-            return None
-        if not isinstance(child, fx.GraphModule):
-            return None
-        parameters = [str(p.target) for p in child.graph.find_nodes(op="placeholder")]
-        returned = next(iter(child.graph.find_nodes(op="output"))).args[0]
+        parameters = [str(p.target) for p in child.find_nodes(op="placeholder")]
+        returned = next(iter(child.find_nodes(op="output"))).args[0]
         if not isinstance(returned, (tuple, list)) or len(returned) != len(self.unpacked[result]) or len(result.args) != len(parameters):
             return None
         out: list[fx.Node] = []

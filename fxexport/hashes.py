@@ -49,8 +49,8 @@ class WeightHashes:
         self._hasher.shutdown(wait=True)
 
     def start_package(self, package: PackageIR) -> None:
-        """Hash on the thread every weight file of `package` that pays for it (see THREAD_BYTES); a
-        smaller one is left to be hashed as it is written."""
+        """Hash on the thread every weight file of `package` that pays for it (see THREAD_BYTES); any other
+        is left to be hashed as it is written."""
         for name in package.weight_files:
             tensors = file_tensors(package, name)
             size = sum(t.nbytes for t in tensors)

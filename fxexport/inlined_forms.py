@@ -14,6 +14,7 @@ import copy
 from collections.abc import Iterator
 
 from .code_slots import per_line
+from .spelled_calls import parsed_line
 
 _Events = Iterator[tuple[str, str]]
 _Statement = ast.Assign | ast.Return
@@ -30,11 +31,8 @@ def canonical(lines: tuple[str, ...]) -> str | None:
             continue
         if line[:1].isspace():
             return None
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            return None
-        statement = tree.body[0] if len(tree.body) == 1 else None
+        tree = parsed_line(text)  # read, never changed: _inside changes copies
+        statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
         if not isinstance(statement, (ast.Assign, ast.Return)):
             return None
         statements.append(statement)

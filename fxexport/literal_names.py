@@ -15,6 +15,7 @@ import keyword
 from .annotations import NOTE
 from .code_slots import number_slots, per_line
 from .names import BUILTIN_NAMES
+from .spelled_calls import parsed_line
 
 
 def literal_names(lines: tuple[str, ...]) -> list[str | None]:
@@ -38,7 +39,7 @@ def _statement_names(statement: str, source: str) -> tuple[str | None, ...]:
     """The name for each literal of `statement` (in number_slots order) that `source` passes in its place."""
     slots = number_slots((statement,))
     names: list[str | None] = [None] * len(slots)
-    generated, quoted = _parsed(statement), _parsed(source)
+    generated, quoted = parsed_line(statement.strip()), parsed_line(source.strip())
     if generated is None or quoted is None:
         return tuple(names)
     starts = {slot.start: k for k, slot in enumerate(slots)}
@@ -52,13 +53,6 @@ def _statement_names(statement: str, source: str) -> tuple[str | None, ...]:
             if k is not None and _is_literal(mine):
                 names[k] = _name(theirs)
     return tuple(names)
-
-
-def _parsed(code: str) -> ast.Module | None:
-    try:
-        return ast.parse(code.strip())
-    except SyntaxError:
-        return None
 
 
 def _start(node: ast.expr) -> int:

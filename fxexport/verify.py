@@ -15,6 +15,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from .bytecode import pyc as compiled_pyc
+from .bytecode import pyc_path
 from .diff import export_manifest
 from .digests import Digest, file_digest
 from .errors import FxExportError, user_code
@@ -111,14 +112,13 @@ def _compiled(path: Path, relative: str) -> bytes | None:
 def _bytecode_problems(folder: Path, sources: list[str]) -> list[str]:
     """A pyc of this interpreter's in `__pycache__` must be what compiling its source gives now."""
     tag = sys.implementation.cache_tag
-    cache = folder / "__pycache__"
-    shipped = {name: cache / f"{Path(name).stem}.{tag}.pyc" for name in sources}
-    shipped = {name: pyc for name, pyc in shipped.items() if pyc.is_file()}
-    if not shipped:
+    if tag is None:
         return []
+    shipped = {name: pyc_path(folder, name, tag) for name in sources}
+    shipped = {name: pyc for name, pyc in shipped.items() if pyc.is_file()}
     fresh = {name: _compiled(folder / name, name) for name in shipped}
     return [
-        f"bytecode {pyc.relative_to(folder)} is not what {name} compiles to (altered, or stale); delete {cache.name}"
+        f"bytecode {pyc.relative_to(folder)} is not what {name} compiles to (altered, or stale); delete {pyc.parent.name}"
         for name, pyc in shipped.items()
         if pyc.read_bytes() != fresh[name]
     ]

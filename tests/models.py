@@ -2455,13 +2455,9 @@ class RotaryLayers(nn.Module):
         return x
 
 
-class LateRotaryAttention(nn.Module):
+class LateRotaryAttention(RotaryAttention):
     """RotaryAttention whose signature takes the mask before the pair it reads first (transformers'
     GPTNeoXAttention): the graph's inputs come in the order they are read, the items before the mask."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.q = nn.Linear(8, 8)
 
     def forward(self, hidden_states, attention_mask, position_embeddings):
         cos, sin = position_embeddings
