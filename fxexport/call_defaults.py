@@ -63,7 +63,7 @@ def _written(line: str, lines: list[str]) -> list[set[str]]:
 def _all_filled(line: str) -> str:
     """The line with every left-out default keyword of its known calls written (kept per line text:
     repeated blocks repeat their lines)."""
-    return _filled(line, None) if _known_call().search(line) else line
+    return _filled(line, None) if any(m.group(1) in _known() for m in _CALLED.finditer(line)) else line
 
 
 def _filled(line: str, wanted: list[set[str]] | None) -> str:
@@ -99,10 +99,9 @@ def _offsets(line: str, call: ast.Call) -> tuple[int, int]:
     return char_offset(line, call.col_offset), char_offset(line, call.end_col_offset)
 
 
-@functools.cache
-def _known_call() -> re.Pattern[str]:
-    """Where a line may call a known function: its name and an opening bracket."""
-    return re.compile("|".join(rf"(?<![\w.]){re.escape(name)}\(" for name in sorted(_known())) or r"(?!)")
+# Where a line may call a function by the names _known() has: `F.name(` or `torch.name(` (one pattern
+# for all: an alternation of its two dozen names took 0.8 ms to compile, in every first export).
+_CALLED = re.compile(r"(?<![\w.])((?:F|torch)\.\w+)\(")
 
 
 @functools.cache

@@ -19,8 +19,9 @@ from .errors import FxExportError
 from .guards import CHECK_INPUT
 from .ir import PackageIR
 from .names import code_of, quote
+from .user_cache import cache_folder
 from .weights import DTYPES
-from .write import MANIFEST
+from .write import LOADER, MANIFEST
 
 _HERE = Path(__file__).resolve().parent
 # Each generated file and the template that produces it.
@@ -30,8 +31,6 @@ OUTPUTS = {
     "loader.py": "loader.py.jinja",
     "README.md": "README.md.jinja",
 }
-# The safetensors loader (and input check) module.py imports: the same text in every export, written when imported.
-LOADER = "loader.py"
 # Our templates stay reachable under this prefix, so a user's `module.py.jinja` can extend ours.
 BUILTIN_PREFIX = "fxexport"
 
@@ -72,9 +71,9 @@ def _environment(extra: tuple[str, ...]) -> jinja2.Environment:
 
 class _TemplateCache(jinja2.FileSystemBytecodeCache):
     """Compiled templates kept between processes, as Python keeps `__pycache__`: compiling ours takes
-    30 ms, loading them 1 ms. Jinja's own cache, in the per-user folder it makes (mode 0700, owner
-    checked); an entry is used only for the same template source and Python version. A cache
-    that cannot be read or written is skipped."""
+    30 ms, loading them 1 ms. Jinja's own cache, in the per-user folder (user_cache.py); an entry is
+    used only for the same template source and Python version. A cache that cannot be read or
+    written is skipped."""
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         try:
@@ -88,10 +87,8 @@ class _TemplateCache(jinja2.FileSystemBytecodeCache):
 
 
 def _template_cache() -> jinja2.BytecodeCache | None:
-    try:
-        return _TemplateCache()
-    except (OSError, RuntimeError):  # no safe per-user folder
-        return None
+    folder = cache_folder()
+    return None if folder is None else _TemplateCache(str(folder))
 
 
 def thousands(number: int) -> str:

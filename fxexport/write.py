@@ -19,6 +19,8 @@ from .shards import INDEX, index_json
 from .weights import write_safetensors
 
 MANIFEST = "fxexport.json"
+# The safetensors loader (and input check) module.py imports: the same text in every export, written when imported.
+LOADER = "loader.py"
 # 2: files map to "blake3:<hex>" (1: bare sha256 hex).
 MANIFEST_FORMAT = 2
 
@@ -116,7 +118,7 @@ def write_package(
             (staging / relative).write_bytes(data)
             hashes[relative] = digest_of([data])
         if bytecode:
-            write_bytecode(staging, {name: data for name, data in encoded.items() if name.endswith(".py")})
+            write_bytecode(staging, {name: data for name, data in encoded.items() if name.endswith(".py")}, shared=(LOADER,))
         written = [0]
 
         def advance(count: int) -> None:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from torch import fx, nn
 
 import fxexport
+from fxexport import bytecode, user_cache
 from fxexport.verify import verify_files
 
 # Imports the package at argv[1] in a fresh process without fxexport or safetensors that, with
@@ -123,6 +124,40 @@ def test_shipped_bytecode_is_py_compiles_code_in_bytes_any_interpreter_writes(fo
         assert shipped == (tmp_path / f"{source.stem}.pyc.fresh").read_bytes(), source.name
         assert shipped[:16] == expected[:16], source.name
         assert marshal.loads(shipped[16:]) == marshal.loads(expected[16:]), source.name
+
+
+KEPT_BYTECODE_DAMAGE = [
+    ("kept", lambda entry: None),
+    ("truncated", lambda entry: entry.write_bytes(entry.read_bytes()[:40])),
+    ("garbage code", lambda entry: entry.write_bytes(entry.read_bytes()[:16] + b"\xe3" + bytes(64))),
+    ("another source's", lambda entry: entry.write_bytes(bytecode.pyc(b"x = 1\n", "loader.py"))),
+    ("gone", lambda entry: shutil.rmtree(entry.parent)),  # nothing to read, nowhere to write
+]
+
+
+@pytest.mark.parametrize("name,damage", KEPT_BYTECODE_DAMAGE, ids=[d[0] for d in KEPT_BYTECODE_DAMAGE])
+def test_loader_bytecode_kept_between_processes_is_the_bytecode_compiled_afresh(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, damage
+) -> None:
+    """The loader, the same text in every export, is compiled once and kept in the per-user cache: a later
+    process reads it instead of compiling (3-4 ms of its first export); an entry not whole or not of this
+    source is compiled afresh and replaced."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setattr(user_cache, "cache_folder", lambda: cache)
+    source = (folder / "loader.py").read_bytes()
+    fresh = bytecode.pyc(source, "loader.py")
+    bytecode.kept_pyc.cache_clear()
+    assert bytecode.kept_pyc(source, "loader.py") == fresh
+    [entry] = cache.iterdir()
+    damage(entry)
+    bytecode.kept_pyc.cache_clear()  # as in the next process
+    compiled: list[bytes] = []
+    monkeypatch.setattr(bytecode, "pyc", lambda data, relative: compiled.append(data) or fresh)
+    assert bytecode.kept_pyc(source, "loader.py") == fresh
+    assert compiled == ([] if name == "kept" else [source])
+    assert name == "gone" or entry.read_bytes() == fresh
+    bytecode.kept_pyc.cache_clear()
 
 
 def test_no_bytecode_option(tmp_path: Path, source: fx.GraphModule) -> None:
