@@ -22,8 +22,10 @@ KIB = 2**10
 PHASES = ("export", "load")
 
 METHOD = """\
-Each cell runs in fresh worker processes (--repeat of them, one after another); the table shows
-the process with the median time, and the notes the range. Time: the save or load call only
+Each cell runs in fresh worker processes (--repeat of them); the cells of one model and phase
+run in rounds, every tool once a round, the order reversed every other round, so that load
+from other work falls on each tool alike. The table shows the process with the median time,
+and the notes the range. Time: the save or load call only
 (`time.perf_counter`), after `import torch` and the tool's own imports (fxexport for its
 export, safetensors for load_file, torch.export for torch.export). Export starts from the built
 model and its `symbolic_trace`; torch.export.export traces the nn.Module inside the timed call;

@@ -173,14 +173,14 @@ def run_repeated(cell: Cell, config: Config) -> Outcome:
     return _median(cell, runs)
 
 
-def run_interleaved(cells: list[Cell], config: Config) -> list[Outcome]:
-    """Whole processes, one at a time: each once untimed (the bytecode of what it imports written,
+def run_interleaved(cells: list[Cell], config: Config, untimed: bool = True) -> list[Outcome]:
+    """Cells one at a time: with `untimed`, each once untimed (the bytecode of what it imports written,
     its files in the page cache, as after any earlier use), then `config.repeat` rounds of every
     cell in turn, the order reversed every other round, so that load from other work, which comes
     and goes, falls on every command alike; per cell the run with the median time."""
     failed: dict[Cell, Outcome] = {}
     runs: dict[Cell, list[Outcome]] = {cell: [] for cell in cells}
-    for cell in cells:  # the untimed run
+    for cell in cells if untimed else ():
         if (outcome := run_cell(cell, config)).error:
             failed[cell] = outcome
     for round_ in range(config.repeat):
@@ -204,8 +204,11 @@ def _progress(outcome: Outcome, done: int, total: int) -> None:
 
 
 def run_stages(stages: list[list[Cell]], config: Config) -> list[Outcome]:
-    """Run the stages in order (exports, loads, forward, memory, processes); within a stage, `config.jobs`
-    cells at once, except the whole processes: those run one at a time, interleaved."""
+    """Run the stages in order (exports, loads, forward, memory, processes). Within a stage, one cell at a
+    time, interleaved: the whole processes all together, after an untimed run of each; the others per
+    model, so that the tools one model's ratios compare are timed in the same stretch of the machine's
+    load from other work, which comes and goes. With `config.jobs` > 1, that many cells at once, each
+    run to the end in turn."""
     outcomes: list[Outcome] = []
     total = sum(map(len, stages))
     for stage in stages:
@@ -219,11 +222,25 @@ def run_stages(stages: list[list[Cell]], config: Config) -> list[Outcome]:
                 outcomes.append(outcome)
                 _progress(outcome, len(outcomes), total)
             continue
+        if config.jobs == 1:
+            for group in _per_model(ready):
+                for outcome in run_interleaved(group, config, untimed=False):
+                    outcomes.append(outcome)
+                    _progress(outcome, len(outcomes), total)
+            continue
         with ThreadPoolExecutor(max_workers=config.jobs) as pool:
             for outcome in pool.map(lambda cell: run_repeated(cell, config), ready):
                 outcomes.append(outcome)
                 _progress(outcome, len(outcomes), total)
     return outcomes
+
+
+def _per_model(cells: list[Cell]) -> list[list[Cell]]:
+    """The cells of each model, in their order."""
+    groups: dict[str, list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault(cell.model, []).append(cell)
+    return list(groups.values())
 
 
 def make_config(args: argparse.Namespace, workdir: Path) -> Config:

@@ -1,4 +1,4 @@
-"""The benchmark's forward peak memory measurement (bench/worker.py) and its `--only forward-memory` plan."""
+"""The benchmark: its forward peak memory measurement (bench/worker.py), its `--only forward-memory` plan, and the order cells run in."""
 
 from __future__ import annotations
 
@@ -52,3 +52,28 @@ def test_a_full_run_of_a_model_includes_its_memory_comparison() -> None:
 def test_forward_memory_refuses_what_it_does_not_measure(only: list[str], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         plan(only)
+
+
+def test_one_models_cells_are_timed_in_rounds_each_tool_once_a_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools a ratio compares run in alternation (order reversed every other round), not each tool's
+    processes one after another: load from other work that comes and goes falls on each alike."""
+    import run
+    from cells import Outcome
+
+    order: list[tuple[str, str, str]] = []
+
+    def fake_run(cell: Cell, config: object) -> Outcome:
+        order.append((cell.phase, cell.model, cell.tool))
+        return Outcome(cell, {"time_s": float(len(order))}, None, 0.0)
+
+    monkeypatch.setattr(run, "run_cell", fake_run)
+    monkeypatch.setattr(run, "_progress", lambda outcome, done, total: None)
+    exports = [Cell("export", m, t) for m in ("cnn", "transformer") for t in ("fxexport", "to_folder")]
+    config = run.Config(quick=False, timeout=1, jobs=1, cache="warm", workdir=Path("."), profile=None, repeat=3)
+    outcomes = run.run_stages([exports], config)
+    assert order == [
+        *[("export", "cnn", t) for t in ("fxexport", "to_folder", "to_folder", "fxexport", "fxexport", "to_folder")],
+        *[("export", "transformer", t) for t in ("fxexport", "to_folder", "to_folder", "fxexport", "fxexport", "to_folder")],
+    ]
+    assert [o.cell for o in outcomes] == exports
+    assert [o.result["samples"] for o in outcomes][:2] == [[1.0, 4.0, 5.0], [2.0, 3.0, 6.0]]
