@@ -438,7 +438,7 @@ class _Emitter:
         items = {item: f"{_item_base(result)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
         for node, first in head.items():
             if node is first:
-                fallback = "out" if len(runs[node]) >= CHAIN else self.passed_as(node) or items.get(node, node.name)
+                fallback = "out" if len(runs[node]) >= CHAIN else self.passed_as(node) or items.get(node, _own_name(node))
                 self.names[node] = source.get(node) or namespace.create(fallback)
             else:
                 self.names[node] = self.names[first]
@@ -622,8 +622,10 @@ class _Emitter:
         """True when the value `statement` computes may take the name of `used`, which dies there."""
         if self.last_use.get(used) is not statement or used.op in ("get_attr", "output") or used in self.rebinds or used in self.looped:
             return False
-        # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name
-        return used.op != "placeholder" or used.target == self.carried or (self.names.get(used) == placeholder_name(used) and self.names[used] in GENERIC_INPUTS)
+        # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name; where no
+        # statement was recorded, `x_1`, ... are as generic as `x` (`x, x_1 = self.pool(x, x_1)`, pit's stages)
+        generic = self.names.get(used) in GENERIC_INPUTS or (not self.traced and generic_input(used))
+        return used.op != "placeholder" or used.target == self.carried or (self.names.get(used) == placeholder_name(used) and generic)
 
     def threaded_input(self, item: fx.Node) -> fx.Node | None:
         """The input whose name an item of an unpacked result takes: where the statement's inputs all die
@@ -778,6 +780,16 @@ def _precedence(node: fx.Node) -> int:
         if node.target in UNARY and len(node.args) == 1:
             return NOT if node.target is operator.not_ else SIGN
     return PRIMARY
+
+
+def _own_name(node: fx.Node) -> str:
+    """The name a value takes where nothing better is known: its node's, but an attribute read's
+    (`getattr_1 = x.shape` in a symbolic_trace graph) is the attribute's (`shape = x.shape`)."""
+    if node.op == "call_function" and node.target is builtins.getattr and without_number(node.name) == "getattr" and len(node.args) == 2:
+        attribute = node.args[1]
+        if isinstance(attribute, str) and is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
+            return attribute
+    return node.name
 
 
 def _item_base(result: fx.Node) -> str:

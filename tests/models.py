@@ -2143,6 +2143,49 @@ class ViewedAttention(nn.Module):
         return self.d(x)
 
 
+class StagePool(nn.Module):
+    """timm's pit pooling: the feature map and the class tokens in, both pooled out."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, stride=2, padding=1, groups=dim)
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x, cls_token):
+        return self.conv(x), self.fc(cls_token)
+
+
+class PooledStage(nn.Module):
+    """timm's pit stage: pooled where it has a pool (`x, cls_tokens = self.pool(x, cls_tokens)`), then
+    the class tokens joined to the flattened map, normed and split off again."""
+
+    def __init__(self, dim: int, pool: bool) -> None:
+        super().__init__()
+        self.pool = StagePool(dim) if pool else None
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x, cls_tokens):
+        if self.pool is not None:
+            x, cls_tokens = self.pool(x, cls_tokens)
+        b, c, h, w = x.shape
+        x = torch.cat((cls_tokens, x.flatten(2).transpose(1, 2)), dim=1)
+        x = self.norm(x)
+        return x[:, 1:].transpose(1, 2).reshape(b, c, h, w), x[:, :1]
+
+
+class PooledStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.randn(1, 1, 8))
+        self.stages = nn.ModuleList([PooledStage(8, False), PooledStage(8, True), PooledStage(8, True)])
+
+    def forward(self, x):
+        cls_tokens = self.cls_token.expand(x.shape[0], -1, -1)
+        for stage in self.stages:
+            x, cls_tokens = stage(x, cls_tokens)
+        return x.mean((2, 3)) + cls_tokens[:, 0]
+
+
 class RebindsInput(nn.Module):
     def __init__(self) -> None:
         super().__init__()

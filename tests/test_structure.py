@@ -219,6 +219,15 @@ SHAPES = [
           counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
     Shape("optional_child_and_forward_literal_export", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _export,
           frozenset({"SplitStage"}), counts={"if self.conv_down is not None:": 1, "x.split(self.half_value, dim=1)": 1}),  # `half` is nn.Module.half
+    # items of a child's result each take the name of the input in its place where those die there, in a graph
+    # without recorded statements generic ones (`x_1`) too: `x, x_1 = self.pool(x, x_1)`, applied in place, so the
+    # stages without a pool are one class with it (timm's pit by symbolic_trace: `out, out_1 = ...`, two classes)
+    Shape("pair_applied_in_place", _model(models.PooledStages), lambda: (torch.randn(2, 8, 8, 8),), _trace,
+          frozenset({"PooledStage", "StagePool"}),
+          counts={"if self.pool is not None:": 1, "x, x_1 = self.pool(x, x_1)": 1, "out_1": 0, "PooledStage(use_pool=True)": 2}),
+    # an attribute read symbolic_trace names `getattr_1` takes the attribute's name
+    Shape("attribute_read_named_after_it", _model(models.PooledStages), lambda: (torch.randn(2, 8, 8, 8),), _trace,
+          frozenset({"PooledStage", "StagePool"}), counts={"shape = x.shape": 1, "getattr": 0}),
     # a container only some blocks build is passed as its holders build it, never padded with another's elements
     Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
           frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
