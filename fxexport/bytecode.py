@@ -41,21 +41,33 @@ def pyc(source: bytes, relative: str) -> bytes:
 @functools.lru_cache(maxsize=8)
 def kept_pyc(source: bytes, relative: str) -> bytes:
     """pyc(), kept between processes: for text every export shares (the loader). An entry is used only
-    whole and for this very source and interpreter (its name hashes both, its header is checked, its code
-    read back); any other is compiled afresh and written over. Its code is trusted as Python trusts a
+    whole (its digest checked first: marshal may take minutes and gigabytes over bytes it did not write)
+    and for this very source and interpreter (its name hashes both, its header is checked, its code read
+    back); any other is compiled afresh and written over. Its code is trusted as Python trusts a
     `__pycache__` and Jinja its cache: the folder is the user's own (user_cache.py)."""
     name = _entry_name(source, relative)
     kept = read_entry(name)
-    if kept is not None and _is_pyc_of(kept, source):
-        return kept
+    if kept is not None and hashlib.sha256(kept[:-_DIGEST]).digest() == kept[-_DIGEST:] and _is_pyc_of(kept[:-_DIGEST], source):
+        return kept[:-_DIGEST]
     compiled = pyc(source, relative)
-    write_entry(name, compiled)
+    write_entry(name, compiled + hashlib.sha256(compiled).digest())
     return compiled
 
 
+_DIGEST = 32  # an entry ends in the sha256 of the pyc before it: damage is found before marshal reads any of it
+
+
 def _entry_name(source: bytes, relative: str) -> str:
-    key = hashlib.sha256(f"{sys.version}\0{sys.implementation.cache_tag}\0{_MARSHAL_FORMAT}\0{relative}\0".encode() + source)
+    key = hashlib.sha256(f"{sys.version}\0{sys.implementation.cache_tag}\0{_MARSHAL_FORMAT}\0{relative}\0".encode())
+    key.update(_compiler_settings() + source)
     return f"fxexport-{key.hexdigest()}.pyc"
+
+
+@functools.cache
+def _compiler_settings() -> bytes:
+    """What this interpreter's settings make of a line of code: `-X no_debug_ranges` (PYTHONNODEBUGRANGES)
+    compiles the same source into other bytes, so its entries are kept apart."""
+    return marshal.dumps(compile("a.b(c)\n", "settings", "exec", dont_inherit=True, optimize=0), _MARSHAL_FORMAT)
 
 
 def _is_pyc_of(data: bytes, source: bytes) -> bool:
@@ -65,7 +77,7 @@ def _is_pyc_of(data: bytes, source: bytes) -> bool:
         return False
     try:
         return marshal.dumps(marshal.loads(data[16:]), _MARSHAL_FORMAT) == data[16:]
-    except (EOFError, ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - marshal raises several types (SystemError too) over bytes it did not write
         return False
 
 

@@ -45,6 +45,6 @@ def write_entry(name: str, data: bytes) -> None:
             with os.fdopen(handle, "wb") as file:
                 file.write(data)
             os.replace(temporary, folder / name)
-        except OSError:
-            os.unlink(temporary)
-            raise
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)  # left only where it was not renamed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import importlib.util
 import json
 import marshal
@@ -126,11 +127,21 @@ def test_shipped_bytecode_is_py_compiles_code_in_bytes_any_interpreter_writes(fo
         assert marshal.loads(shipped[16:]) == marshal.loads(expected[16:]), source.name
 
 
+def _with_digest(data: bytes) -> bytes:
+    return data + hashlib.sha256(data).digest()
+
+
+def _damaged(data: bytes) -> bytes:
+    return data[:-1] + bytes([data[-1] ^ 1])
+
+
 KEPT_BYTECODE_DAMAGE = [
     ("kept", lambda entry: None),
     ("truncated", lambda entry: entry.write_bytes(entry.read_bytes()[:40])),
     ("garbage code", lambda entry: entry.write_bytes(entry.read_bytes()[:16] + b"\xe3" + bytes(64))),
-    ("another source's", lambda entry: entry.write_bytes(bytecode.pyc(b"x = 1\n", "loader.py"))),
+    ("another source's", lambda entry: entry.write_bytes(_with_digest(bytecode.pyc(b"x = 1\n", "loader.py")))),
+    # a list of 1.5 billion items, then lists in lists: marshal would take minutes and gigabytes reading it
+    ("marshal bomb, damaged", lambda entry: entry.write_bytes(_damaged(_with_digest(entry.read_bytes()[:16] + b"[" * 5000)))),
     ("gone", lambda entry: shutil.rmtree(entry.parent)),  # nothing to read, nowhere to write
 ]
 
@@ -156,7 +167,34 @@ def test_loader_bytecode_kept_between_processes_is_the_bytecode_compiled_afresh(
     monkeypatch.setattr(bytecode, "pyc", lambda data, relative: compiled.append(data) or fresh)
     assert bytecode.kept_pyc(source, "loader.py") == fresh
     assert compiled == ([] if name == "kept" else [source])
-    assert name == "gone" or entry.read_bytes() == fresh
+    assert name == "gone" or entry.read_bytes() == _with_digest(fresh)
+    bytecode.kept_pyc.cache_clear()
+
+
+# Keeps argv[1]'s bytecode in the per-user cache under the temporary folder (TMPDIR), in this process's settings.
+KEEP_BYTECODE = r"""
+import sys
+from pathlib import Path
+from fxexport import bytecode, user_cache
+bytecode.kept_pyc(Path(sys.argv[1]).read_bytes(), "loader.py")
+print(user_cache.cache_folder())
+"""
+
+
+def test_loader_bytecode_kept_by_an_interpreter_of_other_settings_is_not_used(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-X no_debug_ranges` compiles the same source into other bytes: its kept entry is its own."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-X", "no_debug_ranges", "-c", KEEP_BYTECODE, str(folder / "loader.py")],
+                         check=True, env=env, capture_output=True, text=True)  # fmt: skip
+    cache = Path(run.stdout.split()[-1])
+    assert len(list(cache.glob("fxexport-*.pyc"))) == 1
+    monkeypatch.setattr(user_cache, "cache_folder", lambda: cache)
+    bytecode.kept_pyc.cache_clear()
+    source = (folder / "loader.py").read_bytes()
+    assert bytecode.kept_pyc(source, "loader.py") == bytecode.pyc(source, "loader.py")
+    assert len(list(cache.glob("fxexport-*.pyc"))) == 2
     bytecode.kept_pyc.cache_clear()
 
 
