@@ -34,8 +34,12 @@ _CHECKED_HASH = 0b11  # PEP 552: a hash-based pyc the interpreter checks against
 def pyc(source: bytes, relative: str) -> bytes:
     """The hash-checked pyc of `source`, compiled as `relative` (the import system puts the real path in)."""
     code = compile(source, relative, "exec", dont_inherit=True, optimize=0)
-    header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little") + importlib.util.source_hash(source)
-    return header + marshal.dumps(code, _MARSHAL_FORMAT)
+    return _header(source) + marshal.dumps(code, _MARSHAL_FORMAT)
+
+
+def _header(source: bytes) -> bytes:
+    """A hash-checked pyc's 16 bytes before its code: this interpreter's magic number, flags, the source's hash."""
+    return importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little") + importlib.util.source_hash(source)
 
 
 @functools.lru_cache(maxsize=8)
@@ -46,9 +50,10 @@ def kept_pyc(source: bytes, relative: str) -> bytes:
     back); any other is compiled afresh and written over. Its code is trusted as Python trusts a
     `__pycache__` and Jinja its cache: the folder is the user's own (user_cache.py)."""
     name = _entry_name(source, relative)
-    kept = read_entry(name)
-    if kept is not None and hashlib.sha256(kept[:-_DIGEST]).digest() == kept[-_DIGEST:] and _is_pyc_of(kept[:-_DIGEST], source):
-        return kept[:-_DIGEST]
+    entry = read_entry(name) or b""
+    kept, digest = entry[:-_DIGEST], entry[-_DIGEST:]
+    if hashlib.sha256(kept).digest() == digest and _is_pyc_of(kept, source):
+        return kept
     compiled = pyc(source, relative)
     write_entry(name, compiled + hashlib.sha256(compiled).digest())
     return compiled
@@ -72,8 +77,7 @@ def _compiler_settings() -> bytes:
 
 def _is_pyc_of(data: bytes, source: bytes) -> bool:
     """`data` has the header pyc() writes for `source` and code marshal reads back to the same bytes."""
-    header = importlib.util.MAGIC_NUMBER + _CHECKED_HASH.to_bytes(4, "little") + importlib.util.source_hash(source)
-    if data[:16] != header:
+    if data[:16] != _header(source):
         return False
     try:
         return marshal.dumps(marshal.loads(data[16:]), _MARSHAL_FORMAT) == data[16:]
