@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -40,6 +39,7 @@ from .rebuild import (
     swapped_children,
 )
 from .rolled import Rolled, rolled
+from .runs import repeated
 from .source_names import forget_statements
 from .split import Structure, split
 from .storages import share_storages
@@ -509,16 +509,12 @@ def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
     return (path[-1] if path[-1][:1].isalpha() else f"{path[-1]}_module") if generic else name
 
 
-MIN_REPEATED = 3  # children built by one call written as a comprehension
-_UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
-
-
 def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:
     """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind;
     a run of children one call builds alike as a comprehension (`nn.Sequential(a, *[b for _ in range(7)])`,
     `nn.ModuleList([b for _ in range(n)])`: each call builds its own)."""
     numbered = [name for name, _ in calls] == [str(i) for i in range(len(calls))]
-    items = _repeated([code for _, code in calls])
+    items = repeated([code for _, code in calls])
     if kind is nn.Sequential and numbered:
         return f"{constructor}({', '.join(items)})"
     if kind is nn.ModuleList and numbered:
@@ -527,19 +523,6 @@ def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) 
     if kind is nn.ModuleDict:
         return f"{constructor}({{{', '.join(f'{quote(name)}: {code}' for name, code in calls)}}})"
     return None
-
-
-def _repeated(codes: list[str]) -> list[str]:
-    """The items of a list of constructor calls, each run of MIN_REPEATED or more equal calls one starred
-    comprehension (unless the call reads a name `_`, the comprehension's variable)."""
-    items: list[str] = []
-    for code, run in itertools.groupby(codes):
-        count = len(list(run))
-        if count >= MIN_REPEATED and not _UNDERSCORE.search(code):
-            items.append(f"*[{code} for _ in range({count})]")
-        else:
-            items += [code] * count
-    return items
 
 
 def _no_name(_value: object) -> None:
@@ -607,7 +590,8 @@ def _collect(
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())
     collector.training_fixups()
-    generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create)
+    instances = Counter(collector.class_paths.values())
+    generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create, instances)
     generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(c.forward_lines)))) for c in generalized)
     classes = [c for c in generalized if not c.is_root]
     root_class = next(c for c in generalized if c.is_root)

@@ -410,7 +410,11 @@ class _Emitter:
         """One name per value, or per chain of values each taking its input's name; a chain of
         two or more is `out` (`out = self.conv(x)`, `out = self.bn(out)`, ...) unless it starts at an input,
         and a value the model's source names takes that name where it can (source_names.py)."""
-        statements = [n for n in self.graph.nodes if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked]
+        statements = [
+            n for n in self.graph.nodes
+            if n.op not in ("placeholder", "output", "get_attr") and n not in self.inlined and n not in self.looped and n not in self.unpacked
+            and n not in self.dead
+        ]  # fmt: skip
         kept: set[fx.Node] = set()  # values that take an input's name although their source names them otherwise
         self.item_source = {  # the names the source binds the items of each unpacked result to
             item: name
@@ -784,12 +788,28 @@ def _precedence(node: fx.Node) -> int:
 
 def _own_name(node: fx.Node) -> str:
     """The name a value takes where nothing better is known: its node's, but an attribute read's
-    (`getattr_1 = x.shape` in a symbolic_trace graph) is the attribute's (`shape = x.shape`)."""
+    (`getattr_1 = x.shape` in a symbolic_trace graph) is the attribute's (`shape = x.shape`), and
+    a name the graph numbered after its op (`getitem_9`) is the op's alone, which the method's
+    namespace numbers among its own values (`getitem`, `getitem_1`): the graph's count runs over the
+    whole graph, so the same method in another graph (a re-trace of the export) would be numbered otherwise."""
     if node.op == "call_function" and node.target is builtins.getattr and without_number(node.name) == "getattr" and len(node.args) == 2:
         attribute = node.args[1]
         if isinstance(attribute, str) and is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
             return attribute
+    op = _op_name(node)
+    if op is not None and (node.name == op or re.fullmatch(rf"{re.escape(op)}_[0-9]+", node.name)):
+        return op
     return node.name
+
+
+def _op_name(node: fx.Node) -> str | None:
+    """The name fx gives a call of this function or method before numbering it (`getitem`, `add`), or None."""
+    if node.op not in ("call_function", "call_method"):
+        return None
+    try:
+        return str(node.graph._target_to_str(node.target))  # fx's own rule (private)
+    except (AttributeError, AssertionError, TypeError):
+        return None
 
 
 def _item_base(result: fx.Node) -> str:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from torch import nn
@@ -50,6 +49,7 @@ from .flags import (
     same_code,
 )
 from .in_place_children import across_codes, in_place_children
+from .instances import Instances
 from .ir import ClassIR
 from .literal_names import literal_names
 from .names import camel_case, unique_identifier, without_number
@@ -64,13 +64,18 @@ from .optional_children import (
 )
 from .passed_children import chained_children_passed_in, children_passed_in
 from .regions import code_lines
+from .runs import with_runs
 from .spelled_calls import with_defaults, without_defaults
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
 
 
-def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
-    """Merged classes (children first, as given) and the new name of every old class name."""
+def generalize(
+    classes: tuple[ClassIR, ...], create: Create, counts: Mapping[str, int] | None = None
+) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
+    """Merged classes (children first, as given) and the new name of every old class name; `counts`:
+    the instances of each class (one where not given), which keyword defaults go by (instances.py)."""
+    instances = Instances(counts or {}, {c.name: i for i, c in enumerate(classes)})
     calls: dict[str, str] = {}  # old class name -> the constructor call that replaces `Old()`
     names: dict[str, str] = {}
     params: dict[str, tuple[str, ...]] = {}  # new class name -> its parameter names, in order
@@ -88,7 +93,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
         level, lacking = pad(in_place_children(across_codes(identity_children(level), params), params), params)
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
-            merged, instance_calls = _merge(group, params, optional, flag, lacking)
+            merged, instance_calls = _merge(group, params, instances, optional, flag, lacking)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line, params) for line in merged.init_lines)))
             for cls in group:
@@ -96,6 +101,7 @@ def generalize(classes: tuple[ClassIR, ...], create: Create) -> tuple[tuple[Clas
                 names[cls.name] = merged.name
         out += [c for c in level if c.is_root]
     named, names = _name_variants(tuple(out), names, create)
+    named = tuple(replace(c, init_lines=tuple(with_runs(line) for line in c.init_lines)) for c in named)
     return _shared_inits(named), names
 
 
@@ -245,12 +251,14 @@ _TRACED_PROXY = re.compile(r"Proxy\([A-Za-z_][A-Za-z0-9_]*\)")
 def _merge(
     group: list[ClassIR],
     known: dict[str, tuple[str, ...]],
+    instances: Instances,
     optional: OptionalChild | None = None,
     flag: _Flag | None = None,
     absent: dict[str, Absent] | None = None,
 ) -> tuple[ClassIR, dict[str, str]]:
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
+    names = [c.name for c in group]
     cores = [core_lines(c, optional) for c in group]
     whole = frozenset().union(*(c.whole_children for c in group))
     children = _child_arguments(cores, known, whole)  # line -> attribute, for children passed in
@@ -276,7 +284,7 @@ def _merge(
     keywords = [p for p in dict.fromkeys(parameters[columns[i]] for i in varying) if p in keyword_params]
     values = {name: tuple("None" if v == _MISSING else v for v in column) for column, name in parameters.items()}
     layer_default = {parameters[columns[i]]: slots[0][i].default for i in varying}
-    defaults = {name: layer_default[name] if layer_default[name] in values[name] else Counter(values[name]).most_common(1)[0][0]
+    defaults = {name: layer_default[name] if layer_default[name] in values[name] else instances.most_common(values[name], names)
                 for name in keywords}  # fmt: skip
     defaults.update({name: "None" for name in element_only})
     conditions = _conditions(lacks, [(elements[i], columns[i], parameters[columns[i]]) for i in varying if _MISSING in columns[i]], cores[0], taken)
@@ -284,16 +292,17 @@ def _merge(
         if condition is not None and condition not in element_only and condition not in keywords:
             keywords.append(condition)
             values[condition] = tuple(repr(row in held) for row in range(len(group)))
-            defaults[condition] = repr(2 * len(held) > len(group))  # off unless most classes build it
+            defaults[condition] = repr(instances.most(held, names))  # off unless most instances build it
     keyed = tuple(Parameter(name, defaults.get(name) or "", values[name]) for name in (*positional, *keywords))
     flag_name_of = functools.partial(_parameter_name, taken=taken)  # a flag a built child adds
     built = None
     if optional is not None:
         held = frozenset(r for r, c in enumerate(group) if c.name in optional.holders)
         found = tuple(zip(optional.children, optional.init_lines))
-        built = built_children([c.init_lines for c in group], held, found, known, keyed, flag_name_of)
+        built = built_children([c.init_lines for c in group], held, found, known, keyed, flag_name_of, instances.weights(names))
     some = _children_some_build(
-        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), flag_name_of
+        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), flag_name_of,
+        instances.weights(names),
     )
     for parameter in (*(built.parameters if built else ()), *some.flags):
         keywords.append(parameter.name)
@@ -314,7 +323,7 @@ def _merge(
     if flag is not None:
         flag_param = _parameter_name(flag.name, taken)
         flag_attribute = _parameter_name(flag_param, _names_on_self(first))
-        flag_default = Counter(c.name in flag.holders for c in group).most_common(1)[0][0]
+        flag_default = instances.most_common([repr(c.name in flag.holders) for c in group], names)
         on, off = f"self.{flag_attribute}", f"not self.{flag_attribute}"
         if flag.literals_vary:
             reserved = _names_on_self(first) | {flag_attribute}
@@ -324,7 +333,7 @@ def _merge(
             forward_lines = branched(flag.plain, flag.flagged, on, off, first.forward_params, regions=True)
         init_lines += (f"self.{flag_attribute} = {flag_param}",)
         keywords.append(flag_param)
-        defaults[flag_param] = repr(flag_default)
+        defaults[flag_param] = flag_default
         values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
     built_here = {j for j in children if f"self.{children[j]} = {child_params[j]}" in some.expansions}
@@ -370,6 +379,7 @@ def _children_some_build(
     known: dict[str, tuple[str, ...]],
     parameters: tuple[Parameter, ...],
     flag_name_of: Callable[[str], str],
+    weights: tuple[int, ...],
 ) -> _SomeBuild:
     """Which child parameters default to None, and which children the class builds instead where it can
     (built_children.py; adjacent children of the same holders under one `if`)."""
@@ -385,7 +395,7 @@ def _children_some_build(
     flags: list[Parameter] = []
     for run in runs:
         found = tuple((children[j], j) for j in run)
-        built = built_children(cores, _held(cores, children, run[0]), found, known, (*parameters, *flags), flag_name_of)
+        built = built_children(cores, _held(cores, children, run[0]), found, known, (*parameters, *flags), flag_name_of, weights)
         if built is not None:
             flags += built.parameters
             lines = [f"self.{children[j]} = {child_params[j]}" for j in run]

@@ -104,6 +104,7 @@ CASES = [
     Case("defaulted_middle_input", traced(models.Decoding), _randns((2, 5, 8), (2, 5, 8), (5, 5))),
     Case("rolled_loop", traced(models.LoopedPreNorm), _randns((2, 4), (4,))),
     Case("identity_calls", traced(models.DropPathNet), _randn(2, 4)),
+    Case("items_after_dead_ones", traced(models.ItemsAfterDeadOnes), _randn(2, 3, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -2758,3 +2758,18 @@ class HeadsStack(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ItemsAfterDeadOnes(nn.Module):
+    """Items of the input nothing reads (`x[0]`, dead code the export leaves out) before one returned and
+    read: the graph numbers that one after the dead ones (`getitem_2`), a re-trace of the export would not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x[0]
+        x[1]
+        first = x[:, 0]
+        return first, self.head(first)

@@ -52,6 +52,6 @@ class FxModule(nn.Module):
         out = self.norm(out)
         attn = self.attn(out, out, out, need_weights=True)
         out_1 = attn[0]
-        getitem_1 = attn[1]
+        getitem = attn[1]
         out_1 = self.glu(out_1)
-        return (self.out(out_1), getitem_1)
+        return (self.out(out_1), getitem)

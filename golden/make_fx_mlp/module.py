@@ -55,5 +55,5 @@ class FxModule(nn.Module):
         out = out + self._tensor_constant1.clone()
         sum_1 = arg1_1.sum()
         relu = F.relu(arg0)
-        add_2 = self._tensor_constant2 + 1
-        return {"y": out, "rest": (sum_1, [relu, add_2])}
+        add = self._tensor_constant2 + 1
+        return {"y": out, "rest": (sum_1, [relu, add])}

@@ -50,22 +50,22 @@ class FxModule(nn.Module):
     def forward(self, x):
         lstm = self.lstm(x)
         out = lstm[0]
-        getitem_1 = lstm[1]
+        getitem = lstm[1]
         del lstm
-        out_1 = getitem_1[0]
-        out_2 = getitem_1[1]
-        del getitem_1
+        out_1 = getitem[0]
+        out_2 = getitem[1]
+        del getitem
         out = out.transpose(0, 1)
         gru = self.gru(out)
         del out
-        getitem_4 = gru[0]
+        getitem_1 = gru[0]
         out_3 = gru[1]
         del gru
-        rnn = self.rnn(getitem_4)
-        del getitem_4
-        getitem_6 = rnn[0]
+        rnn = self.rnn(getitem_1)
+        del getitem_1
+        getitem_2 = rnn[0]
         out_1 = out_1.sum()
         out_2 = out_2.sum()
         out_1 = out_1 + out_2
         out_3 = out_3.sum()
-        return (getitem_6, out_1 + out_3)
+        return (getitem_2, out_1 + out_3)

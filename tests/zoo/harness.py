@@ -59,6 +59,8 @@ class Row:
     load_seconds: float = 0.0
     problems: tuple[str, ...] = ()
     readability: Readability | None = None  # module.py against the source model's classes, once exported
+    fixed_point: str = ""  # symbolic_trace pairs: "yes", or how the export of a re-trace of the export differs
+    not_fixed_point: str = ""  # the catalog's reason why it differs, where it lists one
 
     @property
     def package(self) -> str:
@@ -129,7 +131,34 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
     record(row.package, gm, args, kwargs, None, work / "expect")
     row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm), recorded_classes(gm))
+    if producer == "symbolic_trace" and entry.library != "transformers":
+        row.fixed_point = fixed_point(work / "moved" / row.package, work / "fixed_point")
+        row.not_fixed_point = entry.not_fixed_point
     return row
+
+
+def fixed_point(folder: Path, scratch: Path) -> str:
+    """Issue 14's fixed point: import the export (a copy, in `scratch`), `symbolic_trace` it, export that
+    again: "yes" when module.py comes out the same (its `Producer:` line aside), else the first line that differs."""
+    copy = scratch / folder.name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy)
+    sys.path.insert(0, str(scratch))
+    try:
+        model = importlib.import_module(folder.name).FxModule()
+        _, sources = fxexport.generate(fx.symbolic_trace(model), package_name=folder.name)
+    except Exception as error:  # noqa: BLE001 - reported in the table
+        return f"no: {_short(error)}"
+    finally:
+        sys.path.remove(str(scratch))
+        for name in [m for m in sys.modules if m == folder.name or m.startswith(f"{folder.name}.")]:
+            del sys.modules[name]
+        shutil.rmtree(copy, ignore_errors=True)
+    first, again = ([line for line in text.splitlines() if "Producer:" not in line] for text in ((folder / "module.py").read_text(), sources["module.py"]))
+    if first == again:
+        return "yes"
+    at = next((i for i, (a, b) in enumerate(zip(first, again)) if a != b), min(len(first), len(again)))
+    return f"no: line {at + 1}: {(first[at] if at < len(first) else '').strip()[:60]!r}"
 
 
 def check_rows(rows: list[Row], work: Path, python: str = sys.executable) -> None:
@@ -183,6 +212,14 @@ def failure(row: Row) -> str:
     if row.problems or not row.loaded:
         return "; ".join(row.problems) or "not loaded"
     return "" if row.exact else f"outputs not bit-for-bit equal (max abs error {row.max_error:.3g})"
+
+
+def fixed_point_failure(row: Row) -> str:
+    """Why a symbolic_trace pair fails issue 14's fixed point, '' when it passes (or is not checked): a pair
+    the catalog lists as no fixed point must still differ."""
+    if row.fixed_point and row.not_fixed_point:
+        return "" if row.fixed_point != "yes" else f"listed as not a fixed point ({row.not_fixed_point}) but it is one: remove the listing"
+    return "" if row.fixed_point in ("", "yes") else f"the export of a symbolic_trace of the export differs, {row.fixed_point.removeprefix('no: ')}"
 
 
 def _listing_failure(row: Row, listed: Unsupported) -> str:

@@ -22,9 +22,9 @@ import torch
 
 from tests.zoo import readability
 from tests.zoo.catalog import ZOO
-from tests.zoo.harness import PRODUCERS, Row, failure, missing_libraries, run
+from tests.zoo.harness import PRODUCERS, Row, failure, fixed_point_failure, missing_libraries, run
 
-COLUMNS = ("model", "library", "producer", "exported", "loaded standalone", "matched", "export s", "load s", "note")
+COLUMNS = ("model", "library", "producer", "exported", "loaded standalone", "matched", "fixed point", "export s", "load s", "note")
 
 
 def _matched(row: Row) -> str:
@@ -34,19 +34,20 @@ def _matched(row: Row) -> str:
 
 
 def _note(row: Row) -> str:
-    if failure(row):
+    if failure(row) or fixed_point_failure(row):
         return "FAIL"
     return f"unsupported: {row.unsupported.reason}" if row.unsupported else ""
 
 
 def cells(row: Row) -> tuple[str, ...]:
     if not row.has_graph:
-        return (row.model, row.library, row.producer, "no graph", "-", "-", "-", "-", _note(row))
+        return (row.model, row.library, row.producer, "no graph", "-", "-", "-", "-", "-", _note(row))
     loaded = ("yes" if row.loaded else "no") if row.exported else "-"
     matched = _matched(row) if row.exported else "-"
     export_s = f"{row.export_seconds:.1f}" if row.exported else "-"
     load_s = f"{row.load_seconds:.1f}" if row.loaded else "-"
-    return (row.model, row.library, row.producer, "yes" if row.exported else "no", loaded, matched, export_s, load_s, _note(row))
+    fixed = row.fixed_point.split(":")[0] or "-"  # the difference is in the failure's note
+    return (row.model, row.library, row.producer, "yes" if row.exported else "no", loaded, matched, fixed, export_s, load_s, _note(row))
 
 
 def grid(header: tuple[str, ...], body: list[tuple[str, ...]]) -> str:
@@ -79,13 +80,15 @@ def summary(rows: list[Row]) -> str:
     models = len({r.model for r in rows})
     listed = sum(r.unsupported is not None and not failure(r) for r in rows)
     counts = (len(pairs), sum(r.exported for r in pairs), sum(r.loaded for r in pairs), sum(r.matched for r in pairs))
+    traced = [r for r in pairs if r.fixed_point]
     return (f"{models} models, {len(rows)} (model, producer) attempts, {len(rows) - len(pairs)} without a GraphModule "
             f"({listed} listed as unsupported); pairs {counts[0]}, exported {counts[1]}, loaded standalone {counts[2]}, "
-            f"matched bit for bit {counts[3]}; failures {len(failures(rows))}")  # fmt: skip
+            f"matched bit for bit {counts[3]}; symbolic_trace exports that are fixed points {sum(r.fixed_point == 'yes' for r in traced)} "
+            f"of {len(traced)}; failures {len(failures(rows))}")  # fmt: skip
 
 
 def failures(rows: list[Row]) -> list[str]:
-    return [f"FAIL {r.package}: {failure(r)}" for r in rows if failure(r)]
+    return [f"FAIL {r.package}: {problem}" for r in rows for problem in (failure(r), fixed_point_failure(r)) if problem]
 
 
 def unsupported(rows: list[Row]) -> list[str]:

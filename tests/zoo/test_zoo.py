@@ -2,8 +2,10 @@
 
 A pair that makes no GraphModule fails unless tests/zoo/catalog.py lists it as unsupported;
 a listed pair is an xfail whose message gives the reason, and fails once it works or fails
-otherwise. Skipped, with the reason, unless torchvision, timm and transformers import (a
-second venv; see README.md). `python -m tests.zoo.run` prints the same results as a table.
+otherwise. Each symbolic_trace export must be a fixed point (issue 14): import it, trace it, export
+that, and module.py is the same; a pair the catalog lists as none is an xfail with its reason.
+Skipped, with the reason, unless torchvision, timm and transformers import (a second venv; see
+README.md). `python -m tests.zoo.run` prints the same results as a table.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.zoo.catalog import ZOO, Unsupported, ZooModel
-from tests.zoo.harness import Row, failure, missing_libraries, run
+from tests.zoo.harness import Row, failure, fixed_point_failure, missing_libraries, run
 
 MISSING = missing_libraries()
 ONLY = [part for part in os.environ.get("FXEXPORT_ZOO_ONLY", "").split(",") if part]  # e.g. "tv_,hf_t5": a quicker run
@@ -55,3 +57,15 @@ def test_pair_exports_loads_standalone_and_matches(model: str, producer: str, ro
     assert not problem, problem
     if row.unsupported is not None:
         pytest.xfail(f"listed as unsupported in tests/zoo/catalog.py: {row.unsupported.reason} ({row.graph_error})")
+
+
+@needs_zoo
+@pytest.mark.parametrize("model", [m.name for m in SELECTED if "symbolic_trace" in m.producers and m.library != "transformers"])
+def test_symbolic_trace_export_is_a_fixed_point(model: str, rows: dict[tuple[str, str], Row]) -> None:
+    row = rows[(model, "symbolic_trace")]
+    if not row.exported:
+        pytest.skip(f"not exported: {row.graph_error or row.export_error}")
+    problem = fixed_point_failure(row)
+    assert not problem, problem
+    if row.not_fixed_point:
+        pytest.xfail(f"listed as not a fixed point in tests/zoo/catalog.py: {row.not_fixed_point}")
