@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -294,6 +294,23 @@ def _strided(call: Call) -> bool:
     return call["layout"] in (None, torch.strided) and not call["pin_memory"]
 
 
+def _to_overload(call: Call) -> Spelling | None:
+    """`to.dtype_layout` as the overload Tensor.to would pick for its arguments: `x.to(device=d, dtype=t)`
+    is recorded as `to.device` and `x.to(dtype=t)` as `to.dtype`, so it is spelled as those are
+    (`x.to(d, t)`, `x.to(t)`), which a torch.export of the export records and spells alike (issue 14's
+    fixed point); a device alone is `to.device` with the dtype the tensor keeps (`x.to(d, torch.float16)`),
+    as torch.export records it, where the graph recorded that dtype."""
+    optional = "non_blocking copy memory_format"
+    kept = getattr(call.node.meta.get("val"), "dtype", None)
+    if call["device"] is not None and call["dtype"] is None and isinstance(kept, torch.dtype):
+        call = replace(call, values={**call.values, "dtype": kept})
+    if call["device"] is not None and call["dtype"] is not None:
+        return method("to", "self device dtype", optional)(call)
+    if call["dtype"] is not None:
+        return method("to", "self dtype", optional)(call)
+    return method("to", "self", f"device dtype {optional}")(call)
+
+
 def to_copy_rule(call: Call) -> Spelling | None:
     """`x.to(dtype=..., copy=True)`: _to_copy always copies."""
     if not _strided(call):
@@ -457,7 +474,7 @@ SPELLINGS: dict[Any, Rule] = {
     aten._local_scalar_dense.default: method("item"),
     aten.to.dtype: method("to", "self dtype", "non_blocking copy memory_format"),
     aten.to.device: method("to", "self device dtype", "non_blocking copy memory_format"),
-    aten.to.dtype_layout: when(_strided, method("to", "self", "device dtype non_blocking copy memory_format")),
+    aten.to.dtype_layout: when(_strided, _to_overload),
     aten._to_copy.default: to_copy_rule,
     aten._assert_tensor_metadata.default: assert_metadata_rule,
     # reductions

@@ -797,8 +797,10 @@ def _own_name(node: fx.Node) -> str:
         if isinstance(attribute, str) and is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
             return attribute
     op = _op_name(node)
-    if op is not None and (node.name == op or re.fullmatch(rf"{re.escape(op)}_[0-9]+", node.name)):
-        return op
+    if op is not None:
+        base = without_number(op)  # fx numbers calls of a function named `stage_2` stage_3, stage_4, ...
+        if node.name == op or re.fullmatch(rf"{re.escape(base)}_[0-9]+", node.name):
+            return base
     return node.name
 
 

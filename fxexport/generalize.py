@@ -37,6 +37,7 @@ from .code_slots import (
 )
 from .computed_inputs import computed_inputs
 from .defaulted_inputs import defaulted_inputs
+from .derived_flags import derived_flag
 from .elements import Absent, Element, built_in_steps, element_of, element_text, flag_base, pad
 from .flags import (
     Placed,
@@ -101,7 +102,8 @@ def generalize(
                 names[cls.name] = merged.name
         out += [c for c in level if c.is_root]
     named, names = _name_variants(tuple(out), names, create)
-    named = tuple(replace(c, init_lines=tuple(with_runs(line) for line in c.init_lines)) for c in named)
+    sequentials = frozenset(c.name for c in named if c.is_sequential or c.takes_children)
+    named = tuple(replace(c, init_lines=tuple(with_runs(line, sequentials) for line in c.init_lines)) for c in named)
     return _shared_inits(named), names
 
 
@@ -331,10 +333,14 @@ def _merge(
             init_lines += tuple(stored)
         else:
             forward_lines = branched(flag.plain, flag.flagged, on, off, first.forward_params, regions=True)
-        init_lines += (f"self.{flag_attribute} = {flag_param}",)
-        keywords.append(flag_param)
-        defaults[flag_param] = flag_default
-        values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
+        derived = derived_flag(tuple(c.name in flag.holders for c in group), {name: values[name] for name in (*positional, *keywords)})
+        if derived is not None:  # the class computes it from its parameters, as the source did
+            init_lines += (f"self.{flag_attribute} = {derived}",)
+        else:
+            init_lines += (f"self.{flag_attribute} = {flag_param}",)
+            keywords.append(flag_param)
+            defaults[flag_param] = flag_default
+            values[flag_param] = tuple(repr(c.name in flag.holders) for c in group)
     blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
     built_here = {j for j in children if f"self.{children[j]} = {child_params[j]}" in some.expansions}
     passed = [child_params[j] for j in children if j not in built_here]

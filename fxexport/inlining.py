@@ -47,7 +47,7 @@ class Planner:
         for user in filter(self.statement, self.graph.nodes):
             operands: list[fx.Node] | None = None  # found once the statement before is used by this one alone
             before = 0
-            while done and len(done[-1].users) == 1 and user in done[-1].users:
+            while done and self.users(done[-1]) == [user]:
                 last = done[-1]
                 if not self.inlinable(last, user):
                     break
@@ -64,6 +64,10 @@ class Planner:
                 done.pop()
             done.append(user)
         return self.inlined
+
+    def users(self, node: fx.Node) -> list[fx.Node]:
+        """The nodes that read `node` and are written: a dead reader (deadcode.py) is none."""
+        return [u for u in node.users if u.op == "output" or self.statement(u)]
 
     def inlinable(self, node: fx.Node, user: fx.Node) -> bool:
         """`node`'s statement may go inside `user`'s (order and width aside)."""

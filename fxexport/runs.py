@@ -35,20 +35,25 @@ def repeated(codes: list[str]) -> list[str]:
     return items
 
 
-def with_runs(line: str) -> str:
+def with_runs(line: str, sequentials: frozenset[str] = frozenset()) -> str:
     """The line with each container call's runs of equal children (those already comprehensions
-    included, and their neighbours) written as `repeated` writes them, innermost first."""
-    for _ in range(line.count("(")):  # each pass rewrites one call
-        found = _first_change(line)
+    included, and their neighbours) written as `repeated` writes them, innermost first; `sequentials`:
+    the generated subclasses of nn.Sequential, whose callers pass their children (`Stage(a, b)`).
+    An indented line (under an `if` of `__init__`) is read without its indent."""
+    body = line.lstrip(" ")
+    indent = line[: len(line) - len(body)]
+    containers = _CONTAINERS | sequentials
+    for _ in range(body.count("(")):  # each pass rewrites one call
+        found = _first_change(body, containers)
         if found is None:
-            return line
+            break
         start, end, text = found
-        data = line.encode()
-        line = (data[:start] + text.encode() + data[end:]).decode()
-    return line
+        data = body.encode()
+        body = (data[:start] + text.encode() + data[end:]).decode()
+    return indent + body
 
 
-def _first_change(line: str) -> tuple[int, int, str] | None:
+def _first_change(line: str, containers: frozenset[str]) -> tuple[int, int, str] | None:
     """(start, end, text) of the arguments of the innermost container call whose runs read otherwise,
     the offsets in the line's UTF-8 bytes (as `ast` counts columns)."""
     tree = parsed_line(line)
@@ -56,7 +61,7 @@ def _first_change(line: str) -> tuple[int, int, str] | None:
         return None
     offsets = _line_offsets(line.encode())
     for node in _innermost_first(tree):
-        if not (isinstance(node, ast.Call) and ast.unparse(node.func) in _CONTAINERS and node.args and not node.keywords):
+        if not (isinstance(node, ast.Call) and ast.unparse(node.func) in containers and node.args and not node.keywords):
             continue
         items = _items(node, line)
         if items is None:

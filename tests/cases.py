@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import fx, nn
 
-from tests import models, quantized
+from tests import models, quantized, shadowing
 from tests.producers import PRODUCERS
 
 # One small model per producer joins the golden catalogue.
@@ -105,6 +105,8 @@ CASES = [
     Case("rolled_loop", traced(models.LoopedPreNorm), _randns((2, 4), (4,))),
     Case("identity_calls", traced(models.DropPathNet), _randn(2, 4)),
     Case("items_after_dead_ones", traced(models.ItemsAfterDeadOnes), _randn(2, 3, 4)),
+    Case("renamed_function_calls", traced(shadowing.SumsOfSums), _randn(2, 4)),
+    Case("dead_reader", traced(models.DeadReader), _randn(2, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -2773,3 +2773,14 @@ class ItemsAfterDeadOnes(nn.Module):
         x[1]
         first = x[:, 0]
         return first, self.head(first)
+
+
+
+class DeadReader(nn.Module):
+    """A value read by code the export leaves out (a view nothing reads) and by the next statement:
+    written inside that statement, as a re-trace of the export, which has no dead reader, writes it."""
+
+    def forward(self, x):
+        z = torch.cat([x, x], -1)[..., :4]
+        unused = z.transpose(0, 1)  # noqa: F841 - the dead reader
+        return z, x

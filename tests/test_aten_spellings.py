@@ -137,6 +137,8 @@ SAMPLES = [
     S(aten.to.dtype, t(3, 4), torch.float32, why="same_dtype_aliases"),
     S(aten.to.device, t(3, 4), torch.device("cpu"), torch.float64),
     S(aten.to.dtype_layout, t(3, 4), dtype=torch.float64, layout=torch.strided, device=torch.device("cpu")),
+    S(aten.to.dtype_layout, t(3, 4), dtype=torch.float16, why="dtype_only"),
+    S(aten.to.dtype_layout, t(3, 4).to(torch.float16), device=torch.device("cpu"), why="device_only"),
     S(aten._to_copy.default, t(3, 4), dtype=torch.float16),
     S(aten._assert_tensor_metadata.default, t(3, 4), dtype=torch.float32, why="dropped"),
     S(aten._assert_tensor_metadata.default, t(3, 4), [3, 4], dtype=torch.float32, kept=True, why="size"),
@@ -380,3 +382,22 @@ def test_a_rule_that_fails_leaves_the_aten_call(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(SPELLINGS, aten.neg.default, broken)
     raised = raise_aten(_graph_module(S(aten.neg.default, t(2, 3)))[0])
     assert [n.target for n in raised.graph.nodes if is_aten(n)] == [aten.neg.default]
+
+
+TO_OVERLOADS = [s for s in SAMPLES if s.op in (aten.to.dtype, aten.to.device, aten.to.dtype_layout) and s.why != "same_dtype_aliases"]
+
+
+@pytest.mark.parametrize("sample", TO_OVERLOADS, ids=lambda s: s.id)
+def test_a_to_call_is_spelled_as_the_overload_its_export_records(sample: Sample) -> None:
+    """Tensor.to picks its overload by the arguments given: a torch.export of the spelled call records an
+    overload that is spelled the same, so an export of the export reads the same (issue 14's fixed point)."""
+    raised, inputs = raise_aten(_graph_module(sample)[0]), _graph_module(sample)[1]
+    again = raise_aten(torch.export.export(raised, tuple(inputs)).module())
+    spelled = [line.strip().split(" = ", 1)[-1].split(";")[0] for line in raised.code.splitlines() if ".to(" in line]
+    respelled = [line.strip().split(" = ", 1)[-1].split(";")[0] for line in again.code.splitlines() if ".to(" in line]
+    assert spelled and [_without_names(t) for t in respelled] == [_without_names(t) for t in spelled], (raised.code, again.code)
+
+
+def _without_names(text: str) -> str:
+    """The call with its receiver's name left out (`arg0_1.to(...)` and `x.to(...)` alike)."""
+    return text.split(".to(", 1)[1]

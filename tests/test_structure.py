@@ -184,10 +184,12 @@ SHAPES = [
     Shape("rebound_input_export", _model(models.SkippingNet), lambda: (torch.randn(2, 4, 3, 3),), _export, frozenset({"Skipping"}),
           counts={"out = self.conv_pw(x)": 1, "if self.residual:": 1, "return out + x": 1}),
     # a child only some blocks build and a residual only some add: one class with both (timm's blocks);
-    # the blocks holding the child, a class of its own, wait for the others to meet them
+    # the blocks holding the child, a class of its own, wait for the others to meet them; the residual's
+    # flag is the test of the parameters that decides it in every block, as the source computes it
     Shape("optional_child_and_flag", _model(models.ExcitedNet), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"Excited", "SqueezeGate"}),
-          counts={"if self.se is not None:": 1, "if self.residual:": 1, "Excited(6, 12, 6, use_se=True, residual=True)": 1,
-                  "Excited(6, 12, 8)": 1, "if use_se:": 1, "self.se = SqueezeGate(out_channels, in_channels)": 1}),
+          counts={"if self.se is not None:": 1, "if self.residual:": 1, "Excited(6, 12, 6, use_se=True)": 1,
+                  "Excited(6, 12, 8)": 1, "if use_se:": 1, "self.se = SqueezeGate(out_channels, in_channels)": 1,
+                  "self.residual = in_channels == out_channels_2": 1, "residual=False": 0, "residual=True": 0}),
     Shape("optional_child_and_flag_export", _model(models.ExcitedNet), lambda: (torch.randn(2, 4, 3, 3),), _export, frozenset({"Excited", "SqueezeGate"}),
           counts={"if self.se is not None:": 1, "if self.residual:": 1}),
     # children of a generated class that spell a default or not (`stride=2`, nothing for 1) compare equal
@@ -412,7 +414,7 @@ SHAPES = [
     # `shortcut`, the child applied in place under `if`, the residual on a flag
     Shape("residual_and_optional_child", _model(models.ExpandingBlocks), _image, _trace, frozenset({"ExpandingBlock"}),
           counts={"shortcut = x": 1, "if self.expand is not None:\n            x = self.expand(x)": 1, "if self.residual:": 2,
-                  "return x + shortcut": 1, "ExpandingBlock(3, 4, stride=2)": 1, "residual=True": 2}),
+                  "return x + shortcut": 1, "ExpandingBlock(3, 4, stride=2)": 1, "self.residual = stride == 1": 1, "residual=True": 0}),
     # by torch.export, the block without the child writes the source line whole (`x = self.project(F.relu(self.dw(x)))`),
     # the others as three statements: one code
     Shape("residual_and_optional_child_export", _model(models.ExpandingBlocks), _image, _export, frozenset({"ExpandingBlock"}),
