@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -298,12 +298,9 @@ def _to_overload(call: Call) -> Spelling | None:
     """`to.dtype_layout` as the overload Tensor.to would pick for its arguments: `x.to(device=d, dtype=t)`
     is recorded as `to.device` and `x.to(dtype=t)` as `to.dtype`, so it is spelled as those are
     (`x.to(d, t)`, `x.to(t)`), which a torch.export of the export records and spells alike (issue 14's
-    fixed point); a device alone is `to.device` with the dtype the tensor keeps (`x.to(d, torch.float16)`),
-    as torch.export records it, where the graph recorded that dtype."""
+    fixed point). A device alone stays a keyword (`x.to(device=d)`): the tensor keeps whatever dtype it
+    has when the graph runs, which no dtype written out would."""
     optional = "non_blocking copy memory_format"
-    kept = getattr(call.node.meta.get("val"), "dtype", None)
-    if call["device"] is not None and call["dtype"] is None and isinstance(kept, torch.dtype):
-        call = replace(call, values={**call.values, "dtype": kept})
     if call["device"] is not None and call["dtype"] is not None:
         return method("to", "self device dtype", optional)(call)
     if call["dtype"] is not None:
