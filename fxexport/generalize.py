@@ -336,6 +336,7 @@ def _merge(
         derived = derived_flag(tuple(c.name in flag.holders for c in group), {name: values[name] for name in (*positional, *keywords)})
         if derived is not None:  # the class computes it from its parameters, as the source did
             init_lines += (f"self.{flag_attribute} = {derived}",)
+            taken.discard(flag_param)  # no parameter of that name: free for a later one
         else:
             init_lines += (f"self.{flag_attribute} = {flag_param}",)
             keywords.append(flag_param)
