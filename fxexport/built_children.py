@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .code_slots import filled, literal_slots, masked
+from .instances import majority
 from .spelled_calls import with_defaults, without_defaults
 
 Known = dict[str, tuple[str, ...]]
@@ -118,8 +119,7 @@ def _condition(
     tests = [test for p in parameters if p.name in used and (test := _telling(p, held)) is not None]
     if tests:
         return min(tests)[1], None
-    on = 2 * sum(weights[r] for r in held) > sum(weights)
-    flag = Parameter(name(f"use_{child}"), repr(on), tuple(repr(r in held) for r in rows))
+    flag = Parameter(name(f"use_{child}"), repr(majority(held, weights)), tuple(repr(r in held) for r in rows))
     return flag.name, flag
 
 

@@ -13,6 +13,7 @@ import re
 
 from .code_slots import literal_slots, masked, per_line
 from .ir import ClassIR
+from .runs import CONTAINERS, repeat_count
 from .spelled_calls import parsed_line
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
@@ -33,7 +34,7 @@ def is_child(line: str) -> bool:
     value = getattr(tree.body[0], "value", None) if tree is not None and tree.body else None
     if not isinstance(value, ast.Call):
         return False
-    if ast.unparse(value.func) in _CONTAINERS:
+    if ast.unparse(value.func) in CONTAINERS:
         return all(_is_built_layer(item) for a in _arguments(value) for item in _items(a))
     return _is_built_layer(value)
 
@@ -45,30 +46,14 @@ def _items(node: ast.expr) -> list[ast.expr]:
         return _items(node.value)
     if isinstance(node, ast.List):
         return [item for element in node.elts for item in _items(element)]
-    if isinstance(node, ast.ListComp) and _repeats(node):
+    if isinstance(node, ast.ListComp) and repeat_count(node) is not None:
         return [node.elt]
     return [node]
-
-
-def _repeats(node: ast.ListComp) -> bool:
-    """`[... for _ in range(<int>)]`."""
-    if len(node.generators) != 1:
-        return False
-    loop = node.generators[0]
-    count = loop.iter
-    return (
-        isinstance(loop.target, ast.Name) and loop.target.id == "_" and not loop.ifs
-        and isinstance(count, ast.Call) and ast.unparse(count.func) == "range" and len(count.args) == 1
-        and not count.keywords and isinstance(count.args[0], ast.Constant) and type(count.args[0].value) is int
-    )  # fmt: skip
 
 
 def _is_built_layer(node: ast.expr) -> bool:
     """A layer, or one call whose arguments are layers or no calls (`MetaFormerBlock(64, res_scale1=Scale(64))`)."""
     return _is_layer(node) or (isinstance(node, ast.Call) and all(_is_layer(a) or not _calls(a) for a in _arguments(node)))
-
-
-_CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
 
 
 def _is_layer(node: ast.expr) -> bool:

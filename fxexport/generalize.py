@@ -261,6 +261,7 @@ def _merge(
     """One class for the group and, per old class name, the call that builds an instance of it."""
     first = group[0]
     names = [c.name for c in group]
+    weights = instances.weights(names)
     cores = [core_lines(c, optional) for c in group]
     whole = frozenset().union(*(c.whole_children for c in group))
     children = _child_arguments(cores, known, whole)  # line -> attribute, for children passed in
@@ -301,10 +302,9 @@ def _merge(
     if optional is not None:
         held = frozenset(r for r, c in enumerate(group) if c.name in optional.holders)
         found = tuple(zip(optional.children, optional.init_lines))
-        built = built_children([c.init_lines for c in group], held, found, known, keyed, flag_name_of, instances.weights(names))
+        built = built_children([c.init_lines for c in group], held, found, known, keyed, flag_name_of, weights)
     some = _children_some_build(
-        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), flag_name_of,
-        instances.weights(names),
+        [core_lines(c, optional) for c in group], children, child_params, known, (*keyed, *(built.parameters if built else ())), flag_name_of, weights
     )
     for parameter in (*(built.parameters if built else ()), *some.flags):
         keywords.append(parameter.name)

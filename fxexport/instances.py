@@ -37,5 +37,9 @@ class Instances:
 
     def most(self, rows: frozenset[int], names: Sequence[str]) -> bool:
         """True when the classes at `rows` of `names` have more than half of their instances."""
-        weights = self.weights(names)
-        return 2 * sum(weights[r] for r in rows) > sum(weights)
+        return majority(rows, self.weights(names))
+
+
+def majority(rows: frozenset[int], weights: Sequence[int]) -> bool:
+    """True when the rows at `rows` weigh more than half of all `weights` (a row's instances)."""
+    return 2 * sum(weights[r] for r in rows) > sum(weights)

@@ -19,7 +19,7 @@ from .spelled_calls import parsed_line
 
 MIN_REPEATED = 3  # children built by one call written as a comprehension
 _UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
-_CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
+CONTAINERS = frozenset({"nn.Sequential", "nn.ModuleList"})
 
 
 def repeated(codes: list[str]) -> list[str]:
@@ -42,7 +42,7 @@ def with_runs(line: str, sequentials: frozenset[str] = frozenset()) -> str:
     An indented line (under an `if` of `__init__`) is read without its indent."""
     body = line.lstrip(" ")
     indent = line[: len(line) - len(body)]
-    containers = _CONTAINERS | sequentials
+    containers = CONTAINERS | sequentials
     for _ in range(body.count("(")):  # each pass rewrites one call
         found = _first_change(body, containers)
         if found is None:
@@ -61,9 +61,10 @@ def _first_change(line: str, containers: frozenset[str]) -> tuple[int, int, str]
         return None
     offsets = _line_offsets(line.encode())
     for node in _innermost_first(tree):
-        if not (isinstance(node, ast.Call) and ast.unparse(node.func) in containers and node.args and not node.keywords):
+        func = ast.unparse(node.func) if isinstance(node, ast.Call) else ""
+        if not (isinstance(node, ast.Call) and func in containers and node.args and not node.keywords):
             continue
-        items = _items(node, line)
+        items = _items(node, func == "nn.ModuleList", line)
         if items is None:
             continue
         codes, written = items
@@ -73,7 +74,7 @@ def _first_change(line: str, containers: frozenset[str]) -> tuple[int, int, str]
         first, last = node.args[0], node.args[-1]
         start = offsets[first.lineno - 1] + first.col_offset
         end = offsets[last.end_lineno - 1] + last.end_col_offset  # type: ignore[operator]
-        if ast.unparse(node.func) == "nn.ModuleList":
+        if func == "nn.ModuleList":
             whole = len(runs) == 1 and runs[0].startswith("*")
             return start, end, runs[0][1:] if whole else f"[{', '.join(runs)}]"
         return start, end, ", ".join(runs)
@@ -89,10 +90,11 @@ def _innermost_first(node: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _items(call: ast.Call, line: str) -> tuple[list[str], list[str]] | None:
+def _items(call: ast.Call, listed: bool, line: str) -> tuple[list[str], list[str]] | None:
     """(each child's code, a run's comprehension expanded; the items as written), or None where the
-    call's arguments are not a list of children (`nn.Sequential(OrderedDict(...))`, `nn.ModuleList(blocks)`)."""
-    if ast.unparse(call.func) == "nn.ModuleList":
+    call's arguments are not a list of children (`nn.Sequential(OrderedDict(...))`, `nn.ModuleList(blocks)`);
+    `listed`: the call takes them as one list (nn.ModuleList)."""
+    if listed:
         if len(call.args) != 1:
             return None
         argument = call.args[0]
@@ -111,8 +113,7 @@ def _items(call: ast.Call, line: str) -> tuple[list[str], list[str]] | None:
     for element in elements:
         if isinstance(element, ast.Starred):
             run = element.value
-            count = _count(run) if isinstance(run, ast.ListComp) else None
-            if count is None or not isinstance(run, ast.ListComp) or _reads_underscore(run.elt):
+            if not isinstance(run, ast.ListComp) or (count := repeat_count(run)) is None or _reads_underscore(run.elt):
                 return None
             codes += [ast.get_source_segment(line, run.elt) or ""] * count
         elif isinstance(element, ast.Call):
@@ -122,8 +123,8 @@ def _items(call: ast.Call, line: str) -> tuple[list[str], list[str]] | None:
     return codes, written
 
 
-def _count(node: ast.ListComp) -> int | None:
-    """n of `[... for _ in range(n)]`, else None."""
+def repeat_count(node: ast.ListComp) -> int | None:
+    """n of `[... for _ in range(n)]` (n an int literal), else None."""
     if len(node.generators) != 1:
         return None
     loop = node.generators[0]

@@ -395,14 +395,14 @@ def test_a_to_call_is_spelled_as_the_overload_its_export_records(sample: Sample)
     overload that is spelled the same, so an export of the export reads the same (issue 14's fixed point)."""
     raised, inputs = raise_aten(_graph_module(sample)[0]), _graph_module(sample)[1]
     again = raise_aten(torch.export.export(raised, tuple(inputs)).module())
-    spelled = [line.strip().split(" = ", 1)[-1].split(";")[0] for line in raised.code.splitlines() if ".to(" in line]
-    respelled = [line.strip().split(" = ", 1)[-1].split(";")[0] for line in again.code.splitlines() if ".to(" in line]
-    assert spelled and [_without_names(t) for t in respelled] == [_without_names(t) for t in spelled], (raised.code, again.code)
+    spelled = _to_calls(raised.code)
+    assert spelled and _to_calls(again.code) == spelled, (raised.code, again.code)
 
 
-def _without_names(text: str) -> str:
-    """The call with its receiver's name left out (`arg0_1.to(...)` and `x.to(...)` alike)."""
-    return text.split(".to(", 1)[1]
+def _to_calls(code: str) -> list[str]:
+    """The arguments of each `.to(...)` call in the code, its receiver's name left out (`arg0_1.to(...)` and
+    `x.to(...)` alike)."""
+    return [line.split(".to(", 1)[1].split(";")[0] for line in code.splitlines() if ".to(" in line]
 
 
 def test_a_to_call_with_a_device_alone_keeps_the_dtype_it_is_given() -> None:
