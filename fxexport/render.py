@@ -21,6 +21,7 @@ from .ir import PackageIR
 from .names import code_of, quote
 from .user_cache import cache_folder
 from .weights import DTYPES
+from .wrapping import LINE_LENGTH, wrap
 from .write import LOADER, MANIFEST
 
 _HERE = Path(__file__).resolve().parent
@@ -211,11 +212,19 @@ class LoaderTable:
 def loader_tables(package: PackageIR) -> tuple[LoaderTable, ...]:
     """The optional tables: quantized tensors, quantized layers' packed weights, tensor subclasses."""
     tables = (
-        LoaderTable("QUANTIZED_TENSORS", "quantized_tensors", _quantized_table(package)),
-        LoaderTable("PACKED_WEIGHTS", "packed_weights", _packed_table(package)),
-        LoaderTable("TENSOR_SUBCLASSES", "tensor_subclasses", _subclass_table(package)),
+        ("QUANTIZED_TENSORS", "quantized_tensors", _quantized_table(package)),
+        ("PACKED_WEIGHTS", "packed_weights", _packed_table(package)),
+        ("TENSOR_SUBCLASSES", "tensor_subclasses", _subclass_table(package)),
     )
-    return tuple(table for table in tables if table.code != "{}")
+    return tuple(LoaderTable(name, keyword, _laid_out(name, code)) for name, keyword, code in tables if code != "{}")
+
+
+def _laid_out(name: str, code: str) -> str:
+    """`code` as black lays out `name = code` at the top of module.py, so formatting finds nothing to do
+    there (wrapping a long table means parsing the whole module); as it is where black must decide."""
+    prefix = f"{name} = "
+    lines = wrap(prefix + code, 0) if len(prefix) + len(code) > LINE_LENGTH else None
+    return code if lines is None else "\n".join(lines).removeprefix(prefix)
 
 
 def loader_imports(package: PackageIR) -> list[str]:
@@ -227,10 +236,10 @@ def context(package: PackageIR) -> dict[str, Any]:
     """What every template sees (documented in the top-level README, "Custom templates")."""
     codes = {
         "class_name": code_of(package.class_name),
-        "weight_files": code_of(package.weight_files),
-        "tied_tensors": code_of(dict(package.ties)),
+        "weight_files": _laid_out("WEIGHT_FILES", code_of(package.weight_files)),
+        "tied_tensors": _laid_out("TIED_TENSORS", code_of(dict(package.ties))),
         "tensor_count": repr(len(package.tensors)),
-        "tensor_views": _views_table(package),
+        "tensor_views": _laid_out("TENSOR_VIEWS", _views_table(package)),
         "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),

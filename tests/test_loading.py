@@ -448,9 +448,14 @@ _JSON_VALUES = st.recursive(
     insert=st.sampled_from(["", ",", "}", "{", '"', ":", " ", "1", "]"]),
 )
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_header_read_one_entry_at_a_time_is_json(loader: ModuleType, header, indent, separators, cut, insert) -> None:
+@pytest.mark.parametrize("whole_header_chars", [1 << 16, -1], ids=["parsed whole", "member by member"])
+def test_header_read_one_entry_at_a_time_is_json(
+    loader: ModuleType, monkeypatch: pytest.MonkeyPatch, whole_header_chars: int, header, indent, separators, cut, insert
+) -> None:
     """The loader's header reader gives exactly json.loads' members, or a ValueError where json.loads
-    fails, gives no object, or gives a key twice; the text is a dump, perhaps edited at one place."""
+    fails, gives no object, or gives a key twice; the text is a dump, perhaps edited at one place.
+    Both ways of reading it: a small header parsed whole, a large one member by member."""
+    monkeypatch.setattr(loader, "WHOLE_HEADER_CHARS", whole_header_chars)
     text = " " + json.dumps(header, indent=indent, separators=separators) + "  "
     if cut >= 0:
         cut = min(cut, len(text))
