@@ -219,7 +219,7 @@ def same_code(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
 def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """(shared head, plain's own lines, flagged's own lines, shared tail)."""
     plain = _returned_by_name(_rebinding_renamed(plain, flagged, params), flagged)
-    flagged = _rebound_input_renamed(flagged, plain, params)
+    flagged = _kept_as_input(_rebound_input_renamed(flagged, plain, params), plain, params)
     a, b = _statements(plain), _statements(_aligned(plain, flagged, params))
     start, end = _shared(a, b)
     only_plain, only_flagged = _lines(a[start : len(a) - end]), _lines(b[start : len(b) - end])
@@ -293,6 +293,37 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
             if common > most:
                 best, most = renamed, common
     return best
+
+
+def _kept_as_input(flagged: tuple[str, ...], plain: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
+    """`flagged` with a local it alone binds, once, named as an input it neither reads nor binds after
+    that, where that makes more of their statements the same than the one reading it: one side writes
+    `downsample = self.downsample(out)`, ..., `return out + downsample` where the other returns `out + x`;
+    both then end alike, the first with `x = self.downsample(out)` of its own (timm's NormFreeBlock:
+    `shortcut = x`, `if self.downsample is not None: shortcut = self.downsample(out)`). A shared return
+    alone is not worth it: the locals before it would take the other side's names, whatever they hold."""
+    best, most = flagged, _common_statements(plain, flagged, params) + 1
+    inputs = parameter_names(params)
+    statements = _statements(flagged)
+    for local in sorted(_locals(flagged) - _locals(plain) - set(inputs)):
+        bound = [k for k, statement in enumerate(statements) if _binds(statement, local)]
+        if len(bound) != 1 or len(statements[bound[0]]) != 1:
+            continue
+        k = bound[0]
+        later = _lines(statements[k + 1 :])
+        for param in inputs:
+            if _binds(later, param) or any(param in _read_names(line) for line in later):
+                continue
+            renamed = (*_lines(statements[:k]), *(rename_variables(line, {local: param}) for line in _lines(statements[k:])))
+            common = _common_statements(plain, renamed, params)
+            if common > most:
+                best, most = renamed, common
+    return best
+
+
+def _read_names(line: str) -> set[str]:
+    """The plain names a line reads or binds (not attributes: `self.downsample`)."""
+    return {t.string for t in variable_tokens(line_tokens(line))}
 
 
 def _common_statements(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> int:

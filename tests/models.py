@@ -2784,3 +2784,52 @@ class DeadReader(nn.Module):
         z = torch.cat([x, x], -1)[..., :4]
         unused = z.transpose(0, 1)  # noqa: F841 - the dead reader
         return z, x
+
+
+class PoolConv(nn.Module):
+    """A shortcut's downsampling, built differently by stride: the blocks take it built."""
+
+    def __init__(self, width: int, stride: int) -> None:
+        super().__init__()
+        self.pool = nn.AvgPool2d(2, stride) if stride > 1 else nn.Identity()
+        self.conv = nn.Conv2d(width, width, 1)
+
+    def forward(self, x):
+        return self.conv(self.pool(x))
+
+
+class PreActBlock(nn.Module):
+    """timm's NormFreeBlock in short: the shortcut is the input, or the downsampled pre-activated value
+    (`shortcut = x`, `if self.downsample is not None: shortcut = self.downsample(out)`), and a main
+    path too long for both to be written whole under one `if`."""
+
+    def __init__(self, stride: int, downsample: bool) -> None:
+        super().__init__()
+        self.downsample = PoolConv(4, stride) if downsample else None
+        self.act1 = nn.SiLU()
+        self.conv1 = nn.Conv2d(4, 4, 1)
+        self.act2 = nn.SiLU()
+        self.conv2 = nn.Conv2d(4, 4, 3, stride=stride, padding=1)
+        self.act3 = nn.SiLU()
+        self.conv3 = nn.Conv2d(4, 4, 1)
+        self.act4 = nn.Tanh()
+
+    def forward(self, x):
+        out = self.act1(x) * 0.5
+        shortcut = x
+        if self.downsample is not None:
+            shortcut = self.downsample(out)
+        out = self.conv1(out)
+        out = self.conv2(self.act2(out))
+        out = self.conv3(self.act3(out))
+        out = self.act4(out) * 2.0
+        return out * 0.2 + shortcut
+
+
+class PreActBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(PreActBlock(1, True), PreActBlock(1, False), PreActBlock(2, True), PreActBlock(1, False))
+
+    def forward(self, x):
+        return self.blocks(x)

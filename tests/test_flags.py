@@ -100,6 +100,21 @@ BRANCHES = [
     # ... not onto a name the plain side uses for something else
     (("x = self.a(x)", "out = x * 2", "return out + 1"), ("out = self.a(x)", "return out + x"),
      ("if self.f:", "    out = self.a(x)", "    return out + x", "x = self.a(x)", "out = x * 2", "return out + 1")),
+    # a value the flagged side alone binds, where the plain side reads the input, named as that input once
+    # nothing reads the input (timm's NormFreeBlock: `shortcut = self.downsample(out)`): one line its own
+    (("out = self.a(x)", "out = self.b(out)", "return out + x"),
+     ("out = self.a(x)", "shortcut = self.d(out)", "out = self.b(out)", "return out + shortcut"),
+     ("out = self.a(x)", "if self.f:", "    x = self.d(out)", "out = self.b(out)", "return out + x")),
+    # ... not while the input is still read
+    (("out = self.a(x)", "out = self.b(out) + x", "return out + x"),
+     ("out = self.a(x)", "shortcut = self.d(out)", "out = self.b(out) + x", "return out + shortcut"),
+     ("out = self.a(x)", "if self.f:", "    shortcut = self.d(out)", "    out = self.b(out) + x", "    return out + shortcut",
+      "out = self.b(out) + x", "return out + x")),
+    # ... nor a value bound twice
+    (("out = self.a(x)", "out = self.b(out)", "return out + x"),
+     ("out = self.a(x)", "s = self.d(out)", "s = s + 1", "out = self.b(out)", "return out + s"),
+     ("out = self.a(x)", "if self.f:", "    s = self.d(out)", "    s = s + 1", "    out = self.b(out)", "    return out + s",
+      "out = self.b(out)", "return out + x")),
 ]  # fmt: skip
 
 
@@ -417,6 +432,11 @@ REVIEWED = [
     # one place apart, both returning alike: no second place made by binding the plain side's return
     (("a = x + 1", "u = a * 5", "b = a * 2", "p1 = b + u", "d = b - 1", "e = d * 3", "p2 = e + 1", "f = e + d", "return f + a"),
      ("a = x + 1", "u = a * 5", "b = a * 2", "q1 = b * u", "d = b - 1", "del u", "e = d * 3", "q2 = e + 1", "f = e + d", "return f + a")),
+    # a value standing for the input, bound where the input is read no more (named as it)
+    (("out = x + 1", "out = out * 2", "out = out - 3", "out = out * 7", "out = out + 2", "out = out * 3", "out = out - 5", "out = out * 11",
+      "out = out + 4", "out = out * 13", "return out + x"),
+     ("out = x + 1", "s = out * 5", "out = out * 2", "out = out - 3", "out = out * 7", "out = out + 2", "out = out * 3", "out = out - 5",
+      "out = out * 11", "out = out + 4", "out = out * 13", "return out + s")),
 ]  # fmt: skip
 
 

@@ -132,6 +132,11 @@ SHAPES = [
     Shape("child_with_its_code", _model(models.Splits), _rows, _trace, frozenset({"Split"}),
           counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "Split(4, branch1=nn.Linear(4, 2))": 1, "Split(2)": 2}),
     Shape("child_with_its_code_export", _model(models.Splits), _rows, _export, frozenset({"Split"}), counts={"if self.branch1 is not None:": 1}),
+    # an optional child whose value stands in for the input, read by a later statement: the join binds the input
+    Shape("optional_shortcut", _model(models.PreActBlocks), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"PreActBlock", "PoolConv"}),
+          counts={"if self.downsample is not None:": 1, "x = self.downsample(out)": 1, "return out + x": 1, "out = self.conv1(out)": 1}),
+    Shape("optional_shortcut_export", _model(models.PreActBlocks), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"PreActBlock", "PoolConv"}),
+          counts={"if self.downsample is not None:": 1, "x = self.downsample(out)": 1, "out = self.conv1(out)": 1}),
     # the same, each side's forwards differing in literals (a stage's width): one class, the literals parameters
     Shape("child_with_its_code_and_literals", _model(models.ShuffledSplits), _rows, _trace, frozenset({"ShuffledSplit"}),
           counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "ShuffledSplit(": 6, "ShuffledSplit_1": 0}),
