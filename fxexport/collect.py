@@ -187,8 +187,9 @@ class _Collector:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
         elif key not in self.classes:
             hint = source_class_name(source) if source is not None else _class_hint(gm, path)
-            name = self.namespace.create(camel_case(hint) or "Module")
-            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base)
+            wanted = camel_case(hint) or "Module"
+            name = self.namespace.create(wanted)
+            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base, source_name=wanted)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 
@@ -257,8 +258,9 @@ class _Collector:
         comment = class_annotation(source) if self.annotate else ""
         key = ("sequential", qualified_name(source), comment)
         if key not in self.classes:
-            name = self.namespace.create(camel_case(source_class_name(source)) or "Module")
-            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential")
+            wanted = camel_case(source_class_name(source)) or "Module"
+            name = self.namespace.create(wanted)
+            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 

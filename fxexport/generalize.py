@@ -570,7 +570,8 @@ def _name_variants(
 ) -> tuple[tuple[ClassIR, ...], dict[str, str]]:
     """A variant that holds a child the first class of its source lacks is named after it
     (`BlockWithDownsample`); the others are numbered afresh (`Block`, `Block_1`, ...: merged classes
-    left gaps), with names the namespace gave classes of that source."""
+    left gaps), with names the namespace gave classes of that source. A class asked to be named apart
+    from its source's first (`BlockWithDownsample_1`, a class of an export exported again) is numbered so."""
     members: dict[str, list[ClassIR]] = {}
     for cls in classes:
         if not cls.is_root:
@@ -580,7 +581,7 @@ def _name_variants(
         first, numbered = group[0], [group[0]]
         for cls in group[1:]:
             extra = sorted(_children(cls) - _attributes(first))
-            if extra:
+            if extra and cls.source_name in ("", base):
                 renames[cls.name] = create(base + "With" + "".join(camel_case(e) for e in extra[:2]))
             else:
                 numbered.append(cls)

@@ -23,6 +23,7 @@ from torch import fx, nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxexport
+from tests import models
 from tests.cases import CASES, OPTIONAL_CASES, Case
 from tests.producers import DYNAMIC_SHAPES
 
@@ -141,3 +142,18 @@ def test_reexport_is_a_fixed_point(case: Case, tmp_path: Path, monkeypatch: pyte
     code_b, producer_b = _split_producer((second / "module.py").read_text())
     assert code_b == code_a, "".join(difflib.unified_diff(code_a, code_b, "first/module.py", "second/module.py"))
     assert len(producer_a) == 1 and producer_b == (producer_a if case.name in OWN_PRODUCERS else [RETRACED])
+
+
+@pytest.mark.parametrize("model", [models.Modes, models.Chains], ids=["three_codes", "two_long_codes"])
+def test_variant_classes_keep_their_names_when_exported_again(model: type[nn.Module], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A torch.export of an export without annotations records the variants' own classes (`Mode_1`), with
+    no comment naming their source class: they keep those names (not `Mode1`), and the export is a fixed point."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = (torch.randn(2, 4),)
+    first, second = tmp_path / f"variants_{model.__name__}_a", tmp_path / f"variants_{model.__name__}_b"
+    cls = _export_and_import(torch.export.export(model().eval(), args).module(), first, "FxModule", annotate=False)
+    fxexport.export(torch.export.export(cls(), args).module(), second, annotate=False)
+    code_a, _ = _split_producer((first / "module.py").read_text())
+    code_b, _ = _split_producer((second / "module.py").read_text())
+    assert any(line.startswith(f"class {model.__name__.removesuffix('s')}_1(") for line in code_a)
+    assert code_b == code_a, "".join(difflib.unified_diff(code_a, code_b, "first/module.py", "second/module.py"))
