@@ -25,7 +25,7 @@ from .ir import ClassIR, PackageIR, PackedIR, TensorIR
 from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
-from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote
+from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote, sanitize, variant_names
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing, unpacking_once
 from .raising import raise_aten
@@ -121,6 +121,10 @@ class _Collector:
         self.root = root
         self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
+        # names an earlier export gave variant classes (`Block_1`): kept for those classes, which come first
+        self.variant_names = set(variant_names(source_class_name(source) for _, source in structure.sources))
+        for name in self.variant_names:
+            self.namespace.reserve(name)
         self.imports = ImportTable(self.namespace)
         self.imports.use("torch")
         self.imports.use("nn")
@@ -166,6 +170,15 @@ class _Collector:
         own = {self.params[name] for name in parameter_names(graph)}
         return {name for name in self.params.values() if name not in own and name not in BUILTIN_NAMES}
 
+    def class_name_for(self, hint: str) -> tuple[str, str]:
+        """(the name of a new class of source class `hint`, the name asked for it): a variant name an
+        earlier export gave (`Block_1`) for its first class, else the source's in CapWords, numbered."""
+        if hint in self.variant_names:
+            self.variant_names.discard(hint)
+            return hint, hint
+        wanted = sanitize(camel_case(hint) or "Module")
+        return self.namespace.create(wanted), wanted
+
     # module tree -----------------------------------------------------------------------
     def new_class(self, gm: fx.GraphModule, path: tuple[str, ...]) -> str:
         """Build the class for `gm` (children first) and return its name; equal classes are shared."""
@@ -187,8 +200,7 @@ class _Collector:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
         elif key not in self.classes:
             hint = source_class_name(source) if source is not None else _class_hint(gm, path)
-            wanted = camel_case(hint) or "Module"
-            name = self.namespace.create(wanted)
+            name, wanted = self.class_name_for(hint)
             self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base, source_name=wanted)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
@@ -258,8 +270,7 @@ class _Collector:
         comment = class_annotation(source) if self.annotate else ""
         key = ("sequential", qualified_name(source), comment)
         if key not in self.classes:
-            wanted = camel_case(source_class_name(source)) or "Module"
-            name = self.namespace.create(wanted)
+            name, wanted = self.class_name_for(source_class_name(source))
             self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name

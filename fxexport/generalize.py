@@ -571,22 +571,24 @@ def _name_variants(
     """A variant that holds a child the first class of its source lacks is named after it
     (`BlockWithDownsample`); the others are numbered afresh (`Block`, `Block_1`, ...: merged classes
     left gaps), with names the namespace gave classes of that source. A class asked to be named apart
-    from its source's first (`BlockWithDownsample_1`, a class of an export exported again) is numbered so."""
+    from them (`BlockWithDownsample_1`, `Block_1`: a class an earlier export named, exported again) keeps
+    its name."""
     members: dict[str, list[ClassIR]] = {}
     for cls in classes:
-        if not cls.is_root:
+        if not cls.is_root and cls.source_name in ("", without_number(cls.name)):
             members.setdefault(without_number(cls.name), []).append(cls)
     renames: dict[str, str] = {}
     for base, group in members.items():
         first, numbered = group[0], [group[0]]
         for cls in group[1:]:
             extra = sorted(_children(cls) - _attributes(first))
-            if extra and cls.source_name in ("", base):
+            if extra:
                 renames[cls.name] = create(base + "With" + "".join(camel_case(e) for e in extra[:2]))
             else:
                 numbered.append(cls)
         wanted = [base, *(f"{base}_{k}" for k in range(1, len(numbered)))]
-        if all(name in names for name in wanted):
+        own = {cls.name for cls in group}  # names of classes kept apart are theirs
+        if all(names.get(name) in own for name in wanted):
             renames.update({cls.name: name for cls, name in zip(numbered, wanted) if cls.name != name})
     if not renames:
         return classes, names

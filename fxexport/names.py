@@ -115,12 +115,15 @@ def unique_identifier(base: str, taken: set[str], fallback: str, start: int = 1)
 
 
 def camel_case(name: str) -> str:
-    """`BasicBlock` for `basic_block` or `_BasicBlock` ("" for a name of underscores only); a class name
-    numbered apart from another (`Block_1`, a variant an export named) as it is, so that exporting the
-    export again names its classes as the first export did."""
-    if _NUMBERED_CLASS.fullmatch(name):
-        return name
+    """`BasicBlock` for `basic_block` or `_BasicBlock` ("" for a name of underscores only)."""
     return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+
+
+def variant_names(names: Iterable[str]) -> frozenset[str]:
+    """The class names that an export gave variants of another class among `names` (`Block_1` beside
+    `Block`): exporting that export again, they keep those names, not `Block1`."""
+    found = set(names)
+    return frozenset(n for n in found if _NUMBERED_CLASS.fullmatch(n) and without_number(n) in found)
 
 
 _NUMBERED_CLASS = re.compile(r"[A-Z][A-Za-z0-9]*_[1-9][0-9]*")

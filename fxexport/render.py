@@ -209,21 +209,23 @@ class LoaderTable:
     code: str  # the dict literal
 
 
-def loader_tables(package: PackageIR) -> tuple[LoaderTable, ...]:
-    """The optional tables: quantized tensors, quantized layers' packed weights, tensor subclasses."""
+def loader_tables(package: PackageIR, laid_out: bool = False) -> tuple[LoaderTable, ...]:
+    """The optional tables: quantized tensors, quantized layers' packed weights, tensor subclasses (see _laid_out)."""
     tables = (
         ("QUANTIZED_TENSORS", "quantized_tensors", _quantized_table(package)),
         ("PACKED_WEIGHTS", "packed_weights", _packed_table(package)),
         ("TENSOR_SUBCLASSES", "tensor_subclasses", _subclass_table(package)),
     )
-    return tuple(LoaderTable(name, keyword, _laid_out(name, code)) for name, keyword, code in tables if code != "{}")
+    return tuple(LoaderTable(name, keyword, _laid_out(name, code, laid_out)) for name, keyword, code in tables if code != "{}")
 
 
-def _laid_out(name: str, code: str) -> str:
-    """`code` as black lays out `name = code` at the top of module.py, so formatting finds nothing to do
-    there (wrapping a long table means parsing the whole module); as it is where black must decide."""
+def _laid_out(name: str, code: str, laid_out: bool) -> str:
+    """With `laid_out` (fxexport's own templates, which place it there), `code` as black lays out
+    `name = code` at the top of module.py, so formatting finds nothing to do there (wrapping a long
+    table means parsing the whole module); else, or where black must decide, `code` on one line (a
+    user's template may place it anywhere: in a call, a comment)."""
     prefix = f"{name} = "
-    lines = wrap(prefix + code, 0) if len(prefix) + len(code) > LINE_LENGTH else None
+    lines = wrap(prefix + code, 0) if laid_out and len(prefix) + len(code) > LINE_LENGTH else None
     return code if lines is None else "\n".join(lines).removeprefix(prefix)
 
 
@@ -232,21 +234,22 @@ def loader_imports(package: PackageIR) -> list[str]:
     return [*([CHECK_INPUT] if package.checks_inputs else []), *(["load_tensors", "skip_init"] if package.tensors else [])]
 
 
-def context(package: PackageIR) -> dict[str, Any]:
-    """What every template sees (documented in the top-level README, "Custom templates")."""
+def context(package: PackageIR, laid_out: bool = False) -> dict[str, Any]:
+    """What every template sees (documented in the top-level README, "Custom templates"); `laid_out`:
+    the tables as fxexport's own module.py places them (_laid_out)."""
     codes = {
         "class_name": code_of(package.class_name),
-        "weight_files": _laid_out("WEIGHT_FILES", code_of(package.weight_files)),
-        "tied_tensors": _laid_out("TIED_TENSORS", code_of(dict(package.ties))),
+        "weight_files": _laid_out("WEIGHT_FILES", code_of(package.weight_files), laid_out),
+        "tied_tensors": _laid_out("TIED_TENSORS", code_of(dict(package.ties)), laid_out),
         "tensor_count": repr(len(package.tensors)),
-        "tensor_views": _laid_out("TENSOR_VIEWS", _views_table(package)),
+        "tensor_views": _laid_out("TENSOR_VIEWS", _views_table(package), laid_out),
         "build_device": code_of(package.build_device),
         "safetensors_dtypes": _dtype_table(),
         "docstring": docstring_code(_docstring(package)),
         "loader_imports": ", ".join(loader_imports(package)),
     }
     return {"package": package, "codes": codes, "summary": _summary(package), "files": _files(package),
-            "requirements": requirements(package), "loader_tables": loader_tables(package)}  # fmt: skip
+            "requirements": requirements(package), "loader_tables": loader_tables(package, laid_out)}  # fmt: skip
 
 
 def outputs(package: PackageIR) -> dict[str, str]:
@@ -258,7 +261,7 @@ def render(package: PackageIR, templates: Sequence[Path] = ()) -> dict[str, str]
     """Every generated text file; a broken user template raises FxExportError naming it."""
     check_template_dirs(templates)
     env = environment(templates)
-    values = context(package)
+    values = context(package, laid_out=not templates)
     return {path: _render_one(env, name, values) for path, name in outputs(package).items()}
 
 

@@ -407,6 +407,7 @@ HEADER_DAMAGE = [
     ("trailing_comma", lambda text: text.rstrip()[:-1] + ",}", "Expecting value"),
     ("more_after", lambda text: text.rstrip() + " {}", "its header has more after its JSON object"),
     ("key_not_text", lambda text: "{1: 2, " + text.lstrip()[1:], "its header is not a JSON object"),
+    ("nested_deeper_than_json_loads_goes", lambda text: "[" * 5000, "its header is not a JSON object"),
 ]
 
 

@@ -562,3 +562,63 @@ def test_parameters_never_shadow_the_names_init_reads(tmp_path: Path) -> None:
     with torch.no_grad():
         assert torch.equal(exported(x), model(x))
     assert "self.nn = nn_2" in (tmp_path / "shadowing" / "module.py").read_text()
+
+
+class Stage_1(nn.Module):  # a source class its author numbered, with no `Stage` beside it
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+class Unit(nn.Module):
+    """Two long codes of one source class: two generated classes, the second numbered."""
+
+    def __init__(self, odd: bool) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+        self.odd = odd
+
+    def forward(self, x):
+        for _ in range(5):
+            x = torch.tanh(self.a(x)) if self.odd else torch.sin(self.a(x))
+        return self.b(x)
+
+
+class Unit_1(nn.Module):  # a class of its own that happens to look like a variant of Unit
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x) * 3
+
+
+class NumberedNames(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stage = Stage_1()
+        self.units = nn.Sequential(Unit(False), Unit_1(), Unit(True))
+
+    def forward(self, x):
+        return self.units(self.stage(x))
+
+
+def test_a_source_class_named_like_a_variant_keeps_its_name_and_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Unit_1` beside `Unit` keeps its name (an earlier export's variant would be named so), and Unit's own
+    variant takes another; a numbered name with no class of its base beside it is CapWords, as any other."""
+    model = NumberedNames().eval()
+    source = _trace(model, _rows())
+    fxexport.export(source, tmp_path / "numbered")
+    code = (tmp_path / "numbered" / "module.py").read_text()
+    classes = dict(re.findall(r"^class (\w+)\((\w+)", code, flags=re.M))
+    assert "Stage1" in classes and "Unit_1" in classes and "Unit" in classes
+    assert "return x * 3" in code.split("class Unit_1(")[1].split("\nclass ")[0]
+    variant = next(name for name, base in classes.items() if name.startswith("Unit_") and name != "Unit_1")
+    assert classes[variant] in ("Unit", "nn")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    exported = importlib.import_module("numbered").FxModule()
+    x = _rows()[0]
+    assert torch.equal(exported(x), source(x))

@@ -219,3 +219,43 @@ def test_compiled_template_cache_never_changes_the_output(tmp_path: Path, name: 
     assert len(list(tmp_path.iterdir())) == len(OUTPUTS)  # each template compiled once, kept
     damage(tmp_path)
     assert _render_with_cache(tmp_path) == fresh
+
+
+class _ManyTies(torch.nn.Module):
+    """Six layers sharing one weight: a TIED_TENSORS table too long for one line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first_projection = torch.nn.Linear(4, 4)
+        self.others = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(5))
+        for layer in self.others:
+            layer.weight = self.first_projection.weight
+
+    def forward(self, x):
+        for layer in self.others:
+            x = layer(x)
+        return self.first_projection(x)
+
+
+# A user template placing a table on a comment line: the table must come as one line of code.
+TABLE_IN_A_COMMENT = '''{% extends "fxexport/module.py.jinja" %}
+{% block footer %}
+
+# ties: {{ codes.tied_tensors }}
+{% endblock %}
+'''
+
+
+def test_tables_are_one_line_for_a_users_templates_and_laid_out_for_ours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = fx.symbolic_trace(_ManyTies().eval())
+    fxexport.export(source, tmp_path / "ours")
+    ours = (tmp_path / "ours" / "module.py").read_text()
+    assert "TIED_TENSORS = {\n" in ours  # laid out when rendered, as black writes it
+    templates = _folder(tmp_path, "comment_templates", {"module.py.jinja": TABLE_IN_A_COMMENT})
+    fxexport.export(source, tmp_path / "theirs", templates=templates)
+    theirs = (tmp_path / "theirs" / "module.py").read_text()
+    comment = next(line for line in theirs.splitlines() if line.startswith("# ties: "))
+    assert comment.endswith('"first_projection.weight": "others.0.weight"}') and comment.count(': "others.0.weight"') == 5
+    model = _load(tmp_path / "theirs", "FxModule", monkeypatch)
+    x = torch.randn(2, 4)
+    assert torch.equal(model(x), source(x))

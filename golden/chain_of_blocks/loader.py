@@ -342,7 +342,7 @@ def header_members(text: str):
     if len(text) <= WHOLE_HEADER_CHARS:
         try:
             header = json.loads(text, object_pairs_hook=JsonObject)
-        except ValueError:
+        except (ValueError, RecursionError):
             header = None  # the member parser below says where
         if isinstance(header, JsonObject) and header.member_count == len(header):
             return iter(header.items())
