@@ -122,7 +122,8 @@ class _Collector:
         self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         # names an earlier export gave variant classes (`Block_1`): kept for those classes, which come first
-        self.variant_names = set(variant_names(source_class_name(source) for _, source in structure.sources))
+        self.variant_names = variant_names(source_class_name(source) for _, source in structure.sources)
+        self.handed: set[str] = set()
         for name in self.variant_names:
             self.namespace.reserve(name)
         self.imports = ImportTable(self.namespace)
@@ -173,9 +174,10 @@ class _Collector:
     def class_name_for(self, hint: str) -> tuple[str, str]:
         """(the name of a new class of source class `hint`, the name asked for it): a variant name an
         earlier export gave (`Block_1`) for its first class, else the source's in CapWords, numbered."""
-        if hint in self.variant_names:
-            self.variant_names.discard(hint)
-            return hint, hint
+        if hint in self.variant_names:  # its first class takes it as reserved, others number it (`Block_2`)
+            name = hint if hint not in self.handed else self.namespace.create(hint)
+            self.handed.add(hint)
+            return name, hint
         wanted = sanitize(camel_case(hint) or "Module")
         return self.namespace.create(wanted), wanted
 

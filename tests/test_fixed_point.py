@@ -144,7 +144,30 @@ def test_reexport_is_a_fixed_point(case: Case, tmp_path: Path, monkeypatch: pyte
     assert len(producer_a) == 1 and producer_b == (producer_a if case.name in OWN_PRODUCERS else [RETRACED])
 
 
-@pytest.mark.parametrize("model", [models.Modes, models.Chains], ids=["three_codes", "two_long_codes"])
+class Wide(nn.Module):
+    """Two long codes by `odd`, and widths that differ: the variant's instances are one class with a parameter."""
+
+    def __init__(self, odd: bool, width: int) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(4, width), nn.Linear(width, 4)
+        self.odd = odd
+
+    def forward(self, x):
+        for _ in range(5):
+            x = self.b(torch.tanh(self.a(x)) if self.odd else torch.sin(self.a(x)))
+        return x
+
+
+class Wides(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Wide(False, 4), Wide(True, 6), Wide(True, 8))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+@pytest.mark.parametrize("model", [models.Modes, models.Chains, Wides], ids=["three_codes", "two_long_codes", "variant_of_two_widths"])
 def test_variant_classes_keep_their_names_when_exported_again(model: type[nn.Module], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A torch.export of an export without annotations records the variants' own classes (`Mode_1`), with
     no comment naming their source class: they keep those names (not `Mode1`), and the export is a fixed point."""
@@ -155,5 +178,5 @@ def test_variant_classes_keep_their_names_when_exported_again(model: type[nn.Mod
     fxexport.export(torch.export.export(cls(), args).module(), second, annotate=False)
     code_a, _ = _split_producer((first / "module.py").read_text())
     code_b, _ = _split_producer((second / "module.py").read_text())
-    assert any(line.startswith(f"class {model.__name__.removesuffix('s')}_1(") for line in code_a)
+    assert any(line.startswith(f"class {model.__name__.removesuffix('s')}_1(") for line in code_a), "".join(code_a)
     assert code_b == code_a, "".join(difflib.unified_diff(code_a, code_b, "first/module.py", "second/module.py"))
