@@ -15,7 +15,7 @@ import io
 import keyword
 import re
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -302,6 +302,11 @@ def _argument_name(call: ast.Call, position: int, known: dict[str, tuple[str, ..
     if isinstance(func, ast.Attribute) and func.attr in ("empty", "zeros", "ones"):
         return "size"
     return "value"
+
+
+def variable_names(lines: Iterable[str]) -> set[str]:
+    """Names the lines read or bind as variables (variable_tokens): not attributes, keywords or keyword arguments."""
+    return {token.string for line in lines for token in variable_tokens(line_tokens(line))}
 
 
 def global_names(lines: tuple[str, ...]) -> set[str]:

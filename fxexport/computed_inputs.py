@@ -22,7 +22,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .code_slots import ASSIGNED, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
+from .code_slots import (
+    ASSIGNED,
+    line_tokens,
+    number_slots,
+    parameter_names,
+    rename_variables,
+    variable_names,
+    variable_tokens,
+)
 from .defaulted_inputs import Known, canonical, merged_already, one_input_apart, renumbered
 from .flags import SHORT_BRANCH, SLACK, code_lines
 from .ir import ClassIR
@@ -136,7 +144,7 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
     assert mine is not None and theirs is not None  # _shared_ending found both
     exclusive = bool(_code_count(mine.head))  # `if ... else:`: a local of one side may have a name the other binds
     scope = mine.tail if exclusive else longer.forward_lines
-    taken = {t.string for line in scope for t in variable_tokens(line_tokens(line))} | set(inputs) | {extra}
+    taken = variable_names(scope) | set(inputs) | {extra}
     taken |= set(_reads(mine.head))  # a global the other side reads (binding it would make it a local there too)
     renames = dict(zip(parameter_names(shorter.forward_params), inputs)) | {theirs.value: mine.value}
     renames |= {name: unique_identifier(name, taken, "x") for name in sorted(_bound(theirs.head) - set(renames))}

@@ -23,6 +23,7 @@ from .code_slots import (
     number_slots,
     parameter_names,
     rename_variables,
+    variable_names,
     variable_tokens,
 )
 from .regions import Segment, code_lines, indented, region_segments, regions_joined, returns, written
@@ -240,7 +241,7 @@ def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str
             break
         renames = found
     renames = {k: v for k, v in renames.items() if k != v}
-    names = {t.string for line in flagged for t in variable_tokens(line_tokens(line))}
+    names = variable_names(flagged)
     if not renames or any(v in names and v not in renames for v in renames.values()):
         return flagged  # a new name would be one the flagged side already uses for something else
     return tuple(rename_variables(line, renames) for line in flagged)
@@ -254,7 +255,7 @@ def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params:
     that statement on: the side that adds `x` back keeps `x` and writes `out = self.conv(x)`, the other
     `x = self.conv(x)`; both then read `out = self.conv(x)`, `out = self.bn(out)`."""
     code_a, code_b = _code_statements(plain), _code_statements(flagged)
-    names_a = {t.string for line in plain for t in variable_tokens(line_tokens(line))}
+    names_a = variable_names(plain)
     for param in parameter_names(params):
         if any(re.match(rf"{re.escape(param)}\s*=(?!=)", line) for line in flagged):
             continue
@@ -277,7 +278,7 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
     `x = x.view(...)`, the other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike."""
     best, most = flagged, _common_statements(plain, flagged, params)
     inputs = parameter_names(params)
-    used = {t.string for line in flagged for t in variable_tokens(line_tokens(line))}
+    used = variable_names(flagged)
     free = sorted(_locals(plain) - used - set(inputs))
     statements = _statements(flagged)
     for param in inputs:
@@ -312,18 +313,13 @@ def _kept_as_input(flagged: tuple[str, ...], plain: tuple[str, ...], params: tup
         k = bound[0]
         later = _lines(statements[k + 1 :])
         for param in inputs:
-            if _binds(later, param) or any(param in _read_names(line) for line in later):
+            if param in variable_names(later):  # read or bound after it
                 continue
             renamed = (*_lines(statements[:k]), *(rename_variables(line, {local: param}) for line in _lines(statements[k:])))
             common = _common_statements(plain, renamed, params)
             if common > most:
                 best, most = renamed, common
     return best
-
-
-def _read_names(line: str) -> set[str]:
-    """The plain names a line reads or binds (not attributes: `self.downsample`)."""
-    return {t.string for t in variable_tokens(line_tokens(line))}
 
 
 def _common_statements(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> int:
