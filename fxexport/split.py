@@ -32,6 +32,7 @@ from .calls import (
     stack_frames,
 )
 from .ir import InlineModule
+from .kept_values import may_keep_values
 from .packing import list_arguments
 from .rebuild import is_holder
 from .source_names import passes_whole, source_parameters, statement_reads, unpacked_parameters
@@ -233,13 +234,25 @@ def _cannot_cut(call: Call, module: nn.Module) -> str | None:
             return f"it calls module {item.frame.path!r}, which is not one of its submodules"
     if len(outputs) > 1:
         position = {n: i for i, n in enumerate(body)}
+        # returned as well only by a call that takes no tensor held outside it: symbolic_trace's tensor
+        # constants, folded into the root, would all become parameters of its method (it stays inline)
+        returns = not any(n.op == "get_attr" for n in inputs)
         for out in outputs:
             later = [u for u in out.users if u in position and position[u] > position[out]]
-            if later:
+            if later and not (returns and not any(may_keep_values(c.frame.cls) for c in _calls_holding(call, out))):
                 return f"its intermediate value {out.name!r} is used outside it"
     if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs):
         return "its body is not its children called one after another"
     return None
+
+
+def _calls_holding(call: Call, node: fx.Node) -> list[Call]:
+    """`call` and the calls nested in it that `node` ran inside, outermost first: a value computed and read
+    on inside the call, then read by its caller, is returned by each (kept_values.py) unless one may keep it."""
+    for item in call.items:
+        if isinstance(item, Call) and node in item._nodes:
+            return [call, *_calls_holding(item, node)]
+    return [call]
 
 
 def _call_order(call: Call, module: nn.Module) -> list[str] | None:

@@ -2833,3 +2833,45 @@ class PreActBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class Features(nn.Module):
+    """Returns each stage's value in a dict, as torchvision's IntermediateLayerGetter does: a value its caller reads
+    that its own later code reads too, returned rather than kept (its forward stores nothing on self)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stage1 = Leaf(4)
+        self.stage2 = Leaf(4)
+
+    def forward(self, x):
+        out = {}
+        x = self.stage1(x)
+        out["c1"] = x
+        x = self.stage2(torch.relu(x))
+        out["c2"] = x
+        return out
+
+
+class ScaledFeatures(Features):
+    """Features reading a tensor constant symbolic_trace folds into the root: its method would take it as a parameter."""
+
+    def forward(self, x):
+        out = {}
+        x = self.stage1(x) * torch.tensor([1.0, 2.0, 3.0, 4.0])
+        out["c1"] = x
+        out["c2"] = self.stage2(torch.relu(x))
+        return out
+
+
+class FeaturePyramid(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = Features()
+        self.scaled = ScaledFeatures()
+        self.fuse = nn.Linear(4, 4)
+
+    def forward(self, x):
+        features = self.features(x)
+        scaled = self.scaled(x)
+        return self.fuse(features["c1"]) + features["c2"] + scaled["c1"] - scaled["c2"]

@@ -120,6 +120,14 @@ SHAPES = [
           counts={"self.twice(": 2, "self.blocks[0](": 1, "self.blocks[1](": 1, "getattr(": 0}),
     Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
           inline={"cached": "intermediate value", "scaled": "different bodies"}, counts={"self.twice(": 2}),
+    # a module returning values its own later code reads (a dict of features) is cut out, returning them all; one
+    # reading a tensor constant the trace folded into the root stays inline
+    Shape("returned_intermediates", _model(models.FeaturePyramid), _rows, _trace, frozenset({"Features", "Leaf"}),
+          inline={"scaled": "intermediate value"},
+          counts={"return (x, self.stage2(relu))": 1, "out, features2 = self.features(x)": 1, "self.scaled(": 0}),
+    # torch.export lifts the constant into the module that made it: both are cut out
+    Shape("returned_intermediates_export", _model(models.FeaturePyramid), _rows, _export, frozenset({"Features", "ScaledFeatures", "Leaf"}),
+          counts={"return (x, self.stage2(F.relu(x)))": 2, "scaled1, scaled2 = self.scaled(x)": 1}),
     Shape("forward_literals", _model(models.Stages), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"ChannelNorm"}),
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     # same __init__ but for a child one block builds, three forwards: a flag and an optional child
