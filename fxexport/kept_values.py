@@ -3,10 +3,18 @@
 A value computed inside a module call and read after it by its caller is either returned (in a
 tuple, a dict, a list the caller passed in: IntermediateLayerGetter's features, T5's position bias)
 or kept on the module (`self.hidden = h`, read as `self.cached.hidden`). The graph cannot tell them
-apart; the source can: a forward that stores nothing reached from `self` (no attribute or item of
-it assigned or deleted, no method of it that fills a container or sets a tensor in place, no
-`setattr(self, ...)`), nor any method of its class it calls as `self.name(...)`, keeps nothing.
-Its call may return every value its caller reads. Where the source cannot be read, it may keep one.
+apart; the source can. A class keeps nothing where the code it runs when called (`forward`, every
+definition of it along the class's bases, `__call__` where the model overrides it, the wrappers its
+decorators put around them, and the methods of the class these read off `self`, called or passed
+on) stores nothing reached from `self`: no attribute or item of it, or of a local naming part of it
+(`cache = self.cache`, `for m in self.children()`), assigned or deleted; no container of it filled,
+no tensor of it written in place (`self.buf.add_(1)`, `out=self.buf`, `nn.init.zeros_(self.w)`), no
+module method that changes it (`self.apply(...)`, `self.train()`), no method of a child or other
+object it holds called but those that only read (a tensor's `view`, a dict's `get`), no `global` or
+`nonlocal` name, and `self` itself passed to no function but builtins that only read it
+(`getattr`, `isinstance`) and the function a decorator wraps. torch's own classes keep none a
+caller reads (a batch norm's running statistics are buffers, not values of the graph). Where any
+of that source cannot be read, the class may keep one.
 """
 
 from __future__ import annotations
@@ -17,84 +25,213 @@ import inspect
 import textwrap
 import tokenize
 import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
 
 from .calls import resolve_class
 
-_FILLS = frozenset({
-    "append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear", "remove",
+# methods that change what they are called on: containers, and torch.nn.Module's own
+_MUTATORS = frozenset({
+    "append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear", "remove", "discard",
     "register_buffer", "register_parameter", "register_module", "add_module", "__setitem__", "__setattr__",
+    "__delattr__", "__delitem__", "apply", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type",
+    "train", "eval", "requires_grad_", "zero_grad", "load_state_dict", "set_extra_state", "to_empty",
+    "share_memory", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "set_", "resize_", "copy_",
 })  # fmt: skip
 _SETTERS = frozenset({"setattr", "delattr", "__setattr__", "__delattr__"})
+# builtins that take `self` and keep nothing of what they are given
+_READERS = frozenset({"getattr", "hasattr", "isinstance", "issubclass", "type", "id", "len", "repr", "str", "print", "callable", "super"})
+# calls that return part of what they are called on (a local so bound names part of `self`), and read only
+_VIEWS = frozenset({
+    "children", "named_children", "modules", "named_modules", "parameters", "named_parameters", "buffers",
+    "named_buffers", "get_submodule", "get_parameter", "get_buffer", "values", "items", "keys", "get",
+    "view", "reshape", "expand", "expand_as", "view_as", "transpose", "permute", "t", "squeeze", "unsqueeze",
+    "flatten", "unflatten", "narrow", "select", "unbind", "split", "chunk", "tensor_split", "as_strided",
+    "detach", "movedim", "swapaxes", "diagonal", "real", "imag",
+})  # fmt: skip
+_PART_OF = frozenset({"getattr", "vars", "iter", "next", "enumerate", "zip", "reversed", "list", "tuple", "dict", "sorted", "filter", "map"})
+# methods of what a module holds that only read it (besides torch.Tensor's own that do not end in `_`)
+_READ_ONLY = _VIEWS | frozenset({
+    "copy", "index", "count", "startswith", "endswith", "format", "join", "lower", "upper", "replace", "strip",
+    "size", "dim", "numel", "__len__", "__contains__", "__getitem__", "__iter__",
+})  # fmt: skip
+_ENTRY_POINTS = ("forward", "__call__", "_call_impl", "_wrapped_call_impl")
 
 
 @functools.lru_cache(maxsize=1024)
 def may_keep_values(cls: type | str) -> bool:
-    """True unless `cls.forward`, and every method of `cls` it calls on `self`, keeps nothing on the module."""
+    """True unless the source shows that calling an instance of `cls` keeps nothing on it (the module docstring)."""
     found = resolve_class(cls)
     if found is None:
         return True
-    pending, seen = ["forward"], set()
+    pending, seen = list(_ENTRY_POINTS), set()
     while pending:
         name = pending.pop()
         seen.add(name)
-        function = _method(found, name)
-        if function is None:
-            return True
-        called = _called_methods(function)
-        if called is None:
-            return True
-        pending += [m for m in called if m not in seen and _is_own_method(found, m)]
+        for definition in _definitions(found, name):
+            read = _read(definition)
+            if read is None:
+                return True
+            pending += [m for m in read if m not in seen]
     return False
 
 
-def _method(cls: type, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The syntax tree of the method `name` of `cls`, or None where its source cannot be read."""
-    method = inspect.getattr_static(cls, name, None)
-    method = getattr(method, "__func__", method)
+def _definitions(cls: type, name: str) -> Iterator[Any]:
+    """Every definition of `name` along the class's bases, torch's own classes and `object` aside."""
+    for klass in cls.__mro__:
+        if name in vars(klass) and not klass.__module__.startswith("torch.") and klass is not object:
+            yield vars(klass)[name]
+
+
+def _read(definition: Any) -> set[str] | None:
+    """The names the code of `definition` reads off its first argument (methods it may call); None where it
+    may keep a value or cannot be read. A decorated function is read layer by layer, wrappers first."""
+    if isinstance(definition, property):
+        definition = definition.fget
+    function = getattr(definition, "__func__", definition)  # staticmethod, classmethod
+    if not callable(function):
+        return set()  # data of the class (`expansion = 4`)
+    if not inspect.isfunction(function):
+        return None  # a partial, a callable object, a class: its code is not at hand
+    names: set[str] = set()
+    while True:
+        wrapped = getattr(function, "__wrapped__", None)
+        tree = _syntax(function.__code__)
+        if tree is None or (wrapped is not None and not inspect.isfunction(wrapped)):
+            return None
+        read = _reads_keeping_nothing(tree, _passes_to(function, wrapped))
+        if read is None:
+            return None
+        names |= read
+        if wrapped is None:
+            return names
+        function = wrapped
+
+
+def _syntax(code: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The syntax tree of the function whose code is `code` (its own, not that of what it wraps)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
-    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError, IndexError):
         return None
     function = tree.body[0] if tree.body else None
     return function if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
-def _is_own_method(cls: type, name: str) -> bool:
-    """True for a method a class of the model defines (not one of torch.nn.Module's, which keep no values)."""
-    for klass in cls.__mro__:
-        if name in vars(klass):
-            return not klass.__module__.startswith("torch.nn.") and inspect.isfunction(vars(klass)[name])
+def _passes_to(function: Callable[..., Any], wrapped: Any) -> frozenset[str]:
+    """The names a wrapper calls the function it wraps by (a decorator's closure over it)."""
+    if wrapped is None:
+        return frozenset()
+    names = set()
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            if cell.cell_contents is wrapped:
+                names.add(name)
+        except ValueError:  # an empty cell
+            continue
+    return frozenset(names)
+
+
+def _reads_keeping_nothing(function: ast.FunctionDef | ast.AsyncFunctionDef, passes_to: frozenset[str]) -> set[str] | None:
+    """The names `function` reads off its first argument; None where it may keep something reached from it."""
+    arguments = function.args
+    first = (arguments.posonlyargs + arguments.args)[:1] or ([arguments.vararg] if arguments.vararg else [])
+    if not first:
+        return None
+    own = first[0].arg
+    held = _holding(function, own)
+    read: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return None
+        if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return None  # the name rebound: what it names is no longer known
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)) and _part_of(node.value, held):
+            return None
+        if isinstance(node, ast.Call) and _keeps(node, own, held, passes_to):
+            return None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == own:
+            read.add(node.attr)  # a method of its class, called or passed on (`map(self.keep, xs)`)
+        if isinstance(node, ast.Attribute) and _is_super(node.value):
+            read.add(node.attr)  # read in the bases (_definitions)
+    return read
+
+
+def _holding(function: ast.FunctionDef | ast.AsyncFunctionDef, own: str) -> set[str]:
+    """`own` and the local names bound to part of what it holds (`cache = self.cache`, `for m in self.children()`)."""
+    held = {own}
+    grew = True
+    while grew:
+        grew = False
+        for node in ast.walk(function):
+            for target, value in _bindings(node):
+                if _part_of(value, held):
+                    new = _bound_names(target) - held
+                    held |= new
+                    grew |= bool(new)
+    return held
+
+
+def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr]]:
+    if isinstance(node, ast.Assign):
+        yield from ((target, node.value) for target in node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+        yield node.target, node.value
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        yield node.target, node.iter
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        yield from ((item.optional_vars, item.context_expr) for item in node.items if item.optional_vars is not None)
+
+
+def _bound_names(target: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _part_of(node: ast.expr, held: set[str]) -> bool:
+    """True where `node` is part of what a name in `held` holds: an attribute or item of it, or a view of it."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id in held
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _PART_OF:
+            return any(_part_of(a, held) for a in node.args)
+        if isinstance(func, ast.Attribute) and func.attr in _VIEWS:
+            return _part_of(func.value, held)
     return False
 
 
-def _called_methods(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:
-    """The methods `function` calls as `self.name(...)`; None where it stores something reached from `self`."""
-    args = function.args.posonlyargs + function.args.args
-    if not args:
-        return None
-    own = args[0].arg
-    called: set[str] = set()
-    for node in ast.walk(function):
-        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)) and _root(node) == own:
-            return None
-        if isinstance(node, ast.Name) and node.id == own and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return None  # `self` rebound: what it names is no longer known
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in _SETTERS and node.args and _root(node.args[0]) == own:
-                return None
-            if isinstance(func, ast.Attribute) and func.attr in _SETTERS | {"__dict__"} and node.args and _root(node.args[0]) == own:
-                return None  # object.__setattr__(self, ...)
-            if isinstance(func, ast.Attribute) and _root(func.value) == own:
-                if func.attr in _FILLS or _in_place(func.attr):
-                    return None
-                if isinstance(func.value, ast.Name):
-                    called.add(func.attr)
-        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and _root(node.value) == own:
-            return None
-    return called
+def _keeps(call: ast.Call, own: str, held: set[str], passes_to: frozenset[str]) -> bool:
+    """True where this call may store something into what `held` names."""
+    func = call.func
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    if isinstance(func, ast.Name) and func.id in passes_to:
+        return False  # a wrapper calling what it wraps, read next
+    if isinstance(func, ast.Attribute) and _part_of(func.value, held):
+        if func.attr in _MUTATORS or _in_place(func.attr):
+            return True
+        if not (isinstance(func.value, ast.Name) and func.value.id == own) and not _reads_only(func.attr):
+            return True  # a method of a child or of another object it holds (`self.recorder.remember(h)`)
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if name in _SETTERS and call.args and _part_of(call.args[0], held):
+        return True
+    if (name in _MUTATORS or _in_place(name)) and any(_part_of(a, held) for a in arguments):
+        return True  # `nn.init.zeros_(self.weight)`, `torch.Tensor.add_(self.count, 1)`
+    if any(k.arg == "out" and _part_of(k.value, held) for k in call.keywords):
+        return True
+    passed = any(isinstance(a, ast.Name) and a.id == own or isinstance(a, ast.Starred) and _part_of(a.value, {own}) for a in arguments)
+    return passed and not (isinstance(func, ast.Name) and func.id in _READERS)
+
+
+def _reads_only(method: str) -> bool:
+    """A method of something a module holds that changes nothing: a tensor's (`view`, `mean`), a dict's `get`."""
+    return method in _READ_ONLY or (hasattr(torch.Tensor, method) and not _in_place(method))
 
 
 def _in_place(method: str) -> bool:
@@ -102,8 +239,5 @@ def _in_place(method: str) -> bool:
     return method.endswith("_") and not method.startswith("_")
 
 
-def _root(node: ast.expr) -> str | None:
-    """The name an attribute or item chain starts from: `self` for `self.a.b[0]`."""
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"

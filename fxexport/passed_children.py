@@ -23,7 +23,7 @@ from dataclasses import replace
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
 from .names import quote
-from .spelled_calls import without_defaults
+from .spelled_calls import node_text, without_defaults
 
 _CONTAINER_BASES = frozenset({"Sequential", "ModuleDict"})
 _NUMBERED_CHILD = re.compile(r"self\.([A-Za-z_]+?)([0-9]+) = ([A-Za-z_][\w.]*\(.*\))")
@@ -71,7 +71,7 @@ def _children(cls: ClassIR) -> list[tuple[str, str]] | None:
             return None
         if not isinstance(value, ast.Call) or ast.unparse(value.func).startswith(_NOT_CHILDREN):
             return None  # a tensor or a plain attribute, not a child
-        out.append((name, ast.get_source_segment(line, value) or ""))
+        out.append((name, node_text(line, value)))
     return out if out and all(code for _, code in out) else None
 
 

@@ -39,6 +39,7 @@ from .quantized import (
     without_packing,
 )
 from .rebuild_overrides import ARGUMENTS, SIGNATURES
+from .skipped_init import initialisers_skipped
 
 CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
 
@@ -338,7 +339,8 @@ def _build(code: str, imports: ImportTable, device: str = "meta", unpacked: bool
     `unpacked`: a quantized conv without its packed weights, for a layer compared without them."""
     key = (code, unpacked)
     if key not in imports.built:
-        with torch.device(device), without_packing() if unpacked else contextlib.nullcontext(), warnings.catch_warnings():
+        skipped = initialisers_skipped() if device == "meta" else contextlib.nullcontext()
+        with torch.device(device), skipped, without_packing() if unpacked else contextlib.nullcontext(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the source module's own construction already warned
             imports.built[key] = eval(code, imports.bindings())  # our own code, built from repr() of literals
     return imports.built[key]

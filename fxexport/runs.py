@@ -15,7 +15,7 @@ import ast
 import itertools
 import re
 
-from .spelled_calls import parsed_line
+from .spelled_calls import node_text, parsed_line
 
 MIN_REPEATED = 3  # children built by one call written as a comprehension
 _UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
@@ -100,24 +100,24 @@ def _items(call: ast.Call, listed: bool, line: str) -> tuple[list[str], list[str
         argument = call.args[0]
         if isinstance(argument, ast.ListComp):
             elements: list[ast.expr] = [ast.Starred(argument)]
-            written = [f"*{ast.get_source_segment(line, argument)}"]
+            written = [f"*{node_text(line, argument)}"]
         elif isinstance(argument, ast.List):
             elements = list(argument.elts)
-            written = [ast.get_source_segment(line, e) or "" for e in elements]
+            written = [node_text(line, e) for e in elements]
         else:
             return None
     else:
         elements = list(call.args)
-        written = [ast.get_source_segment(line, e) or "" for e in elements]
+        written = [node_text(line, e) for e in elements]
     codes: list[str] = []
     for element in elements:
         if isinstance(element, ast.Starred):
             run = element.value
             if not isinstance(run, ast.ListComp) or (count := repeat_count(run)) is None or _reads_underscore(run.elt):
                 return None
-            codes += [ast.get_source_segment(line, run.elt) or ""] * count
+            codes += [node_text(line, run.elt)] * count
         elif isinstance(element, ast.Call):
-            codes.append(ast.get_source_segment(line, element) or "")
+            codes.append(node_text(line, element))
         else:
             return None
     return codes, written

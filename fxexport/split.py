@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import fx, nn
@@ -198,7 +199,7 @@ def _problems(
             refuse(frame, "the module is not a plain holder of its own path")
         elif counts[frame.key] > 1:
             refuse(frame, "its body interleaves with code of its caller")
-        elif (why := _cannot_cut(call, module)) is not None:
+        elif (why := _cannot_cut(call, module, modules)) is not None:
             refuse(frame, why)
         elif not is_sequential(frame.cls):
             graph = Builder.for_call(call, lists).graph
@@ -221,7 +222,7 @@ def _creatable(path: str, modules: dict[str, nn.Module]) -> nn.Module | None:
     return nn.Module()
 
 
-def _cannot_cut(call: Call, module: nn.Module) -> str | None:
+def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module]) -> str | None:
     """Why this call cannot become a method of its module, or None."""
     path = call.frame.path
     inputs, outputs = interface(call)
@@ -232,27 +233,41 @@ def _cannot_cut(call: Call, module: nn.Module) -> str | None:
     for item in call.items:
         if isinstance(item, Call) and not _under(item.frame.path, path):
             return f"it calls module {item.frame.path!r}, which is not one of its submodules"
-    if len(outputs) > 1:
-        position = {n: i for i, n in enumerate(body)}
-        # returned as well only by a call that takes no tensor held outside it: symbolic_trace's tensor
-        # constants, folded into the root, would all become parameters of its method (it stays inline)
-        returns = not any(n.op == "get_attr" for n in inputs)
-        for out in outputs:
-            later = [u for u in out.users if u in position and position[u] > position[out]]
-            if later and not (returns and not any(may_keep_values(c.frame.cls) for c in _calls_holding(call, out))):
-                return f"its intermediate value {out.name!r} is used outside it"
+    if len(outputs) > 1 and (why := _not_returned(call, body, inputs, outputs, modules)) is not None:
+        return why
     if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs):
         return "its body is not its children called one after another"
     return None
 
 
-def _calls_holding(call: Call, node: fx.Node) -> list[Call]:
-    """`call` and the calls nested in it that `node` ran inside, outermost first: a value computed and read
-    on inside the call, then read by its caller, is returned by each (kept_values.py) unless one may keep it."""
-    for item in call.items:
-        if isinstance(item, Call) and node in item._nodes:
-            return [call, *_calls_holding(item, node)]
-    return [call]
+def _not_returned(call: Call, body: list[fx.Node], inputs: list[fx.Node], outputs: list[fx.Node], modules: dict[str, nn.Module]) -> str | None:
+    """Why a value the caller reads that the call's own later code reads too cannot be returned with its
+    other results, or None: a module that may keep values on itself may have kept it (the graph cannot tell
+    kept from returned, kept_values.py), and a tensor held outside the call (symbolic_trace's constants,
+    folded into the root) would become a parameter of its method."""
+    position = {n: i for i, n in enumerate(body)}
+    escaping = next((out for out in outputs if any(u in position and position[u] > position[out] for u in out.users)), None)
+    if escaping is None:
+        return None
+    held = next((n for n in inputs if n.op == "get_attr"), None)
+    if held is not None:
+        return f"its intermediate value {escaping.name!r} is used outside it, and it reads {held.target!r}, a tensor held outside it"
+    keeper = _keeper(call, modules)
+    if keeper is not None:
+        return f"its intermediate value {escaping.name!r} is used outside it, and {keeper} may keep values on itself"
+    return None
+
+
+def _keeper(call: Call, modules: dict[str, nn.Module]) -> str | None:
+    """The module run inside the call (itself, a nested call, a called layer) whose class may keep a value on it."""
+    for nested in reversed(call.calls()):
+        if may_keep_values(nested.frame.cls):
+            return f"{class_name(nested.frame.cls)} {nested.frame.path!r}"
+    for node in call.nodes():
+        module = modules.get(str(node.target)) if node.op == "call_module" else None
+        if module is not None and may_keep_values(cast(type, type(module))):
+            return f"{type(module).__name__} {node.target!r}"
+    return None
 
 
 def _call_order(call: Call, module: nn.Module) -> list[str] | None:

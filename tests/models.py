@@ -2875,3 +2875,16 @@ class FeaturePyramid(nn.Module):
         features = self.features(x)
         scaled = self.scaled(x)
         return self.fuse(features["c1"]) + features["c2"] + scaled["c1"] - scaled["c2"]
+
+
+class Unpacked(nn.Module):
+    """A value that dies where a call's result is unpacked into eight items, three statements before return."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x):
+        h = self.lin(x)
+        a, b, c, d, e, f, g, i = torch.relu(h).chunk(8, dim=1)
+        return torch.cat([a * b, c * d, e * f, g * i], 1)

@@ -116,18 +116,23 @@ SHAPES = [
           counts={**{k: v for k, v in RESNET.items() if k not in ("x = self.layer1(x)", "x = self.stem(x)")},
                   "x = self.layer2(self.layer1(self.stem(x)))": 1, "torch.ops": 0, "F.": 0}),  # one line of the source
     Shape("escapes_trace", _model(models.Escapes), _rows, _trace, frozenset({"Leaf"}),
-          inline={"cached": "intermediate value", "scaled": "different bodies"},
+          inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"},
           counts={"self.twice(": 2, "self.blocks[0](": 1, "self.blocks[1](": 1, "getattr(": 0}),
     Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
-          inline={"cached": "intermediate value", "scaled": "different bodies"}, counts={"self.twice(": 2}),
+          inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"}, counts={"self.twice(": 2}),
     # a module returning values its own later code reads (a dict of features) is cut out, returning them all; one
     # reading a tensor constant the trace folded into the root stays inline
     Shape("returned_intermediates", _model(models.FeaturePyramid), _rows, _trace, frozenset({"Features", "Leaf"}),
-          inline={"scaled": "intermediate value"},
+          inline={"scaled": "used outside it, and it reads '_tensor_constant0', a tensor held outside it"},
           counts={"return (x, self.stage2(relu))": 1, "out, features2 = self.features(x)": 1, "self.scaled(": 0}),
     # torch.export lifts the constant into the module that made it: both are cut out
     Shape("returned_intermediates_export", _model(models.FeaturePyramid), _rows, _export, frozenset({"Features", "ScaledFeatures", "Leaf"}),
           counts={"return (x, self.stage2(F.relu(x)))": 2, "scaled1, scaled2 = self.scaled(x)": 1}),
+    # a value dying where a result is unpacked into eight items, five statements before return: no `del`
+    Shape("unpacked_items_are_no_statements", _model(models.Unpacked), lambda: (torch.randn(2, 16),), _trace, frozenset(),
+          counts={"del x": 0, "chunk(": 1}),
+    Shape("unpacked_items_are_no_statements_export", _model(models.Unpacked), lambda: (torch.randn(2, 16),), _export, frozenset(),
+          counts={"del x": 0, "a, b, c, d, e, f, g, i = F.relu(x).chunk(8, dim=1)": 1}),
     Shape("forward_literals", _model(models.Stages), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"ChannelNorm"}),
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     # same __init__ but for a child one block builds, three forwards: a flag and an optional child
