@@ -22,7 +22,7 @@ from .guards import CHECK_INPUT, is_guards_module
 from .identity_calls import shared_identity_calls
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, PackedIR, TensorIR
-from .kept_values import may_keep_values
+from .kept_values import forget_kept_values
 from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .literals import literal
@@ -596,7 +596,7 @@ def collect(
     finally:
         forget_lines()
         forget_frames()
-        may_keep_values.cache_clear()
+        forget_kept_values()
         forget_statements()
 
 

@@ -22,10 +22,11 @@ def initialisers_skipped() -> Iterator[None]:
     """Every public initialiser of nn.init returns its tensor untouched on this thread until the block ends."""
     lock = vars(nn.init).setdefault("_skip_init_lock", threading.RLock())
     builder = threading.get_ident()
+    skipping_now = [True]  # off when the block ends: a module imported inside it may hold a wrapper for good
 
     def skipping(initialise: Callable[..., Any]) -> Callable[..., Any]:
         def skip(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-            if threading.get_ident() == builder:
+            if skipping_now[0] and threading.get_ident() == builder:
                 return tensor
             return initialise(tensor, *args, **kwargs)
 
@@ -38,5 +39,6 @@ def initialisers_skipped() -> Iterator[None]:
         try:
             yield
         finally:
+            skipping_now[0] = False
             for name, fn in saved.items():
                 setattr(nn.init, name, fn)

@@ -4,6 +4,7 @@ caller reads one of its intermediate values; one whose source shows it keeps not
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 
 import pytest
@@ -261,6 +262,117 @@ class NamedModules(nn.Module):
         return x * len(list(self.named_modules()))
 
 
+class AugmentedAlias(nn.Module):
+    def forward(self, x):
+        cache = self.cache
+        cache += [x]
+        return x
+
+
+class SetItemFunction(nn.Module):
+    def forward(self, x):
+        operator.setitem(self.cache, "h", x)
+        return x
+
+
+class GetattrMethod(nn.Module):
+    def forward(self, x):
+        self._keep(x)
+        return x
+
+    def _keep(self, x):
+        self.hidden = x
+
+
+class SuperSetattr(nn.Module):
+    def forward(self, x):
+        super().__setattr__("hidden", x)
+        return x
+
+
+class OverTuple(nn.Module):
+    def forward(self, x):
+        for m in (self.a, self.b):
+            m.hidden = x
+        return x
+
+
+class OnTheClass(nn.Module):
+    def forward(self, x):
+        type(self).hidden = x
+        return x
+
+
+class MethodReturningPart(nn.Module):
+    def forward(self, x):
+        cache = self.get_cache()
+        cache.append(x)
+        return x
+
+    def get_cache(self):
+        return self.cache
+
+
+class EncoderKeepingWeights(nn.TransformerEncoderLayer):
+    """Overrides a method torch's own forward calls."""
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x, weights = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=True)
+        self.weights = weights
+        return self.dropout1(x)
+
+
+class CachedProperty(nn.Module):
+    @functools.cached_property
+    def table(self):
+        return torch.ones(2)
+
+    def forward(self, x):
+        return x * self.table
+
+
+class Casts(nn.Module):
+    """Idioms that only read: tensors cast to another's dtype or device, in place on a local, a child's forward."""
+
+    def forward(self, x):
+        x = x.to(self.weight.dtype) + self.table.to(x.device) + self.inv_freq[None].float()
+        x = x.mul_(self.gamma).clamp_(min=self.eps)
+        return self.block.forward(x) + self.block(x)
+
+
+class _EqualsAll(type):
+    def __eq__(cls, other):
+        return True
+
+
+class Unhashable(nn.Module, metaclass=_EqualsAll):
+    def forward(self, x):
+        return x
+
+
+class _Boom:
+    def __getattr__(self, name):
+        raise RuntimeError(name)
+
+    def __call__(self, *args):
+        return args
+
+
+class RaisingForward(nn.Module):
+    forward = _Boom()
+
+
+def _cycle(x):
+    return x
+
+
+_cycle.__wrapped__ = _cycle  # type: ignore[attr-defined]
+
+
+class WrappedCycle(nn.Module):
+    forward = _cycle
+
+
 def _unreadable() -> type:
     namespace: dict[str, object] = {}
     exec("def forward(self, x):\n    return x\n", namespace)  # no file to read its source from
@@ -306,6 +418,19 @@ CASES = [
     ("call_override", CallOverride, True),
     ("global_store", KeepsGlobal, True),
     ("torch_methods_not_read", NamedModules, False),
+    ("augmented_alias", AugmentedAlias, True),
+    ("setitem_function", SetItemFunction, True),
+    ("getattr_method", GetattrMethod, True),
+    ("super_setattr", SuperSetattr, True),
+    ("over_a_tuple_of_children", OverTuple, True),
+    ("on_the_class", OnTheClass, True),
+    ("method_returning_part", MethodReturningPart, True),
+    ("torch_layer_method_overridden", EncoderKeepingWeights, True),
+    ("cached_property", CachedProperty, True),
+    ("casts_and_in_place_on_locals", Casts, False),
+    ("unhashable_class", Unhashable, True),
+    ("raising_forward", RaisingForward, True),
+    ("wrapped_cycle", WrappedCycle, True),
 ]
 
 
@@ -353,6 +478,14 @@ RUNNABLE = [
     ("initialiser_in_place", _with(InitInPlace, buf=torch.ones(3, 4))),
     ("call_override", _with(CallOverride)),
     ("torch_methods_not_read", _with(NamedModules)),
+    ("augmented_alias", _with(AugmentedAlias, cache=[])),
+    ("setitem_function", _with(SetItemFunction, cache={})),
+    ("getattr_method", _with(GetattrMethod)),
+    ("super_setattr", _with(SuperSetattr)),
+    ("over_a_tuple_of_children", _with(OverTuple, a=nn.Identity(), b=nn.Identity())),
+    ("method_returning_part", _with(MethodReturningPart, cache=[])),
+    ("casts_and_in_place_on_locals", _with(Casts, weight=torch.ones(4), table=torch.ones(4), inv_freq=torch.ones(4),
+                                             gamma=torch.ones(4), eps=0.5, block=nn.Identity())),
 ]
 
 

@@ -49,3 +49,12 @@ def test_a_layer_built_so_has_the_same_structure() -> None:
         (k, v.shape, v.dtype, v.requires_grad) for k, v in skipped.state_dict(keep_vars=True).items()
     ]
     assert plain.extra_repr() == skipped.extra_repr()
+
+
+def test_a_wrapper_taken_inside_the_block_initialises_after_it() -> None:
+    """A module imported while the block runs (`from torch.nn.init import normal_`) keeps the wrapper it found."""
+    with initialisers_skipped():
+        taken = nn.init.normal_
+    tensor = torch.zeros(64)
+    taken(tensor)
+    assert tensor.abs().sum() > 0
