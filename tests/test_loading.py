@@ -489,6 +489,10 @@ def test_skip_init_leaves_other_threads_and_the_garbage_collector_alone(folder: 
         worker.join()
     assert gc.isenabled() and initialisers() == originals
     assert torch.equal(ours, torch.zeros(3)) and torch.equal(theirs, torch.full((3,), 3.0))
+    with module.skip_init():
+        taken = nn.init.constant_  # as a module imported during the build would keep it
+    taken(ours, 3.0)
+    assert torch.equal(ours, torch.full((3,), 3.0))  # the wrapper it kept initialises once the build is over
     gc.disable()
     try:
         module.FxModule()

@@ -222,10 +222,12 @@ def skip_init():
     """
     lock = vars(nn.init).setdefault("_skip_init_lock", threading.RLock())
     builder = threading.get_ident()
+    # off after the build, as a module imported during it may keep a wrapper
+    skipping_now = [True]
 
     def skipping(initialise):
         def skip(tensor, *args, **kwargs):
-            if threading.get_ident() == builder:
+            if skipping_now[0] and threading.get_ident() == builder:
                 return tensor
             return initialise(tensor, *args, **kwargs)
 
@@ -242,6 +244,7 @@ def skip_init():
         try:
             yield
         finally:
+            skipping_now[0] = False
             for name, fn in saved.items():
                 setattr(nn.init, name, fn)
 
