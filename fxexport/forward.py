@@ -533,8 +533,11 @@ class _Emitter:
         """`del` where the last value of a memory dies, well before return, of the names still bound to it
         (a view's `del` alone frees nothing while the value it views lives on)."""
         order = {node: i for i, node in enumerate(n for n in self.graph.nodes if n.op != "placeholder" and n not in self.dead and n not in self.inlined)}
-        statements = [n for n in order if n not in self.unpacked_items]  # an unpacked item is no statement of its own
-        left = {node: len(statements) - i for i, node in enumerate(statements)}
+        left: dict[fx.Node, int] = {}  # statements from each node to the end; an unpacked item is no statement of its own
+        count = 0
+        for node in reversed(order):
+            count += node not in self.unpacked_items
+            left[node] = count
         binders: dict[str, list[int]] = {}  # a name -> where statements bind it (an item: where its result is unpacked)
         for node in order:
             if node in self.names and node.op != "output":
@@ -548,7 +551,7 @@ class _Emitter:
             if not deaths or root.op in ("placeholder", "get_attr") or root in self.small or root in self.looped or any(d.op == "output" for d in deaths):
                 continue
             death = max(deaths, key=order.__getitem__)
-            if left.get(death, len(order) - order[death]) <= DEL_DISTANCE:
+            if left[death] <= DEL_DISTANCE:
                 continue
             bound = [v for v in values if v in self.last_use and v not in self.inlined and v not in self.rebinds and v not in self.unpacked]
             # a name a later value took by then (free_at) is that value's now

@@ -87,7 +87,7 @@ def _may_keep_values(cls: type | str) -> bool:
     if found is None:
         return True
     pending, seen = [*_ENTRY_POINTS, *_overrides(found)], set()
-    methods = frozenset(name for k in found.__mro__ if not _is_torch(k) and k is not object for name, v in vars(k).items() if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
+    methods = frozenset(name for k in _model_classes(found) for name, v in vars(k).items() if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
     while pending:
         name = pending.pop()
         seen.add(name)
@@ -100,10 +100,13 @@ def _may_keep_values(cls: type | str) -> bool:
 
 
 def _definitions(cls: type, name: str) -> Iterator[Any]:
-    """Every definition of `name` along the class's bases, torch's own classes and `object` aside."""
-    for klass in cls.__mro__:
-        if name in vars(klass) and not _is_torch(klass) and klass is not object:
-            yield vars(klass)[name]
+    """Every definition of `name` along the class's bases (_model_classes)."""
+    return (vars(klass)[name] for klass in _model_classes(cls) if name in vars(klass))
+
+
+def _model_classes(cls: type) -> list[type]:
+    """The class and its bases, torch's own classes and `object` aside."""
+    return [klass for klass in cls.__mro__ if not _is_torch(klass) and klass is not object]
 
 
 def _is_torch(klass: type) -> bool:
@@ -123,7 +126,7 @@ def _overrides(cls: type) -> list[str]:
     overrides: that forward may call them (`_conv_forward`, `_sa_block`)."""
     layers = [k for k in cls.__mro__ if _is_torch(k) and "forward" in vars(k) and k is not nn.Module]
     names = {name for k in layers for name in vars(k)}
-    return sorted({name for k in cls.__mro__ if not _is_torch(k) and k is not object for name in vars(k) if name in names} - _NOT_CALLED)
+    return sorted({name for k in _model_classes(cls) for name in vars(k) if name in names} - _NOT_CALLED)
 
 
 def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import cast
 
 import torch
 from torch import fx, nn
@@ -265,7 +264,7 @@ def _keeper(call: Call, modules: dict[str, nn.Module]) -> str | None:
             return f"{class_name(nested.frame.cls)} {nested.frame.path!r}"
     for node in call.nodes():
         module = modules.get(str(node.target)) if node.op == "call_module" else None
-        if module is not None and may_keep_values(cast(type, type(module))):
+        if module is not None and may_keep_values(type(module)):
             return f"{type(module).__name__} {node.target!r}"
     return None
 
