@@ -5,12 +5,19 @@ outermost first, each as `key: (path, class)`; a module called again gets a new 
 (`shared@1`). A call's nodes are a run of consecutive nodes sharing its key: the `Call`s below
 form a tree of such runs, whose leaves are nodes. torch.nn layers (other than Sequential) are
 not cut out: symbolic_trace calls them as leaves, and torch.export traces them into operations.
+dynamo records paths from where it found the module (`L['self'].layer1.0`, `L['model'].0` for a
+compiled function's argument, `G['model']` for a global): in its graphs they are read as paths
+under the root (`layer1.0`, `model.0`), as torch.export reads `L['self']`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+import re
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from torch import fx, nn
@@ -123,8 +130,45 @@ def graph_body_nodes(graph: fx.Graph, modules: dict[str, nn.Module]) -> list[fx.
 def stack_frames(node: fx.Node) -> list[Frame]:
     """Every well-formed entry of the node's `nn_module_stack`, outermost first."""
     stack = node.meta.get("nn_module_stack") or {}
-    return [_frame(str(key), entry[0], entry[1]) for key, entry in stack.items()
+    path = module_path if _DYNAMO_GRAPH.get() else str
+    return [_frame(str(key), path(entry[0]), entry[1]) for key, entry in stack.items()
             if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)]  # fmt: skip
+
+
+_DYNAMO_GRAPH: ContextVar[bool] = ContextVar("dynamo_graph", default=False)
+
+
+@contextlib.contextmanager
+def paths_of(gm: fx.GraphModule) -> Iterator[None]:
+    """While collecting `gm`: read its recorded paths as dynamo's where dynamo made it (its `meta`
+    says so), so that a module another tracer recorded as named `L['self']` keeps its name."""
+    meta = getattr(gm, "meta", None)
+    token = _DYNAMO_GRAPH.set(isinstance(meta, dict) and "dynamo_compile_id" in meta)
+    try:
+        yield
+    finally:
+        _DYNAMO_GRAPH.reset(token)
+
+
+def dynamo_graph() -> bool:
+    """True while collecting a graph dynamo made (paths_of)."""
+    return _DYNAMO_GRAPH.get()
+
+
+# dynamo's name for where it found a module: a local (`L['self']`) or global (`G['model']`) of the
+# compiled frame, then attributes
+_DYNAMO_ROOT = re.compile(r"""[LG]\[(['"])([A-Za-z_][A-Za-z0-9_]*)\1\](?=\.|$)""")
+
+
+def module_path(recorded: str) -> str:
+    """The path under the root of a path dynamo recorded: `L['self'].blocks.0` is `blocks.0`,
+    `L['model'].0` (a compiled function's argument) `model.0`; any other as recorded."""
+    found = _DYNAMO_ROOT.match(recorded)
+    if found is None:
+        return recorded
+    rest = recorded[found.end() :].removeprefix(".")
+    name = found.group(2)
+    return rest if name == "self" else f"{name}.{rest}" if rest else name
 
 
 # Every node of a call repeats the call's entries: one Frame (immutable) per entry, and one answer per

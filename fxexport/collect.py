@@ -12,7 +12,7 @@ from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, source_class_name, without_echoes
-from .calls import forget_frames, qualified_name
+from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
 from .errors import FxExportError
@@ -591,7 +591,7 @@ def collect(
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
     try:
-        with unpacking_once():
+        with unpacking_once(), paths_of(root):
             return _collect(root, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
     finally:
         forget_lines()

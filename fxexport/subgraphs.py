@@ -19,7 +19,7 @@ from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
 from .annotations import own_stack_trace, source_statement
-from .calls import Call, stack_frames
+from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
@@ -66,15 +66,36 @@ class ListArgument:
 LIST_PARAMETER = "tensors"  # as torch.cat and torch.stack name it; a name of what it holds is reused by no value
 
 
-def _parameter_name(used: fx.Node, taken: set[str]) -> str:
-    """The model input's name for a model input, the attribute's for a tensor of another module, else `x`, `x_1`, ..."""
+def _parameter_name(used: fx.Node, taken: set[str], path: str = "") -> str:
+    """The model input's name for a model input (for dynamo's input of a tensor of the module at
+    `path` or under it, its path there: `norm1_weight`), the attribute's for a tensor of another
+    module, else `x`, `x_1`, ..."""
     if used.op == "placeholder":
-        base = str(used.target).lstrip("*")
+        base = _lifted_tensor_name(used, path) or str(used.target).lstrip("*")
     elif used.op == "get_attr":
         base = str(used.target).rpartition(".")[2]
     else:
         base = "x"  # not the caller's name for it: two callers (or two instances) give the body the same code
     return unique_identifier(base, taken, "x")
+
+
+def _lifted_tensor_name(placeholder: fx.Node, path: str) -> str | None:
+    """For dynamo's input of a parameter or buffer of the module at `path` or under it, its path
+    there with `_` for dots (`norm1_weight` in the forward of `blocks.0`); else None. dynamo names
+    the input after where it found the tensor, each name made an identifier
+    (`L_self_modules_blocks_modules_0_modules_norm1_parameters_weight_`), and records the call of
+    the module that first read it (`blocks.0.norm1`): the name must spell that module's path."""
+    frames = stack_frames(placeholder) if dynamo_graph() else []
+    owner = frames[-1].path if frames else ""
+    if not path or not (owner == path or owner.startswith(f"{path}.")):
+        return None
+    first, *rest = [re.sub(r"[^a-zA-Z0-9]", "_", part) for part in owner.split(".")]
+    modules = "".join(f"_modules_{part}" for part in rest)
+    found = re.search(rf"_(?:modules_)?{re.escape(first)}{re.escape(modules)}_(?:parameters|buffers)_([A-Za-z0-9_]+)_$", str(placeholder.target))
+    if found is None:
+        return None
+    relative = owner[len(path) + 1 :].replace(".", "_")
+    return f"{relative}_{found.group(1)}" if relative else found.group(1)
 
 
 def generic_input(placeholder: fx.Node) -> bool:
@@ -211,7 +232,7 @@ class Builder:
         if packed is not None:
             builder.packed[id(packed.container)] = builder.graph.placeholder(LIST_PARAMETER)
         for used in [] if packed is not None else inputs:
-            placeholder = builder.graph.placeholder(_parameter_name(used, taken))
+            placeholder = builder.graph.placeholder(_parameter_name(used, taken, call.frame.path))
             placeholder.meta = dict(used.meta)
             builder.env[used] = placeholder
         builder.emit(call.items, keep_names=False)

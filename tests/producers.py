@@ -201,6 +201,7 @@ PRODUCERS = [
     dynamo("dynamo_transformer", TransformerBlock, lambda: (_x(2, 5, 32),)),
     dynamo("dynamo_dynamic", Dynamic, lambda: (_x(2, 3, 6),)),
     dynamo("dynamo_cond", Branch, lambda: (_x(3, 4),)),
+    dynamo("dynamo_resnet", ResNetLike, lambda: (_x(2, 3, 8, 8),)),  # nested calls recorded from `L['self']`
     Producer("concrete_args", concrete(Flagged, {"use_relu": False, "bias": None}), lambda: (_x(2, 3), False)),
     Producer("concrete_transformer", concrete(TransformerBlock, {}), lambda: (_x(2, 5, 32),)),
     Producer("concrete_relu", concrete(Flagged, {"use_relu": True}), lambda: (_x(2, 3), True)),

@@ -46,6 +46,9 @@ NOT_FIXED_POINTS: dict[str, tuple[type[BaseException], str]] = {
                      "so the forward parameters (already L_x_, ...) become L_L_x_, ... on every capture"),
     "dynamo_dynamic": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` "
                        "prefix, so the forward parameters (already L_x_, ...) become L_L_x_, ... on every capture"),
+    "dynamo_resnet": (AssertionError, "the export's blocks take their tensors as inputs (conv1_weight, ...), which a "
+                      "second capture passes on as plain inputs, named after the root's (L_L_self_..._) rather than a "
+                      "module's tensors"),
     "unflatten_mixed": (AssertionError, "unflatten names a submodule's inputs after its caller's arguments, and the "
                         "root's inputs of an unflattened module are arg0, arg1, ...: the inner Linear's `x` becomes `arg0`"),
     "pt2e_quantized_mlp": (AssertionError, "torch.export of the export names its nodes after their ops "
@@ -87,6 +90,7 @@ OWN_PRODUCERS: dict[str, Callable[[nn.Module, Case], Any]] = {
     "make_fx_symbolic": _make_fx("symbolic"),
     "dynamo_mixed": _dynamo,
     "dynamo_dynamic": _dynamo,
+    "dynamo_resnet": _dynamo,
     "unflatten_mixed": lambda model, case: torch.export.unflatten(torch.export.export(model, case.args(), case.kwargs())),
     "pt2e_quantized_mlp": _export(),
 }

@@ -27,7 +27,7 @@ HOSTILE = [
     "class", "import", "None", "self", "torch", "nn", "F", "math", "operator", "Path", "getattr",
     "setattr", "super", "load_tensors", "WEIGHT_FILES", "device", "dtype", "x", "0", "12", "_", "__",
     "a'b", 'q"uote', "back\\slash", "new\nline", "tab\tx", "sp ace", "é", "ﬁ", "日本", "x-y", "T",
-    "weight", "__dunder__", "del", "lambda",
+    "weight", "__dunder__", "del", "lambda", "L['self']", "G['m']",  # dynamo's roots: plain names elsewhere
 ]  # fmt: skip
 NAMES = st.one_of(st.sampled_from(HOSTILE), st.text(st.characters(blacklist_characters=".", blacklist_categories=("Cs",)), min_size=1, max_size=5))
 KINDS = st.sampled_from(["linear", "holder", "parameter", "buffer", "hidden_buffer"])

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import torch
+import torch.utils._pytree as pytree
 from torch import fx, nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -69,6 +70,35 @@ def _make_fx(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return make_fx(model)(*args)
 
 
+_GRAPH_INPUTS: dict[int, tuple[Any, ...]] = {}  # id of a dynamo graph -> the inputs dynamo called it with (its parameters among them)
+
+
+def _dynamo_graph(function: Callable[..., Any], args: tuple[Any, ...]) -> fx.GraphModule:
+    """The graph torch.compile hands its backend; it takes the model's tensors as inputs (named `L_self_...`)."""
+    import torch._dynamo
+
+    captured: list[fx.GraphModule] = []
+
+    def backend(gm: fx.GraphModule, inputs: list[torch.Tensor]) -> Callable[..., Any]:
+        captured.append(gm)
+        _GRAPH_INPUTS[id(gm)] = tuple(inputs)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(function, backend=backend, dynamic=False)(*args)
+    return captured[0]
+
+
+def _dynamo(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """dynamo records the module paths from `L['self']` (`L['self'].layer1.0`)."""
+    return _dynamo_graph(model, args)
+
+
+def _dynamo_function(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """A compiled function given the model: dynamo records the paths from its argument (`L['model'].layer1.0`)."""
+    return _dynamo_graph(lambda model, *inputs: model(*inputs), (model, *args))
+
+
 @dataclass(frozen=True)
 class Shape:
     """A model, how it is captured, and the structure its export must have."""
@@ -109,6 +139,8 @@ RESNET = {"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "if sel
           "if stride != 1:": 1, "self.downsample = nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=stride,": 1,
           "self.downsample = None": 1, "BasicBlock(8, 16, stride=2)": 1,
           "class ConvNormAct(nn.Sequential):": 1, "self.stem = ConvNormAct(nn.Conv2d(": 1}  # fmt: skip
+# Sequentials whose children take their tensors as inputs: no chain of children
+DYNAMO_INLINE = {path: "not its children called one after another" for path in ("stem", "layer1", "layer2", "layer2.0.downsample")}
 SHAPES = [
     Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock", "ConvNormAct"}), counts=RESNET),
     # torch.export traces the torch.nn layers into ATen calls: restored, the export reads as the traced one does
@@ -452,6 +484,16 @@ SHAPES = [
     Shape("literals_named_from_the_source_export", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _export, frozenset({"HeadsAttention"}),
           counts={"self.num_heads = num_heads": 1, "reshape(2, 5, 3, self.num_heads, self.head_dim)": 1, "_value": 0, "HeadsAttention(2, 4)": 1}),
     Shape("optional_child_after_a_residual", _model(models.PostExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock", "PreExpandingBlock_1"})),
+    # dynamo: paths under the root, not a module named "L['self']"; a block's tensors, passed in, named by their path in it
+    Shape("dynamo_module", _model(models.ResNetLike), _image, _dynamo, frozenset({"BasicBlock", "BasicBlock_1"}), inline=DYNAMO_INLINE,
+          counts={"L['": 0, "getattr(": 0, "self.layer1 = nn.Sequential(BasicBlock(), BasicBlock())": 1, "self.layer1[0](": 1,
+                  "def forward(self, x, conv1_weight, bn1_running_mean, bn1_running_var, bn1_weight, bn1_bias, conv2_weight,": 2,
+                  "downsample_1_running_mean,": 2, "F.conv2d(x, conv1_weight, None,": 2}),
+    Shape("named_like_dynamo_roots", _model(models.NamedLikeDynamoRoots), _rows, _trace, frozenset({"Leaf"}),
+          counts={"""getattr(self, "L['self']")(x)""": 1, """getattr(self, "G['m']")(""": 1}),
+    Shape("dynamo_function", _model(models.ResNetLike), _image, _dynamo_function, frozenset({"BasicBlock", "BasicBlock_1", "ResNetLike"}),
+          inline={f"model.{path}": reason for path, reason in DYNAMO_INLINE.items()},
+          counts={"L['": 0, "getattr(": 0, "self.model = ResNetLike()": 1, "stem_0_weight,": 2, "layer2_0_downsample_1_bias,": 2}),
 ]  # fmt: skip
 
 
@@ -473,6 +515,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Exported]:
     for shape in SHAPES:
         source, args = shape.model(), shape.args()
         gm = shape.capture(source, args)
+        args = _GRAPH_INPUTS.get(id(gm), args)
         fxexport.export(gm, root / shape.name)
         model = importlib.import_module(shape.name).FxModule()
         out[shape.name] = Exported(source, gm, args, root / shape.name, (root / shape.name / "module.py").read_text(), model)
@@ -484,7 +527,8 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Exported]:
 def test_outputs_equal_the_source_graph_bit_for_bit(shape: Shape, exported: dict[str, Exported]) -> None:
     item = exported[shape.name]
     with torch.no_grad():
-        assert torch.equal(item.model(*item.args), item.gm(*item.args))
+        ours, source = (pytree.tree_flatten(out) for out in (item.model(*item.args), item.gm(*item.args)))  # dynamo's graphs return tuples
+    assert ours[1] == source[1] and all(torch.equal(a, b) for a, b in zip(ours[0], source[0], strict=True))
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
