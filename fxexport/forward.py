@@ -841,7 +841,7 @@ _SIZE_METHODS = frozenset({"dim", "size", "numel", "nelement", "stride", "elemen
 
 
 def _sizes(graph: fx.Graph) -> set[fx.Node]:
-    """Values that are sizes and flags (`x.shape`, `x.dim() == 3`, `h // 16`): no `del` for them."""
+    """Values that are sizes, flags and messages (`x.shape`, `x.dim() == 3`, `h // 16`): no `del` for them."""
     small: set[fx.Node] = set()
     for node in graph.nodes:
         target = node.target
@@ -851,6 +851,8 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
             small.add(node)
         elif node.op == "call_function" and target is torch._assert:
             small.add(node)
+        elif node.op == "call_method" and target == "format" and node.args and isinstance(node.args[0], str):
+            small.add(node)  # a message (traced_messages.py)
         elif node.op == "call_function" and (target in BINARY or target in UNARY or target is operator.getitem):
             if node.all_input_nodes and all(n in small for n in node.all_input_nodes):
                 small.add(node)

@@ -107,6 +107,7 @@ CASES = [
     Case("items_after_dead_ones", traced(models.ItemsAfterDeadOnes), _randn(2, 3, 4)),
     Case("renamed_function_calls", traced(shadowing.SumsOfSums), _randn(2, 4)),
     Case("dead_reader", traced(models.DeadReader), _randn(2, 4)),
+    Case("traced_messages", traced(models.CheckedPyramid), _randn(2, 3, 8, 8)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

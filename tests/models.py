@@ -2900,3 +2900,29 @@ class NamedLikeDynamoRoots(nn.Module):
 
     def forward(self, x):
         return getattr(self, "G['m']")(getattr(self, "L['self']")(x))
+
+
+class CheckedPatches(nn.Module):
+    """timm's PatchEmbed check: a message formatted from a traced size, which symbolic_trace bakes in as "Proxy(getitem_2)"."""
+
+    def __init__(self, size: int = 8, channels: int = 3) -> None:
+        super().__init__()
+        self.size = size
+        self.proj = nn.Conv2d(channels, channels, 2, stride=2)
+
+    def forward(self, x):
+        _, _, h, w = x.shape
+        torch._assert(h == self.size, f"Input height ({h}) doesn't match model ({self.size}).")
+        torch._assert(x.ndim == 4, f"expected 4D input (got {x.ndim}D input) {{}}")
+        return self.proj(x).flatten(2).sum(-1) * w
+
+
+class CheckedPyramid(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = CheckedPatches(8, 3)
+        self.second = CheckedPatches(4, 3)
+
+    def forward(self, x):
+        y = self.first(x)
+        return self.second(x[:, :, :4, :4]) + y

@@ -489,6 +489,14 @@ SHAPES = [
           counts={"L['": 0, "getattr(": 0, "self.layer1 = nn.Sequential(BasicBlock(), BasicBlock())": 1, "self.layer1[0](": 1,
                   "def forward(self, x, conv1_weight, bn1_running_mean, bn1_running_var, bn1_weight, bn1_bias, conv2_weight,": 2,
                   "downsample_1_running_mean,": 2, "F.conv2d(x, conv1_weight, None,": 2}),
+    # messages symbolic_trace formatted a size into ("Proxy(getitem_2)"): formatted again from the size, one class
+    Shape("traced_messages", _model(models.CheckedPyramid), _image, _trace, frozenset({"CheckedPatches"}),
+          counts={"Proxy(": 0, "\"Input height ({}) doesn't match model ({}).\".format(": 1, "self.value = value": 1,
+                  "CheckedPatches(8)": 1, "CheckedPatches(4)": 1, "\"expected 4D input (got {}D input) {{}}\".format(x.ndim)": 1,
+                  "del out": 0}),
+    # one instance: its number stays in the message
+    Shape("traced_message_once", _model(models.CheckedPatches), _image, _trace, frozenset(),
+          counts={"Proxy(": 0, "\"Input height ({}) doesn't match model (8).\".format(out)": 1, "del out": 0}),
     Shape("named_like_dynamo_roots", _model(models.NamedLikeDynamoRoots), _rows, _trace, frozenset({"Leaf"}),
           counts={"""getattr(self, "L['self']")(x)""": 1, """getattr(self, "G['m']")(""": 1}),
     Shape("dynamo_function", _model(models.ResNetLike), _image, _dynamo_function, frozenset({"BasicBlock", "BasicBlock_1", "ResNetLike"}),
