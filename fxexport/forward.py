@@ -801,6 +801,8 @@ def _own_name(node: fx.Node) -> str:
         attribute = node.args[1]
         if isinstance(attribute, str) and is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
             return attribute
+    if node.op == "call_method" and node.target == "format" and node.args and isinstance(node.args[0], str):
+        return "message"  # traced_messages.py
     op = _op_name(node)
     if op is not None:
         base = without_number(op)  # fx numbers calls of a function named `stage_2` stage_3, stage_4, ...

@@ -36,8 +36,8 @@ class CheckedPatches(nn.Module):  # tests/models.py:2905 CheckedPatches
         out = "Input height ({}) doesn't match model ({}).".format(out, self.value)
         torch._assert(eq, out)
         eq_1 = x.ndim == 4
-        format_1 = "expected 4D input (got {}D input) {{}}".format(x.ndim)
-        torch._assert(eq_1, format_1)
+        message = "expected 4D input (got {}D input) {{}}".format(x.ndim)
+        torch._assert(eq_1, message)
         x = self.proj(x)
         x = x.flatten(2)
         x = x.sum(-1)
