@@ -801,8 +801,8 @@ def _own_name(node: fx.Node) -> str:
         attribute = node.args[1]
         if isinstance(attribute, str) and is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
             return attribute
-    if node.op == "call_method" and node.target == "format" and node.args and isinstance(node.args[0], str):
-        return "message"  # traced_messages.py
+    if _is_message(node):
+        return "message"
     op = _op_name(node)
     if op is not None:
         base = without_number(op)  # fx numbers calls of a function named `stage_2` stage_3, stage_4, ...
@@ -853,12 +853,17 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
             small.add(node)
         elif node.op == "call_function" and target is torch._assert:
             small.add(node)
-        elif node.op == "call_method" and target == "format" and node.args and isinstance(node.args[0], str):
-            small.add(node)  # a message (traced_messages.py)
+        elif _is_message(node):
+            small.add(node)
         elif node.op == "call_function" and (target in BINARY or target in UNARY or target is operator.getitem):
             if node.all_input_nodes and all(n in small for n in node.all_input_nodes):
                 small.add(node)
     return small
+
+
+def _is_message(node: fx.Node) -> bool:
+    """A message formatted from sizes (traced_messages.py): a string, named `message`, never deleted."""
+    return node.op == "call_method" and node.target == "format" and bool(node.args) and isinstance(node.args[0], str)
 
 
 def _is_item(node: fx.Node) -> bool:
