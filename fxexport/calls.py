@@ -160,15 +160,23 @@ def dynamo_graph() -> bool:
 _DYNAMO_ROOT = re.compile(r"""[LG]\[(['"])([A-Za-z_][A-Za-z0-9_]*)\1\](?=\.|$)""")
 
 
+_MODULE_NAMES = frozenset(dir(nn.Module()))  # `forward`, `training`, ...: no child takes them
+
+
 def module_path(recorded: str) -> str:
     """The path under the root of a path dynamo recorded: `L['self'].blocks.0` is `blocks.0`,
-    `L['model'].0` (a compiled function's argument) `model.0`; any other as recorded."""
+    `L['model'].0` (a compiled function's argument) `model.0`; any other as recorded, and so is one
+    whose first name no child may take (`L['forward']`: an attribute of every module)."""
     found = _DYNAMO_ROOT.match(recorded)
     if found is None:
         return recorded
     rest = recorded[found.end() :].removeprefix(".")
     name = found.group(2)
-    return rest if name == "self" else f"{name}.{rest}" if rest else name
+    if name == "self":
+        return rest
+    if name in _MODULE_NAMES:
+        return recorded
+    return f"{name}.{rest}" if rest else name
 
 
 # Every node of a call repeats the call's entries: one Frame (immutable) per entry, and one answer per

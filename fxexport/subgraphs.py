@@ -71,7 +71,7 @@ def _parameter_name(used: fx.Node, taken: set[str], path: str = "") -> str:
     `path` or under it, its path there: `norm1_weight`), the attribute's for a tensor of another
     module, else `x`, `x_1`, ..."""
     if used.op == "placeholder":
-        base = _lifted_tensor_name(used, path) or str(used.target).lstrip("*")
+        base = _lifted_tensor_name(used, path) or _frame_local(used) or str(used.target).lstrip("*")
     elif used.op == "get_attr":
         base = str(used.target).rpartition(".")[2]
     else:
@@ -80,22 +80,37 @@ def _parameter_name(used: fx.Node, taken: set[str], path: str = "") -> str:
 
 
 def _lifted_tensor_name(placeholder: fx.Node, path: str) -> str | None:
-    """For dynamo's input of a parameter or buffer of the module at `path` or under it, its path
-    there with `_` for dots (`norm1_weight` in the forward of `blocks.0`); else None. dynamo names
-    the input after where it found the tensor, each name made an identifier
-    (`L_self_modules_blocks_modules_0_modules_norm1_parameters_weight_`), and records the call of
-    the module that first read it (`blocks.0.norm1`): the name must spell that module's path."""
+    """For dynamo's input of a tensor (or other attribute) of the module at `path` or under it, its
+    path there with `_` for dots (`norm1_weight` in the forward of `blocks.0`); else None. dynamo names
+    the input after where it found the value, each name made an identifier
+    (`L_self_modules_blocks_modules_0_modules_norm1_parameters_weight_`; `G_lib_model_...` for a
+    global reached through a Python module), and records the call of the module that first read it
+    (`blocks.0.norm1`): the name must spell that module's path."""
     frames = stack_frames(placeholder) if dynamo_graph() else []
     owner = frames[-1].path if frames else ""
     if not path or not (owner == path or owner.startswith(f"{path}.")):
         return None
-    first, *rest = [re.sub(r"[^a-zA-Z0-9]", "_", part) for part in owner.split(".")]
-    modules = "".join(f"_modules_{part}" for part in rest)
-    found = re.search(rf"_(?:modules_)?{re.escape(first)}{re.escape(modules)}_(?:parameters|buffers)_([A-Za-z0-9_]+)_$", str(placeholder.target))
-    if found is None:
+    parts = [re.escape(_identifier_part(part)) for part in owner.split(".")]
+    spelled = "_(?:modules_)?".join(parts)
+    found = re.search(rf"_(?:modules_)?{spelled}_(?:parameters_|buffers_)?([A-Za-z0-9_]+?)_$", str(placeholder.target))
+    if found is None or found.group(1).startswith("modules_") or "_modules_" in found.group(1):
         return None
-    relative = owner[len(path) + 1 :].replace(".", "_")
+    relative = _identifier_part(owner[len(path) + 1 :])
+    if relative[:1].isdigit():  # a child of a container (`0.norm1`): named after the container
+        relative = f"{_identifier_part(path.rpartition('.')[2])}_{relative}"
     return f"{relative}_{found.group(1)}" if relative else found.group(1)
+
+
+def _frame_local(placeholder: fx.Node) -> str | None:
+    """In a dynamo graph, the name of the compiled frame's local or global an input is (`x` for
+    `L_x_`), so that the block taking the model's input reads as the blocks taking other values do."""
+    found = re.fullmatch(r"[LG]_([A-Za-z][A-Za-z0-9_]*?)_", str(placeholder.target)) if dynamo_graph() else None
+    return found.group(1) if found is not None else None
+
+
+def _identifier_part(text: str) -> str:
+    """`text` with every character an identifier may not hold as `_` (dynamo's spelling of a path)."""
+    return re.sub(r"[^a-zA-Z0-9]", "_", text)
 
 
 def generic_input(placeholder: fx.Node) -> bool:

@@ -3,12 +3,14 @@
 timm checks `_assert(H == self.img_size[0], f"Input height ({H}) doesn't match model (64).")`.
 symbolic_trace formats the proxy of `H` into the string: the graph holds the constant "Input
 height (Proxy(getitem_2)) doesn't match model (64).", naming a node the generated code has no
-value of. Where the named node is a size (`x.shape`, `x.ndim`, an item of them, `x.size()` and
-arithmetic on those: ints, never tensors, so formatting costs nothing that matters), the
-constant becomes the formatting of that value, as the source wrote it:
-`"Input height ({}) doesn't match model (64).".format(h)`. A check that passes computes the
-same; one that fails says the size it found. A new trace of the export formats its own proxy
-into the message again, and comes back to the same code.
+value of. Where a message names one proxy, that of a size made in the same module call (`x.shape`,
+`x.ndim`, an item of them, `x.size()` and int arithmetic on those: never a tensor, so formatting
+costs nothing that matters), the constant becomes the formatting of that value, as the source
+wrote it: `"Input height ({}) doesn't match model (64).".format(h)`. A check that passes computes
+the same; one that fails says the size it found. A new trace of the export formats its own proxy
+into the message again and comes back to the same code. Left as traced: a message of several values
+(a new trace would make them in another order), and a name of another module call (a GraphModule
+traced before, inside the model, holds messages naming nodes of its own first trace).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .subgraphs import copy_graph, with_graph
 
 _PROXY = re.compile(r"Proxy\(([A-Za-z_][A-Za-z0-9_]*)\)")
 # a proxy's name, or a whole number standing alone (`(64)`, not the 4 of `4D`)
-_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])(?:0|[1-9]\d*)(?![\w.])")  # as an int prints: `08` is text
 _FIELD = re.compile(rf"Proxy\(([A-Za-z_][A-Za-z0-9_]*)\)|({_NUMBER.pattern})")
 _SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
 _SIZE_METHODS = frozenset({"size", "dim", "numel", "nelement"})
@@ -48,13 +50,15 @@ def formatted_messages(gm: fx.GraphModule) -> fx.GraphModule:
 
 
 def _sizes_named(value: object, names: dict[str, fx.Node]) -> list[fx.Node] | None:
-    """The size nodes a string names as proxies, in order; None unless it names at least one and every name is a size's."""
+    """The size node a string names as a proxy; None unless it names exactly one, a size's. A message
+    of several values is left as it is: a new trace makes them in another order than the export
+    reads them (`x.ndim` only where the message reads it), so it would not come back the same."""
     if not isinstance(value, str):
         return None
     found = [names.get(name) for name in _PROXY.findall(value)]
-    if not found or not all(node is not None and _is_size(node) for node in found):
+    if len(found) != 1 or found[0] is None or not _is_size(found[0]):
         return None
-    return [node for node in found if node is not None]
+    return [found[0]]
 
 
 def _varying_numbers(graph: fx.Graph, named: dict[str, fx.Node]) -> set[str]:
@@ -81,7 +85,7 @@ def _formatted(
     """`value`, or for a message naming sizes made before `user`, a node formatting them into it (just
     before `user`, in its module call); a checked number is a field too where the message varies in it."""
     sizes = _sizes_named(value, named)
-    if sizes is None or not all(place[size] < place[user] for size in sizes):
+    if sizes is None or not all(place[size] < place[user] and _same_call(size, user) for size in sizes):
         return value
     checked = _checked_numbers(user)
     if _masked(str(value), checked) not in varying:
@@ -103,6 +107,17 @@ def _formatted(
         message = graph.call_method("format", (template, *fields))
     message.meta = {key: user.meta[key] for key in ("stack_trace", "nn_module_stack") if key in user.meta}
     return message
+
+
+def _same_call(size: fx.Node, user: fx.Node) -> bool:
+    """True where `size` was made in the module call that checks it: a proxy's name is only text, and
+    a GraphModule traced again inside a model holds messages naming nodes of its own first trace."""
+    return _innermost(size) == _innermost(user)
+
+
+def _innermost(node: fx.Node) -> object:
+    stack = node.meta.get("nn_module_stack") or {}
+    return next(reversed(stack.keys()), None) if isinstance(stack, dict) else None
 
 
 def _checked_numbers(user: fx.Node) -> set[int]:

@@ -2926,3 +2926,31 @@ class CheckedPyramid(nn.Module):
     def forward(self, x):
         y = self.first(x)
         return self.second(x[:, :, :4, :4]) + y
+
+
+class ScaledNorm(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(4)
+        self.norm1_weight = nn.Parameter(torch.linspace(0.5, 1.5, 4))  # its name is also its child's tensor's, read from here
+
+    def forward(self, x):
+        return self.norm1(x) * self.norm1_weight
+
+
+class AddingStack(nn.Sequential):
+    def forward(self, x):
+        for layer in self:
+            x = layer(x) + 1
+        return x
+
+
+class StackedNorms(nn.Module):
+    """A Sequential subclass with a forward of its own over numbered children (dynamo: `stack_0_norm1_weight` in it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack = AddingStack(ScaledNorm(), ScaledNorm())
+
+    def forward(self, x):
+        return self.stack(x)

@@ -94,6 +94,15 @@ def _dynamo(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return _dynamo_graph(model, args)
 
 
+def _dynamo_argument_named_training(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """A compiled function whose argument is named like an attribute of every module: no child may take that name."""
+
+    def run(training: nn.Module, *inputs: Any) -> Any:
+        return training(*inputs)
+
+    return _dynamo_graph(run, (model, *args))
+
+
 def _dynamo_function(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """A compiled function given the model: dynamo records the paths from its argument (`L['model'].layer1.0`)."""
     return _dynamo_graph(lambda model, *inputs: model(*inputs), (model, *args))
@@ -499,6 +508,12 @@ SHAPES = [
           counts={"Proxy(": 0, "\"Input height ({}) doesn't match model (8).\".format(out)": 1, "del out": 0}),
     Shape("named_like_dynamo_roots", _model(models.NamedLikeDynamoRoots), _rows, _trace, frozenset({"Leaf"}),
           counts={"""getattr(self, "L['self']")(x)""": 1, """getattr(self, "G['m']")(""": 1}),
+    # numbered children of a container: their tensors named after it; the model's input `x` where dynamo says `L_x_`
+    Shape("dynamo_numbered_children", _model(models.StackedNorms), _rows, _dynamo, frozenset({"ScaledNorm", "AddingStack"}),
+          counts={"def forward(self, x, norm1_weight, norm1_bias, norm1_weight_1):": 1,
+                  "def forward(self, x, stack_0_norm1_weight, stack_0_norm1_bias, stack_0_norm1_weight_1,": 1, "(L_x_,": 1}),
+    Shape("dynamo_argument_named_training", _model(models.StackedNorms), _rows, _dynamo_argument_named_training,
+          frozenset({"ScaledNorm", "ScaledNorm_1", "AddingStack", "StackedNorms"}), counts={"""getattr(self, "L['training']")(""": 1}),
     Shape("dynamo_function", _model(models.ResNetLike), _image, _dynamo_function, frozenset({"BasicBlock", "BasicBlock_1", "ResNetLike"}),
           inline={f"model.{path}": reason for path, reason in DYNAMO_INLINE.items()},
           counts={"L['": 0, "getattr(": 0, "self.model = ResNetLike()": 1, "stem_0_weight,": 2, "layer2_0_downsample_1_bias,": 2}),
