@@ -37,6 +37,7 @@ from .source_names import (
     usable,
 )
 from .subgraphs import generic_input
+from .traced_messages import is_message
 from .unpacking import UNUSED, unpackable
 from .views import storage_roots
 
@@ -801,7 +802,7 @@ def _own_name(node: fx.Node) -> str:
         attribute = node.args[1]
         if isinstance(attribute, str) and is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
             return attribute
-    if _is_message(node):
+    if is_message(node):
         return "message"
     op = _op_name(node)
     if op is not None:
@@ -853,17 +854,12 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
             small.add(node)
         elif node.op == "call_function" and target is torch._assert:
             small.add(node)
-        elif _is_message(node):
+        elif is_message(node):
             small.add(node)
         elif node.op == "call_function" and (target in BINARY or target in UNARY or target is operator.getitem):
             if node.all_input_nodes and all(n in small for n in node.all_input_nodes):
                 small.add(node)
     return small
-
-
-def _is_message(node: fx.Node) -> bool:
-    """A message formatted from sizes (traced_messages.py): a string, named `message`, never deleted."""
-    return node.op == "call_method" and node.target == "format" and bool(node.args) and isinstance(node.args[0], str)
 
 
 def _is_item(node: fx.Node) -> bool:

@@ -23,9 +23,8 @@ from torch import fx
 from .subgraphs import copy_graph, with_graph
 
 _PROXY = re.compile(r"Proxy\(([A-Za-z_][A-Za-z0-9_]*)\)")
-# a proxy's name, or a whole number standing alone (`(64)`, not the 4 of `4D`)
-_NUMBER = re.compile(r"(?<![\w.])(?:0|[1-9]\d*)(?![\w.])")  # as an int prints: `08` is text
-_FIELD = re.compile(rf"Proxy\(([A-Za-z_][A-Za-z0-9_]*)\)|({_NUMBER.pattern})")
+# a proxy's name, or a whole number standing alone (`(64)`, not the 4 of `4D`), as an int prints (`08` is text)
+_FIELD = re.compile(rf"{_PROXY.pattern}|((?<![\w.])(?:0|[1-9]\d*)(?![\w.]))")
 _SIZE_ATTRIBUTES = frozenset({"shape", "ndim"})
 _SIZE_METHODS = frozenset({"size", "dim", "numel", "nelement"})
 _ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod, operator.neg, len})
@@ -35,7 +34,7 @@ def formatted_messages(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` with each string argument naming a size's proxy built from that size (module docstring);
     `gm` itself where there is none."""
     names = {node.name: node for node in gm.graph.nodes}
-    if not any(_sizes_named(value, names) for node in gm.graph.nodes for value in (*node.args, *node.kwargs.values())):
+    if not any(_size_named(value, names) for node in gm.graph.nodes for value in (*node.args, *node.kwargs.values())):
         return gm
     copies: dict[fx.Node, fx.Node] = {}
     graph = copy_graph(gm.graph, copies)
@@ -49,7 +48,12 @@ def formatted_messages(gm: fx.GraphModule) -> fx.GraphModule:
     return with_graph(gm, graph)
 
 
-def _sizes_named(value: object, names: dict[str, fx.Node]) -> list[fx.Node] | None:
+def is_message(node: fx.Node) -> bool:
+    """A message formatted_messages built: `"...".format(...)` on a string, never a tensor."""
+    return node.op == "call_method" and node.target == "format" and bool(node.args) and isinstance(node.args[0], str)
+
+
+def _size_named(value: object, names: dict[str, fx.Node]) -> fx.Node | None:
     """The size node a string names as a proxy; None unless it names exactly one, a size's. A message
     of several values is left as it is: a new trace makes them in another order than the export
     reads them (`x.ndim` only where the message reads it), so it would not come back the same."""
@@ -58,53 +62,52 @@ def _sizes_named(value: object, names: dict[str, fx.Node]) -> list[fx.Node] | No
     found = [names.get(name) for name in _PROXY.findall(value)]
     if len(found) != 1 or found[0] is None or not _is_size(found[0]):
         return None
-    return [found[0]]
+    return found[0]
 
 
 def _varying_numbers(graph: fx.Graph, named: dict[str, fx.Node]) -> set[str]:
-    """The messages (their checked numbers masked) the graph holds with other numbers in them: the
-    checks of one source line in instances of other sizes, whose numbers become fields too."""
-    seen: dict[str, set[tuple[str, ...]]] = {}
+    """The messages (as templates with their checked numbers as fields) the graph holds with other
+    numbers in them: the checks of one source line in instances of other sizes, whose numbers
+    become fields too."""
+    seen: dict[str, set[tuple[int | None, ...]]] = {}
     for node in graph.nodes:
-        checked = _checked_numbers(node)
         for value in (*node.args, *node.kwargs.values()):
-            if _sizes_named(value, named) is not None:
-                numbers = tuple(n for n in _NUMBER.findall(str(value)) if int(n) in checked)
-                seen.setdefault(_masked(str(value), checked), set()).add(numbers)
-    return {template for template, numbers in seen.items() if len(numbers) > 1}
+            if _size_named(value, named) is not None:
+                template, fields = _template(str(value), _checked_numbers(node))
+                seen.setdefault(template, set()).add(fields)
+    return {template for template, fields in seen.items() if len(fields) > 1}
 
 
-def _masked(text: str, numbers: set[int]) -> str:
-    """`text` with each proxy in it, and each of `numbers` standing alone in it, as `{}`."""
-    return _FIELD.sub(lambda found: "{}" if found.group(1) is not None or int(found.group(2)) in numbers else found.group(0), text)
-
-
-def _formatted(
-    graph: fx.Graph, user: fx.Node, value: object, named: dict[str, fx.Node], place: dict[fx.Node, int], varying: set[str]
-) -> object:
-    """`value`, or for a message naming sizes made before `user`, a node formatting them into it (just
-    before `user`, in its module call); a checked number is a field too where the message varies in it."""
-    sizes = _sizes_named(value, named)
-    if sizes is None or not all(place[size] < place[user] and _same_call(size, user) for size in sizes):
-        return value
-    checked = _checked_numbers(user)
-    if _masked(str(value), checked) not in varying:
-        checked = set()
-    fields: list[fx.Node | int] = []
-    left = iter(sizes)
+def _template(text: str, numbers: set[int]) -> tuple[str, tuple[int | None, ...]]:
+    """`text` as a format string and its fields: each proxy in it (None), and each of `numbers`
+    standing alone in it (that number)."""
+    fields: list[int | None] = []
 
     def field(found: re.Match[str]) -> str:
         if found.group(1) is not None:
-            fields.append(next(left))
-        elif int(found.group(2)) in checked:
+            fields.append(None)
+        elif int(found.group(2)) in numbers:
             fields.append(int(found.group(2)))
         else:
             return found.group(0)
         return "{}"
 
-    template = _FIELD.sub(field, str(value).replace("{", "{{").replace("}", "}}"))
+    return _FIELD.sub(field, text.replace("{", "{{").replace("}", "}}")), tuple(fields)
+
+
+def _formatted(
+    graph: fx.Graph, user: fx.Node, value: object, named: dict[str, fx.Node], place: dict[fx.Node, int], varying: set[str]
+) -> object:
+    """`value`, or for a message naming a size made before `user` in its module call, a node formatting
+    it into the message (just before `user`); a checked number is a field too where the message varies in it."""
+    size = _size_named(value, named)
+    if size is None or place[size] > place[user] or not _same_call(size, user):
+        return value
+    template, fields = _template(str(value), _checked_numbers(user))
+    if template not in varying:
+        template, fields = _template(str(value), set())
     with graph.inserting_before(user):
-        message = graph.call_method("format", (template, *fields))
+        message = graph.call_method("format", (template, *(size if field is None else field for field in fields)))
     message.meta = {key: user.meta[key] for key in ("stack_trace", "nn_module_stack") if key in user.meta}
     return message
 
