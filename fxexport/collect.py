@@ -46,6 +46,7 @@ from .split import Structure, split
 from .storages import share_storages
 from .traced_messages import formatted_messages
 from .usermodules import trace_user_module
+from .with_blocks import inline_with_blocks
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
@@ -605,7 +606,7 @@ def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
     root = formatted_messages(root)
-    split_tree = split(shared_identity_calls(raise_aten(restore_layers(root)))) if structure == "structured" else Structure(root)
+    split_tree = split(shared_identity_calls(raise_aten(restore_layers(inline_with_blocks(root))))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())
     collector.training_fixups()

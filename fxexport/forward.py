@@ -26,6 +26,7 @@ from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .rolled import Roll, Rolled, loop_of
+from .scopes import Scope, scopes_of
 from .source_names import (
     item_names,
     run_name,
@@ -186,7 +187,7 @@ class _Emitter:
         self.roots = storage_roots(self.graph)
         last_uses = _last_uses(self.graph, self.dead)
         written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and n not in self.dead}
-        found = loops(gm, written, self.graph)
+        found = [loop for loop in loops(gm, written, self.graph) if len({scopes_of(c) for c in loop.calls}) == 1]
         self.accumulations = {loop.calls[0]: loop for loop in found if isinstance(loop, Accumulation)}  # by the call that writes it
         self.chains = {loop.calls[-1]: loop for loop in found if isinstance(loop, Chain)}  # by the call whose value it is
         self.looped = frozenset(c for loop in self.accumulations.values() for c in loop.calls)  # no statement, no name
@@ -716,11 +717,12 @@ class _Emitter:
 
     def statements(self) -> list[str]:
         frees = self.frees()
-        lines: list[str] = list(self.bindings)
+        lines = _Blocks(list(self.bindings))
         last_note: str | None = None
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 continue
+            lines.enter(scopes_of(node))
             if node.op == "output":
                 lines.append(f"return {self.output_code(node.args[0], node)}")
                 break
@@ -750,7 +752,7 @@ class _Emitter:
                 lines += self.statement_lines(node)
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
-        return lines
+        return lines.lines
 
     def statement_lines(self, node: fx.Node) -> list[str]:
         """The statement computing `node` (named, unless nothing reads it), with its shape comment if asked."""
@@ -762,6 +764,35 @@ class _Emitter:
         if len(statement) + len(shape) + 4 + _BODY_INDENT <= _LINE_LENGTH:
             return [f"{statement}  # {shape}"]
         return [f"# {self.names[node]}: {shape}", statement]  # a trailing comment would make black split the line
+
+
+class _Blocks:
+    """A method's lines, each statement inside the `with` blocks its node ran in (scopes.py): a block
+    opens before the first statement in it and ends after the last."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.open: tuple[Scope, ...] = ()
+        self.wanted: tuple[Scope, ...] = ()
+
+    def enter(self, scopes: tuple[Scope, ...]) -> None:
+        """The next statement's blocks (opened once it writes a line: a dead node writes none)."""
+        self.wanted = scopes
+
+    def append(self, line: str) -> None:
+        if self.wanted != self.open:
+            same = 0
+            while same < min(len(self.open), len(self.wanted)) and self.open[same] == self.wanted[same]:
+                same += 1
+            for depth, scope in enumerate(self.wanted[same:], start=same):
+                self.lines.append(f"{'    ' * depth}with {scope.code}:")
+            self.open = self.wanted
+        self.lines.append(f"{'    ' * len(self.open)}{line}")
+
+    def __iadd__(self, lines: list[str]) -> _Blocks:
+        for line in lines:
+            self.append(line)
+        return self
 
 
 _NAME, _NUMBER_WIDTH = "name_1", "12345"

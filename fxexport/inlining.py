@@ -18,6 +18,7 @@ from torch import fx
 
 from .annotations import annotation
 from .names import is_plain_identifier
+from .scopes import scopes_of
 
 # The longest statement values are written inside: black's line in a method body, less room for
 # literals that become `self.` attributes when classes are shared.
@@ -75,6 +76,8 @@ class Planner:
             return False
         if self.holds_memory(node, user) or any(map(self.apart, (node, user))):
             return False
+        if scopes_of(node) != scopes_of(user):
+            return False  # computed in another `with` block (or in none)
         notes = [self.note(n) for n in (*written_in(node, self.inlined), user) if n.op != "output"]
         if None not in notes:
             return len(set(notes)) == 1  # one line of the source

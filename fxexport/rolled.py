@@ -21,6 +21,7 @@ from typing import Any
 from torch import fx
 
 from .loops import _children
+from .scopes import SCOPES, scopes_of
 
 MIN_PERIODS = 3  # two periods read as well unrolled
 MIN_LENGTH = 2  # one call a period is a chain (loops.py)
@@ -139,6 +140,8 @@ def _checked(
     periods = [tuple(nodes[start + j * length : start + (j + 1) * length]) for j in range(count)]
     if any(n.op not in ("call_function", "call_method", "call_module") for n in periods[0]):
         return None
+    if len({scopes_of(n) for period in periods for n in period}) != 1:
+        return None  # part of the run in a `with` block: the loop is all inside one or none
     same = _Twins(index, start, length, first_call - start)
     if not all(same.code(n, twin) for j in range(1, count) for n, twin in zip(periods[j], periods[j - 1])):
         return None
@@ -231,6 +234,8 @@ def _reduced(graph: fx.Graph, runs: list[_Run]) -> Rolled:
         if run is not None:
             args = (env[run.start], *(env[v] for v in run.invariants))
             loop = new.create_node("call_function", loop_of, args, {}, name="out")
+            if scopes_of(node):
+                loop.meta[SCOPES] = scopes_of(node)
             rolls[loop] = _roll(run)
             env[run.periods[-1][-1]] = loop
         elif node not in skipped:
@@ -251,6 +256,7 @@ def _roll(run: _Run) -> Roll:
             env[node].meta = dict(node.meta)
         else:
             env[node] = body.node_copy(node, env.__getitem__)
+        env[node].meta.pop(SCOPES, None)  # the loop statement is in the block
     body.output(env[run.periods[1][-1]])
     call = str(run.periods[1][run.call_offset].target)
     container = call.rpartition(".")[0].rpartition(".")[2]

@@ -23,6 +23,7 @@ from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
+from .scopes import SCOPES, scopes_within, shared_scopes
 from .source_names import source_parameters, statement_reads, unpacked_parameters
 
 
@@ -299,6 +300,8 @@ class Builder:
         name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
+        if SCOPES in new.meta:  # the blocks its callers wrote are theirs
+            new.meta[SCOPES] = scopes_within(new.meta[SCOPES], self.prefix)
         if "stack_trace" in new.meta:
             new.meta["stack_trace"] = self.own_trace(new.meta["stack_trace"], node)
         self.env[node] = new
@@ -320,6 +323,9 @@ class Builder:
         packed = self.lists.get(call.frame.key)
         args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
         node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
+        scopes = scopes_within(shared_scopes(call.nodes(), call.frame.path), self.prefix)
+        if scopes:
+            node.meta[SCOPES] = scopes
         traced = next((n for n in call.nodes() if n.meta.get("stack_trace")), None)
         if traced is not None:  # the line that made the call, as for a restored layer
             node.meta["stack_trace"] = self.own_trace(traced.meta["stack_trace"], traced)

@@ -2954,3 +2954,39 @@ class StackedNorms(nn.Module):
 
     def forward(self, x):
         return self.stack(x)
+
+
+class ModeAttention(nn.Module):
+    """Attention run with autocast off, as timm efficientvit's LiteMLA and a Llama's rotary embedding do."""
+
+    def __init__(self, dim: int = 4) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        with torch.autocast("cpu", enabled=False):
+            attention = (q.float() @ k.float().transpose(-1, -2)).softmax(-1)
+            out = attention @ v.float()
+        return self.proj(out) + x
+
+
+class ModeBlocks(nn.Module):
+    """Blocks with a `with` of their own, and at the root a no_grad block around child calls holding an
+    autocast block that changes the values (a bfloat16 linear)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([ModeAttention(), ModeAttention(), ModeAttention()])
+        self.norm = nn.LayerNorm(4)
+        self.head = nn.Linear(4, 4)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        with torch.no_grad():
+            scale = self.norm(x).abs().mean()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                logits = self.head(x)
+        return logits.float() * scale + x

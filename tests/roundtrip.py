@@ -131,8 +131,22 @@ def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
 
 
 def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
-    """Every module but torch.export's `_guards_fn`, which the export writes as code in forward."""
-    return [(k, m) for k, m in model.named_modules(remove_duplicate=False) if not is_guards_module(m)]
+    """Every module but torch.export's `_guards_fn`, which the export writes as code in forward, and the
+    bodies of its grad and autocast regions, which it writes as `with` blocks (with_blocks.py)."""
+    bodies = _with_block_bodies(model)
+    return [(k, m) for k, m in model.named_modules(remove_duplicate=False) if not is_guards_module(m) and id(m) not in bodies]
+
+
+def _with_block_bodies(model: nn.Module) -> set[int]:
+    """The ids of the GraphModules `wrap_with_autocast` and `wrap_with_set_grad_enabled` run."""
+    body_at = {getattr(torch.ops.higher_order, name, None): at for name, at in (("wrap_with_autocast", 4), ("wrap_with_set_grad_enabled", 1))}
+    found = set()
+    for module in model.modules():
+        for node in module.graph.nodes if isinstance(module, fx.GraphModule) else ():
+            at = body_at.get(node.target) if node.op == "call_function" else None
+            if at is not None and isinstance(node.args[at], fx.Node):
+                found.add(id(module.get_submodule(str(node.args[at].target))))
+    return found
 
 
 def check_in_fresh_process(packages: Path, expect: Path, names: list[str], block: tuple[str, ...] = ()) -> dict[str, list[str]]:

@@ -85,6 +85,7 @@ OWN_PRODUCERS: dict[str, Callable[[nn.Module, Case], Any]] = {
     "export_mixed": _export(),
     "export_resnet": _export(),
     "export_cond": _export(),
+    "export_scoped_regions": _export(),
     "export_dynamic": _export(DYNAMIC_SHAPES),
     "make_fx_mlp": _make_fx("real"),
     "make_fx_symbolic": _make_fx("symbolic"),

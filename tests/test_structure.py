@@ -517,6 +517,10 @@ SHAPES = [
     Shape("dynamo_function", _model(models.ResNetLike), _image, _dynamo_function, frozenset({"BasicBlock", "BasicBlock_1", "ResNetLike"}),
           inline={f"model.{path}": reason for path, reason in DYNAMO_INLINE.items()},
           counts={"L['": 0, "getattr(": 0, "self.model = ResNetLike()": 1, "stem_0_weight,": 2, "layer2_0_downsample_1_bias,": 2}),
+    # torch.export's grad and autocast regions (higher-order ops with a body each): `with` blocks, where the source has them
+    Shape("with_blocks_export", _model(models.ModeBlocks), lambda: (torch.randn(2, 3, 4),), _export, frozenset({"ModeAttention"}),
+          counts={"torch.ops": 0, "submod": 0, 'with torch.autocast("cpu", enabled=False):': 1, "with torch.no_grad():": 1,
+                  'with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):': 1, "self.head = nn.Linear(4, 4)": 1, "for layer in self.blocks:": 1}),
 ]  # fmt: skip
 
 
