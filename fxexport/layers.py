@@ -21,6 +21,7 @@ from .aten_spellings import bind
 from .calls import body_nodes, resolve_class, stack_frames
 from .layer_recovery import LAYERS, Recovered, Run, bound_calls, recover
 from .raising import is_aten
+from .scopes import entered, scopes_of
 from .subgraphs import copy_graph, holder_copy, private_holder, with_graph
 
 # Inputs larger than this are not made up to check a layer (its ops stay).
@@ -158,7 +159,7 @@ def _verifies(gm: fx.GraphModule, layer: nn.Module, nodes: list[fx.Node], inputs
     if any(t.device.type != "cpu" for t in state.values()):
         return False  # made-up inputs are on the CPU: a layer on meta (or an accelerator) keeps its ops
     body = _body(gm, nodes, inputs)
-    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+    with torch.no_grad(), torch.random.fork_rng(devices=[]), entered(scopes_of(nodes[0])):  # in the mode the ops ran in
         try:
             expected_inputs = [s.clone() for s in samples]  # type: ignore[union-attr]
             torch.manual_seed(0)

@@ -1,31 +1,46 @@
 """The `with` blocks a node ran in (`node.meta[SCOPES]`): `with torch.no_grad():`, `with torch.autocast(...):`.
 
 with_blocks.py marks the nodes of a region torch.export recorded as a higher-order op with the
-blocks they ran in; split.py gives a module call the blocks its caller wrote around it, and
-forward.py writes the statements of one block inside one `with` statement.
+blocks they ran in; split.py writes a block around a module call where the whole call ran in it
+and inside the module's forward where only part did, and forward.py writes the statements of
+one block inside one `with` statement.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+import torch
 from torch import fx
 
-SCOPES = "fxexport_scopes"  # node.meta key: the regions the node ran in, outermost first
+SCOPES = "fxexport_scopes"  # node.meta key: the blocks the node ran in, outermost first
 
 
 @dataclass(frozen=True)
 class Scope:
-    """One `with` block: the context manager's code, the path of the module whose forward holds the
-    statement, and a number that tells two blocks with the same code apart."""
+    """One `with` block: the context manager's code and its arguments (`kind`: "autocast" or "grad"),
+    the path of the module whose forward the torch.export op was recorded in, and a number that
+    tells two blocks with the same code apart."""
 
     code: str
+    kind: str
+    args: tuple[object, ...]
     owner: str
     key: int
 
     def within(self, path: str) -> bool:
-        """The `with` statement is in the forward of the module at `path` or of one inside it."""
-        return not path or self.owner == path or self.owner.startswith(path + ".")
+        """The block was recorded in the forward of the module at `path` or of one inside it."""
+        return self.owner == path or self.owner.startswith(path + ".")
+
+    def context(self) -> AbstractContextManager[object]:
+        """The context manager the block enters."""
+        if self.kind == "autocast":
+            device, dtype, enabled, cache_enabled = self.args
+            return torch.autocast(str(device), dtype=dtype, enabled=bool(enabled), cache_enabled=bool(cache_enabled))  # type: ignore[arg-type]
+        return torch.set_grad_enabled(bool(self.args[0]))
 
 
 def scopes_of(node: fx.Node) -> tuple[Scope, ...]:
@@ -33,23 +48,41 @@ def scopes_of(node: fx.Node) -> tuple[Scope, ...]:
     return node.meta.get(SCOPES, ())
 
 
-def scopes_within(scopes: tuple[Scope, ...], path: str) -> tuple[Scope, ...]:
-    """The blocks written in the forward of the module at `path` (or inside it): those of its callers dropped."""
-    return tuple(s for s in scopes if s.within(path))
+def entered(scopes: Iterable[Scope]) -> contextlib.ExitStack:
+    """One context manager entering every block in `scopes`, outermost first."""
+    stack = contextlib.ExitStack()
+    for scope in scopes:
+        stack.enter_context(scope.context())
+    return stack
 
 
-def shared_scopes(nodes: list[fx.Node], callee: str) -> tuple[Scope, ...]:
-    """The blocks a call of the module at `callee` runs in: those all its nodes ran in, written outside it."""
+def call_site_scopes(nodes: list[fx.Node], callee: str) -> tuple[Scope, ...]:
+    """The blocks a call of the module at `callee` runs in as a whole: those all its nodes ran in,
+    outermost first, up to the first recorded inside the callee (its own forward writes that one)."""
     common: tuple[Scope, ...] | None = None
     for node in nodes:
-        outside = tuple(s for s in scopes_of(node) if not s.within(callee))
+        scopes = scopes_of(node)
         if common is None:
-            common = outside
+            common = scopes
         else:
             same = 0
-            while same < min(len(common), len(outside)) and common[same] == outside[same]:
+            while same < min(len(common), len(scopes)) and common[same] == scopes[same]:
                 same += 1
             common = common[:same]
         if not common:
             return ()  # most calls: the first node says so
-    return common or ()
+    common = common or ()
+    inside = next((i for i, scope in enumerate(common) if scope.within(callee)), len(common))
+    return common[:inside]
+
+
+def after(scopes: tuple[Scope, ...], applied: tuple[Scope, ...]) -> tuple[Scope, ...]:
+    """`scopes` without the blocks its callers already wrote around the call (`applied`, a prefix of it)."""
+    return scopes[len(applied) :] if scopes[: len(applied)] == applied else scopes
+
+
+def blocks_of(graph: fx.Graph) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Each node's blocks, by code and order of first appearance: equal for two bodies whose statements
+    are written in the same `with` blocks."""
+    order: dict[int, int] = {}
+    return tuple(tuple((s.code, order.setdefault(s.key, len(order))) for s in scopes_of(node)) for node in graph.nodes)

@@ -35,6 +35,7 @@ from .ir import InlineModule
 from .kept_values import may_keep_values
 from .packing import list_arguments
 from .rebuild import is_holder
+from .scopes import blocks_of
 from .source_names import passes_whole, source_parameters, statement_reads, unpacked_parameters
 from .subgraphs import Builder, ListArgument, generic_input, interface, module_from, rename_inputs, source_input_names
 
@@ -188,7 +189,7 @@ def _problems(
     counts = Counter(c.frame.key for c in calls)
     calls_of = Counter(c.frame.path for c in calls)
     paths_of = Counter(id(m) for m in modules.values())
-    bodies: dict[str, set[str]] = {}
+    bodies: dict[str, set[tuple[str, object]]] = {}
     for call in calls:
         path, frame = call.frame.path, call.frame
         module = modules.get(path) or _creatable(path, modules)
@@ -204,7 +205,7 @@ def _problems(
             graph = Builder.for_call(call, lists).graph
             graphs.setdefault(path, graph)
             if calls_of[path] > 1:  # one body, or several: compared as code only where there are several
-                bodies.setdefault(path, set()).add(graph.python_code("self").src)
+                bodies.setdefault(path, set()).add((graph.python_code("self").src, blocks_of(graph)))
     for call in calls:
         if len(bodies.get(call.frame.path, ())) > 1:
             refuse(call.frame, "it is called several times with different bodies")

@@ -23,7 +23,7 @@ from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
-from .scopes import SCOPES, scopes_within, shared_scopes
+from .scopes import SCOPES, Scope, after, call_site_scopes
 from .source_names import source_parameters, statement_reads, unpacked_parameters
 
 
@@ -224,6 +224,7 @@ class Builder:
     def __init__(self, prefix: str, cls: type | str | None = None, lists: Mapping[str, ListArgument] | None = None) -> None:
         self.prefix = prefix
         self.cls = cls
+        self.applied: tuple[Scope, ...] = ()  # the `with` blocks the caller writes around this module's call
         self.lists = lists or {}  # by frame key: calls whose method takes their inputs as one list
         self.graph = fx.Graph()
         self.env: dict[fx.Node, fx.Node] = {}
@@ -242,6 +243,7 @@ class Builder:
     def for_call(cls, call: Call, lists: Mapping[str, ListArgument] | None = None) -> Builder:
         """The graph of one call's body: its inputs are placeholders (or one list), its outputs returned."""
         builder = cls(call.frame.path, call.frame.cls, lists)
+        builder.applied = call_site_scopes(call.nodes(), call.frame.path)
         inputs, outputs = interface(call)
         taken: set[str] = set()
         packed = builder.lists.get(call.frame.key)
@@ -250,6 +252,7 @@ class Builder:
         for used in [] if packed is not None else inputs:
             placeholder = builder.graph.placeholder(_parameter_name(used, taken, call.frame.path))
             placeholder.meta = dict(used.meta)
+            placeholder.meta.pop(SCOPES, None)  # where the value was made, not where it is read
             builder.env[used] = placeholder
         builder.emit(call.items, keep_names=False)
         values = [builder.env[out] for out in outputs]
@@ -300,8 +303,8 @@ class Builder:
         name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
-        if SCOPES in new.meta:  # the blocks its callers wrote are theirs
-            new.meta[SCOPES] = scopes_within(new.meta[SCOPES], self.prefix)
+        if SCOPES in new.meta:  # the blocks written around this module's call are its caller's
+            new.meta[SCOPES] = after(new.meta[SCOPES], self.applied)
         if "stack_trace" in new.meta:
             new.meta["stack_trace"] = self.own_trace(new.meta["stack_trace"], node)
         self.env[node] = new
@@ -323,7 +326,7 @@ class Builder:
         packed = self.lists.get(call.frame.key)
         args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
         node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
-        scopes = scopes_within(shared_scopes(call.nodes(), call.frame.path), self.prefix)
+        scopes = after(call_site_scopes(call.nodes(), call.frame.path), self.applied)
         if scopes:
             node.meta[SCOPES] = scopes
         traced = next((n for n in call.nodes() if n.meta.get("stack_trace")), None)

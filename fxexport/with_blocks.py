@@ -13,9 +13,9 @@ statement. The mode the body runs in is the one the op set: the values are the s
 
 from __future__ import annotations
 
-import itertools
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
@@ -23,7 +23,7 @@ from torch import fx
 
 from .calls import stack_frames
 from .names import quote
-from .scopes import SCOPES, Scope, scopes_of
+from .scopes import SCOPES, Scope
 from .subgraphs import copy_graph, holder_copy, with_graph
 
 
@@ -35,8 +35,9 @@ def _autocast_code(args: tuple[object, ...]) -> str | None:
         return f"torch.autocast({quote(device)}, enabled=False)"
     if not isinstance(dtype, torch.dtype):
         return None
-    cache = "" if cache_enabled else ", cache_enabled=False"
-    return f"torch.autocast({quote(device)}, dtype={dtype!r}{cache})"
+    # torch.export records the cache off where the source left it at its default: written out, so
+    # that exporting the export records what this one did
+    return f"torch.autocast({quote(device)}, dtype={dtype!r}, cache_enabled={cache_enabled!r})"
 
 
 def _grad_code(args: tuple[object, ...]) -> str | None:
@@ -46,28 +47,103 @@ def _grad_code(args: tuple[object, ...]) -> str | None:
     return "torch.enable_grad()" if enabled else "torch.no_grad()"
 
 
-# op -> (how many of its arguments come before the body, the code of the context manager they give)
-_REGIONS: dict[object, tuple[int, Callable[[tuple[object, ...]], str | None]]] = {}
-for _name, _entry in (("wrap_with_autocast", (4, _autocast_code)), ("wrap_with_set_grad_enabled", (1, _grad_code))):
-    _op = getattr(torch.ops.higher_order, _name, None)
-    if _op is not None:
-        _REGIONS[_op] = _entry
+@dataclass(frozen=True)
+class _Op:
+    """A region op: its kind (scopes.Scope), how many arguments come before its body, the code of its
+    context manager from those."""
+
+    kind: str
+    count: int
+    code: Callable[[tuple[object, ...]], str | None]
+
+
+_REGIONS: dict[object, _Op] = {}
+for _name, _op in (("wrap_with_autocast", _Op("autocast", 4, _autocast_code)), ("wrap_with_set_grad_enabled", _Op("grad", 1, _grad_code))):
+    if hasattr(torch.ops.higher_order, _name):
+        _REGIONS[getattr(torch.ops.higher_order, _name)] = _op
+
+_KEYS = "fxexport_scope_keys"  # node.meta while inlining: the numbers of its blocks, outermost first
+
+
+@dataclass
+class _Blocks:
+    """The blocks found so far, by number; a number merged into an earlier block's points at it."""
+
+    scopes: dict[int, Scope] = field(default_factory=dict)
+    merged: dict[int, int] = field(default_factory=dict)
+
+    def new(self, code: str, op: _Op, args: tuple[object, ...], owner: str) -> int:
+        key = len(self.scopes)
+        self.scopes[key] = Scope(code, op.kind, args, owner, key)
+        return key
+
+    def merge(self, key: int, into: int) -> None:
+        """The block `key` goes on where `into` ended: one block, written in the forward both were recorded in."""
+        first, then = self.scopes[into], self.scopes[key]
+        self.scopes[into] = Scope(first.code, first.kind, first.args, _common_path(first.owner, then.owner), first.key)
+        self.merged[key] = into
+
+    def resolved(self, key: int) -> int:
+        while key in self.merged:
+            key = self.merged[key]
+        return key
+
+    def same_mode(self, a: int, b: int) -> bool:
+        first, second = self.scopes[a], self.scopes[b]
+        return (first.code, first.kind, first.args) == (second.code, second.kind, second.args)
+
+    def scope(self, key: int) -> Scope:
+        return self.scopes[self.resolved(key)]
+
+
+def _common_path(a: str, b: str) -> str:
+    parts = []
+    for x, y in zip(a.split(".") if a else [], b.split(".") if b else []):
+        if x != y:
+            break
+        parts.append(x)
+    return ".".join(parts)
 
 
 def inline_with_blocks(gm: fx.GraphModule) -> fx.GraphModule:
-    """`gm` with every grad or autocast region it can read as its body's nodes marked with their scope;
+    """`gm` with every grad or autocast region it can read as its body's nodes marked with their blocks;
     `gm` itself if it has none. The input GraphModule is not changed."""
     if not any(_region(n) for n in gm.graph.nodes):
         return gm
     holder = holder_copy(gm)
-    graph = _inlined(gm, holder, itertools.count())
+    blocks = _Blocks()
+    graph = _inlined(gm, holder, blocks)
     if graph is None:
         return gm
+    _join_adjacent(graph, blocks)
+    for node in graph.nodes:
+        keys = node.meta.pop(_KEYS, ())
+        if keys:
+            node.meta[SCOPES] = tuple(blocks.scope(k) for k in keys)
     graph.lint()
     return with_graph(gm, graph, holder)
 
 
-def _inlined(gm: fx.GraphModule, holder: torch.nn.Module, keys: Iterator[int]) -> fx.Graph | None:
+def _join_adjacent(graph: fx.Graph, blocks: _Blocks) -> None:
+    """A block that goes on where one of the same mode ended is one block with it: torch.export cuts a
+    `with` block where the grad mode changes inside it (in a child's forward, or where a
+    `no_grad` inside it was left out), and the pieces of a block's body are nested in the pieces of
+    the block around it."""
+    previous: tuple[int, ...] = ()
+    for node in graph.nodes:
+        if node.op == "get_attr":
+            continue
+        keys = tuple(blocks.resolved(k) for k in node.meta.get(_KEYS, ()))
+        for depth in range(min(len(previous), len(keys))):
+            if previous[depth] != keys[depth]:
+                if not blocks.same_mode(previous[depth], keys[depth]):
+                    break
+                blocks.merge(keys[depth], previous[depth])
+                keys = tuple(blocks.resolved(k) for k in keys)
+        previous = keys
+
+
+def _inlined(gm: fx.GraphModule, holder: torch.nn.Module, blocks: _Blocks) -> fx.Graph | None:
     """A copy of `gm`'s graph with its regions inlined (nested ones too), their bodies dropped from
     `holder`; None where none could be."""
     graph = copy_graph(gm.graph)
@@ -76,15 +152,16 @@ def _inlined(gm: fx.GraphModule, holder: torch.nn.Module, keys: Iterator[int]) -
         body = _body(gm, node)
         if body is None:
             continue
-        count, code_of = _REGIONS[node.target]
-        code = code_of(tuple(node.args[:count]))
-        inner = _inlined(body, holder_copy(body), keys) if any(_region(n) for n in body.graph.nodes) else body.graph
+        op = _REGIONS[node.target]
+        args = tuple(node.args[: op.count])
+        code = op.code(args)
+        inner = _inlined(body, holder_copy(body), blocks) if any(_region(n) for n in body.graph.nodes) else body.graph
         if code is None or inner is None or any(n.op == "get_attr" for n in inner.nodes):
             continue  # constants or modules of its own: the op stays
         frames = stack_frames(node)
-        scope = Scope(code, frames[-1].path if frames else "", next(keys))
-        bodies.add(str(node.args[count].target))
-        _replace(graph, node, inner, (*scopes_of(node), scope), node.args[count + 1 :])
+        owner = frames[-1].path if frames else ""
+        bodies.add(str(node.args[op.count].target))
+        _replace(graph, node, inner, blocks.new(code, op, args, owner), node.args[op.count + 1 :])
     if not bodies:
         return None
     for target in bodies - {str(n.target) for n in graph.find_nodes(op="get_attr")}:
@@ -100,7 +177,7 @@ def _body(gm: fx.GraphModule, node: fx.Node) -> fx.GraphModule | None:
     """The body a region op runs, where it is held at the top of `gm` and its value is only taken apart."""
     if not _region(node) or node.kwargs:
         return None
-    count = _REGIONS[node.target][0]
+    count = _REGIONS[node.target].count
     if len(node.args) <= count:
         return None
     held = node.args[count]
@@ -114,9 +191,12 @@ def _body(gm: fx.GraphModule, node: fx.Node) -> fx.GraphModule | None:
     return body
 
 
-def _replace(graph: fx.Graph, node: fx.Node, body: fx.Graph, scopes: tuple[Scope, ...], args: tuple[object, ...]) -> None:
-    """The body's nodes in place of `node`, its placeholders read as `args`, each taking of an output the output."""
+def _replace(graph: fx.Graph, node: fx.Node, body: fx.Graph, key: int, args: tuple[object, ...]) -> None:
+    """The body's nodes in place of `node`, its placeholders read as `args`, each taking of an output the
+    output; a value nothing reads that computing does nothing else is dropped (torch.export leaves them
+    in bodies, not in the graph)."""
     env: dict[fx.Node, Any] = dict(zip(body.find_nodes(op="placeholder"), args))
+    copied: list[fx.Node] = []
     outputs: tuple[Any, ...] = ()
     with graph.inserting_before(node):
         for inner in body.nodes:
@@ -128,8 +208,9 @@ def _replace(graph: fx.Graph, node: fx.Node, body: fx.Graph, scopes: tuple[Scope
                 continue
             new = graph.node_copy(inner, env.__getitem__)
             new.meta = dict(inner.meta)
-            new.meta[SCOPES] = (*scopes, *inner.meta.get(SCOPES, ()))
+            new.meta[_KEYS] = (key, *inner.meta.get(_KEYS, ()))
             env[inner] = new
+            copied.append(new)
     values = [fx.map_arg(out, env.__getitem__) for out in outputs]
     for user in list(node.users):
         user.replace_all_uses_with(values[cast(int, user.args[1])])
@@ -138,3 +219,6 @@ def _replace(graph: fx.Graph, node: fx.Node, body: fx.Graph, scopes: tuple[Scope
     graph.erase_node(node)
     if isinstance(held, fx.Node) and not held.users:
         graph.erase_node(held)
+    for new in reversed(copied):
+        if not new.users and not new.is_impure():
+            graph.erase_node(new)
