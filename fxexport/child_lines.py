@@ -20,8 +20,11 @@ from .spelled_calls import parsed_line
 # `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
 # an argument, as timm's `act_layer`. A layer (its arguments layers too: `BatchNormAct2d(16,
 # act=nn.SiLU())`), or a Sequential or ModuleList of such (a stage's blocks, each taking a layer its
-# caller built: `MetaFormerBlock(320, res_scale1=Scale(320))`): anything deeper (a block's whole
-# layer stack) stays built by its class, which then has variants.
+# caller built: `MetaFormerBlock(320, res_scale1=Scale(320))`), or a call of a generated class
+# whatever its arguments build (timm efficientvit's `ResidualBlock(main=MBConv(..., inverted_conv=
+# ConvNormAct(...)))`, its blocks' convolutions with a norm or without). A torch.nn layer stack
+# deeper than that (`nn.Sequential(nn.Conv2d(...), nn.Sequential(...))`) stays built by its class,
+# which then has variants.
 _CHILD = re.compile(r"^self\.\w+ = [A-Za-z_][\w.]*\(")
 
 
@@ -35,8 +38,15 @@ def is_child(line: str) -> bool:
     if not isinstance(value, ast.Call):
         return False
     if ast.unparse(value.func) in CONTAINERS:
-        return all(_is_built_layer(item) for a in _arguments(value) for item in _items(a))
-    return _is_built_layer(value)
+        return all(_is_built_layer(item) or _is_generated(item) for a in _arguments(value) for item in _items(a))
+    return _is_built_layer(value) or _is_generated(value)
+
+
+def _is_generated(node: ast.expr) -> bool:
+    """A call of a class of module.py's own (not `nn.`), whatever its arguments build: a block whose
+    instances differ in how their children are built is one class taking the child (the source's
+    `ResidualBlock(main=MBConv(...))`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
 
 
 def _items(node: ast.expr) -> list[ast.expr]:

@@ -2990,3 +2990,69 @@ class ModeBlocks(nn.Module):
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 logits = self.head(x)
         return logits.float() * scale + x
+
+
+class NormedConv(nn.Module):
+    def __init__(self, cin: int, cout: int, k: int = 1, stride: int = 1, groups: int = 1, use_bias: bool = False, norm: bool = True, act: bool = True) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=use_bias)
+        self.norm = nn.BatchNorm2d(cout) if norm else None
+        self.act = nn.Hardswish() if act else None
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.act is not None:
+            x = self.act(x)
+        return x
+
+
+class Inverted(nn.Module):
+    """timm efficientvit's MBConv: its first two convolutions have a norm, or a bias instead (fewer_norm)."""
+
+    def __init__(self, cin: int, cout: int, stride: int = 1, fewer_norm: bool = False) -> None:
+        super().__init__()
+        self.inverted_conv = NormedConv(cin, cin * 2, norm=not fewer_norm, use_bias=fewer_norm)
+        self.depth_conv = NormedConv(cin * 2, cin * 2, 3, stride, groups=cin * 2, norm=not fewer_norm, use_bias=fewer_norm)
+        self.point_conv = NormedConv(cin * 2, cout, act=False)
+
+    def forward(self, x):
+        return self.point_conv(self.depth_conv(self.inverted_conv(x)))
+
+
+class Residual(nn.Module):
+    """timm efficientvit's ResidualBlock: given its main branch, built by its caller."""
+
+    def __init__(self, main: nn.Module, shortcut: nn.Module | None = None) -> None:
+        super().__init__()
+        self.main = main
+        self.shortcut = shortcut
+
+    def forward(self, x):
+        res = self.main(x)
+        if self.shortcut is not None:
+            res = res + self.shortcut(x)
+        return res
+
+
+class InvertedStage(nn.Module):
+    def __init__(self, cin: int, cout: int, depth: int, fewer_norm: bool) -> None:
+        super().__init__()
+        blocks = [Residual(Inverted(cin, cout, 2, fewer_norm))]
+        blocks += [Residual(Inverted(cout, cout, 1, fewer_norm), nn.Identity()) for _ in range(depth - 1)]
+        self.blocks = nn.Sequential(*blocks)
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class InvertedNet(nn.Module):
+    """Residual blocks whose main branches differ in how deep inside they are built: one Residual class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(InvertedStage(3, 8, 2, False), InvertedStage(8, 16, 3, True))
+
+    def forward(self, x):
+        return self.stages(x)

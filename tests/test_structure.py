@@ -521,6 +521,11 @@ SHAPES = [
     Shape("with_blocks_export", _model(models.ModeBlocks), lambda: (torch.randn(2, 3, 4),), _export, frozenset({"ModeAttention"}),
           counts={"torch.ops": 0, "submod": 0, 'with torch.autocast("cpu", enabled=False):': 1, "with torch.no_grad():": 1,
                   'with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):': 1, "self.head = nn.Linear(4, 4)": 1, "for layer in self.blocks:": 1}),
+    # children built by a generated class, differing deep inside (a norm or a bias in the main branch's convolutions): passed whole
+    Shape("deep_children_passed", _model(models.InvertedNet), _image, _trace, frozenset({"NormedConv", "Inverted", "Residual", "InvertedStage"}),
+          counts={"def __init__(self, main, use_shortcut=True) -> None:": 1, "Residual(main=Inverted(": 5}),
+    Shape("deep_children_passed_export", _model(models.InvertedNet), _image, _export, frozenset({"NormedConv", "Inverted", "Residual", "InvertedStage"}),
+          counts={"def __init__(self, main, residual=True) -> None:": 1, "Residual(main=Inverted(": 5}),
 ]  # fmt: skip
 
 
