@@ -25,6 +25,7 @@ from .ir import ClassIR, PackageIR, PackedIR, TensorIR
 from .kept_values import forget_kept_values
 from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
+from .lifted_names import local_lifted_names
 from .literals import literal
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote, sanitize, variant_names
 from .parts import is_subclass, quantized_parts, subclass_parts
@@ -606,7 +607,7 @@ def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
     root = formatted_messages(root)
-    split_tree = split(shared_identity_calls(raise_aten(restore_layers(inline_with_blocks(root))))) if structure == "structured" else Structure(root)
+    split_tree = split(shared_identity_calls(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(root)))))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())
     collector.training_fixups()

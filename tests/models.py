@@ -3056,3 +3056,29 @@ class InvertedNet(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class OffsetBlock(nn.Module):
+    """A tensor made from Python values in forward: torch.export lifts it into a constant of the block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        offset = torch.tensor([1.0, 2.0, 3.0, 4.0])
+        scale = torch.tensor([0.5, 0.25, 0.125, 2.0])
+        return self.lin(x * scale + offset)
+
+
+class OffsetBlocks(nn.Module):
+    """Three such blocks: torch.export numbers their constants over the model (lifted_tensor_0 to _5)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([OffsetBlock(), OffsetBlock(), OffsetBlock()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x

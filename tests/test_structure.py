@@ -526,6 +526,10 @@ SHAPES = [
           counts={"def __init__(self, main, use_shortcut=True) -> None:": 1, "Residual(main=Inverted(": 5}),
     Shape("deep_children_passed_export", _model(models.InvertedNet), _image, _export, frozenset({"NormedConv", "Inverted", "Residual", "InvertedStage"}),
           counts={"def __init__(self, main, residual=True) -> None:": 1, "Residual(main=Inverted(": 5}),
+    # tensor constants torch.export lifted, numbered over the model: numbered within their block, one class
+    Shape("lifted_constants_export", _model(models.OffsetBlocks), _rows, _export, frozenset({"OffsetBlock"}),
+          counts={"self.lifted_tensor_0 = torch.empty(4)": 1, "self.lifted_tensor_1 = torch.empty(4)": 1, "lifted_tensor_2": 0,
+                  "for layer in self.blocks:": 1}),
 ]  # fmt: skip
 
 
