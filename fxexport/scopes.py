@@ -39,7 +39,7 @@ class Scope:
         """The context manager the block enters."""
         if self.kind == "autocast":
             device, dtype, enabled, cache_enabled = self.args
-            return torch.autocast(str(device), dtype=dtype, enabled=bool(enabled), cache_enabled=bool(cache_enabled))  # type: ignore[arg-type]
+            return torch.autocast(str(device), dtype=dtype, enabled=bool(enabled), cache_enabled=cache_enabled)  # type: ignore[arg-type]
         return torch.set_grad_enabled(bool(self.args[0]))
 
 

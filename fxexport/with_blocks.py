@@ -57,8 +57,9 @@ class _Op:
     code: Callable[[tuple[object, ...]], str | None]
 
 
+_AUTOCAST, _GRAD = _Op("autocast", 4, _autocast_code), _Op("grad", 1, _grad_code)
 _REGIONS: dict[object, _Op] = {}
-for _name, _op in (("wrap_with_autocast", _Op("autocast", 4, _autocast_code)), ("wrap_with_set_grad_enabled", _Op("grad", 1, _grad_code))):
+for _name, _op in (("wrap_with_autocast", _AUTOCAST), ("wrap_with_set_grad_enabled", _GRAD)):
     if hasattr(torch.ops.higher_order, _name):
         _REGIONS[getattr(torch.ops.higher_order, _name)] = _op
 
@@ -106,14 +107,19 @@ def _common_path(a: str, b: str) -> str:
 
 
 def inline_with_blocks(gm: fx.GraphModule) -> fx.GraphModule:
-    """`gm` with every grad or autocast region it can read as its body's nodes marked with their blocks;
+    """`gm` with every grad or autocast region it can read marked with its block: a higher-order op's
+    body in its place, or the nodes between a mode's change and its restoring (`_marked_between`);
     `gm` itself if it has none. The input GraphModule is not changed."""
-    if not any(_region(n) for n in gm.graph.nodes):
+    regions = any(_region(n) for n in gm.graph.nodes)
+    markers = any(_marker(n) is not None for n in gm.graph.nodes)
+    if not regions and not markers:
         return gm
     holder = holder_copy(gm)
     blocks = _Blocks()
-    graph = _inlined(gm, holder, blocks)
-    if graph is None:
+    graph = _inlined(gm, holder, blocks) if regions else None
+    inlined = graph is not None
+    graph = graph if graph is not None else copy_graph(gm.graph)
+    if not (_marked_between(graph, blocks) if markers else False) and not inlined:
         return gm
     _join_adjacent(graph, blocks)
     for node in graph.nodes:
@@ -122,6 +128,97 @@ def inline_with_blocks(gm: fx.GraphModule) -> fx.GraphModule:
             node.meta[SCOPES] = tuple(blocks.scope(k) for k in keys)
     graph.lint()
     return with_graph(gm, graph, holder)
+
+
+_ENTER_AUTOCAST = getattr(torch.amp.autocast_mode, "_enter_autocast", None)
+_EXIT_AUTOCAST = getattr(torch.amp.autocast_mode, "_exit_autocast", None)
+
+
+def _marker(node: fx.Node) -> str | None:
+    """What a node dynamo records for a `with` does: "grad" (`torch._C._set_grad_enabled(False)`),
+    "enter" or "exit" (`torch.amp.autocast_mode._enter_autocast("cpu", None, False, None)`)."""
+    if node.op != "call_function" or node.kwargs:
+        return None
+    if node.target is torch._C._set_grad_enabled and len(node.args) == 1 and isinstance(node.args[0], bool):
+        return "grad"
+    if node.target is _ENTER_AUTOCAST and _ENTER_AUTOCAST is not None and len(node.args) == 4:
+        return "enter"
+    if node.target is _EXIT_AUTOCAST and _EXIT_AUTOCAST is not None and len(node.args) == 1:
+        return "exit"
+    return None
+
+
+def _marked_between(graph: fx.Graph, blocks: _Blocks) -> bool:
+    """The nodes between a grad mode's change and its restoring (`_set_grad_enabled(False)` ...
+    `_set_grad_enabled(True)`, as dynamo records `with torch.no_grad():`), or between entering an
+    autocast and exiting it, marked with that block, the markers dropped; only where every marker
+    pairs up, nested. Dynamo runs its graph only in the grad mode it traced in (a guard), which the
+    last marker restores: a `with` block restores the same."""
+    pairs = _pairs(list(graph.nodes))
+    if not pairs:
+        return False
+    keys: dict[fx.Node, int] = {}
+    for enter, _ in pairs:
+        frames = stack_frames(enter)
+        args = tuple(enter.args)
+        op, code = (_GRAD, _grad_code(args)) if _marker(enter) == "grad" else (_AUTOCAST, _entered_autocast_code(args))
+        if code is None:
+            return False
+        keys[enter] = blocks.new(code, op, args, frames[-1].path if frames else "")
+    closing = {exit_: enter for enter, exit_ in pairs}
+    open_keys: list[int] = []
+    for node in list(graph.nodes):
+        if node in keys:
+            open_keys.append(keys[node])
+        elif node in closing:
+            open_keys.pop()
+        elif open_keys and node.op not in ("placeholder", "get_attr", "output"):
+            node.meta[_KEYS] = (*open_keys, *node.meta.get(_KEYS, ()))
+    for exit_, enter in closing.items():
+        graph.erase_node(exit_)
+        if not enter.users:
+            graph.erase_node(enter)
+    return True
+
+
+def _pairs(nodes: list[fx.Node]) -> list[tuple[fx.Node, fx.Node]]:
+    """(enter, exit) of every block the markers make, outermost first; none unless all pair up, nested."""
+    stack: list[tuple[fx.Node, bool | None]] = []  # an open block's marker, and the grad mode before it
+    mode: bool | None = None  # the grad mode, once a marker said
+    pairs: list[tuple[fx.Node, fx.Node]] = []
+    for node in nodes:
+        kind = _marker(node)
+        if kind == "grad":
+            value = cast(bool, node.args[0])
+            top = stack[-1] if stack else None
+            if top is not None and _marker(top[0]) == "grad" and top[1] == value:
+                pairs.append((stack.pop()[0], node))
+            elif mode is None or value != mode:
+                stack.append((node, not value if mode is None else mode))
+            else:
+                return []  # setting the mode it has: not a block
+            mode = value
+        elif kind == "enter":
+            stack.append((node, None))
+        elif kind == "exit":
+            if not stack or stack[-1][0] is not node.args[0]:
+                return []
+            pairs.append((stack.pop()[0], node))
+    return [] if stack else sorted(pairs, key=lambda pair: nodes.index(pair[0]))
+
+
+def _entered_autocast_code(args: tuple[object, ...]) -> str | None:
+    """`torch.autocast(...)` as dynamo records it entered: its arguments as given, None where left out."""
+    device, dtype, enabled, cache_enabled = args
+    if not isinstance(device, str) or not isinstance(enabled, bool):
+        return None
+    if dtype is not None and not isinstance(dtype, torch.dtype) or cache_enabled is not None and not isinstance(cache_enabled, bool):
+        return None
+    given = [quote(device)]
+    given += [f"dtype={dtype!r}"] if dtype is not None and enabled else []
+    given += [] if enabled else ["enabled=False"]
+    given += [f"cache_enabled={cache_enabled!r}"] if cache_enabled is not None and enabled else []
+    return f"torch.autocast({', '.join(given)})"
 
 
 def _join_adjacent(graph: fx.Graph, blocks: _Blocks) -> None:

@@ -526,6 +526,10 @@ SHAPES = [
           counts={"def __init__(self, main, use_shortcut=True) -> None:": 1, "Residual(main=Inverted(": 5}),
     Shape("deep_children_passed_export", _model(models.InvertedNet), _image, _export, frozenset({"NormedConv", "Inverted", "Residual", "InvertedStage"}),
           counts={"def __init__(self, main, residual=True) -> None:": 1, "Residual(main=Inverted(": 5}),
+    # dynamo records a `with` as calls that change the mode and restore it: the same blocks
+    Shape("with_blocks_dynamo", _model(models.ModeBlocks), lambda: (torch.randn(2, 3, 4),), _dynamo, frozenset({"ModeAttention"}),
+          counts={"_set_grad_enabled": 0, "_enter_autocast": 0, "_exit_autocast": 0, 'with torch.autocast("cpu", enabled=False):': 1,
+                  "with torch.no_grad():": 1, 'with torch.autocast("cpu", dtype=torch.bfloat16):': 1}),
     # tensor constants torch.export lifted, numbered over the model: numbered within their block, one class
     Shape("lifted_constants_export", _model(models.OffsetBlocks), _rows, _export, frozenset({"OffsetBlock"}),
           counts={"self.lifted_tensor_0 = torch.empty(4)": 1, "self.lifted_tensor_1 = torch.empty(4)": 1, "lifted_tensor_2": 0,

@@ -4,6 +4,7 @@ the export computes what the graph computes, bits and `requires_grad` alike, and
 from __future__ import annotations
 
 import importlib
+import operator
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -225,3 +226,44 @@ def test_exporting_the_export_gives_it_again(case: Case, exported: dict[str, Exp
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_state_dict_keys_are_the_graphs(case: Case, exported: dict[str, Exported]) -> None:
     assert list(exported[case.name].model.state_dict()) == list(exported[case.name].gm.state_dict())
+
+
+def _marked(*steps: str) -> fx.GraphModule:
+    """A graph of `x * 2` steps between mode changes as dynamo records them: "off"/"on" set the grad
+    mode, "enter" enters an autocast, "exit" exits the last entered."""
+    graph = fx.Graph()
+    value = graph.placeholder("x")
+    entered: list[fx.Node] = []
+    for step in steps:
+        if step in ("off", "on"):
+            graph.call_function(torch._C._set_grad_enabled, (step == "on",))
+        elif step == "enter":
+            entered.append(graph.call_function(torch.amp.autocast_mode._enter_autocast, ("cpu", None, False, None)))
+        elif step == "exit":
+            graph.call_function(torch.amp.autocast_mode._exit_autocast, (entered.pop(),))
+        else:
+            value = graph.call_function(operator.mul, (value, 2))
+    graph.output(value)
+    return fx.GraphModule(nn.Module(), graph)
+
+
+MARKED = [
+    # steps, the blocks of each `x * 2` (by code), markers left
+    (("off", "mul", "on", "mul"), [("torch.no_grad()",), ()], 0),
+    (("off", "mul", "on", "mul", "off", "mul", "on"), [("torch.no_grad()",), (), ("torch.no_grad()",)], 0),
+    (("enter", "off", "mul", "on", "mul", "exit"), [('torch.autocast("cpu", enabled=False)', "torch.no_grad()"), ('torch.autocast("cpu", enabled=False)',)], 0),
+    (("off", "mul"), [()], 1),  # never restored: a call, not a block
+    (("off", "mul", "off", "on"), [()], 3),  # setting the mode it has: not a block
+    (("enter", "off", "mul", "exit", "on"), [()], 4),  # crossed, not nested
+]
+
+
+@pytest.mark.parametrize(("steps", "blocks", "left"), MARKED, ids=["no_grad", "two_blocks", "nested", "never_restored", "same_mode", "crossed"])
+def test_dynamo_mode_calls_are_blocks_only_where_they_pair_up_nested(steps: tuple[str, ...], blocks: list[tuple[str, ...]], left: int) -> None:
+    from fxexport.scopes import scopes_of
+    from fxexport.with_blocks import inline_with_blocks
+
+    graph = inline_with_blocks(_marked(*steps)).graph
+    muls = graph.find_nodes(op="call_function", target=operator.mul)
+    assert [tuple(s.code for s in scopes_of(n)) for n in muls] == blocks
+    assert sum(n.op == "call_function" and n.target is not operator.mul for n in graph.nodes) == left
