@@ -20,6 +20,7 @@ from .rebuild import is_holder
 from .subgraphs import copy_graph, holder_copy, private_holder, with_graph
 
 _LIFTED = re.compile(r"lifted_tensor_[0-9]+")
+_LIFT_FRESH_COPY = torch.ops.aten.lift_fresh_copy.default
 
 
 def local_lifted_names(gm: fx.GraphModule) -> fx.GraphModule:
@@ -35,9 +36,10 @@ def local_lifted_names(gm: fx.GraphModule) -> fx.GraphModule:
         by_owner.setdefault(owner, {})[name] = new.rpartition(".")[2]
     for owner, names in by_owner.items():
         module = private_holder(holder, owner.split("."), private) if owner else holder
-        values = {old: module.__dict__.pop(old) for old in names}
-        for old, new in names.items():
-            module.__dict__[new] = values[old]
+        keys = list(module.__dict__)
+        moved = [(key, module.__dict__.pop(key)) for key in keys[min(map(keys.index, names)) :]]
+        for key, value in moved:  # in their order: `__init__` sets them in it
+            module.__dict__[names.get(key, key)] = value
     graph = copy_graph(gm.graph)
     for node in graph.find_nodes(op="get_attr"):
         node.target = renames.get(str(node.target), node.target)
@@ -50,7 +52,7 @@ def _renames(gm: fx.GraphModule) -> dict[str, str]:
     read: dict[str, list[str]] = {}  # module path -> its lifted constants, in the order the graph reads them
     for node in gm.graph.find_nodes(op="get_attr"):
         owner, _, name = str(node.target).rpartition(".")
-        if _LIFTED.fullmatch(name) and name not in read.get(owner, []) and _renamable(gm, owner, name):
+        if _LIFTED.fullmatch(name) and name not in read.get(owner, []) and _made_in_forward(node) and _renamable(gm, owner, name):
             read.setdefault(owner, []).append(name)
     out = {}
     for owner, names in read.items():
@@ -63,6 +65,12 @@ def _renames(gm: fx.GraphModule) -> dict[str, str]:
             if new != old:
                 out[f"{owner}.{old}" if owner else old] = f"{owner}.{new}" if owner else new
     return out
+
+
+def _made_in_forward(node: fx.Node) -> bool:
+    """Read only as torch.export reads a tensor the forward made (`lift_fresh_copy`): not an attribute
+    of the source that happens to have such a name."""
+    return bool(node.users) and all(u.op == "call_function" and u.target is _LIFT_FRESH_COPY for u in node.users)
 
 
 def _renamable(gm: fx.GraphModule, owner: str, name: str) -> bool:
