@@ -39,6 +39,8 @@ def _viewed(node: fx.Node, roots: dict[fx.Node, fx.Node]) -> fx.Node | None:
     if node.op not in ("call_method", "call_function") or not node.args or not isinstance(node.args[0], fx.Node):
         return None
     base, target = node.args[0], node.target
+    if _converts_nothing(node, base):
+        return base
     if node.op == "call_method":
         return base if target in _VIEW_METHODS else None
     if target in _VIEW_FUNCTIONS:
@@ -50,6 +52,20 @@ def _viewed(node: fx.Node, roots: dict[fx.Node, fx.Node]) -> fx.Node | None:
             return base  # an item of split(...)
         return base if _is_tensor(base) and _basic(node.args[1]) else None
     return None
+
+
+# Tensor methods that return the tensor itself where it already has the dtype and device asked for
+_CONVERSIONS = frozenset({"to", "float", "double", "half", "bfloat16", "int", "long", "bool", "type_as"})
+
+
+def _converts_nothing(node: fx.Node, base: fx.Node) -> bool:
+    """`x.to(torch.float32)` of a float32 `x` (as recorded): `x` itself, no memory of its own."""
+    if node.op != "call_method" or node.target not in _CONVERSIONS or node.kwargs:
+        return False
+    value, source = node.meta.get("val"), base.meta.get("val")
+    if not isinstance(value, torch.Tensor) or not isinstance(source, torch.Tensor):
+        return False
+    return value.dtype == source.dtype and value.device == source.device and value.layout == source.layout
 
 
 def _is_tensor(node: fx.Node) -> bool:

@@ -3082,3 +3082,26 @@ class OffsetBlocks(nn.Module):
         for block in self.blocks:
             x = block(x)
         return x
+
+
+class Upcast(nn.Module):
+    """A cast to the dtype the value has (`a.float()` of a float32 `a`) is `a` itself: `a`'s memory dies
+    where the cast's value does, and its `del` goes there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.lin2 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        a = self.lin(x).relu()
+        b = a.float()
+        c = self.lin2(b)
+        c = c + 1
+        c = c.sigmoid()
+        c = c * 3
+        c = c - 1
+        c = c.tanh()
+        c = c * 5
+        c = c.cos()
+        return c + 2

@@ -530,6 +530,9 @@ SHAPES = [
     Shape("with_blocks_dynamo", _model(models.ModeBlocks), lambda: (torch.randn(2, 3, 4),), _dynamo, frozenset({"ModeAttention"}),
           counts={"_set_grad_enabled": 0, "_enter_autocast": 0, "_exit_autocast": 0, 'with torch.autocast("cpu", enabled=False):': 1,
                   "with torch.no_grad():": 1, 'with torch.autocast("cpu", dtype=torch.bfloat16):': 1}),
+    # a cast to the dtype a value has is the value: its memory is freed where the cast's value dies
+    Shape("cast_to_its_own_dtype_export", _model(models.Upcast), _rows, _export, frozenset(),
+          counts={"out = a.to(torch.float32) del a": 0, "out = self.lin2(out) del a": 1}),
     # tensor constants torch.export lifted, numbered over the model: numbered within their block, one class
     Shape("lifted_constants_export", _model(models.OffsetBlocks), _rows, _export, frozenset({"OffsetBlock"}),
           counts={"self.lifted_tensor_0 = torch.empty(4)": 1, "self.lifted_tensor_1 = torch.empty(4)": 1, "lifted_tensor_2": 0,
