@@ -373,6 +373,7 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
     children of each path in `orders` held in that order (a Sequential's, as its call runs them)."""
     orders = orders or {}
     memo: dict[int, nn.Module] = {}
+    kept: list[nn.Module] = []
     created: dict[str, list[str]] = {}
     leaves = [m.training for m in gm.modules() if not m._modules]
     leaf_training = sum(leaves) * 2 > len(leaves) if leaves else None  # the mode the graph's layers are in
@@ -391,7 +392,9 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
             return module
         children: dict[str, nn.Module | None] = dict(module._modules)
         for name in created.get(path, []):
-            children.setdefault(name, nn.Module())
+            if name not in children:
+                children[name] = made = nn.Module()
+                kept.append(made)  # alive while copying: `memo` goes by id, and a freed module's id is reused
         held = list(module._modules)
         if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))

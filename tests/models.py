@@ -3105,3 +3105,40 @@ class Upcast(nn.Module):
         c = c * 5
         c = c.cos()
         return c + 2
+
+
+class DeepBody(nn.Module):
+    """Blocks whose body nests Sequentials to other depths."""
+
+    def __init__(self, variant: int) -> None:
+        super().__init__()
+        if variant == 0:
+            self.body = nn.Sequential(NormedConv(4, 4, 3), NormedConv(4, 4, 3, act=False))
+        else:
+            self.body = nn.Sequential(NormedConv(4, 4, 3, norm=False, use_bias=True), nn.Sequential(NormedConv(4, 4, 3), nn.Sequential(nn.Conv2d(4, 4, 1), nn.GELU())))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class DeepResidual(nn.Module):
+    def __init__(self, variant: int) -> None:
+        super().__init__()
+        self.main = Residual(DeepBody(variant), nn.Identity())
+
+    def forward(self, x):
+        return self.main(x) * 2
+
+
+class DeepStack(nn.Module):
+    """dynamo holds none of these modules: the export makes a holder at every path its calls name
+    (split._mirror), many of them, at depths down to six."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([DeepResidual(0), DeepResidual(1), DeepResidual(0)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x

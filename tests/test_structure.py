@@ -533,6 +533,11 @@ SHAPES = [
     # a cast to the dtype a value has is the value: its memory is freed where the cast's value dies
     Shape("cast_to_its_own_dtype_export", _model(models.Upcast), _rows, _export, frozenset(),
           counts={"out = a.to(torch.float32) del a": 0, "out = self.lin2(out) del a": 1}),
+    # dynamo's graph holds no module: one is made at every path its calls name, none standing for another
+    Shape("dynamo_deep_holders", _model(models.DeepStack), lambda: (torch.randn(2, 4, 6, 6),), _dynamo,
+          frozenset({"DeepResidual", "DeepResidual_1", "Residual", "DeepBody", "DeepBody_1", "NormedConv", "NormedConv_1", "NormedConv_2"}),
+          inline={path: "not its children called one after another" for path in ("blocks.0.main.main.body", "blocks.1.main.main.body",
+                  "blocks.1.main.main.body.1", "blocks.1.main.main.body.1.1", "blocks.2.main.main.body")}),
     # tensor constants torch.export lifted, numbered over the model: numbered within their block, one class
     Shape("lifted_constants_export", _model(models.OffsetBlocks), _rows, _export, frozenset({"OffsetBlock"}),
           counts={"self.lifted_tensor_0 = torch.empty(4)": 1, "self.lifted_tensor_1 = torch.empty(4)": 1, "lifted_tensor_2": 0,
