@@ -32,6 +32,21 @@ def _graph_module(module: nn.Module, graph: fx.Graph) -> fx.GraphModule:
     return gm
 
 
+def _holder(module: nn.Module) -> nn.Module:
+    """The children of a module nothing calls, in a ModuleList where they are numbered as its items."""
+    children = {name: from_unflattened(child) if _is_unflattened(child) else child for name, child in module._modules.items()}
+    items = [c for c in children.values() if c is not None]
+    numbered = list(children) == [str(i) for i in range(len(children))] and len(items) == len(children)
+    holder = nn.ModuleList(items) if numbered else nn.Module()
+    if not numbered:
+        holder._modules.update(children)
+    for name, value in vars(module).items():
+        if isinstance(value, torch.Tensor):
+            holder.__dict__[name] = value
+    holder.training = module.training
+    return holder
+
+
 def _root_codegen(module: Any, graph: fx.Graph) -> None:
     """Give the root graph torch.export's calling convention (pytree in and out) from its signature."""
     signature = module.module_call_graph[0].signature
@@ -46,9 +61,12 @@ def _root_codegen(module: Any, graph: fx.Graph) -> None:
     graph._codegen = fx.graph._PyTreeCodeGen(fx.graph._PyTreeInfo(orig_args, in_spec, out_spec))
 
 
-def from_unflattened(module: Any) -> fx.GraphModule:
-    """`torch.export.unflatten(ep)` as nested GraphModules with the same hierarchy."""
+def from_unflattened(module: Any) -> nn.Module:
+    """`torch.export.unflatten(ep)` as nested GraphModules with the same hierarchy; a module it holds
+    children in and never calls (a ModuleList's place: an empty graph) as a holder of them."""
     graph = module.graph
+    if type(module).__name__ != "UnflattenedModule" and not graph.nodes and not module._parameters and not module._buffers:
+        return _holder(module)
     if type(module).__name__ == "UnflattenedModule":
         graph = fx.Graph()
         result = graph.graph_copy(module.graph, {})

@@ -407,7 +407,9 @@ def copy_graph(graph: fx.Graph, copies: dict[fx.Node, fx.Node] | None = None) ->
     `copies` gets each node's copy."""
     new = fx.Graph(tracer_cls=graph._tracer_cls)
     result = new.graph_copy(graph, {} if copies is None else copies, return_output_node=True)
-    value, output = cast("tuple[Any, fx.Node]", result)
     new._codegen = graph._codegen
+    if result is None:  # no output: a container torch.export.unflatten holds its children in, never called
+        return new
+    value, output = cast("tuple[Any, fx.Node]", result)
     new.output(value, type_expr=getattr(output, "type", None)).meta = copy.copy(output.meta)
     return new

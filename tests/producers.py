@@ -11,7 +11,7 @@ from torch import fx, nn
 from torch.export import Dim
 
 from fxexport.examples import TransformerBlock
-from tests.models import ResNetLike
+from tests.models import OffsetBlocks, ResNetLike
 
 
 class Mixed(nn.Module):
@@ -228,6 +228,8 @@ UNFLATTENED = [
     Producer("unflatten_outer", unflattened(Outer, lambda: (_x(2, 5, 32),), lambda: {"scale": 1.0}), lambda: (_x(2, 5, 32),), lambda: {"scale": 1.0}),
     Producer("unflatten_mixed", unflattened(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
     Producer("unflatten_cond", unflattened(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),)),
+    # a ModuleList: unflatten holds its blocks in a module it never calls, with an empty graph
+    Producer("unflatten_list", unflattened(OffsetBlocks, lambda: (_x(2, 4),)), lambda: (_x(2, 4),)),
 ]
 PRODUCERS += UNFLATTENED
 
