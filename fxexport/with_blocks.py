@@ -9,6 +9,12 @@ down as an input. Here each such call is replaced by its body's nodes, in its pl
 with the block it ran in (scopes.py: the context manager's code, and the module whose forward
 the `with` statement is in); forward.py writes the nodes of one block inside one `with`
 statement. The mode the body runs in is the one the op set: the values are the same.
+
+dynamo records the same blocks as calls that change the mode and restore it
+(`torch._C._set_grad_enabled(False)` ... `(True)`, `_enter_autocast` ... `_exit_autocast`): the
+nodes between such calls are marked alike, and the calls dropped (`_marked_between`). Blocks of one
+mode that follow each other are one (`_join_adjacent`): torch.export cuts a block where the grad
+mode changes inside it.
 """
 
 from __future__ import annotations
