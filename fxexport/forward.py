@@ -717,7 +717,7 @@ class _Emitter:
 
     def statements(self) -> list[str]:
         frees = self.frees()
-        lines = _Blocks(list(self.bindings))
+        lines = _BlockedLines(list(self.bindings))
         last_note: str | None = None
         for node in self.graph.nodes:
             if node.op == "placeholder":
@@ -766,7 +766,7 @@ class _Emitter:
         return [f"# {self.names[node]}: {shape}", statement]  # a trailing comment would make black split the line
 
 
-class _Blocks:
+class _BlockedLines:
     """A method's lines, each statement inside the `with` blocks its node ran in (scopes.py): a block
     opens before the first statement in it and ends after the last."""
 
@@ -789,7 +789,7 @@ class _Blocks:
             self.open = self.wanted
         self.lines.append(f"{'    ' * len(self.open)}{line}")
 
-    def __iadd__(self, lines: list[str]) -> _Blocks:
+    def __iadd__(self, lines: list[str]) -> _BlockedLines:
         for line in lines:
             self.append(line)
         return self
