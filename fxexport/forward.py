@@ -26,7 +26,7 @@ from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
 from .rolled import Roll, Rolled, loop_of
-from .scopes import Scope, scopes_of
+from .scopes import Scope, common_prefix, scopes_of
 from .source_names import (
     item_names,
     run_name,
@@ -781,9 +781,7 @@ class _BlockedLines:
 
     def append(self, line: str) -> None:
         if self.wanted != self.open:
-            same = 0
-            while same < min(len(self.open), len(self.wanted)) and self.open[same] == self.wanted[same]:
-                same += 1
+            same = len(common_prefix(self.open, self.wanted))
             for depth, scope in enumerate(self.wanted[same:], start=same):
                 self.lines.append(f"{'    ' * depth}with {scope.code}:")
             self.open = self.wanted

@@ -9,13 +9,15 @@ one block inside one `with` statement.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import fx
 
+T = TypeVar("T")
 SCOPES = "fxexport_scopes"  # node.meta key: the blocks the node ran in, outermost first
 
 
@@ -61,19 +63,20 @@ def call_site_scopes(nodes: list[fx.Node], callee: str) -> tuple[Scope, ...]:
     outermost first, up to the first recorded inside the callee (its own forward writes that one)."""
     common: tuple[Scope, ...] | None = None
     for node in nodes:
-        scopes = scopes_of(node)
-        if common is None:
-            common = scopes
-        else:
-            same = 0
-            while same < min(len(common), len(scopes)) and common[same] == scopes[same]:
-                same += 1
-            common = common[:same]
+        common = scopes_of(node) if common is None else common_prefix(common, scopes_of(node))
         if not common:
             return ()  # most calls: the first node says so
     common = common or ()
     inside = next((i for i, scope in enumerate(common) if scope.within(callee)), len(common))
     return common[:inside]
+
+
+def common_prefix(a: Sequence[T], b: Sequence[T]) -> tuple[T, ...]:
+    """The items `a` and `b` start with alike."""
+    same = 0
+    while same < min(len(a), len(b)) and a[same] == b[same]:
+        same += 1
+    return tuple(a[:same])
 
 
 def after(scopes: tuple[Scope, ...], applied: tuple[Scope, ...]) -> tuple[Scope, ...]:

@@ -29,21 +29,31 @@ from torch import fx
 
 from .calls import stack_frames
 from .names import quote
-from .scopes import SCOPES, Scope
+from .scopes import SCOPES, Scope, common_prefix
 from .subgraphs import copy_graph, holder_copy, with_graph
 
 
+def _recorded_autocast_code(args: tuple[object, ...]) -> str | None:
+    """`torch.autocast(...)` as torch.export records it: the cache flag given, and the dtype where enabled."""
+    _, dtype, enabled, cache_enabled = args
+    return None if not isinstance(cache_enabled, bool) or (enabled is True and dtype is None) else _autocast_code(args)
+
+
 def _autocast_code(args: tuple[object, ...]) -> str | None:
+    """`torch.autocast(...)` with the arguments it was entered with, None where left out (dynamo records
+    them so); an enabled one writes its `dtype` and `cache_enabled` out where given: torch.export records
+    the cache off where the source left it at its default, and exporting the export must record what
+    this one did. A disabled one neither: they do nothing then."""
     device, dtype, enabled, cache_enabled = args
-    if not isinstance(device, str) or not isinstance(enabled, bool) or not isinstance(cache_enabled, bool):
+    if not isinstance(device, str) or not isinstance(enabled, bool):
         return None
-    if not enabled:  # neither the dtype nor the cache does anything then
-        return f"torch.autocast({quote(device)}, enabled=False)"
-    if not isinstance(dtype, torch.dtype):
+    if dtype is not None and not isinstance(dtype, torch.dtype) or cache_enabled is not None and not isinstance(cache_enabled, bool):
         return None
-    # torch.export records the cache off where the source left it at its default: written out, so
-    # that exporting the export records what this one did
-    return f"torch.autocast({quote(device)}, dtype={dtype!r}, cache_enabled={cache_enabled!r})"
+    given = [quote(device)]
+    given += [f"dtype={dtype!r}"] if dtype is not None and enabled else []
+    given += [] if enabled else ["enabled=False"]
+    given += [f"cache_enabled={cache_enabled!r}"] if cache_enabled is not None and enabled else []
+    return f"torch.autocast({', '.join(given)})"
 
 
 def _grad_code(args: tuple[object, ...]) -> str | None:
@@ -63,7 +73,7 @@ class _Op:
     code: Callable[[tuple[object, ...]], str | None]
 
 
-_AUTOCAST, _GRAD = _Op("autocast", 4, _autocast_code), _Op("grad", 1, _grad_code)
+_AUTOCAST, _GRAD = _Op("autocast", 4, _recorded_autocast_code), _Op("grad", 1, _grad_code)
 _REGIONS: dict[object, _Op] = {}
 for _name, _op in (("wrap_with_autocast", _AUTOCAST), ("wrap_with_set_grad_enabled", _GRAD)):
     if hasattr(torch.ops.higher_order, _name):
@@ -104,12 +114,13 @@ class _Blocks:
 
 
 def _common_path(a: str, b: str) -> str:
-    parts = []
-    for x, y in zip(a.split(".") if a else [], b.split(".") if b else []):
-        if x != y:
-            break
-        parts.append(x)
-    return ".".join(parts)
+    return ".".join(common_prefix(a.split("."), b.split(".")))
+
+
+def _owner(node: fx.Node) -> str:
+    """The path of the module whose forward recorded the node."""
+    frames = stack_frames(node)
+    return frames[-1].path if frames else ""
 
 
 def inline_with_blocks(gm: fx.GraphModule) -> fx.GraphModule:
@@ -165,12 +176,11 @@ def _marked_between(graph: fx.Graph, blocks: _Blocks) -> bool:
         return False
     keys: dict[fx.Node, int] = {}
     for enter, _ in pairs:
-        frames = stack_frames(enter)
         args = tuple(enter.args)
-        op, code = (_GRAD, _grad_code(args)) if _marker(enter) == "grad" else (_AUTOCAST, _entered_autocast_code(args))
+        op, code = (_GRAD, _grad_code(args)) if _marker(enter) == "grad" else (_AUTOCAST, _autocast_code(args))
         if code is None:
             return False
-        keys[enter] = blocks.new(code, op, args, frames[-1].path if frames else "")
+        keys[enter] = blocks.new(code, op, args, _owner(enter))
     closing = {exit_: enter for enter, exit_ in pairs}
     open_keys: list[int] = []
     for node in list(graph.nodes):
@@ -213,20 +223,6 @@ def _pairs(nodes: list[fx.Node]) -> list[tuple[fx.Node, fx.Node]]:
     return [] if stack else sorted(pairs, key=lambda pair: nodes.index(pair[0]))
 
 
-def _entered_autocast_code(args: tuple[object, ...]) -> str | None:
-    """`torch.autocast(...)` as dynamo records it entered: its arguments as given, None where left out."""
-    device, dtype, enabled, cache_enabled = args
-    if not isinstance(device, str) or not isinstance(enabled, bool):
-        return None
-    if dtype is not None and not isinstance(dtype, torch.dtype) or cache_enabled is not None and not isinstance(cache_enabled, bool):
-        return None
-    given = [quote(device)]
-    given += [f"dtype={dtype!r}"] if dtype is not None and enabled else []
-    given += [] if enabled else ["enabled=False"]
-    given += [f"cache_enabled={cache_enabled!r}"] if cache_enabled is not None and enabled else []
-    return f"torch.autocast({', '.join(given)})"
-
-
 def _join_adjacent(graph: fx.Graph, blocks: _Blocks) -> None:
     """A block that goes on where one of the same mode ended is one block with it: torch.export cuts a
     `with` block where the grad mode changes inside it (in a child's forward, or where a
@@ -261,10 +257,8 @@ def _inlined(gm: fx.GraphModule, holder: torch.nn.Module, blocks: _Blocks) -> fx
         inner = _inlined(body, holder_copy(body), blocks) if any(_region(n) for n in body.graph.nodes) else body.graph
         if code is None or inner is None or any(n.op == "get_attr" for n in inner.nodes):
             continue  # constants or modules of its own: the op stays
-        frames = stack_frames(node)
-        owner = frames[-1].path if frames else ""
         bodies.add(str(node.args[op.count].target))
-        _replace(graph, node, inner, blocks.new(code, op, args, owner), node.args[op.count + 1 :])
+        _replace(graph, node, inner, blocks.new(code, op, args, _owner(node)), node.args[op.count + 1 :])
     if not bodies:
         return None
     for target in bodies - {str(n.target) for n in graph.find_nodes(op="get_attr")}:
