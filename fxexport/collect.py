@@ -42,7 +42,7 @@ from .rebuild import (
 )
 from .rolled import Rolled, rolled
 from .runs import repeated
-from .source_names import forget_statements
+from .source_names import forget_statements, forward_source
 from .split import Structure, split
 from .storages import share_storages
 from .traced_messages import formatted_messages
@@ -207,7 +207,8 @@ class _Collector:
         elif key not in self.classes:
             hint = source_class_name(source) if source is not None else _class_hint(gm, path)
             name, wanted = self.class_name_for(hint)
-            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base, source_name=wanted)
+            own = forward_source(source) if source is not None else ""
+            self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base, source_name=wanted, source_forward=own)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
 

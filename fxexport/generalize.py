@@ -234,7 +234,7 @@ def _branched_parameters(
     placed = _member_forwards(group, holders, *branch, regions=regions)
     assert placed is not None, "placed when the groups were joined"
     lines, lent = [p.lines for p in placed], [p.borrowed for p in placed]
-    return _forward_parameters(lines, lines[0], reserved, parameters, values, positional, taken, lent)
+    return _forward_parameters(lines, lines[0], reserved, parameters, values, positional, taken, lent, group[0].source_forward)
 
 
 def _forward(group: list[ClassIR], optional: OptionalChild | None) -> tuple[str, ...]:
@@ -314,7 +314,9 @@ def _merge(
     if flag is None and (optional is None or optional.wrapped is not None):  # else: one code, literals too
         forwards = [core_forward(c, optional) for c in group]
         reserved = set(optional.children if optional is not None else ())
-        forward_lines, stored = _forward_parameters(forwards, forward_lines, reserved | _names_on_self(first), parameters, values, positional, taken)
+        forward_lines, stored = _forward_parameters(
+            forwards, forward_lines, reserved | _names_on_self(first), parameters, values, positional, taken, source=first.source_forward
+        )
         init_lines += tuple(stored)
     elif flag is None and optional is not None and optional.literals_vary:  # an extra child; each side's literals their own
         child, reserved = optional.child, set(optional.children) | _names_on_self(first)
@@ -473,13 +475,15 @@ def _forward_parameters(
     positional: list[str],
     taken: set[str],
     borrowed: list[frozenset[int]] | None = None,
+    source: str = "",
 ) -> tuple[tuple[str, ...], list[str]]:
     """Forward literals that differ between instances (`forwards`, one per class, their literals in the
     order of `shared`'s, those in blocks too: a loop's body) read `self.<parameter>` in `shared`, an
     attribute named apart from every name in `reserved` (the class's attributes, buffers and children):
     (forward lines, parameters to store). With `borrowed` (branched forwards, flags.member_forwards: per
     class, the literals of lines it never runs), a borrowed literal takes the value that makes its column
-    one parameter with another where one agrees with the rest."""
+    one parameter with another where one agrees with the rest. `source`: the source class's forward, where
+    literals no note quotes are named (literal_names)."""
     rows = [number_slots(f, nested=True) for f in forwards]
     targets = number_slots(shared, nested=True)
     texts = [s.text for s in targets]
@@ -493,7 +497,7 @@ def _forward_parameters(
         if len(set(column)) == 1:
             continue
         if column not in parameters:
-            quoted = literal_names(forwards[0]) if quoted is None else quoted
+            quoted = literal_names(forwards[0], source) if quoted is None else quoted
             named = quoted[i] if rows[0][i].name == "value" and len(quoted) == len(rows[0]) else None
             parameters[column] = _parameter_name(named or rows[0][i].name, taken)
             values[parameters[column]] = column

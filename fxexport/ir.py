@@ -105,6 +105,7 @@ class ClassIR:
     takes_children: bool = False  # a container subclass without `__init__`: its callers pass its children
     whole_children: frozenset[str] = frozenset()  # attributes whose child callers pass whole (an nn.Identity in some instances)
     source_name: str = ""  # the name asked for it, after its source class (`Block_1` for a class an export named so), or ""
+    source_forward: str = ""  # its source class's `forward` as written there (where literals' names are read), or ""
 
     @property
     def source(self) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+from collections.abc import Iterator
 
 from .annotations import NOTE
 from .code_slots import number_slots, per_line
@@ -18,41 +19,107 @@ from .names import BUILTIN_NAMES
 from .spelled_calls import parsed_line
 
 
-def literal_names(lines: tuple[str, ...]) -> list[str | None]:
+def literal_names(lines: tuple[str, ...], source: str = "") -> list[str | None]:
     """For each number literal of the forward (number_slots, blocks too), the name the source passes in
-    its place, or None."""
+    its place, or None. `source`: the source class's forward, read where the quoted line names none (a
+    symbolic_trace graph quotes none; a statement that reads as its source line quotes none of its own):
+    there a call is matched only where the forward makes one call of that function with as many arguments
+    (or, where none has, one with more)."""
     out: list[str | None] = []
-    source = ""
+    quoted = ""
     for line in lines:
         note = NOTE.fullmatch(line)
         if note is not None:
-            source = note["code"]
+            quoted = note["code"]
             continue
         count = sum(1 for slot in number_slots((line,), nested=True) if slot.line == 0)
-        if count:
-            out += list(_statement_names(line.strip(), source)) if source else [None] * count
+        if not count:
+            continue
+        names = _statement_names(line.strip(), quoted, True) if quoted else (None,) * count
+        if source and None in names:
+            names = tuple(a or b for a, b in zip(names, _statement_names(line.strip(), source, False)))
+        out += names
     return out
 
 
 @per_line
-def _statement_names(statement: str, source: str) -> tuple[str | None, ...]:
-    """The name for each literal of `statement` (in number_slots order) that `source` passes in its place."""
+def _statement_names(statement: str, source: str, quoted: bool) -> tuple[str | None, ...]:
+    """The name for each literal of `statement` (in number_slots order) that `source` passes in its place:
+    `quoted`, the statement the note quotes (its value too is matched with the generated one's: `q = q *
+    self.scale`), else the whole forward (its calls alone)."""
     slots = number_slots((statement,))
     names: list[str | None] = [None] * len(slots)
-    generated, quoted = parsed_line(statement.strip()), parsed_line(source.strip())
-    if generated is None or quoted is None:
+    generated, theirs = parsed_line(statement.strip()), _parsed(source.strip())
+    if generated is None or theirs is None:
         return tuple(names)
     starts = {slot.start: k for k, slot in enumerate(slots)}
-    calls = [n for n in ast.walk(quoted) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    for call in (n for n in ast.walk(generated) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
-        alike = [c for c in calls if c.func.attr == call.func.attr and len(c.args) == len(call.args)]  # type: ignore[attr-defined]
-        if len(alike) != 1:
-            continue
-        for mine, theirs in zip(call.args, alike[0].args):
-            k = starts.get(_start(mine))
-            if k is not None and _is_literal(mine):
-                names[k] = _name(theirs)
+    calls = [n for n in ast.walk(theirs) if isinstance(n, ast.Call) and _called(n) is not None]
+    pairs = [(_value(generated), _value(theirs))] if quoted else []
+    for call in (n for n in ast.walk(generated) if isinstance(n, ast.Call) and _called(n) is not None):
+        named = [c for c in calls if _called(c) == _called(call)]
+        alike = [c for c in named if len(c.args) == len(call.args)] or [c for c in named if len(c.args) > len(call.args)]
+        if len(alike) == 1:
+            pairs.append((call, alike[0]))
+    for mine, source_node in pairs:
+        for literal, passed in _aligned(mine, source_node):
+            k = starts.get(_start(literal))
+            if k is not None and names[k] is None:
+                names[k] = _name(passed)
     return tuple(names)
+
+
+def _parsed(code: str) -> ast.AST | None:
+    """A quoted statement (parsed_line) or a whole function's source."""
+    if "\n" not in code:
+        return parsed_line(code)
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _value(tree: ast.AST | None) -> ast.AST | None:
+    """The expression a one-statement line computes (an assignment's or a return's value), or None."""
+    body = tree.body if isinstance(tree, ast.Module) else []
+    if len(body) != 1:
+        return None
+    statement = body[0]
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+        return statement.value
+    return None
+
+
+def _called(call: ast.Call) -> str | None:
+    """The name a call calls: `view` of `x.view(...)`, `stochastic_depth`, `layer_norm` of `F.layer_norm`."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _aligned(mine: ast.AST | None, theirs: ast.AST | None) -> Iterator[tuple[ast.expr, ast.expr]]:
+    """(a literal of `mine`, what `theirs` has in its place) where the two trees have one shape down to it:
+    calls of one name and as many positional arguments (or the source more: the trace passes its last
+    ones by keyword), one operator, tuples and lists of one length."""
+    if mine is None or theirs is None:
+        return
+    if isinstance(mine, ast.expr) and _is_literal(mine):
+        yield mine, theirs  # type: ignore[misc]
+    elif isinstance(mine, ast.Call) and isinstance(theirs, ast.Call):
+        if _called(mine) != _called(theirs) or len(mine.args) > len(theirs.args):
+            return  # (fewer arguments: the trace passes the source's last ones by keyword, `training=False`)
+        if any(isinstance(a, ast.Starred) for a in (*mine.args, *theirs.args)):
+            return
+        for a, b in zip(mine.args, theirs.args):
+            yield from _aligned(a, b)
+        passed = {k.arg: k.value for k in theirs.keywords if k.arg is not None}
+        for keyword in mine.keywords:
+            yield from _aligned(keyword.value, passed.get(keyword.arg or ""))
+    elif isinstance(mine, ast.BinOp) and isinstance(theirs, ast.BinOp) and type(mine.op) is type(theirs.op):
+        yield from _aligned(mine.left, theirs.left)
+        yield from _aligned(mine.right, theirs.right)
+    elif isinstance(mine, (ast.Tuple, ast.List)) and isinstance(theirs, (ast.Tuple, ast.List)) and len(mine.elts) == len(theirs.elts):
+        if not any(isinstance(e, ast.Starred) for e in theirs.elts):
+            for a, b in zip(mine.elts, theirs.elts):
+                yield from _aligned(a, b)
 
 
 def _start(node: ast.expr) -> int:
@@ -66,13 +133,14 @@ def _is_literal(node: ast.expr) -> bool:
 
 
 def _name(node: ast.expr) -> str | None:
-    """A descriptive name the source passes: `self.num_heads`, `head_dim`; not a single letter (`C`)."""
+    """A descriptive name the source passes: `self.num_heads`, `self.p`, `head_dim`; not a local of a
+    single letter (`C`, `h`)."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        name = node.attr
+        name, shortest = node.attr, 1
     elif isinstance(node, ast.Name):
-        name = node.id
+        name, shortest = node.id, 2
     else:
         return None
     name = name.lower() if name.isupper() else name
     plain = name.isidentifier() and name == name.lower() and not name.startswith("_")
-    return name if plain and len(name) > 1 and not keyword.iskeyword(name) and name not in BUILTIN_NAMES and name != "self" else None
+    return name if plain and len(name) >= shortest and not keyword.iskeyword(name) and name not in BUILTIN_NAMES and name != "self" else None

@@ -43,6 +43,8 @@ def with_runs(line: str, sequentials: frozenset[str] = frozenset()) -> str:
     body = line.lstrip(" ")
     indent = line[: len(line) - len(body)]
     containers = CONTAINERS | sequentials
+    if not any(f"{name}(" in body for name in containers):
+        return line  # no container call: nothing to parse
     for _ in range(body.count("(")):  # each pass rewrites one call
         found = _first_change(body, containers)
         if found is None:

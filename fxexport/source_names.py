@@ -161,6 +161,20 @@ def source_parameters(cls: type | str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1024)
+def forward_source(cls: type | str) -> str:
+    """The source of a module class's `forward`, dedented; "" where it cannot be read."""
+    forward = getattr(resolve_class(cls), "forward", None)
+    if not callable(forward):
+        return ""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return textwrap.dedent(inspect.getsource(forward))
+    except (OSError, TypeError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+        return ""
+
+
+@functools.lru_cache(maxsize=1024)
 def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The parameters of a module class's `forward` that its body unpacks into names, once each, with
     those names in order: `cos, sin = position_embeddings` (transformers' attention) gives
@@ -221,6 +235,7 @@ def forget_statements() -> None:
     _function_statements.cache_clear()
     _statement_span.cache_clear()
     source_parameters.cache_clear()
+    forward_source.cache_clear()
     unpacked_parameters.cache_clear()
 
 

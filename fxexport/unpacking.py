@@ -6,7 +6,10 @@ as a local holding the tuple and one statement per item (`chunk = x.chunk(2, dim
 of them used, and the result's length is known to be exactly the count its items cover, the
 statement unpacks it instead, as the source did, `_` standing for an item nothing reads. The length
 is known from the value torch.export recorded (`meta["val"]`: its inputs' shapes are checked), from
-the tuple a generated class returns, or from `chunk(n)` reading all n chunks. A result that is itself
+the tuple a generated class returns, from `chunk(n)` reading all n chunks, or from `unbind(d)` of a
+tensor whose size at `d` a `reshape`/`view` fixed to a number, followed through `permute`,
+`transpose` and `contiguous` (timm's `qkv.reshape(B, N, 3, h, d).permute(2, 0, 3, 1, 4).unbind(0)`:
+3 items, whatever the input's shape). A result that is itself
 an item of an unpacked result stays indexed (`out, state = self.lstm(x)`, `h = state[0]`).
 """
 
@@ -20,6 +23,11 @@ from torch import fx
 
 UNUSED = "_"
 _CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
+_UNBIND = ("unbind", torch.unbind, torch.Tensor.unbind)
+_SHAPED = ("reshape", "view", torch.reshape, torch.Tensor.reshape, torch.Tensor.view)
+_PERMUTE = ("permute", torch.permute, torch.Tensor.permute)
+_TRANSPOSE = ("transpose", torch.transpose, torch.Tensor.transpose)
+_SAME_SHAPE = ("contiguous", torch.Tensor.contiguous)
 
 
 def unpackable(
@@ -70,4 +78,39 @@ def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
         if type(chunks) is not int:
             return None
         return chunks if any(u.args[1] == chunks - 1 for u in node.users) else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
+    dim = _unbound_at(node)
+    return _fixed_size(cast(fx.Node, node.args[0]), dim) if dim is not None else None
+
+
+def _unbound_at(node: fx.Node) -> int | None:
+    """d of `x.unbind(d)` (not negative: a negative one counts from a rank not known here), else None."""
+    if node.target not in _UNBIND or node.op not in ("call_method", "call_function") or not node.args or not isinstance(node.args[0], fx.Node):
+        return None
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+    return dim if type(dim) is int and dim >= 0 else None
+
+
+def _fixed_size(node: fx.Node, dim: int) -> int | None:
+    """The size of `node`'s tensor at `dim` where the graph fixed it to a number for every input: a
+    number a `reshape`/`view` asks for (not -1), followed back through `permute`, `transpose` and
+    `contiguous`; None where it is not known."""
+    if node.op not in ("call_method", "call_function") or not node.args or not isinstance(node.args[0], fx.Node) or node.kwargs:
+        return None
+    source, rest = node.args[0], node.args[1:]
+    if node.target is operator.getitem and len(rest) == 1 and type(rest[0]) is int and _unbound_at(source) is not None and dim >= 0:
+        removed = cast(int, _unbound_at(source))  # an item of `unbind(d)`: the tensor without its dimension d
+        return _fixed_size(cast(fx.Node, source.args[0]), dim if dim < removed else dim + 1)
+    if node.target in _SAME_SHAPE and not rest:
+        return _fixed_size(source, dim)
+    sizes = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
+    if node.target in _SHAPED and sizes:
+        place = dim + len(sizes) if dim < 0 else dim
+        size = sizes[place] if 0 <= place < len(sizes) else None
+        return size if type(size) is int and size >= 0 else None
+    if node.target in _PERMUTE and sizes and all(type(d) is int for d in sizes):
+        place = dim + len(sizes) if dim < 0 else dim
+        return _fixed_size(source, cast(int, sizes[place])) if 0 <= place < len(sizes) else None
+    if node.target in _TRANSPOSE and len(rest) == 2 and all(type(d) is int and d >= 0 for d in rest) and dim >= 0:
+        first, second = cast(tuple[int, int], rest)
+        return _fixed_size(source, second if dim == first else first if dim == second else dim)
     return None

@@ -3142,3 +3142,31 @@ class DeepStack(nn.Module):
         for block in self.blocks:
             x = block(x)
         return x
+
+
+class ScaledDropBlock(nn.Module):
+    """Literals that differ between instances, passed where the source passes its attributes: to a
+    function (`F.dropout(x, self.p, ...)`), a method (`x.view(-1, self.groups, self.width)`) and as an
+    operand (`* self.scale`)."""
+
+    def __init__(self, dim: int, scale: float, p: float, groups: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.scale = scale
+        self.p = p
+        self.groups = groups
+        self.width = dim // groups
+
+    def forward(self, x):
+        x = self.fc(x) * self.scale
+        x = x.view(-1, self.groups, self.width).flip(1).flatten(1)
+        return F.dropout(x, self.p, self.training)
+
+
+class ScaledDropBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(ScaledDropBlock(8, 0.5, 0.1, 2), ScaledDropBlock(8, 0.25, 0.2, 4), ScaledDropBlock(8, 0.125, 0.3, 1))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -277,7 +277,7 @@ SHAPES = [
           counts={"if self.conv_dw is not None:": 1, "if self.shortcut is not None:": 1, "x = self.shortcut(x)": 1, "return out.add_(x)": 1}),
     # a child only some blocks build, applied in place, beside a forward literal that differs: one class
     Shape("optional_child_and_forward_literal", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"SplitStage"}),
-          counts={"if self.conv_down is not None:": 1, "x.split(self.value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
+          counts={"if self.conv_down is not None:": 1, "x.split(self.half_value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
     Shape("optional_child_and_forward_literal_export", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _export,
           frozenset({"SplitStage"}), counts={"if self.conv_down is not None:": 1, "x.split(self.half_value, dim=1)": 1}),  # `half` is nn.Module.half
     # items of a child's result each take the name of the input in its place where those die there, in a graph
@@ -542,6 +542,21 @@ SHAPES = [
     Shape("lifted_constants_export", _model(models.OffsetBlocks), _rows, _export, frozenset({"OffsetBlock"}),
           counts={"self.lifted_tensor_0 = torch.empty(4)": 1, "self.lifted_tensor_1 = torch.empty(4)": 1, "lifted_tensor_2": 0,
                   "for layer in self.blocks:": 1}),
+    # literals that differ between instances, named after the attribute the source passes in their place: a
+    # function's argument, read from the class's forward where the graph quotes no source line (symbolic_trace;
+    # an operand is not: which statement of the forward computed it is not known)
+    Shape("literals_named_from_the_source_forward", _model(models.ScaledDropBlocks), lambda: (torch.randn(2, 8),), _trace, frozenset({"ScaledDropBlock"}),
+          counts={"self.groups = groups": 1, "view(-1, self.groups, self.width)": 1, "p=self.p": 1, "x * self.value": 1}),
+    # by torch.export, an operand too, named from the quoted line (`* self.scale`); the dropout's line is not quoted
+    # (the generated statement reads as it): its `p` read from the forward
+    Shape("literals_named_from_the_source_forward_export", _model(models.ScaledDropBlocks), lambda: (torch.randn(2, 8),), _export, frozenset({"ScaledDropBlock"}),
+          counts={"self.p = p": 1, "self.scale = scale": 1, "* self.scale": 1, "F.dropout(x, self.p": 1, "view(-1, self.groups, self.width)": 1,
+                  "value": 0}),
+    # symbolic_trace: `unbind(0)` of a tensor the graph reshaped to 3 there, whatever the input, is unpacked; the
+    # literals the source passes as `self.num_heads` and `self.head_dim` take those names from its forward
+    Shape("unbind_of_a_fixed_size", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"HeadsAttention"}),
+          counts={"out, unbind2, unbind3 = x.permute(2, 0, 3, 1, 4).unbind(0)": 1, "unbind[": 0,
+                  "reshape(getitem, getitem_1, 3, self.num_heads, self.head_dim)": 1}),
 ]  # fmt: skip
 
 

@@ -23,7 +23,7 @@ TENSOR_VIEWS = {}
 
 
 class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
-    def __init__(self, in_features, out_features, value, use_branch1=False) -> None:
+    def __init__(self, in_features, out_features, width, use_branch1=False) -> None:
         super().__init__()
         if use_branch1:
             self.branch1 = nn.Linear(in_features, out_features)
@@ -31,7 +31,7 @@ class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
             self.branch1 = None
         self.branch2 = nn.Linear(in_features, out_features)
         self.out_features = out_features
-        self.value = value
+        self.width = width
 
     def forward(self, x):
         if self.branch1 is not None:
@@ -41,7 +41,7 @@ class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
             out, out_1 = x.chunk(2, dim=1)
             out_1 = self.branch2(out_1)
         out = torch.cat((out, out_1), dim=1).view(-1, 2, self.out_features)
-        return out.transpose(1, 2).reshape(-1, self.value)
+        return out.transpose(1, 2).reshape(-1, self.width)
 
 
 class FxModule(nn.Module):
