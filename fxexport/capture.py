@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import os
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +85,50 @@ def to_graph_module(obj: Any, where: str, via: str = "trace", example: tuple[tup
         with user_code(f"torch.fx.symbolic_trace failed on {where}", "; try --via export"):
             return fx.symbolic_trace(obj)
     raise FxExportError(f"{where} is a {type(obj).__qualname__}, not a GraphModule, an nn.Module or a callable returning one")
+
+
+def trace(root: nn.Module | Callable[..., Any], concrete_args: dict[str, Any] | None = None) -> fx.GraphModule:
+    """`torch.fx.symbolic_trace(root, concrete_args)`, each node also recording the stack trace of the
+    statement it ran in, as torch.export's do: the export then takes the source's names for its values and
+    quotes its lines. (torch's own `record_stack_traces` imports torch._dynamo and sympy to filter the
+    frames: seconds.)"""
+    tracer = fx.Tracer()
+    create_node = tracer.create_node
+    entry = "forward" if isinstance(root, nn.Module) else getattr(root, "__name__", "forward")
+
+    def recording(*args: Any, **kwargs: Any) -> fx.Node:
+        node = create_node(*args, **kwargs)
+        if not node.stack_trace:
+            node.stack_trace = _user_stack(entry)
+        return node
+
+    tracer.create_node = recording  # type: ignore[method-assign]
+    graph = tracer.trace(root, concrete_args)
+    name = type(root).__name__ if isinstance(root, nn.Module) else getattr(root, "__name__", "function")
+    return fx.GraphModule(tracer.root, graph, name)
+
+
+_TORCH = str(Path(torch.__file__).resolve().parent) + os.sep
+_TORCH_FX = _TORCH + "fx" + os.sep
+_HERE = str(Path(__file__).resolve())
+
+
+def _user_stack(entry: str) -> str | None:
+    """The stack from the outermost `forward` (or function `entry` traced) on, formatted as a traceback:
+    torch's own frames left out but the forwards of its modules (nn.Sequential's, that call the next)."""
+    summary = traceback.StackSummary.extract(traceback.walk_stack(None), lookup_lines=False)
+    frames = [f for f in reversed(summary) if _shown(f.filename, f.name)]
+    first = next((i for i, frame in enumerate(frames) if frame.name in ("forward", entry)), None)
+    return None if first is None else "".join(traceback.StackSummary.from_list(frames[first:]).format()).strip()
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown(filename: str, function: str) -> bool:
+    """A frame of the model's code, or a forward of a torch.nn module; not torch's machinery nor this file's."""
+    path = str(Path(filename).resolve())
+    if path == _HERE:
+        return False
+    return not path.startswith(_TORCH) or (function == "forward" and not path.startswith(_TORCH_FX))
 
 
 def _export(obj: Any, where: str, example: tuple[tuple[Any, ...], dict[str, Any]] | None) -> fx.GraphModule:

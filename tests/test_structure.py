@@ -32,6 +32,11 @@ def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return torch.export.export(model, args).module()
 
 
+def _trace_recording_lines(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """fxexport.trace: symbolic_trace, each node recording its stack trace (as `fxexport export` traces)."""
+    return fxexport.trace(model)
+
+
 def _export_reading_dropouts(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """torch.export, each value a dropout that does not train returns read after it as the dropout's node
     (torch 2.14 records it so: the dropout returned the same tensor; 2.13 reads the value itself)."""
@@ -557,6 +562,9 @@ SHAPES = [
     Shape("unbind_of_a_fixed_size", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"HeadsAttention"}),
           counts={"out, unbind2, unbind3 = x.permute(2, 0, 3, 1, 4).unbind(0)": 1, "unbind[": 0,
                   "reshape(getitem, getitem_1, 3, self.num_heads, self.head_dim)": 1}),
+    # traced recording each node's statement: the values take the source's names, as by torch.export
+    Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
+          frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1}),
 ]  # fmt: skip
 
 

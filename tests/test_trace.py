@@ -1,0 +1,47 @@
+"""fxexport.trace: symbolic_trace, each node recording the statement it ran in (capture.py)."""
+
+from __future__ import annotations
+
+import operator
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from torch import fx
+
+import fxexport
+from tests import models
+
+MODELS = [models.HeadsStack, models.ScaledDropBlocks, models.TokenStages, models.ExpandingBlocks]
+MODELS_FILE = Path(models.__file__).resolve()
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda c: c.__name__)
+def test_the_graph_is_symbolic_traces(cls: type[torch.nn.Module]) -> None:
+    model = cls().eval()
+    traced, plain = fxexport.trace(model), fx.symbolic_trace(model)
+    assert traced.code == plain.code
+    assert type(traced).__name__ == type(plain).__name__ and traced.graph._tracer_cls is fx.Tracer  # the producer reads as symbolic_trace
+
+
+@pytest.mark.parametrize("cls", MODELS, ids=lambda c: c.__name__)
+def test_each_call_records_the_models_statement_last(cls: type[torch.nn.Module]) -> None:
+    gm = fxexport.trace(cls().eval())
+    calls = [n for n in gm.graph.nodes if n.op.startswith("call_")]
+    assert calls and all(n.stack_trace for n in calls)
+    for node in calls:
+        files = re.findall(r'File "([^"]+)", line \d+, in (\w+)', node.stack_trace)
+        assert files[0][1] == "forward" and Path(files[-1][0]).resolve() == MODELS_FILE, node.stack_trace
+        assert all(Path(file).resolve() == MODELS_FILE or name == "forward" for file, name in files), node.stack_trace
+        assert "fxexport" not in node.stack_trace.replace(str(MODELS_FILE), "")  # no frame of fxexport's own
+
+
+def test_concrete_args_and_a_function() -> None:
+    def double(x, scale=2):
+        return x * scale
+
+    gm = fxexport.trace(double, concrete_args={"scale": 3})
+    assert torch.equal(gm(torch.ones(2), 3), torch.full((2,), 3.0))
+    multiply = next(n for n in gm.graph.nodes if n.op == "call_function" and n.target is operator.mul)
+    assert "double" in multiply.stack_trace and "return x * scale" in multiply.stack_trace
