@@ -177,15 +177,33 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
             after = [name for name in out[start + len(items) :] if name is not None]
             if (
                 (before or place == 0)
-                and all(out[i] is None and item in read.get(i, ()) and not read[i] & others for i, item in zip(run, items))
+                and all(out[i] is None and i in read and not read[i] & others for i in run)
                 and all(name in order and order.index(name) < place for name in before)
                 and all(name in order for name in after)
-                and all(_in_order(texts.get(i, ""), items, read[i]) for i in run)
+                and (found := _items_of(run, items, read, texts)) is not None
             ):
-                out[start : start + len(items)] = list(items)
+                out[start : start + len(items)] = found
                 break
         else:
             out[:] = named
+
+
+def _items_of(run: range, items: tuple[str, ...], read: dict[int, frozenset[str]], texts: dict[int, str]) -> list[str] | None:
+    """The item each input of `run` is: in the order they are unpacked where each one's statements read its
+    item (a statement reading several naming them in that order); else, where the graph took them in
+    another order (the order its statements first read them: timm's pit reads `cls_tokens` of `x,
+    cls_tokens = x` first), the one item each one's statements read once the items other inputs are
+    found to be are set aside (`self.pool(x, cls_tokens)` reads both); None where neither settles every input."""
+    if all(item in read[i] for i, item in zip(run, items)) and all(_in_order(texts.get(i, ""), items, read[i]) for i in run):
+        return list(items)
+    found: dict[int, str] = {}
+    while len(found) < len(run):
+        taken = set(found.values())
+        settled = {i: next(iter(read[i] & set(items) - taken)) for i in run if i not in found and len(read[i] & set(items) - taken) == 1}
+        if not settled or len(set(settled.values())) < len(settled):
+            return None
+        found.update(settled)
+    return [found[i] for i in run]
 
 
 def _in_order(text: str, items: tuple[str, ...], read: frozenset[str]) -> bool:

@@ -3170,3 +3170,40 @@ class ScaledDropBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class CountedTokenStage(nn.Module):
+    """timm's pit stage as it is: `cls_tokens` read first (`token_length = cls_tokens.shape[1]`), so a graph
+    takes the items of `x, cls_tokens = x` the other way round, and the pool reads both in one statement."""
+
+    def __init__(self, c: int, pool: bool) -> None:
+        super().__init__()
+        self.pool = TokenPool(c) if pool else None
+        self.mix = nn.Linear(c, c)
+
+    def forward(self, x):
+        x, cls_tokens = x
+        token_length = cls_tokens.shape[1]
+        if self.pool is not None:
+            x, cls_tokens = self.pool(x, cls_tokens)
+        B, C, H, W = x.shape
+        x = x.flatten(2).transpose(1, 2)
+        x = torch.cat((cls_tokens, x), dim=1)
+        x = self.mix(x)
+        cls_tokens = x[:, :token_length]
+        x = x[:, token_length:]
+        x = x.transpose(1, 2).reshape(B, C, H, W)
+        return x, cls_tokens
+
+
+class CountedTokenStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList([CountedTokenStage(3, False), CountedTokenStage(3, True), CountedTokenStage(3, True)])
+        self.cls = nn.Parameter(torch.randn(1, 1, 3))
+
+    def forward(self, x):
+        state = (x, self.cls.expand(x.shape[0], -1, -1))
+        for stage in self.stages:
+            state = stage(state)
+        return state[0].sum() + state[1].sum()
