@@ -17,6 +17,7 @@ import bisect
 import functools
 import inspect
 import linecache
+import operator
 import re
 import textwrap
 import tokenize
@@ -261,6 +262,8 @@ def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     statement gives it (an unpacked item)."""
     if _read_in_its_statement(run[-1]):
         return None
+    if first is None and (names := _assigned(run[0])) is not None and len(names) > 1:
+        first = _item_target(run[0], names)  # `B` of `B, N, C = x.shape`, its items read one by one
     assigned = [(first,) if first is not None else _assigned(run[0]), *(_assigned(node) for node in run[1:])]
     singles = {names[0] for names in assigned if names is not None and len(names) == 1}
     if not singles and first is None and len(set(assigned)) == 1 and assigned[0] is not None:
@@ -316,9 +319,26 @@ def usable(name: str, free: bool) -> bool:
 
 
 def statement_target(node: fx.Node) -> str | None:
-    """The one name the node's source statement assigns (the node its value or a part of it)."""
+    """The one name the node's source statement assigns (the node its value or a part of it), or the
+    name it binds the node to as an item of a value it unpacks whole (`B` of `B, N, C = x.shape`)."""
     names = _assigned(node)
-    return names[0] if names is not None and len(names) == 1 else None
+    if names is None:
+        return None
+    return names[0] if len(names) == 1 else _item_target(node, names)
+
+
+def _item_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
+    """`names[i]` for `node`, item i of a value of the same statement whose users are its items 0 to
+    len(names) - 1, each read once: what symbolic_trace records for `B, N, C = x.shape`, whose length it
+    does not know (so the items stay indexed: `B = shape[0]`); `a, b = x.shape[0], x.shape[1]` reads
+    two values, one item of each."""
+    if not (node.op == "call_function" and node.target is operator.getitem and len(node.args) == 2 and type(node.args[1]) is int):
+        return None
+    result = node.args[0]
+    if not isinstance(result, fx.Node) or not same_statement(result, node):
+        return None
+    places = [u.args[1] if u.op == "call_function" and u.target is operator.getitem and len(u.args) == 2 else None for u in result.users]
+    return names[node.args[1]] if sorted(places, key=str) == sorted(range(len(names)), key=str) else None
 
 
 def _read_in_its_statement(node: fx.Node) -> bool:

@@ -564,7 +564,9 @@ SHAPES = [
                   "reshape(getitem, getitem_1, 3, self.num_heads, self.head_dim)": 1}),
     # traced recording each node's statement: the values take the source's names, as by torch.export
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
-          frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1}),
+          frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,
+                                                 # `B, N, C = x.shape`, whose length symbolic_trace does not know: its items named
+                                                 "B = shape[0]": 1, "reshape(B, N, 3, self.num_heads, self.head_dim)": 1, "getitem": 0}),
     # the items of `x, cls_tokens = x` taken the other way round (`cls_tokens` read first, then both by one
     # statement): named by what the statements reading each read, once the other is set aside; one class
     Shape("tuple_items_read_the_other_way_round", _model(models.CountedTokenStages), lambda: (torch.randn(2, 3, 8, 8),),

@@ -45,3 +45,17 @@ def test_concrete_args_and_a_function() -> None:
     assert torch.equal(gm(torch.ones(2), 3), torch.full((2,), 3.0))
     multiply = next(n for n in gm.graph.nodes if n.op == "call_function" and n.target is operator.mul)
     assert "double" in multiply.stack_trace and "return x * scale" in multiply.stack_trace
+
+
+class _Sizes(torch.nn.Module):
+    def forward(self, x):
+        B, N, C = x.shape
+        a, b = x.shape[1], x.shape[0]  # one item of each of two values: no name from the unpacking
+        return x.reshape(B * N, C) + a * b
+
+
+def test_items_of_a_value_unpacked_whole_take_the_names_it_binds() -> None:
+    _, sources = fxexport.generate(fxexport.trace(_Sizes()), package_name="sizes")
+    code = sources["module.py"]
+    assert "B = shape[0]" in code and "N = shape[1]" in code and "C = shape[2]" in code
+    assert "getitem = x.shape[1]" in code and "getitem_1 = x.shape[0]" in code
