@@ -3172,14 +3172,9 @@ class ScaledDropBlocks(nn.Module):
         return self.blocks(x)
 
 
-class CountedTokenStage(nn.Module):
+class CountedTokenStage(TokenStage):
     """timm's pit stage as it is: `cls_tokens` read first (`token_length = cls_tokens.shape[1]`), so a graph
     takes the items of `x, cls_tokens = x` the other way round, and the pool reads both in one statement."""
-
-    def __init__(self, c: int, pool: bool) -> None:
-        super().__init__()
-        self.pool = TokenPool(c) if pool else None
-        self.mix = nn.Linear(c, c)
 
     def forward(self, x):
         x, cls_tokens = x
@@ -3196,13 +3191,12 @@ class CountedTokenStage(nn.Module):
         return x, cls_tokens
 
 
-class CountedTokenStages(nn.Module):
+class CountedTokenStages(TokenStages):
     def __init__(self) -> None:
         super().__init__()
         self.stages = nn.ModuleList([CountedTokenStage(3, False), CountedTokenStage(3, True), CountedTokenStage(3, True)])
-        self.cls = nn.Parameter(torch.randn(1, 1, 3))
 
-    def forward(self, x):
+    def forward(self, x):  # both outputs of the last stage read
         state = (x, self.cls.expand(x.shape[0], -1, -1))
         for stage in self.stages:
             state = stage(state)
