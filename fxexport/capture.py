@@ -83,7 +83,7 @@ def to_graph_module(obj: Any, where: str, via: str = "trace", example: tuple[tup
         return obj
     if isinstance(obj, nn.Module):
         with user_code(f"torch.fx.symbolic_trace failed on {where}", "; try --via export"):
-            return fx.symbolic_trace(obj)
+            return trace(obj)
     raise FxExportError(f"{where} is a {type(obj).__qualname__}, not a GraphModule, an nn.Module or a callable returning one")
 
 

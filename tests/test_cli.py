@@ -277,3 +277,14 @@ def test_flat_flag_writes_one_class(tmp_path: Path, flags: list[str], classes: l
     assert main(["export", "fxexport.examples:resnet", "-o", str(tmp_path / "pkg"), "-q", *flags]) == 0
     text = (tmp_path / "pkg" / "module.py").read_text()
     assert re.findall(r"^class (\w+)\(nn\.Module\)", text, re.MULTILINE) == classes
+
+
+def test_a_module_is_traced_recording_the_lines_its_nodes_ran(tmp_path: Path) -> None:
+    """An nn.Module spec is traced as symbolic_trace does, each node recording its statement (fxexport.trace):
+    the export quotes the source's lines and takes its names, as for torch.export; --no-annotate drops the quotes."""
+    assert main(["export", "fxexport.examples:resnet", "-o", str(tmp_path / "pkg"), "-q"]) == 0
+    text = (tmp_path / "pkg" / "module.py").read_text()
+    assert "Producer: torch.fx.symbolic_trace;" in text
+    assert re.search(r"^        # [\w/]*examples\.py:\d+ in forward: ", text, re.MULTILINE)
+    assert main(["export", "fxexport.examples:resnet", "-o", str(tmp_path / "bare"), "-q", "--no-annotate"]) == 0
+    assert " in forward: " not in (tmp_path / "bare" / "module.py").read_text()
