@@ -220,15 +220,18 @@ NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in [^:]*: (?P<code>.*)")
 def without_echoes(lines: list[str]) -> list[str]:
     """The forward's lines without each note whose statements are one statement that reads as the source
     line it quotes (`# timm/layers/mlp.py:48 in forward: x = self.fc1(x)` over `x = self.fc1(x)`): it
-    says nothing the code does not. A `del` after the statement does not count; a note over several
-    statements (a block's too), or one the code differs from, stays. Run on each class's final forward:
-    forwards compared while classes are shared (generalize.py) keep every note, so that theirs align."""
+    says nothing the code does not. A `del` after the statement does not count, nor does a `return` after
+    it (the method's result is quoted by no note: over `x = self.fc2(x)` then `return self.drop2(x)`,
+    the note quotes the first alone); a note over several statements (a block's too), or one the code
+    differs from, stays. Run on each class's final forward: forwards compared while classes are shared
+    (generalize.py) keep every note, so that theirs align."""
     echoes = set()
     for i, line in enumerate(lines):
         note = NOTE.fullmatch(line)
         if note is None:
             continue
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
+        code = code[:1] + [statement for statement in code[1:] if not statement.startswith("return ")]
         if len(code) == 1 and _spaceless(code[0]) == _spaceless(note["code"]):
             echoes.add(i)
     return [line for i, line in enumerate(lines) if i not in echoes]

@@ -104,7 +104,11 @@ NOTE = "# models/net.py:12 in forward: y = self.lin(x)"
 ECHOES = [  # (forward lines, the lines without_echoes keeps)
     ([NOTE, "y = self.lin(x)"], ["y = self.lin(x)"]),
     ([NOTE, "y = self.lin(x)", "del x"], ["y = self.lin(x)", "del x"]),  # a del does not count
-    ([NOTE, "y = self.lin(x)", "del x", "return y"], [NOTE, "y = self.lin(x)", "del x", "return y"]),  # the note is the return's too
+    # nor does a return after it: no note quotes the method's result (timm's Mlp: `x = self.fc2(x)`, `return self.drop2(x)`)
+    ([NOTE, "y = self.lin(x)", "del x", "return y"], ["y = self.lin(x)", "del x", "return y"]),
+    ([NOTE, "y = self.lin(x)", "return y.relu()"], ["y = self.lin(x)", "return y.relu()"]),
+    ([NOTE, "return self.lin(x)"], [NOTE, "return self.lin(x)"]),  # its one statement a return, which reads otherwise
+    ([NOTE, "z = self.lin(x)", "return z"], [NOTE, "z = self.lin(x)", "return z"]),  # the first statement differs
     ([NOTE, "y  =  self.lin( x )"], ["y  =  self.lin( x )"]),  # spacing aside
     ([NOTE, "y = self.lin(x) * 2"], [NOTE, "y = self.lin(x) * 2"]),  # the code differs from the line
     ([NOTE, "y = self.lin(x)", "z = y.relu()"], [NOTE, "y = self.lin(x)", "z = y.relu()"]),  # two statements
