@@ -94,12 +94,11 @@ def trace(root: nn.Module | Callable[..., Any], concrete_args: dict[str, Any] | 
     frames: seconds.)"""
     tracer = fx.Tracer()
     create_node = tracer.create_node
-    entry = "forward" if isinstance(root, nn.Module) else getattr(root, "__name__", "forward")
 
     def recording(*args: Any, **kwargs: Any) -> fx.Node:
         node = create_node(*args, **kwargs)
         if not node.stack_trace:
-            node.stack_trace = _user_stack(entry)
+            node.stack_trace = _user_stack()
         return node
 
     tracer.create_node = recording  # type: ignore[method-assign]
@@ -110,22 +109,29 @@ def trace(root: nn.Module | Callable[..., Any], concrete_args: dict[str, Any] | 
 
 _TORCH = str(Path(torch.__file__).resolve().parent) + os.sep
 _TORCH_FX = _TORCH + "fx" + os.sep
+_TRACE = str(Path(fx.Tracer.trace.__code__.co_filename).resolve())
 _HERE = str(Path(__file__).resolve())
 
 
-def _user_stack(entry: str) -> str | None:
-    """The stack from the outermost `forward` (or function `entry` traced) on, formatted as a traceback:
-    torch's own frames left out but the forwards of its modules (nn.Sequential's, that call the next)."""
-    summary = traceback.StackSummary.extract(traceback.walk_stack(None), lookup_lines=False)
-    frames = [f for f in reversed(summary) if _shown(f.filename, f.name)]
-    first = next((i for i, frame in enumerate(frames) if frame.name in ("forward", entry)), None)
-    return None if first is None else "".join(traceback.StackSummary.from_list(frames[first:]).format()).strip()
+def _user_stack() -> str | None:
+    """The stack of the code the trace ran (the frames below `Tracer.trace`: the root's forward or the
+    function traced, then what it called), formatted as a traceback: torch's own frames left out but the
+    forwards of its modules (nn.Sequential's, that call the next); None outside that code (an input)."""
+    frames = list(reversed(traceback.StackSummary.extract(traceback.walk_stack(None), lookup_lines=False)))
+    entry = next((i for i in range(len(frames) - 1, -1, -1) if frames[i].name == "trace" and _resolved(frames[i].filename) == _TRACE), None)
+    shown = [f for f in frames[entry + 1 :] if _shown(f.filename, f.name)] if entry is not None else []
+    return "".join(traceback.StackSummary.from_list(shown).format()).strip() or None
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(filename: str) -> str:
+    return str(Path(filename).resolve())
 
 
 @functools.lru_cache(maxsize=4096)
 def _shown(filename: str, function: str) -> bool:
     """A frame of the model's code, or a forward of a torch.nn module; not torch's machinery nor this file's."""
-    path = str(Path(filename).resolve())
+    path = _resolved(filename)
     if path == _HERE:
         return False
     return not path.startswith(_TORCH) or (function == "forward" and not path.startswith(_TORCH_FX))

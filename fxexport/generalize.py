@@ -498,7 +498,9 @@ def _forward_parameters(
             continue
         if column not in parameters:
             quoted = literal_names(forwards[0], source) if quoted is None else quoted
-            named = quoted[i] if rows[0][i].name == "value" and len(quoted) == len(rows[0]) else None
+            named = None
+            if rows[0][i].name == "value" and len(quoted) == len(rows[0]):  # the first name any place of the column has
+                named = next((quoted[j] for j, other in enumerate(columns) if other == column and quoted[j] is not None), None)
             parameters[column] = _parameter_name(named or rows[0][i].name, taken)
             values[parameters[column]] = column
             positional.append(parameters[column])

@@ -1,10 +1,13 @@
-"""Names for forward literals that become parameters, read from the source line the statement quotes.
+"""Names for forward literals that become parameters, read from the source line the statement quotes,
+or from the source class's forward where no line is quoted.
 
 torch.export bakes `self.num_heads` into `qkv.reshape(1, 17, 3, 4, 16)`; where instances differ there,
 the shared class reads it from an attribute. The comment over the statement quotes the source line
 (`qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim)`): a literal passed where the
-source passes an attribute or a local of a descriptive name, in the one call of that method with as
-many arguments, takes that name (`num_heads`), not `value`.
+source passes an attribute or a local of a descriptive name, in the one call of that function or
+method with as many arguments or in the statement's value of the same shape (`q * self.scale`),
+takes that name (`num_heads`, `scale`), not `value`. symbolic_trace quotes no lines: there the calls
+of the source forward are read, one of a name and argument count (`stochastic_depth(x, self.p, ...)`).
 """
 
 from __future__ import annotations
@@ -43,10 +46,10 @@ def literal_names(lines: tuple[str, ...], source: str = "") -> list[str | None]:
 
 
 @per_line
-def _statement_names(statement: str, source: str, quoted: bool) -> tuple[str | None, ...]:
+def _statement_names(statement: str, source: str, one_statement: bool) -> tuple[str | None, ...]:
     """The name for each literal of `statement` (in number_slots order) that `source` passes in its place:
-    `quoted`, the statement the note quotes (its value too is matched with the generated one's: `q = q *
-    self.scale`), else the whole forward (its calls alone)."""
+    with `one_statement`, `source` is the statement a note quotes (its value too is matched with the
+    generated one's: `q = q * self.scale`), else the whole forward (its calls alone)."""
     slots = number_slots((statement,))
     names: list[str | None] = [None] * len(slots)
     generated, theirs = parsed_line(statement.strip()), _parsed(source.strip())
@@ -54,7 +57,7 @@ def _statement_names(statement: str, source: str, quoted: bool) -> tuple[str | N
         return tuple(names)
     starts = {slot.start: k for k, slot in enumerate(slots)}
     calls = [n for n in ast.walk(theirs) if isinstance(n, ast.Call) and _called(n) is not None]
-    pairs = [(_value(generated), _value(theirs))] if quoted else []
+    pairs = [(_value(generated), _value(theirs))] if one_statement else []
     for call in (n for n in ast.walk(generated) if isinstance(n, ast.Call) and _called(n) is not None):
         named = [c for c in calls if _called(c) == _called(call)]
         alike = [c for c in named if len(c.args) == len(call.args)] or [c for c in named if len(c.args) > len(call.args)]

@@ -171,7 +171,7 @@ def forward_source(cls: type | str) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return textwrap.dedent(inspect.getsource(forward))
-    except (OSError, TypeError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+    except (OSError, TypeError, ValueError, SyntaxError, tokenize.TokenError, RecursionError, MemoryError):
         return ""
 
 

@@ -124,7 +124,7 @@ def parsed_line(line: str) -> ast.Module | None:
     repeat their lines): callers read the tree, never change it."""
     try:
         return ast.parse(line)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte
         return None
 
 

@@ -79,7 +79,7 @@ def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
             return None
         return chunks if any(u.args[1] == chunks - 1 for u in node.users) else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
     dim = _unbound_at(node)
-    return _fixed_size(cast(fx.Node, node.args[0]), dim) if dim is not None else None
+    return _fixed_size(cast(fx.Node, node.args[0]), dim, node) if dim is not None else None
 
 
 def _unbound_at(node: fx.Node) -> int | None:
@@ -90,18 +90,21 @@ def _unbound_at(node: fx.Node) -> int | None:
     return dim if type(dim) is int and dim >= 0 else None
 
 
-def _fixed_size(node: fx.Node, dim: int) -> int | None:
+def _fixed_size(node: fx.Node, dim: int, reader: fx.Node) -> int | None:
     """The size of `node`'s tensor at `dim` where the graph fixed it to a number for every input: a
-    number a `reshape`/`view` asks for (not -1), followed back through `permute`, `transpose` and
-    `contiguous`; None where it is not known."""
+    number a `reshape`/`view` asks for (not -1), followed back through `permute`, `transpose`,
+    `contiguous` and the items of an `unbind`; None where it is not known. Every tensor on the way is
+    read by the next step alone (`reader`): an in-place op on one (`y.t_()`) could change its shape."""
+    if list(node.users) != [reader]:
+        return None
     if node.op not in ("call_method", "call_function") or not node.args or not isinstance(node.args[0], fx.Node) or node.kwargs:
         return None
     source, rest = node.args[0], node.args[1:]
     if node.target is operator.getitem and len(rest) == 1 and type(rest[0]) is int and _unbound_at(source) is not None and dim >= 0:
         removed = cast(int, _unbound_at(source))  # an item of `unbind(d)`: the tensor without its dimension d
-        return _fixed_size(cast(fx.Node, source.args[0]), dim if dim < removed else dim + 1)
+        return _fixed_size(cast(fx.Node, source.args[0]), dim if dim < removed else dim + 1, source)
     if node.target in _SAME_SHAPE and not rest:
-        return _fixed_size(source, dim)
+        return _fixed_size(source, dim, node)
     sizes = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else rest
     if node.target in _SHAPED and sizes:
         place = dim + len(sizes) if dim < 0 else dim
@@ -109,8 +112,8 @@ def _fixed_size(node: fx.Node, dim: int) -> int | None:
         return size if type(size) is int and size >= 0 else None
     if node.target in _PERMUTE and sizes and all(type(d) is int for d in sizes):
         place = dim + len(sizes) if dim < 0 else dim
-        return _fixed_size(source, cast(int, sizes[place])) if 0 <= place < len(sizes) else None
+        return _fixed_size(source, cast(int, sizes[place]), node) if 0 <= place < len(sizes) else None
     if node.target in _TRANSPOSE and len(rest) == 2 and all(type(d) is int and d >= 0 for d in rest) and dim >= 0:
         first, second = cast(tuple[int, int], rest)
-        return _fixed_size(source, second if dim == first else first if dim == second else dim)
+        return _fixed_size(source, second if dim == first else first if dim == second else dim, node)
     return None

@@ -3201,3 +3201,40 @@ class CountedTokenStages(TokenStages):
         for stage in self.stages:
             state = stage(state)
         return state[0].sum() + state[1].sum()
+
+
+class ShapeChangedInPlace(nn.Module):
+    """From a review: views whose shape an in-place op changes before `unbind` (`y.t_()`, also through the
+    tensor `contiguous` returned as it is): the count the view asked for is not the count of items."""
+
+    def forward(self, x):
+        y = x.view(2, 3)
+        y.t_()
+        a = y.unbind(0)
+        z = x.view(2, 3)
+        w = z.contiguous()
+        z.t_()
+        b = w.unbind(0)
+        return a[0] + a[1] + b[0] + b[1]
+
+
+class RolledHeads(nn.Module):
+    """From a review: a literal instances differ in, first where the source passes it starred (no name),
+    then to a call passing `self.heads`: the parameter takes the name any of its places has."""
+
+    def __init__(self, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+
+    def forward(self, x):
+        x = x.reshape(x.shape[0], -1, *(self.heads,))
+        return torch.roll(x, self.heads, 1)
+
+
+class RolledHeadsPair(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([RolledHeads(2), RolledHeads(3)])
+
+    def forward(self, x):
+        return self.blocks[0](x).sum() + self.blocks[1](x).sum()

@@ -562,6 +562,12 @@ SHAPES = [
     Shape("unbind_of_a_fixed_size", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"HeadsAttention"}),
           counts={"out, unbind2, unbind3 = x.permute(2, 0, 3, 1, 4).unbind(0)": 1, "unbind[": 0,
                   "reshape(getitem, getitem_1, 3, self.num_heads, self.head_dim)": 1}),
+    # from a review: an in-place op changes the shape the view fixed before `unbind`: its items stay indexed
+    Shape("unbind_after_an_in_place_shape_change", _model(models.ShapeChangedInPlace), lambda: (torch.randn(6),), _trace, frozenset(),
+          counts={"unbind[0] + unbind[1]": 1, "unbind_1[0]": 1}),
+    # from a review: a literal first where its place has no name (a starred argument), then where the source names it
+    Shape("literal_named_at_a_later_place", _model(models.RolledHeadsPair), lambda: (torch.randn(2, 12),), _trace, frozenset({"RolledHeads"}),
+          counts={"self.heads = heads": 1, "-1, self.heads), self.heads, 1)": 1, "value": 0}),
     # traced recording each node's statement: the values take the source's names, as by torch.export
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
           frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,

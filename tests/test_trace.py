@@ -59,3 +59,30 @@ def test_items_of_a_value_unpacked_whole_take_the_names_it_binds() -> None:
     code = sources["module.py"]
     assert "B = shape[0]" in code and "N = shape[1]" in code and "C = shape[2]" in code
     assert "getitem = x.shape[1]" in code and "getitem_1 = x.shape[0]" in code
+
+
+def _forward_elsewhere(self, x):
+    return self.lin(x).relu()
+
+
+class _Aliased(torch.nn.Module):
+    """A forward bound under another name: no frame is called `forward`."""
+
+    forward = _forward_elsewhere
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+
+def forward(model: torch.nn.Module) -> fx.GraphModule:  # a caller named `forward`: no frame of the trace
+    return fxexport.trace(model)
+
+
+def test_the_stack_starts_where_the_trace_runs_the_model() -> None:
+    """From a review: the stack is the frames below torch.fx's `Tracer.trace`, whatever they are called."""
+    gm = forward(_Aliased())
+    calls = [n for n in gm.graph.nodes if n.op.startswith("call_")]
+    assert calls and all(n.stack_trace.startswith('File "') and "in _forward_elsewhere" in n.stack_trace for n in calls)
+    assert all("in forward" not in n.stack_trace for n in calls)  # the caller's frame is none of them
+    assert all(n.stack_trace is None for n in gm.graph.nodes if n.op in ("placeholder", "output"))
