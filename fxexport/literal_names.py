@@ -52,13 +52,13 @@ def _statement_names(statement: str, source: str, one_statement: bool) -> tuple[
     generated one's: `q = q * self.scale`), else the whole forward (its calls alone)."""
     slots = number_slots((statement,))
     names: list[str | None] = [None] * len(slots)
-    generated, theirs = parsed_line(statement.strip()), _parsed(source.strip())
+    generated, theirs = parsed_line(statement.strip()), parsed_line(source.strip())
     if generated is None or theirs is None:
         return tuple(names)
     starts = {slot.start: k for k, slot in enumerate(slots)}
-    calls = [n for n in ast.walk(theirs) if isinstance(n, ast.Call) and _called(n) is not None]
+    calls = _named_calls(source.strip())
     pairs = [(_value(generated), _value(theirs))] if one_statement else []
-    for call in (n for n in ast.walk(generated) if isinstance(n, ast.Call) and _called(n) is not None):
+    for call in _named_calls(statement.strip()):
         named = [c for c in calls if _called(c) == _called(call)]
         alike = [c for c in named if len(c.args) == len(call.args)] or [c for c in named if len(c.args) > len(call.args)]
         if len(alike) == 1:
@@ -71,14 +71,12 @@ def _statement_names(statement: str, source: str, one_statement: bool) -> tuple[
     return tuple(names)
 
 
-def _parsed(code: str) -> ast.AST | None:
-    """A quoted statement (parsed_line) or a whole function's source."""
-    if "\n" not in code:
-        return parsed_line(code)
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+@per_line
+def _named_calls(code: str) -> tuple[ast.Call, ...]:
+    """The calls of a statement or of a whole forward (parsed once an export: a forward is read for each
+    statement no note names) that call a name (`_called`)."""
+    tree = parsed_line(code)
+    return () if tree is None else tuple(n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) is not None)
 
 
 def _value(tree: ast.AST | None) -> ast.AST | None:

@@ -17,18 +17,19 @@ import bisect
 import functools
 import inspect
 import linecache
-import operator
 import re
 import textwrap
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 from torch import fx
 
 from .annotations import source_statement
 from .calls import resolve_class
 from .names import BUILTIN_NAMES
+from .unpacking import is_item_of
 
 Statement = tuple[str, int]  # (file, first line)
 Span = tuple[int, int, "tuple[str, ...] | None", "frozenset[str] | None"]  # first and last line, names assigned and read
@@ -182,14 +183,14 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     (("position_embeddings", ("cos", "sin")),); () where the source cannot be read. A parameter unpacked into
     its own name among others (timm's pit: `x, cls_tokens = x`) counts where that is the first statement."""
     parameters = set(source_parameters(cls))
-    forward = getattr(resolve_class(cls), "forward", None)
-    if not parameters or not callable(forward):
+    source = forward_source(cls) if parameters else ""
+    if not source:
         return ()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(textwrap.dedent(inspect.getsource(forward)))
-    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found: dict[str, list[tuple[str, ...]]] = {}
     function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
@@ -332,13 +333,13 @@ def _item_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
     len(names) - 1, each read once: what symbolic_trace records for `B, N, C = x.shape`, whose length it
     does not know (so the items stay indexed: `B = shape[0]`); `a, b = x.shape[0], x.shape[1]` reads
     two values, one item of each."""
-    if not (node.op == "call_function" and node.target is operator.getitem and len(node.args) == 2 and type(node.args[1]) is int):
+    result = node.args[0] if node.args else None
+    if not isinstance(result, fx.Node) or not is_item_of(node, result) or not same_statement(result, node):
         return None
-    result = node.args[0]
-    if not isinstance(result, fx.Node) or not same_statement(result, node):
+    if not all(is_item_of(user, result) for user in result.users):
         return None
-    places = [u.args[1] if u.op == "call_function" and u.target is operator.getitem and len(u.args) == 2 else None for u in result.users]
-    return names[node.args[1]] if sorted(places, key=str) == sorted(range(len(names)), key=str) else None
+    places = sorted(cast(int, user.args[1]) for user in result.users)
+    return names[cast(int, node.args[1])] if places == list(range(len(names))) else None
 
 
 def _read_in_its_statement(node: fx.Node) -> bool:

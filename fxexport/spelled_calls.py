@@ -120,8 +120,8 @@ def _signature_defaults(params: tuple[str, ...]) -> tuple[list[str], dict[str, s
 
 @functools.lru_cache(maxsize=1 << 14)
 def parsed_line(line: str) -> ast.Module | None:
-    """The line parsed alone, or None where it is not a whole statement; kept per text (repeated blocks
-    repeat their lines): callers read the tree, never change it."""
+    """The line parsed alone (or a whole function's source), or None where it is not whole statements; kept
+    per text (repeated blocks repeat their lines): callers read the tree, never change it."""
     try:
         return ast.parse(line)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte

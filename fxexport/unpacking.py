@@ -40,7 +40,7 @@ def unpackable(
     out: dict[fx.Node, list[fx.Node | None]] = {}
     for node in (gm.graph if graph is None else graph).nodes:
         users = list(node.users)
-        if not users or node.op in ("placeholder", "get_attr", "output") or not all(_is_item_of(u, node) for u in users):
+        if not users or node.op in ("placeholder", "get_attr", "output") or not all(is_item_of(u, node) for u in users):
             continue
         length = _length(gm, node, recorded)
         positions = [u.args[1] for u in users]
@@ -55,7 +55,8 @@ def unpackable(
     return {result: items for result, items in out.items() if result not in inner}  # `out, (h, c) = ...`: the outer only
 
 
-def _is_item_of(node: fx.Node, result: fx.Node) -> bool:
+def is_item_of(node: fx.Node, result: fx.Node) -> bool:
+    """True when `node` is `result[i]`, i an int."""
     return (
         node.op == "call_function" and node.target is operator.getitem and not node.kwargs and len(node.args) == 2
         and node.args[0] is result and type(node.args[1]) is int
@@ -100,8 +101,8 @@ def _fixed_size(node: fx.Node, dim: int, reader: fx.Node) -> int | None:
     if node.op not in ("call_method", "call_function") or not node.args or not isinstance(node.args[0], fx.Node) or node.kwargs:
         return None
     source, rest = node.args[0], node.args[1:]
-    if node.target is operator.getitem and len(rest) == 1 and type(rest[0]) is int and _unbound_at(source) is not None and dim >= 0:
-        removed = cast(int, _unbound_at(source))  # an item of `unbind(d)`: the tensor without its dimension d
+    if is_item_of(node, source) and (removed := _unbound_at(source)) is not None and dim >= 0:
+        # an item of `unbind(d)`: the tensor without its dimension d
         return _fixed_size(cast(fx.Node, source.args[0]), dim if dim < removed else dim + 1, source)
     if node.target in _SAME_SHAPE and not rest:
         return _fixed_size(source, dim, node)
