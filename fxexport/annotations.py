@@ -223,7 +223,8 @@ def without_echoes(lines: list[str]) -> list[str]:
     says nothing the code does not. A `del` after the statement does not count, nor does a `return` after
     it (the method's result is quoted by no note: over `x = self.fc2(x)` then `return self.drop2(x)`,
     the note quotes the first alone); a note over several statements (a block's too), or one the code
-    differs from, stays. Run on each class's final forward: forwards compared while classes are shared
+    differs from, stays; a statement under `if self.<child> is not None:`, that child's call, is an echo
+    too. Run on each class's final forward: forwards compared while classes are shared
     (generalize.py) keep every note, so that theirs align."""
     echoes = set()
     for i, line in enumerate(lines):
@@ -232,9 +233,14 @@ def without_echoes(lines: list[str]) -> list[str]:
             continue
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
         code = code[:1] + [statement for statement in code[1:] if not statement.startswith("return ")]
+        if len(code) == 2 and (test := _OPTIONAL_TEST.fullmatch(code[0])) and f"self.{test[1]}(" in code[1]:
+            code = code[1:]  # the statement under the test of the child it applies (optional_children.py)
         if len(code) == 1 and _spaceless(code[0]) == _spaceless(note["code"]):
             echoes.add(i)
     return [line for i, line in enumerate(lines) if i not in echoes]
+
+
+_OPTIONAL_TEST = re.compile(r"if self\.(\w+) is not None:")
 
 
 def _noted(lines: list[str], start: int, indent: str) -> list[str]:

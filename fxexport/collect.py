@@ -22,6 +22,7 @@ from .guards import CHECK_INPUT, is_guards_module
 from .identity_calls import shared_identity_calls
 from .imports import ImportTable
 from .ir import ClassIR, PackageIR, PackedIR, TensorIR
+from .kept_inputs import as_in_source
 from .kept_values import forget_kept_values
 from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
@@ -614,7 +615,7 @@ def _collect(
     collector.training_fixups()
     instances = Counter(collector.class_paths.values())
     generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create, instances)
-    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(c.forward_lines)))) for c in generalized)
+    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(as_in_source(c).forward_lines)))) for c in generalized)
     classes = [c for c in generalized if not c.is_root]
     root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))

@@ -3238,3 +3238,34 @@ class RolledHeadsPair(nn.Module):
 
     def forward(self, x):
         return self.blocks[0](x).sum() + self.blocks[1](x).sum()
+
+
+class KeptInputBlock(nn.Module):
+    """timm's ResNet BasicBlock: the input kept as `shortcut` first, then rebound to each child's value; a
+    downsample only where the width changes."""
+
+    def __init__(self, in_channels: int, out_channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(out_channels)
+        self.act1 = nn.ReLU()
+        self.downsample = nn.Conv2d(in_channels, out_channels, 1) if in_channels != out_channels else None
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv1(x)
+        x = self.bn1(x)
+        x = self.act1(x)
+        if self.downsample is not None:
+            shortcut = self.downsample(shortcut)
+        x += shortcut
+        return x
+
+
+class KeptInputBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(KeptInputBlock(3, 4), KeptInputBlock(4, 4), KeptInputBlock(4, 6))
+
+    def forward(self, x):
+        return self.blocks(x)

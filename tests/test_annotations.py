@@ -118,6 +118,11 @@ ECHOES = [  # (forward lines, the lines without_echoes keeps)
     (["if self.lin is not None:", f"    {NOTE}", "    y = self.lin(x)", "else:", "    y = x"],
      ["if self.lin is not None:", "    y = self.lin(x)", "else:", "    y = x"]),  # inside a block: up to its end
     ([f"    {NOTE}", "    y = self.lin(x)", f"    {NOTE}", "    y = self.lin(x)"], ["    y = self.lin(x)", "    y = self.lin(x)"]),
+    # the statement under the test of the optional child it calls (timm's `shortcut = self.downsample(shortcut)`)
+    ([NOTE, "if self.lin is not None:", "    y = self.lin(x)", "return y"], ["if self.lin is not None:", "    y = self.lin(x)", "return y"]),
+    ([NOTE, "if self.norm is not None:", "    y = self.lin(x)"], [NOTE, "if self.norm is not None:", "    y = self.lin(x)"]),  # another child's test
+    ([NOTE, "if self.lin is not None:", "    y = self.lin(x)", "else:", "    y = x"],
+     [NOTE, "if self.lin is not None:", "    y = self.lin(x)", "else:", "    y = x"]),  # an else too
 ]
 
 

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from fxexport.kept_inputs import kept_input
+from fxexport.ir import ClassIR
+from fxexport.kept_inputs import as_in_source, kept_input
 
 KEPT = [
     # (forward, child, the forward with the input kept)
@@ -46,6 +47,67 @@ def test_the_forward_with_the_input_kept_computes_what_it_did(lines, child) -> N
 @pytest.mark.parametrize(("lines", "child"), NOT_KEPT)
 def test_an_input_not_kept_for_later_or_names_in_the_way_leave_the_forward_as_it_is(lines, child) -> None:
     assert kept_input(lines, ("x",), child) is None
+
+
+TIMM_BLOCK = """def forward(self, x):
+    \"\"\"A docstring first.\"\"\"
+    shortcut = x
+    x = self.conv1(x)
+    x = self.bn1(x)
+    if self.downsample is not None:
+        shortcut = self.downsample(shortcut)
+    x += shortcut
+    return x
+"""
+TRACED_BLOCK = ("out = self.conv1(x)", "out = self.bn1(out)", "if self.downsample is not None:", "    x = self.downsample(x)", "return out + x")
+AS_IN_SOURCE = [
+    # (the source forward, the forward as traced, as the source writes it)
+    (TIMM_BLOCK, TRACED_BLOCK,
+     ("shortcut = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    shortcut = self.downsample(shortcut)",
+      "return x + shortcut")),
+    # the source's own name for the input kept, whatever it is
+    (TIMM_BLOCK.replace("shortcut", "identity"), TRACED_BLOCK,
+     ("identity = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    identity = self.downsample(identity)",
+      "return x + identity")),
+]  # fmt: skip
+NOT_AS_IN_SOURCE = [
+    # torchvision's BasicBlock keeps the input and binds the chain to a name of its own: so does the forward
+    (TIMM_BLOCK.replace("    x = self.conv1(x)", "    out = self.conv1(x)"), TRACED_BLOCK),
+    # the alias is not the first statement
+    (TIMM_BLOCK.replace("    shortcut = x\n", "    x = x * 1\n    shortcut = x\n"), TRACED_BLOCK),
+    # the source keeps no input
+    (TIMM_BLOCK.replace("    shortcut = x\n", ""), TRACED_BLOCK),
+    # the forward's first call on the input is another child than the one the source rebinds the input to
+    (TIMM_BLOCK.replace("x = self.conv1(x)", "x = self.conv9(x)"), TRACED_BLOCK),
+    # the alias's name is taken in the forward
+    (TIMM_BLOCK, (*TRACED_BLOCK[:-1], "shortcut = out * 2", "return shortcut + x")),
+    # no source read
+    ("", TRACED_BLOCK),
+    # a source that does not parse
+    ("def forward(self, x):\n    shortcut = x\n    x = self.conv1(x\n", TRACED_BLOCK),
+]  # fmt: skip
+
+
+def _block(source: str, lines: tuple[str, ...]) -> ClassIR:
+    return ClassIR("Block", False, (), (), ("x",), lines, source_forward=source)
+
+
+@pytest.mark.parametrize(("source", "lines", "written"), AS_IN_SOURCE)
+def test_an_input_the_source_keeps_under_a_name_first_is_kept_under_it(source, lines, written) -> None:
+    assert as_in_source(_block(source, lines)).forward_lines == written
+
+
+@pytest.mark.parametrize(("source", "lines"), [(source, lines) for source, lines, _ in AS_IN_SOURCE])
+def test_the_forward_written_as_in_the_source_computes_what_it_did(source, lines) -> None:
+    layers = SimpleNamespace(conv1=lambda t: t.repeat(1, 1) * 3, bn1=lambda t: t.flip(0), downsample=lambda t: t - 1)
+    x = torch.arange(8.0).reshape(2, 4) / 7
+    written = as_in_source(_block(source, lines)).forward_lines
+    assert torch.equal(_function(written)(layers, x.clone()), _function(lines)(layers, x.clone()))
+
+
+@pytest.mark.parametrize(("source", "lines"), NOT_AS_IN_SOURCE)
+def test_a_source_that_keeps_no_input_first_or_names_in_the_way_leave_the_forward_as_it_is(source, lines) -> None:
+    assert as_in_source(_block(source, lines)).forward_lines == lines
 
 
 def _function(lines: tuple[str, ...]):

@@ -242,11 +242,12 @@ SHAPES = [
           counts={"if in_channels is not None:": 1, "if out_channels_2 is not None:": 1}),
     Shape("optional_element_flag", _model(models.RefineNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Refine", "Scale", "ConvBNAct"}),
           counts={"if use_scale:": 1, "def __init__(self, use_scale=True)": 1, "Refine()": 2, "Refine(use_scale=False)": 1}),
-    # the plain side rebinds its input where the residual side keeps it: one code, the residual added under the flag
+    # the plain side rebinds its input where the residual side keeps it: one code, the residual added under the flag;
+    # the input kept as `shortcut` first, as the source keeps it
     Shape("rebound_input", _model(models.SkippingNet), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"Skipping"}),
-          counts={"out = self.conv_pw(x)": 1, "x = self.conv_pw(x)": 0, "if self.residual:": 1, "return out + x": 1}),
+          counts={"shortcut = x": 1, "x = self.conv_pw(x)": 1, "out =": 0, "if self.residual:": 1, "return x + shortcut": 1}),
     Shape("rebound_input_export", _model(models.SkippingNet), lambda: (torch.randn(2, 4, 3, 3),), _export, frozenset({"Skipping"}),
-          counts={"out = self.conv_pw(x)": 1, "if self.residual:": 1, "return out + x": 1}),
+          counts={"shortcut = x": 1, "x = self.conv_pw(x)": 1, "if self.residual:": 1, "return x + shortcut": 1}),
     # a child only some blocks build and a residual only some add: one class with both (timm's blocks);
     # the blocks holding the child, a class of its own, wait for the others to meet them; the residual's
     # flag is the test of the parameters that decides it in every block, as the source computes it
@@ -279,7 +280,8 @@ SHAPES = [
                   "Ghosted(8, 8, use_conv_dw=True, use_se=True, shortcut=nn.Sequential(nn.Conv2d(8, 8, 1, stride=2)": 1}),
     # the same where torch.export records `x += self.shortcut(x)` inside the return: called on its own line first
     Shape("in_place_children_export", _model(models.GhostedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Ghosted", "SqueezeGate"}),
-          counts={"if self.conv_dw is not None:": 1, "if self.shortcut is not None:": 1, "x = self.shortcut(x)": 1, "return out.add_(x)": 1}),
+          counts={"if self.conv_dw is not None:": 1, "if self.shortcut is not None:": 1, "shortcut = self.shortcut(shortcut)": 1,
+                  "return x.add_(shortcut)": 1}),
     # a child only some blocks build, applied in place, beside a forward literal that differs: one class
     Shape("optional_child_and_forward_literal", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"SplitStage"}),
           counts={"if self.conv_down is not None:": 1, "x.split(self.half_value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
@@ -565,6 +567,12 @@ SHAPES = [
     # from a review: an in-place op changes the shape the view fixed before `unbind`: its items stay indexed
     Shape("unbind_after_an_in_place_shape_change", _model(models.ShapeChangedInPlace), lambda: (torch.randn(6),), _trace, frozenset(),
           counts={"unbind[0] + unbind[1]": 1, "unbind_1[0]": 1}),
+    # an input the source keeps as `shortcut` first and then rebinds to its children's values (timm's ResNet blocks)
+    # is written so, where the graph named the chain `out`: by torch.export the lines then read as the lines they quote
+    Shape("input_kept_as_in_the_source", _model(models.KeptInputBlocks), _image, _trace, frozenset({"KeptInputBlock"}),
+          counts={"shortcut = x": 1, "x = self.conv1(x)": 1, "shortcut = self.downsample(shortcut)": 1, "out =": 0}),
+    Shape("input_kept_as_in_the_source_export", _model(models.KeptInputBlocks), _image, _export, frozenset({"KeptInputBlock"}),
+          counts={"shortcut = x": 1, "x = self.conv1(x)": 1, "shortcut = self.downsample(shortcut)": 1, "out =": 0}),
     # from a review: a literal first where its place has no name (a starred argument), then where the source names it
     Shape("literal_named_at_a_later_place", _model(models.RolledHeadsPair), lambda: (torch.randn(2, 12),), _trace, frozenset({"RolledHeads"}),
           counts={"self.heads = heads": 1, "-1, self.heads), self.heads, 1)": 1, "value": 0}),

@@ -57,16 +57,17 @@ class Ghosted(nn.Module):  # tests/models.py:1882 Ghosted
         self.shortcut = shortcut
 
     def forward(self, x):
-        out = self.expand(x)
+        shortcut = x
+        x = self.expand(x)
         if self.conv_dw is not None:
-            out = self.conv_dw(out)
-            out = self.bn_dw(out)
+            x = self.conv_dw(x)
+            x = self.bn_dw(x)
         if self.se is not None:
-            out = self.se(out)
-        out = self.project(out)
+            x = self.se(x)
+        x = self.project(x)
         if self.shortcut is not None:
-            x = self.shortcut(x)
-        return out + x
+            shortcut = self.shortcut(shortcut)
+        return x + shortcut
 
 
 class FxModule(nn.Module):

@@ -119,6 +119,8 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     except Exception as error:  # noqa: BLE001 - any producer failure means "no graph"
         row.graph_error = _short(error)
         return row
+    for earlier in (work / "staging" / row.package, work / "moved" / row.package):  # a kept folder's last run
+        shutil.rmtree(earlier, ignore_errors=True)
     start = time.perf_counter()
     try:
         fxexport.export(gm, work / "staging" / row.package)
