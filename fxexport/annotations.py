@@ -220,7 +220,8 @@ NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in [^:]*: (?P<code>.*)")
 def without_echoes(lines: list[str]) -> list[str]:
     """The forward's lines without each note whose statements are one statement that reads as the source
     line it quotes (`# timm/layers/mlp.py:48 in forward: x = self.fc1(x)` over `x = self.fc1(x)`): it
-    says nothing the code does not. A `del` after the statement does not count, nor does a `return` after
+    says nothing the code does not. A `del` after the statement does not count, nor does a name kept
+    under another (`residual = hidden_states`: no node stands for it), nor a `return` after
     it (the method's result is quoted by no note: over `x = self.fc2(x)` then `return self.drop2(x)`,
     the note quotes the first alone); a note over several statements (a block's too), or one the code
     differs from, stays; a statement under `if self.<child> is not None:`, that child's call, is an echo
@@ -232,6 +233,7 @@ def without_echoes(lines: list[str]) -> list[str]:
         if note is None:
             continue
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
+        code = code[:1] + [statement for statement in code[1:] if not _ALIAS.fullmatch(statement)]
         code = code[:1] + [statement for statement in code[1:] if not statement.startswith("return ")]
         if len(code) == 2 and (test := _OPTIONAL_TEST.fullmatch(code[0])) and f"self.{test[1]}(" in code[1]:
             code = code[1:]  # the statement under the test of the child it applies (optional_children.py)
@@ -241,6 +243,7 @@ def without_echoes(lines: list[str]) -> list[str]:
 
 
 _OPTIONAL_TEST = re.compile(r"if self\.(\w+) is not None:")
+_ALIAS = re.compile(r"[A-Za-z_]\w* = [A-Za-z_]\w*")
 
 
 def _noted(lines: list[str], start: int, indent: str) -> list[str]:

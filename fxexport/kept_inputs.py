@@ -8,6 +8,10 @@ shortcut`. Every instance then applies the child alike (in_place_children.across
 A class whose source forward starts by keeping its input under a name (timm's `shortcut = x`) and then
 rebinds the input to a child's value (`x = self.conv1(x)`) is written so too (`as_in_source`), where
 the graph, which has no node for the alias, gave the child's value a name of its own (`out = self.conv1(x)`).
+So is a value the source binds, keeps under another name at once and rebinds to a child's value
+(transformers' decoder layers: `hidden_states = residual + hidden_states`, `residual = hidden_states`,
+`hidden_states = self.post_attention_layernorm(hidden_states)`), where the graph named the value
+after its later read (`residual = residual + hidden_states`) and the chain `out_1`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import replace
 from .code_slots import line_tokens, parameter_names, rename_variables, variable_tokens
 from .ir import ClassIR
 from .regions import f_string
+from .source_names import kept_input_alias
 from .spelled_calls import parsed_line
 
 SHORTCUT = "shortcut"
@@ -27,43 +32,88 @@ _APPLIED = re.compile(r"([A-Za-z_]\w*) = self\.(\w+)\(([A-Za-z_]\w*)\)")
 
 def as_in_source(cls: ClassIR) -> ClassIR:
     """The class with its input kept under the name its source forward keeps it under first (`shortcut = x`),
-    where that source then rebinds the input to the value of the child the forward first applies to it."""
-    found = _source_alias(cls.source_forward)
-    if found is None:
-        return cls
-    alias, parameter, rebinding = found
-    first = next((m for line in cls.forward_lines if (m := _APPLIED.fullmatch(line)) and m[3] == parameter), None)
-    if first is None or first[2] not in rebinding:
-        return cls
-    kept = kept_input(cls.forward_lines, cls.forward_params, first[2], alias)
-    return cls if kept is None else replace(cls, forward_lines=kept)
+    where that source then rebinds the input to the value of the child the forward first applies to it;
+    and each value the source keeps under another name at once (`_kept_values`)."""
+    lines = cls.forward_lines
+    found = kept_input_alias(cls.source_forward)
+    if found is not None:
+        alias, parameter, rebinding = found
+        first = next((m for line in lines if (m := _APPLIED.fullmatch(line)) and m[3] == parameter), None)
+        if first is not None and first[2] in rebinding:
+            lines = kept_input(lines, cls.forward_params, first[2], alias) or lines
+    lines = _kept_values(lines, cls.source_forward)  # after the input's: its names are the source's then
+    return cls if lines == cls.forward_lines else replace(cls, forward_lines=lines)
 
 
-def _source_alias(source: str) -> tuple[str, str, frozenset[str]] | None:
-    """(alias, parameter, children) where the forward's first statement (after its docstring) is
-    `alias = parameter` and `children` are those whose value it later binds to the parameter
-    (`x = self.conv1(x)`); None otherwise."""
+def _kept_values(lines: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """The forward with each value the source keeps under another name at once before rebinding its name
+    to a child's value (`r = h`, `h = self.norm(h)`) written so: where the forward binds the value to the
+    keeping name (`r = r + h`, the source's `h = r + h` before the pair), first bound to `h`
+    (`_bound_to_the_name`); then, where the forward applies the child to it under a name of its own
+    (`out = self.norm(h)`), kept_input's `r = h` and the call rebinding `h`."""
+    for name, alias, child, value in _source_kept_values(source):
+        if value is not None:
+            lines = _bound_to_the_name(lines, name, alias, value)
+        call = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line)) and m[2] == child and m[3] == name and m[1] != name), None)
+        bound = [i for i, line in enumerate(lines[:call]) if line.startswith(f"{name} = ")] if call is not None else []
+        if not bound:
+            continue
+        kept = kept_input(lines[bound[-1] + 1 :], (name,), child, alias)  # None where the alias is read or bound there
+        lines = lines if kept is None else (*lines[: bound[-1] + 1], *kept)
+    return lines
+
+
+def _bound_to_the_name(lines: tuple[str, ...], name: str, alias: str, value: str) -> tuple[str, ...]:
+    """The forward with the value it binds to `alias` (`r = r + h`, the source's `h = r + h`) bound to `name`
+    and read as `name` from there, where it reads neither the name's last value nor binds the alias after."""
+    for i, line in enumerate(lines):
+        if _assignment(line) != (alias, value):
+            continue
+        after = lines[i + 1 :]
+        later = [{t.string for t in variable_tokens(line_tokens(text))} for text in after]
+        if any(name in names for names in later) or any(re.match(rf"\s*{re.escape(alias)}\s*=(?!=)", text) for text in after):
+            continue
+        reads = tuple(rename_variables(text, {alias: name}) if not text.lstrip().startswith("#") else text for text in after)
+        return (*lines[:i], f"{name} = {line.split(' = ', 1)[1]}", *reads)
+    return lines
+
+
+def _assignment(line: str) -> tuple[str, str] | None:
+    """(target, the value's code as ast.unparse writes it) of a line binding one name, else None."""
+    if " = " not in line or line.startswith((" ", "#")):
+        return None
+    tree = parsed_line(line)
+    statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+        return None
+    return statement.targets[0].id, ast.unparse(statement.value)
+
+
+def _source_kept_values(source: str) -> list[tuple[str, str, str, str | None]]:
+    """(name, alias, child, the value's code) for each two statements of the source forward in a row
+    `alias = name`, `name = self.<child>(...)`; the value's code where the statement before them is
+    `name = <value>`, else None."""
     tree = parsed_line(source) if source else None
-    function = tree.body[0] if tree is not None and len(tree.body) == 1 else None
-    if not isinstance(function, ast.FunctionDef):
-        return None
-    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    body = function.body
-    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    first = body[0] if body else None
-    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
-        return None
-    alias, value = first.targets[0].id, first.value
-    if not isinstance(value, ast.Name) or value.id not in parameters or alias in parameters:
-        return None
-    rebinding = frozenset(
-        node.value.func.attr
-        for node in ast.walk(function)
-        if isinstance(node, ast.Assign) and [_name(t) for t in node.targets] == [value.id]
-        and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and _name(node.value.func.value) == "self"
-    )  # fmt: skip
-    return (alias, value.id, rebinding) if rebinding else None
+    if tree is None:
+        return []
+    found = []
+    for block in (getattr(node, field) for node in ast.walk(tree) for field in ("body", "orelse") if isinstance(getattr(node, field, None), list)):
+        for k, (kept, rebound) in enumerate(zip(block, block[1:])):
+            if not (_binds_one_name(kept) and _binds_one_name(rebound)):
+                continue
+            alias, name, call = kept.targets[0].id, rebound.targets[0].id, rebound.value
+            if name == alias or not (isinstance(kept.value, ast.Name) and kept.value.id == name):
+                continue
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and _name(call.func.value) == "self"):
+                continue
+            before = block[k - 1] if k > 0 else None
+            value = ast.unparse(before.value) if before is not None and _binds_one_name(before) and before.targets[0].id == name else None
+            found.append((name, alias, call.func.attr, value))
+    return found
+
+
+def _binds_one_name(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
 
 
 def _name(node: ast.expr) -> str | None:

@@ -346,3 +346,38 @@ def _read_in_its_statement(node: fx.Node) -> bool:
     """True when a later value of the node's own source statement reads it (it is not what the statement
     assigned: `y = f(x) + 1` computes `f(x)` first)."""
     return any(same_statement(node, user) for user in node.users if user.op != "output")
+
+
+@functools.lru_cache(maxsize=1024)
+def kept_input_alias(source: str) -> tuple[str, str, frozenset[str]] | None:
+    """(alias, parameter, children) where the forward's first statement (after its docstring) is
+    `alias = parameter` and `children` are those whose value it later binds to the parameter
+    (`x = self.conv1(x)`); None otherwise."""
+    try:
+        tree = ast.parse(source) if source else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    function = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+    if not isinstance(function, ast.FunctionDef):
+        return None
+    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    body = function.body
+    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    first = body[0] if body else None
+    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+        return None
+    alias, value = first.targets[0].id, first.value
+    if not isinstance(value, ast.Name) or value.id not in parameters or alias in parameters:
+        return None
+    rebinding = frozenset(
+        node.value.func.attr
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign) and [_plain_name(t) for t in node.targets] == [value.id]
+        and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and _plain_name(node.value.func.value) == "self"
+    )  # fmt: skip
+    return (alias, value.id, rebinding) if rebinding else None
+
+
+def _plain_name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None

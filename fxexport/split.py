@@ -93,7 +93,7 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
         for cls, group in by_class.items():
             proposals = [_proposed(path, graph, cls, graphs, kinds) for path, graph in group]
             width = max(len(p) for p in proposals)
-            agreed = [names.pop() or None if len(names := {p[i] if i < len(p) else "" for p in proposals}) == 1 else None for i in range(width)]
+            agreed = [_agreed(i, proposals, [graph for _, graph in group], cls) for i in range(width)]
             while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
                 agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
             for _, graph in group:
@@ -103,6 +103,30 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
 
 
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
+
+
+def _agreed(i: int, proposals: list[list[str | None]], graphs: list[fx.Graph], cls: type | str) -> str | None:
+    """The name every graph of a class proposes for its input `i`, else None. A graph whose input is a
+    model input named after a parameter of the source forward (the first block of a chain takes the
+    model's `hidden_states`) proposes that name; one whose input is named `x` for want of a name and read
+    by no statement it recorded (symbolic_trace records none) goes with the others' name of a parameter."""
+    names: set[str | None] = set()
+    unknown = False
+    for proposal, graph in zip(proposals, graphs):
+        name = proposal[i] if i < len(proposal) else ""
+        placeholders = list(graph.find_nodes(op="placeholder"))
+        if name is None and i < len(placeholders):
+            placeholder = placeholders[i]
+            if not generic_input(placeholder):
+                name = str(placeholder.target) if str(placeholder.target) in source_parameters(cls) else None
+            elif all(statement_reads(user) is None for user in placeholder.users):
+                unknown = True
+                continue
+        names.add(name)
+    if len(names) != 1 or None in names:
+        return None
+    name = names.pop()
+    return name if name and (not unknown or name in source_parameters(cls)) else None
 
 
 def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> list[str | None]:

@@ -24,7 +24,7 @@ from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
 from .scopes import SCOPES, Scope, after, call_site_scopes
-from .source_names import source_parameters, statement_reads, unpacked_parameters
+from .source_names import forward_source, kept_input_alias, source_parameters, statement_reads, unpacked_parameters
 
 
 def _graph_module_class() -> type[fx.GraphModule]:
@@ -121,7 +121,8 @@ def generic_input(placeholder: fx.Node) -> bool:
 
 def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str | None] = ()) -> list[str | None]:
     """For each input of a call's graph, the name of the source forward's parameter that every statement
-    reading it reads (`hidden_states`, `attention_mask`), where the graph recorded the statements
+    reading it reads (`hidden_states`, `attention_mask`; a statement reading the name the source keeps the
+    parameter under first, `residual = hidden_states`, reads it too), where the graph recorded the statements
     (torch.export, dynamo), or the one of those no other input took; None for an input not named `x`,
     `x_1`, ... (a model input, unless it is called `x`), read by statements that read several parameters
     or none, or whose name another input has. `settled`: names some inputs already have (passed_on_as)."""
@@ -133,8 +134,9 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     commons: dict[int, set[str]] = {}
     read: dict[int, frozenset[str]] = {}  # what every statement reading the input reads
     texts: dict[int, str] = {}  # the first statement reading it, as the source wrote it
+    kept = kept_input_alias(forward_source(cls))  # `residual = hidden_states` first: reading `residual` reads the input
     for i, placeholder in enumerate(placeholders):
-        reads = [statement_reads(user) for user in placeholder.users]
+        reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(statement_reads, placeholder.users)]
         if generic_input(placeholder) and reads and not any(r is None for r in reads):
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if _local_name(name)}

@@ -3269,3 +3269,65 @@ class KeptInputBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class KeptValueLayer(nn.Module):
+    """transformers' decoder layer: the input kept as `residual`, then the sum kept as `residual` at once
+    before the name it is bound to is rebound to the next child's value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_layernorm = nn.LayerNorm(8)
+        self.self_attn = nn.Linear(8, 8)
+        self.post_attention_layernorm = nn.LayerNorm(8)
+        self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+
+    def forward(self, hidden_states):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states)
+        hidden_states = residual + hidden_states
+
+        residual = hidden_states
+        hidden_states = self.post_attention_layernorm(hidden_states)
+        hidden_states = self.mlp(hidden_states)
+        hidden_states = residual + hidden_states
+        return hidden_states
+
+
+class KeptValueLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([KeptValueLayer(), KeptValueLayer()])
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            hidden_states = layer(hidden_states)
+        return hidden_states
+
+
+class AliasReadBlock(nn.Module):
+    """GPT-2's block: the input kept as `residual` first, and the sum reading that name alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(8)
+        self.attn = nn.Linear(8, 8)
+
+    def forward(self, hidden_states):
+        residual = hidden_states
+        hidden_states = self.ln_1(hidden_states)
+        attn_output = self.attn(hidden_states)
+        hidden_states = attn_output + residual
+        return hidden_states
+
+
+class AliasReadBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.h = nn.ModuleList([AliasReadBlock(), AliasReadBlock()])
+
+    def forward(self, x):
+        for block in self.h:
+            x = block(x)
+        return x

@@ -118,6 +118,9 @@ ECHOES = [  # (forward lines, the lines without_echoes keeps)
     (["if self.lin is not None:", f"    {NOTE}", "    y = self.lin(x)", "else:", "    y = x"],
      ["if self.lin is not None:", "    y = self.lin(x)", "else:", "    y = x"]),  # inside a block: up to its end
     ([f"    {NOTE}", "    y = self.lin(x)", f"    {NOTE}", "    y = self.lin(x)"], ["    y = self.lin(x)", "    y = self.lin(x)"]),
+    # a name kept under another after it does not count either (transformers' `residual = hidden_states`)
+    ([NOTE, "y = self.lin(x)", "x = y", "return y.relu()"], ["y = self.lin(x)", "x = y", "return y.relu()"]),
+    ([NOTE, "y = self.lin(x)", "x = y * 2"], [NOTE, "y = self.lin(x)", "x = y * 2"]),  # more than a name
     # the statement under the test of the optional child it calls (timm's `shortcut = self.downsample(shortcut)`)
     ([NOTE, "if self.lin is not None:", "    y = self.lin(x)", "return y"], ["if self.lin is not None:", "    y = self.lin(x)", "return y"]),
     ([NOTE, "if self.norm is not None:", "    y = self.lin(x)"], [NOTE, "if self.norm is not None:", "    y = self.lin(x)"]),  # another child's test

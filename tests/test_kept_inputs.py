@@ -70,6 +70,56 @@ AS_IN_SOURCE = [
      ("identity = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    identity = self.downsample(identity)",
       "return x + identity")),
 ]  # fmt: skip
+DECODER_LAYER = """def forward(self, hidden_states, mask=None):
+    residual = hidden_states
+    hidden_states = self.input_layernorm(hidden_states)
+    hidden_states = self.self_attn(hidden_states, mask)
+    hidden_states = residual + hidden_states
+
+    # Fully Connected
+    residual = hidden_states
+    hidden_states = self.post_attention_layernorm(hidden_states)
+    hidden_states = self.mlp(hidden_states)
+    hidden_states = residual + hidden_states
+    return hidden_states
+"""
+TRACED_LAYER = ("out = self.input_layernorm(hidden_states)", "out = self.self_attn(out, mask)", "hidden_states = hidden_states + out",
+                "# m.py:9 in forward: hidden_states = self.post_attention_layernorm(hidden_states)",
+                "out_1 = self.post_attention_layernorm(hidden_states)", "out_1 = self.mlp(out_1)", "return hidden_states + out_1")
+KEPT_VALUES = [
+    # (the source forward, the forward as traced, as the source writes it): the input kept first, then the
+    # value the source keeps under the input's kept name at once
+    (DECODER_LAYER, TRACED_LAYER,
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+      "hidden_states = residual + hidden_states", "residual = hidden_states",
+      "# m.py:9 in forward: hidden_states = self.post_attention_layernorm(hidden_states)",
+      "hidden_states = self.post_attention_layernorm(hidden_states)", "hidden_states = self.mlp(hidden_states)", "return residual + hidden_states")),
+    # the value kept alone (a source whose input is not kept first)
+    (DECODER_LAYER.replace("    residual = hidden_states\n    hidden_states = self.input_layernorm", "    hidden_states = self.input_layernorm", 1),
+     ("h = self.self_attn(hidden_states, mask)", "residual = hidden_states + h", "out = self.post_attention_layernorm(residual)", "out = self.mlp(out)",
+      "return residual + out"),
+     ("h = self.self_attn(hidden_states, mask)", "residual = hidden_states + h", "out = self.post_attention_layernorm(residual)", "out = self.mlp(out)",
+      "return residual + out")),
+    # the value applied to another child first than the one the source rebinds the name to: bound to the
+    # source's name, not kept under the other
+    (DECODER_LAYER, (*TRACED_LAYER[:4], "out_1 = self.mlp(hidden_states)", "return hidden_states + out_1"),
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+      "hidden_states = residual + hidden_states", TRACED_LAYER[3], "out_1 = self.mlp(hidden_states)", "return hidden_states + out_1")),
+    # GPT-2: the value bound to the name already (`hidden_states = attn_output + residual`), the pair after a block
+    (DECODER_LAYER.replace("    hidden_states = residual + hidden_states\n\n", "    hidden_states = residual + hidden_states\n    if mask is None:\n        pass\n"),
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+      "hidden_states = residual + hidden_states", "out_1 = self.post_attention_layernorm(hidden_states)", "out_1 = self.mlp(out_1)",
+      "return hidden_states + out_1"),
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+      "hidden_states = residual + hidden_states", "residual = hidden_states", "hidden_states = self.post_attention_layernorm(hidden_states)",
+      "hidden_states = self.mlp(hidden_states)", "return residual + hidden_states")),
+]  # fmt: skip
+NOT_KEPT_VALUES = [
+    # the forward reads the name's last value after the statement: binding the value to it would lose that
+    (*TRACED_LAYER[:-1], "return hidden_states + out_1 + out"),
+    # the forward binds the keeping name again later
+    (*TRACED_LAYER[:-1], "hidden_states = out_1 * 2", "return hidden_states"),
+]
 NOT_AS_IN_SOURCE = [
     # torchvision's BasicBlock keeps the input and binds the chain to a name of its own: so does the forward
     (TIMM_BLOCK.replace("    x = self.conv1(x)", "    out = self.conv1(x)"), TRACED_BLOCK),
@@ -108,6 +158,37 @@ def test_the_forward_written_as_in_the_source_computes_what_it_did(source, lines
 @pytest.mark.parametrize(("source", "lines"), NOT_AS_IN_SOURCE)
 def test_a_source_that_keeps_no_input_first_or_names_in_the_way_leave_the_forward_as_it_is(source, lines) -> None:
     assert as_in_source(_block(source, lines)).forward_lines == lines
+
+
+def _layer(source: str, lines: tuple[str, ...]) -> ClassIR:
+    return ClassIR("Layer", False, (), (), ("hidden_states", "mask=None"), lines, source_forward=source)
+
+
+@pytest.mark.parametrize(("source", "lines", "written"), KEPT_VALUES)
+def test_a_value_the_source_keeps_under_another_name_at_once_is_kept_so(source, lines, written) -> None:
+    assert as_in_source(_layer(source, lines)).forward_lines == written
+
+
+@pytest.mark.parametrize("lines", [lines for _, lines, _ in KEPT_VALUES] + NOT_KEPT_VALUES)
+def test_the_forward_with_values_kept_as_in_the_source_computes_what_it_did(lines) -> None:
+    layers = SimpleNamespace(input_layernorm=lambda t: t * 2, self_attn=lambda t, m: t.flip(0) + m, post_attention_layernorm=lambda t: t - 1,
+                             mlp=lambda t: t.exp())  # fmt: skip
+    x, mask = torch.arange(8.0).reshape(2, 4) / 7, torch.ones(2, 4)
+    written = as_in_source(_layer(DECODER_LAYER, lines)).forward_lines
+    assert torch.equal(_layer_function(written)(layers, x, mask), _layer_function(lines)(layers, x, mask))
+
+
+@pytest.mark.parametrize("lines", NOT_KEPT_VALUES)
+def test_a_value_read_or_bound_again_under_those_names_is_left_as_it_is(lines) -> None:
+    written = as_in_source(_layer(DECODER_LAYER, lines)).forward_lines  # the input kept first, as the source keeps it
+    assert written[0] == "residual = hidden_states" and "residual = residual + hidden_states" in written
+
+
+def _layer_function(lines: tuple[str, ...]):
+    namespace: dict[str, object] = {"torch": torch}
+    body = "\n".join("    " + line for line in lines)
+    exec(compile(f"def forward(self, hidden_states, mask=None):\n{body}\n", "<kept>", "exec"), namespace)  # the test's own lines
+    return namespace["forward"]
 
 
 def _function(lines: tuple[str, ...]):

@@ -573,6 +573,21 @@ SHAPES = [
           counts={"shortcut = x": 1, "x = self.conv1(x)": 1, "shortcut = self.downsample(shortcut)": 1, "out =": 0}),
     Shape("input_kept_as_in_the_source_export", _model(models.KeptInputBlocks), _image, _export, frozenset({"KeptInputBlock"}),
           counts={"shortcut = x": 1, "x = self.conv1(x)": 1, "shortcut = self.downsample(shortcut)": 1, "out =": 0}),
+    # a value the source keeps under another name at once and then rebinds (transformers' decoder layers:
+    # `hidden_states = residual + hidden_states`, `residual = hidden_states`), where the graph named it `residual`;
+    # one class: the first layer's input is the model's `hidden_states`, the second's `x` for want of a name
+    # (symbolic_trace) or read from the statements (torch.export), and they agree on the source's parameter
+    Shape("value_kept_as_in_the_source", _model(models.KeptValueLayers), lambda: (torch.randn(2, 3, 8),), _trace, frozenset({"KeptValueLayer"}),
+          counts={"residual = hidden_states": 2, "hidden_states = residual + hidden_states": 1, "return residual + hidden_states": 1,
+                  "hidden_states = self.post_attention_layernorm(hidden_states)": 1, "out =": 0}),
+    Shape("value_kept_as_in_the_source_export", _model(models.KeptValueLayers), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"KeptValueLayer"}),
+          counts={"residual = hidden_states": 2, "hidden_states = residual + hidden_states": 1, "return residual + hidden_states": 1,
+                  "hidden_states = self.post_attention_layernorm(hidden_states)": 1, "out =": 0}),
+    # torch.export: an input the statements read under the name the source keeps it as first (GPT-2's
+    # `attn_output + residual`) is named after the parameter, and then kept as the source keeps it
+    Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
+          frozenset({"AliasReadBlock"}), counts={"def forward(self, hidden_states)": 1, "residual = hidden_states": 1,
+                                                 "hidden_states = self.ln_1(hidden_states)": 1, "hidden_states + residual": 1}),
     # from a review: a literal first where its place has no name (a starred argument), then where the source names it
     Shape("literal_named_at_a_later_place", _model(models.RolledHeadsPair), lambda: (torch.randn(2, 12),), _trace, frozenset({"RolledHeads"}),
           counts={"self.heads = heads": 1, "-1, self.heads), self.heads, 1)": 1, "value": 0}),
