@@ -260,7 +260,11 @@ def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     one (`attn_output, attn_weights = attention_interface(...)`, then `attn_output = attn_output.reshape(...)`):
     the later statement reads the run's value by that name. A run inside one such statement takes the one
     of its names the statements reading its last value read. `first`: the name the first value's
-    statement gives it (an unpacked item)."""
+    statement gives it (an unpacked item). Values at the end computed inside a statement that binds no
+    name (`return x * self.gate(x_se)` after `x_se = self.conv_expand(x_se)`) take the name those before
+    them have."""
+    while len(run) > 1 and statement(run[-1]) is not None and _assigned(run[-1]) is None and _assigned(run[-2]) is not None:
+        run = run[:-1]
     if _read_in_its_statement(run[-1]):
         return None
     if first is None and (names := _assigned(run[0])) is not None and len(names) > 1:

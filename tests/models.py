@@ -3331,3 +3331,30 @@ class AliasReadBlocks(nn.Module):
         for block in self.h:
             x = block(x)
         return x
+
+
+class NamedSqueeze(nn.Module):
+    """timm's SqueezeExcite: `x_se` bound statement by statement, the last child called inside the return."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv_reduce = nn.Conv2d(8, 2, 1)
+        self.act1 = nn.ReLU()
+        self.conv_expand = nn.Conv2d(2, 8, 1)
+        self.gate = nn.Sigmoid()
+
+    def forward(self, x):
+        x_se = x.mean((2, 3), keepdim=True)
+        x_se = self.conv_reduce(x_se)
+        x_se = self.act1(x_se)
+        x_se = self.conv_expand(x_se)
+        return x * self.gate(x_se)
+
+
+class NamedSqueezes(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.se = nn.Sequential(NamedSqueeze(), NamedSqueeze())
+
+    def forward(self, x):
+        return self.se(x)

@@ -588,6 +588,10 @@ SHAPES = [
     Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
           frozenset({"AliasReadBlock"}), counts={"def forward(self, hidden_states)": 1, "residual = hidden_states": 1,
                                                  "hidden_states = self.ln_1(hidden_states)": 1, "hidden_states + residual": 1}),
+    # torch.export: a chain the source binds to `x_se` statement by statement, its last value computed inside the
+    # return (`return x * self.gate(x_se)`), takes the source's name, not `out`
+    Shape("chain_named_up_to_its_return_export", _model(models.NamedSqueezes), lambda: (torch.randn(2, 8, 4, 4),), _export,
+          frozenset({"NamedSqueeze"}), counts={"x_se = self.conv_reduce(x_se)": 1, "x_se = self.conv_expand(x_se)": 1, "out =": 0}),
     # from a review: a literal first where its place has no name (a starred argument), then where the source names it
     Shape("literal_named_at_a_later_place", _model(models.RolledHeadsPair), lambda: (torch.randn(2, 12),), _trace, frozenset({"RolledHeads"}),
           counts={"self.heads = heads": 1, "-1, self.heads), self.heads, 1)": 1, "value": 0}),
