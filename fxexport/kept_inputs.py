@@ -19,11 +19,12 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from typing import cast
 
 from .code_slots import line_tokens, parameter_names, rename_variables, variable_tokens
 from .ir import ClassIR
 from .regions import f_string
-from .source_names import kept_input_alias
+from .source_names import bound_name, called_child, kept_input_alias, plain_name
 from .spelled_calls import parsed_line
 
 SHORTCUT = "shortcut"
@@ -99,25 +100,13 @@ def _source_kept_values(source: str) -> list[tuple[str, str, str, str | None]]:
     found = []
     for block in (getattr(node, field) for node in ast.walk(tree) for field in ("body", "orelse") if isinstance(getattr(node, field, None), list)):
         for k, (kept, rebound) in enumerate(zip(block, block[1:])):
-            if not (_binds_one_name(kept) and _binds_one_name(rebound)):
-                continue
-            alias, name, call = kept.targets[0].id, rebound.targets[0].id, rebound.value
-            if name == alias or not (isinstance(kept.value, ast.Name) and kept.value.id == name):
-                continue
-            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and _name(call.func.value) == "self"):
+            alias, name, child = bound_name(kept), bound_name(rebound), called_child(rebound)
+            if alias is None or name is None or child is None or name == alias or plain_name(cast(ast.Assign, kept).value) != name:
                 continue
             before = block[k - 1] if k > 0 else None
-            value = ast.unparse(before.value) if before is not None and _binds_one_name(before) and before.targets[0].id == name else None
-            found.append((name, alias, call.func.attr, value))
+            value = ast.unparse(cast(ast.Assign, before).value) if before is not None and bound_name(before) == name else None
+            found.append((name, alias, child, value))
     return found
-
-
-def _binds_one_name(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
-
-
-def _name(node: ast.expr) -> str | None:
-    return node.id if isinstance(node, ast.Name) else None
 
 
 def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alias: str = SHORTCUT) -> tuple[str, ...] | None:

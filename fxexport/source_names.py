@@ -369,19 +369,29 @@ def kept_input_alias(source: str) -> tuple[str, str, frozenset[str]] | None:
     if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     first = body[0] if body else None
-    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+    alias = bound_name(first) if first is not None else None
+    parameter = plain_name(first.value) if isinstance(first, ast.Assign) else None
+    if alias is None or parameter not in parameters or alias in parameters:
         return None
-    alias, value = first.targets[0].id, first.value
-    if not isinstance(value, ast.Name) or value.id not in parameters or alias in parameters:
-        return None
-    rebinding = frozenset(
-        node.value.func.attr
-        for node in ast.walk(function)
-        if isinstance(node, ast.Assign) and [_plain_name(t) for t in node.targets] == [value.id]
-        and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and _plain_name(node.value.func.value) == "self"
-    )  # fmt: skip
-    return (alias, value.id, rebinding) if rebinding else None
+    rebinding = frozenset(child for node in ast.walk(function) if isinstance(node, ast.stmt) and bound_name(node) == parameter and (child := called_child(node)))
+    return (alias, parameter, rebinding) if rebinding else None
 
 
-def _plain_name(node: ast.expr) -> str | None:
+def bound_name(statement: ast.stmt) -> str | None:
+    """The one name `statement` binds (`x = ...`), else None."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return None
+
+
+def called_child(statement: ast.stmt) -> str | None:
+    """`c` of a statement binding the value of a call of `self.c` (`x = self.c(x)`), else None."""
+    call = statement.value if isinstance(statement, ast.Assign) else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and plain_name(call.func.value) == "self":
+        return call.func.attr
+    return None
+
+
+def plain_name(node: ast.expr) -> str | None:
+    """The name a bare name expression reads (`x`), else None."""
     return node.id if isinstance(node, ast.Name) else None
