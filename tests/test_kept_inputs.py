@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 from types import SimpleNamespace
 
 import pytest
@@ -9,6 +11,7 @@ import torch
 
 from fxexport.ir import ClassIR
 from fxexport.kept_inputs import as_in_source, kept_input
+from tests import models
 
 KEPT = [
     # (forward, child, the forward with the input kept)
@@ -70,47 +73,35 @@ AS_IN_SOURCE = [
      ("identity = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    identity = self.downsample(identity)",
       "return x + identity")),
 ]  # fmt: skip
-DECODER_LAYER = """def forward(self, hidden_states, mask=None):
-    residual = hidden_states
-    hidden_states = self.input_layernorm(hidden_states)
-    hidden_states = self.self_attn(hidden_states, mask)
-    hidden_states = residual + hidden_states
-
-    # Fully Connected
-    residual = hidden_states
-    hidden_states = self.post_attention_layernorm(hidden_states)
-    hidden_states = self.mlp(hidden_states)
-    hidden_states = residual + hidden_states
-    return hidden_states
-"""
-TRACED_LAYER = ("out = self.input_layernorm(hidden_states)", "out = self.self_attn(out, mask)", "hidden_states = hidden_states + out",
+DECODER_LAYER = textwrap.dedent(inspect.getsource(models.KeptValueLayer.forward))  # transformers' decoder layer
+TRACED_LAYER = ("out = self.input_layernorm(hidden_states)", "out = self.self_attn(out)", "hidden_states = hidden_states + out",
                 "# m.py:9 in forward: hidden_states = self.post_attention_layernorm(hidden_states)",
                 "out_1 = self.post_attention_layernorm(hidden_states)", "out_1 = self.mlp(out_1)", "return hidden_states + out_1")
 KEPT_VALUES = [
     # (the source forward, the forward as traced, as the source writes it): the input kept first, then the
     # value the source keeps under the input's kept name at once
     (DECODER_LAYER, TRACED_LAYER,
-     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states)",
       "hidden_states = residual + hidden_states", "residual = hidden_states",
       "# m.py:9 in forward: hidden_states = self.post_attention_layernorm(hidden_states)",
       "hidden_states = self.post_attention_layernorm(hidden_states)", "hidden_states = self.mlp(hidden_states)", "return residual + hidden_states")),
     # the value kept alone (a source whose input is not kept first)
     (DECODER_LAYER.replace("    residual = hidden_states\n    hidden_states = self.input_layernorm", "    hidden_states = self.input_layernorm", 1),
-     ("h = self.self_attn(hidden_states, mask)", "residual = hidden_states + h", "out = self.post_attention_layernorm(residual)", "out = self.mlp(out)",
+     ("h = self.self_attn(hidden_states)", "residual = hidden_states + h", "out = self.post_attention_layernorm(residual)", "out = self.mlp(out)",
       "return residual + out"),
-     ("h = self.self_attn(hidden_states, mask)", "residual = hidden_states + h", "out = self.post_attention_layernorm(residual)", "out = self.mlp(out)",
+     ("h = self.self_attn(hidden_states)", "residual = hidden_states + h", "out = self.post_attention_layernorm(residual)", "out = self.mlp(out)",
       "return residual + out")),
     # the value applied to another child first than the one the source rebinds the name to: bound to the
     # source's name, not kept under the other
     (DECODER_LAYER, (*TRACED_LAYER[:4], "out_1 = self.mlp(hidden_states)", "return hidden_states + out_1"),
-     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states)",
       "hidden_states = residual + hidden_states", TRACED_LAYER[3], "out_1 = self.mlp(hidden_states)", "return hidden_states + out_1")),
     # GPT-2: the value bound to the name already (`hidden_states = attn_output + residual`), the pair after a block
-    (DECODER_LAYER.replace("    hidden_states = residual + hidden_states\n\n", "    hidden_states = residual + hidden_states\n    if mask is None:\n        pass\n"),
-     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+    (DECODER_LAYER.replace("    hidden_states = residual + hidden_states\n\n", "    hidden_states = residual + hidden_states\n    if hidden_states is None:\n        pass\n"),
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states)",
       "hidden_states = residual + hidden_states", "out_1 = self.post_attention_layernorm(hidden_states)", "out_1 = self.mlp(out_1)",
       "return hidden_states + out_1"),
-     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states, mask)",
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states)",
       "hidden_states = residual + hidden_states", "residual = hidden_states", "hidden_states = self.post_attention_layernorm(hidden_states)",
       "hidden_states = self.mlp(hidden_states)", "return residual + hidden_states")),
 ]  # fmt: skip
@@ -161,7 +152,7 @@ def test_a_source_that_keeps_no_input_first_or_names_in_the_way_leave_the_forwar
 
 
 def _layer(source: str, lines: tuple[str, ...]) -> ClassIR:
-    return ClassIR("Layer", False, (), (), ("hidden_states", "mask=None"), lines, source_forward=source)
+    return ClassIR("Layer", False, (), (), ("hidden_states",), lines, source_forward=source)
 
 
 @pytest.mark.parametrize(("source", "lines", "written"), KEPT_VALUES)
@@ -171,11 +162,11 @@ def test_a_value_the_source_keeps_under_another_name_at_once_is_kept_so(source, 
 
 @pytest.mark.parametrize("lines", [lines for _, lines, _ in KEPT_VALUES] + NOT_KEPT_VALUES)
 def test_the_forward_with_values_kept_as_in_the_source_computes_what_it_did(lines) -> None:
-    layers = SimpleNamespace(input_layernorm=lambda t: t * 2, self_attn=lambda t, m: t.flip(0) + m, post_attention_layernorm=lambda t: t - 1,
+    layers = SimpleNamespace(input_layernorm=lambda t: t * 2, self_attn=lambda t: t.flip(0) + 1, post_attention_layernorm=lambda t: t - 1,
                              mlp=lambda t: t.exp())  # fmt: skip
-    x, mask = torch.arange(8.0).reshape(2, 4) / 7, torch.ones(2, 4)
+    x = torch.arange(8.0).reshape(2, 4) / 7
     written = as_in_source(_layer(DECODER_LAYER, lines)).forward_lines
-    assert torch.equal(_layer_function(written)(layers, x, mask), _layer_function(lines)(layers, x, mask))
+    assert torch.equal(_layer_function(written)(layers, x), _layer_function(lines)(layers, x))
 
 
 @pytest.mark.parametrize("lines", NOT_KEPT_VALUES)
@@ -187,7 +178,7 @@ def test_a_value_read_or_bound_again_under_those_names_is_left_as_it_is(lines) -
 def _layer_function(lines: tuple[str, ...]):
     namespace: dict[str, object] = {"torch": torch}
     body = "\n".join("    " + line for line in lines)
-    exec(compile(f"def forward(self, hidden_states, mask=None):\n{body}\n", "<kept>", "exec"), namespace)  # the test's own lines
+    exec(compile(f"def forward(self, hidden_states):\n{body}\n", "<kept>", "exec"), namespace)  # the test's own lines
     return namespace["forward"]
 
 
