@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tokenize
 from dataclasses import replace
 from typing import cast
 
@@ -38,12 +39,55 @@ def as_in_source(cls: ClassIR) -> ClassIR:
     lines = cls.forward_lines
     found = kept_input_alias(cls.source_forward)
     if found is not None:
-        alias, parameter, rebinding = found
+        alias, parameter, rebinding, rebound_alias = found
         first = next((m for line in lines if (m := _APPLIED.fullmatch(line)) and m[3] == parameter), None)
         if first is not None and first[2] in rebinding:
             lines = kept_input(lines, cls.forward_params, first[2], alias) or lines
+        elif parameter in parameter_names(cls.forward_params):
+            lines = _alias_rebound(lines, alias, parameter, rebound_alias)
     lines = _kept_values(lines, cls.source_forward)  # after the input's: its names are the source's then
     return cls if lines == cls.forward_lines else replace(cls, forward_lines=lines)
+
+
+def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children: frozenset[str]) -> tuple[str, ...]:
+    """The forward with the input kept as `alias` first where the source keeps it so and later binds the
+    alias, not the input, to a child's value (torchvision's `identity = x`, ..., `identity =
+    self.downsample(x)`, `out += identity`): the forward's `x = self.downsample(x)` (under its `if` or
+    not) binds `alias`, read from there where it read `x`. Not where the forward binds `x` elsewhere or
+    names anything `alias`."""
+    at = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == m[3] == parameter and m[2] in children), None)
+    if at is None:
+        return lines
+    code = [not line.lstrip().startswith("#") for line in lines]
+    names = [{t.string for t in variable_tokens(line_tokens(line))} if is_code else set() for line, is_code in zip(lines, code)]
+    if any(alias in n for n in names) or any(_binds(line, parameter) for j, line in enumerate(lines) if code[j] and j != at):
+        return lines
+    if not any(parameter in n for n in names[at + 1 :]):
+        return lines
+    line = lines[at]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    child = cast(re.Match[str], _APPLIED.fullmatch(line.lstrip(" ")))[2]
+    after = tuple(rename_variables(text, {parameter: alias}) if is_code else text for text, is_code in zip(lines[at + 1 :], code[at + 1 :]))
+    return (f"{alias} = {parameter}", *lines[:at], f"{indent}{alias} = self.{child}({parameter})", *after)
+
+
+def _binds(line: str, name: str) -> bool:
+    """True when the line binds `name` (`name = ...`, `a, name = ...`, `name += ...`, `for name in ...`)."""
+    tokens = line_tokens(line)
+    depth = 0
+    for i, token in enumerate(tokens):
+        depth += (token.string in "([{") - (token.string in ")]}") if token.type == tokenize.OP else 0
+        if depth == 0 and token.type == tokenize.OP and token.string in _ASSIGNING or (i == 0 and token.string == "for"):
+            target = tokens[1 : _index_of(tokens, "in")] if token.string == "for" else tokens[:i]
+            return name in {t.string for t in variable_tokens(target)}
+    return False
+
+
+def _index_of(tokens: list[tokenize.TokenInfo], word: str) -> int:
+    return next((i for i, t in enumerate(tokens) if t.string == word), len(tokens))
+
+
+_ASSIGNING = frozenset({"=", ":=", "+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=", "^=", ">>=", "<<="})
 
 
 def _kept_values(lines: tuple[str, ...], source: str) -> tuple[str, ...]:

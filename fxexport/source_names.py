@@ -353,10 +353,11 @@ def _read_in_its_statement(node: fx.Node) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def kept_input_alias(source: str) -> tuple[str, str, frozenset[str]] | None:
-    """(alias, parameter, children) where the forward's first statement (after its docstring) is
-    `alias = parameter` and `children` are those whose value it later binds to the parameter
-    (`x = self.conv1(x)`); None otherwise."""
+def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[str]] | None:
+    """(alias, parameter, children, alias children) where the forward's first statement (after its
+    docstring) is `alias = parameter`: `children` are those whose value it later binds to the parameter
+    (timm's `x = self.conv1(x)`), `alias children` those whose value of the parameter it binds to the
+    alias (torchvision's `identity = self.downsample(x)`); None where it starts otherwise."""
     try:
         tree = ast.parse(source) if source else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -373,8 +374,18 @@ def kept_input_alias(source: str) -> tuple[str, str, frozenset[str]] | None:
     parameter = plain_name(first.value) if isinstance(first, ast.Assign) else None
     if alias is None or parameter not in parameters or alias in parameters:
         return None
-    rebinding = frozenset(child for node in ast.walk(function) if isinstance(node, ast.stmt) and bound_name(node) == parameter and (child := called_child(node)))
-    return (alias, parameter, rebinding) if rebinding else None
+    statements = [node for node in ast.walk(function) if isinstance(node, ast.stmt)]
+    rebinding = frozenset(child for node in statements if bound_name(node) == parameter and (child := called_child(node)))
+    rebound_alias = frozenset(
+        child for node in statements if bound_name(node) == alias and (child := called_child(node)) and _first_argument(node) == parameter
+    )
+    return alias, parameter, rebinding, rebound_alias
+
+
+def _first_argument(statement: ast.stmt) -> str | None:
+    """The name a call's first argument reads, in a statement binding the call's value (`x` of `y = f(x)`)."""
+    call = statement.value if isinstance(statement, ast.Assign) else None
+    return plain_name(call.args[0]) if isinstance(call, ast.Call) and call.args else None
 
 
 def bound_name(statement: ast.stmt) -> str | None:

@@ -151,6 +151,52 @@ def test_a_source_that_keeps_no_input_first_or_names_in_the_way_leave_the_forwar
     assert as_in_source(_block(source, lines)).forward_lines == lines
 
 
+TV_BLOCK = """def forward(self, x):
+    identity = x
+    out = self.conv1(x)
+    if self.downsample is not None:
+        identity = self.downsample(x)
+    out += identity
+    return out
+"""
+TV_TRACED = ("out = self.conv1(x)", "if self.downsample is not None:", "    x = self.downsample(x)", "return out + x")
+ALIAS_REBOUND = [
+    # (the forward as traced, as torchvision writes it): the input kept as `identity` first, the optional
+    # child's value bound to it
+    (TV_TRACED, ("identity = x", "out = self.conv1(x)", "if self.downsample is not None:", "    identity = self.downsample(x)", "return out + identity")),
+    # a child every instance has: the same
+    (("out = self.conv1(x)", "x = self.downsample(x)", "return out + x"),
+     ("identity = x", "out = self.conv1(x)", "identity = self.downsample(x)", "return out + identity")),
+]  # fmt: skip
+NOT_ALIAS_REBOUND = [
+    ("x = x * 2", *TV_TRACED),  # the input bound again before: `identity = x` first would keep the other value
+    (*TV_TRACED[:-1], "x = out + x", "return x"),  # bound again after
+    ("identity = self.conv1(x)", *TV_TRACED[1:-1], "return identity + x"),  # the alias's name taken
+    ("out = self.conv1(x)", "if self.downsample is not None:", "    x = self.other(x)", "return out + x"),  # another child
+    (*TV_TRACED[:-1], "return out"),  # the child's value read by nothing
+]
+
+
+@pytest.mark.parametrize(("lines", "written"), ALIAS_REBOUND)
+def test_an_input_kept_under_an_alias_the_source_binds_a_child_to_is_kept_so(lines, written) -> None:
+    assert as_in_source(_block(TV_BLOCK, lines)).forward_lines == written
+
+
+@pytest.mark.parametrize("lines", [lines for lines, _ in ALIAS_REBOUND] + NOT_ALIAS_REBOUND)
+def test_the_forward_with_the_alias_bound_computes_what_it_did(lines) -> None:
+    layers = SimpleNamespace(conv1=lambda t: t * 3, downsample=lambda t: t - 1, other=lambda t: t.flip(0))
+    for downsample in (layers.downsample, None) if "if self.downsample is not None:" in lines else (layers.downsample,):
+        layers.downsample = downsample
+        x = torch.arange(8.0).reshape(2, 4) / 7
+        written = as_in_source(_block(TV_BLOCK, lines)).forward_lines
+        assert torch.equal(_function(written)(layers, x.clone()), _function(lines)(layers, x.clone()))
+
+
+@pytest.mark.parametrize("lines", NOT_ALIAS_REBOUND)
+def test_an_input_bound_again_or_a_name_in_the_way_leaves_the_forward_as_it_is(lines) -> None:
+    assert as_in_source(_block(TV_BLOCK, lines)).forward_lines == lines
+
+
 def _layer(source: str, lines: tuple[str, ...]) -> ClassIR:
     return ClassIR("Layer", False, (), (), ("hidden_states",), lines, source_forward=source)
 

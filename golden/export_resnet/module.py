@@ -45,15 +45,15 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
             self.downsample = None
 
     def forward(self, x):
+        identity = x
         out = self.relu(self.bn1(self.conv1(x)))
         # tests/models.py:465 in forward: out = self.bn2(self.conv2(out))
         out = self.conv2(out)
         out = self.bn2(out)
-        # tests/models.py:467 in forward: identity = self.downsample(x)
         if self.downsample is not None:
-            x = self.downsample(x)
+            identity = self.downsample(x)
         # tests/models.py:468 in forward: return self.relu(out + identity)
-        out = out + x
+        out = out + identity
         return self.relu(out)
 
 

@@ -45,14 +45,15 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
             self.downsample = None
 
     def forward(self, x):
+        identity = x
         out = self.conv1(x)
         out = self.bn1(out)
         out = self.relu(out)
         out = self.conv2(out)
         out = self.bn2(out)
         if self.downsample is not None:
-            x = self.downsample(x)
-        out = out + x
+            identity = self.downsample(x)
+        out = out + identity
         return self.relu(out)
 
 
