@@ -22,6 +22,7 @@ from torch import fx
 from torch.fx.passes.shape_prop import TensorMetadata
 
 from .calls import resolve_class
+from .regions import OPTIONAL_TEST
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -235,14 +236,13 @@ def without_echoes(lines: list[str]) -> list[str]:
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
         code = code[:1] + [statement for statement in code[1:] if not _ALIAS.fullmatch(statement)]
         code = code[:1] + [statement for statement in code[1:] if not statement.startswith("return ")]
-        if len(code) == 2 and (test := _OPTIONAL_TEST.fullmatch(code[0])) and f"self.{test[1]}(" in code[1]:
+        if len(code) == 2 and (test := OPTIONAL_TEST.fullmatch(code[0])) and f"self.{test[1]}(" in code[1]:
             code = code[1:]  # the statement under the test of the child it applies (optional_children.py)
         if len(code) == 1 and _spaceless(code[0]) == _spaceless(note["code"]):
             echoes.add(i)
     return [line for i, line in enumerate(lines) if i not in echoes]
 
 
-_OPTIONAL_TEST = re.compile(r"if self\.(\w+) is not None:")
 _ALIAS = re.compile(r"[A-Za-z_]\w* = [A-Za-z_]\w*")
 
 

@@ -58,8 +58,10 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
     at = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == m[3] == parameter and m[2] in children), None)
     if at is None:
         return lines
-    code = [not line.lstrip().startswith("#") for line in lines]
-    names = [{t.string for t in variable_tokens(line_tokens(line))} if is_code else set() for line, is_code in zip(lines, code)]
+    read = _code_names(lines)
+    if read is None:
+        return lines
+    code, names = read
     if any(alias in n for n in names) or any(_binds(line, parameter) for j, line in enumerate(lines) if code[j] and j != at):
         return lines
     if not any(parameter in n for n in names[at + 1 :]):
@@ -115,10 +117,10 @@ def _bound_to_the_name(lines: tuple[str, ...], name: str, alias: str, value: str
         if _assignment(line) != (alias, value):
             continue
         after = lines[i + 1 :]
-        later = [{t.string for t in variable_tokens(line_tokens(text))} for text in after]
-        if any(name in names for names in later) or any(re.match(rf"\s*{re.escape(alias)}\s*=(?!=)", text) for text in after):
+        read = _code_names(after)
+        if read is None or any(name in names for names in read[1]) or any(_binds(text, alias) for text in after):
             continue
-        reads = tuple(rename_variables(text, {alias: name}) if not text.lstrip().startswith("#") else text for text in after)
+        reads = tuple(rename_variables(text, {alias: name}) if is_code else text for text, is_code in zip(after, read[0]))
         return (*lines[:i], f"{name} = {line.split(' = ', 1)[1]}", *reads)
     return lines
 
@@ -129,9 +131,8 @@ def _assignment(line: str) -> tuple[str, str] | None:
         return None
     tree = parsed_line(line)
     statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
-        return None
-    return statement.targets[0].id, ast.unparse(statement.value)
+    name = bound_name(statement) if statement is not None else None
+    return None if name is None else (name, ast.unparse(cast(ast.Assign, statement).value))
 
 
 def _source_kept_values(source: str) -> list[tuple[str, str, str, str | None]]:
@@ -166,11 +167,10 @@ def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alia
     found = _APPLIED.fullmatch(lines[at])
     assert found is not None
     value, parameter = found[1], found[3]
-    code = [not line.lstrip().startswith("#") for line in lines]
-    tokens = [line_tokens(line) if is_code else [] for line, is_code in zip(lines, code)]
-    if any(f_string(t) for line in tokens for t in line):
-        return None  # an f-string's names are no tokens of their own before Python 3.12: not renamed
-    names = [{t.string for t in variable_tokens(line)} for line in tokens]
+    read = _code_names(lines)
+    if read is None:
+        return None
+    code, names = read
     if parameter not in parameter_names(params) or alias in parameter_names(params) or value == parameter or any(alias in n for n in names):
         return None
     if any(value in n for n in names[:at]) or not any(parameter in n for n in names[at + 1 :]):
@@ -182,3 +182,12 @@ def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alia
     after = tuple(rename_variables(line, swapped) if is_code else line for line, is_code in zip(lines[at + 1 :], code[at + 1 :]))
     return (*lines[:start], f"{alias} = {parameter}", *lines[start:at], f"{parameter} = self.{child}({parameter})", *after)
 
+
+def _code_names(lines: tuple[str, ...]) -> tuple[list[bool], list[set[str]]] | None:
+    """Which lines are code (not comments), and the variables each reads or binds; None where a line holds an
+    f-string, whose names are no tokens of their own before Python 3.12, so renaming would miss them."""
+    code = [not line.lstrip().startswith("#") for line in lines]
+    tokens = [line_tokens(line) if is_code else [] for line, is_code in zip(lines, code)]
+    if any(f_string(t) for line in tokens for t in line):
+        return None
+    return code, [{t.string for t in variable_tokens(line)} for line in tokens]

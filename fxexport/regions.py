@@ -27,7 +27,7 @@ SLACK = 4  # lines of code the branches may add over the longer side, besides on
 
 _COMPOUND = re.compile(r"(if|elif|else|for|while|with|try|except|finally|def|class|async|match)\b")
 # An optional child's block (in_place_children.py): a value rebound or not, as one statement that rebinds it.
-_OPTIONAL = re.compile(r"if self\.\w+ is not None:")
+OPTIONAL_TEST = re.compile(r"if self\.(\w+) is not None:")  # a child only some instances build applied under it
 IN_PLACE = re.compile(r"(\w+(?:, \w+)*) = self\.(\w+)\(\1\)")  # a child applied in place: `x = self.downsample(x)`, `x, tokens = self.pool(x, tokens)`
 _REBINDING = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "@=", "&=", "|=", "^=", ">>=", "<<=", "**=", ":="})
 
@@ -154,7 +154,7 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
 def _closed(lines: tuple[str, ...]) -> bool:
     """True when the lines hold each optional child's block whole: none starts in its body or ends on its `if`."""
     code = code_lines(lines)
-    return not code or (not code[0][:1].isspace() and not _OPTIONAL.fullmatch(code[-1]))
+    return not code or (not code[0][:1].isspace() and not OPTIONAL_TEST.fullmatch(code[-1]))
 
 
 def _bound_and_fixed(a: _Flow, b: _Flow) -> bool:
@@ -272,7 +272,7 @@ def _flow(lines: tuple[str, ...], params: tuple[str, ...]) -> _Flow | None:
         in_block = in_block and line.startswith(INDENT) if line[:1].isspace() else False
         if in_block and not IN_PLACE.fullmatch(line[len(INDENT) :]):
             return None
-        if _OPTIONAL.fullmatch(line):
+        if OPTIONAL_TEST.fullmatch(line):
             in_block = True
         elif not tokens or (line[:1].isspace() and not in_block) or _COMPOUND.match(line):
             return None

@@ -93,7 +93,8 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
         for cls, group in by_class.items():
             proposals = [_proposed(path, graph, cls, graphs, kinds) for path, graph in group]
             width = max(len(p) for p in proposals)
-            agreed = [_agreed(i, proposals, [graph for _, graph in group], cls) for i in range(width)]
+            inputs = [list(graph.find_nodes(op="placeholder")) for _, graph in group]
+            agreed = [_agreed(i, proposals, inputs, cls) for i in range(width)]
             while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
                 agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
             for _, graph in group:
@@ -105,16 +106,15 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
 
 
-def _agreed(i: int, proposals: list[list[str | None]], graphs: list[fx.Graph], cls: type | str) -> str | None:
-    """The name every graph of a class proposes for its input `i`, else None. A graph whose input is a
+def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node]], cls: type | str) -> str | None:
+    """The name every graph of a class (its `inputs`) proposes for its input `i`, else None. A graph whose input is a
     model input named after a parameter of the source forward (the first block of a chain takes the
     model's `hidden_states`) proposes that name; one whose input is named `x` for want of a name and read
     by no statement it recorded (symbolic_trace records none) goes with the others' name of a parameter."""
     names: set[str | None] = set()
     unknown = False
-    for proposal, graph in zip(proposals, graphs):
+    for proposal, placeholders in zip(proposals, inputs):
         name = proposal[i] if i < len(proposal) else ""
-        placeholders = list(graph.find_nodes(op="placeholder"))
         if name is None and i < len(placeholders):
             placeholder = placeholders[i]
             if not generic_input(placeholder):

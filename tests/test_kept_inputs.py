@@ -174,6 +174,7 @@ NOT_ALIAS_REBOUND = [
     ("identity = self.conv1(x)", *TV_TRACED[1:-1], "return identity + x"),  # the alias's name taken
     ("out = self.conv1(x)", "if self.downsample is not None:", "    x = self.other(x)", "return out + x"),  # another child
     (*TV_TRACED[:-1], "return out"),  # the child's value read by nothing
+    (*TV_TRACED[:-1], 'out = out + len(f"{x}")', "return out + x"),  # an f-string's names would not be renamed
 ]
 
 
