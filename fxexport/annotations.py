@@ -6,6 +6,7 @@ so annotations do not leak the exporting machine's layout and exports stay repro
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import linecache
@@ -13,6 +14,9 @@ import os
 import re
 import site
 import sys
+import tokenize
+from collections.abc import Iterator
+from contextvars import ContextVar
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -152,15 +156,19 @@ def source_class_name(cls: type | str) -> str:
 
 
 @cache
+@cache
 def _class_span(cls: type | str) -> tuple[str, int, int] | None:
-    """(file, first line, last line) of a class's source, or None."""
-    found = resolve_class(cls)
-    try:
-        lines, start = inspect.getsourcelines(found)  # type: ignore[arg-type]
-        file = inspect.getsourcefile(found)  # type: ignore[arg-type]
-    except (TypeError, OSError):
+    """(file, first line, last line) of a class's source, or None; found as _class_source finds it (so also
+    for a class of an imported export whose module has left sys.modules)."""
+    source = _class_source(cls)
+    if source is None:
         return None
-    return (_resolved(file), start, start + len(lines) - 1) if file else None
+    file, start, _ = source
+    try:
+        block = inspect.getblock(linecache.getlines(file)[start - 1 :])
+    except (IndexError, SyntaxError, tokenize.TokenError):
+        return None
+    return (_resolved(file), start, start + len(block) - 1) if block else None
 
 
 def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:
@@ -200,6 +208,26 @@ def source_statement(node: fx.Node) -> tuple[str, str, str] | None:
     """(file, line number, source line) of the outermost recorded frame of the node's stack trace, or None."""
     match = _outermost_frame(node)
     return None if match is None else (match["file"], match["line"], match["code"].strip())
+
+
+_RECOVERED: ContextVar[bool] = ContextVar("recovered", default=False)
+
+
+@contextlib.contextmanager
+def recovering(recovered: bool) -> Iterator[None]:
+    """While collecting a graph: whether its statements were recovered (recovered_statements.py) rather
+    than recorded. Recovered ones give names and statements alone: no note quotes them, and the root,
+    whose source is unknown, has none."""
+    token = _RECOVERED.set(recovered)
+    try:
+        yield
+    finally:
+        _RECOVERED.reset(token)
+
+
+def recovered() -> bool:
+    """Whether the statements of the graph being collected were recovered (recovering)."""
+    return _RECOVERED.get()
 
 
 def annotation(node: fx.Node) -> str | None:

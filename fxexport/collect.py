@@ -11,7 +11,7 @@ import torch
 from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
-from .annotations import class_annotation, source_class_name, without_echoes
+from .annotations import class_annotation, recovering, source_class_name, without_echoes
 from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
@@ -41,6 +41,7 @@ from .rebuild import (
     is_torch_module,
     swapped_children,
 )
+from .recovered_statements import recovered_statements
 from .rolled import Rolled, rolled
 from .runs import repeated
 from .source_names import forget_statements, forward_source
@@ -597,7 +598,10 @@ def collect(
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
     try:
         with unpacking_once(), paths_of(root):
-            return _collect(root, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+            formatted = formatted_messages(root)
+            recovered = recovered_statements(formatted) if structure == "structured" else formatted
+            with recovering(recovered is not formatted):
+                return _collect(recovered, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
     finally:
         forget_lines()
         forget_frames()
@@ -608,7 +612,6 @@ def collect(
 def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
-    root = formatted_messages(root)
     split_tree = split(shared_identity_calls(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(root)))))) if structure == "structured" else Structure(root)
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())

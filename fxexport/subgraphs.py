@@ -18,7 +18,7 @@ import torch
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
-from .annotations import own_stack_trace, source_statement
+from .annotations import own_stack_trace, recovered, source_statement
 from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
@@ -252,9 +252,10 @@ class Builder:
         self.callers: int | None = None  # how many modules of `cls` this one runs inside, once a node says
 
     def own_trace(self, trace: str, node: fx.Node) -> str | None:
-        """The part of `node`'s stack `trace` from this module's own frame on (None if none is; the root's: all of it)."""
+        """The part of `node`'s stack `trace` from this module's own frame on (None if none is; the root's: all
+        of it, unless recovered, where the root has no frame)."""
         if self.cls is None:
-            return trace
+            return None if recovered() else trace
         if self.callers is None:
             self.callers = sum(1 for f in stack_frames(node) if f.cls == self.cls and _holds(f.path, self.prefix))
         return own_stack_trace(trace, self.cls, self.callers)

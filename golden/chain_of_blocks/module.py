@@ -28,9 +28,7 @@ class Layer(nn.Module):  # tests/models.py:839 Layer
         self.lin = nn.Linear(4, 4)
 
     def forward(self, x, x_1):
-        out = self.lin(x)
-        out = out * x_1
-        return x + out
+        return x + self.lin(x) * x_1
 
 
 class FxModule(nn.Module):

@@ -30,12 +30,10 @@ class Split(nn.Module):  # tests/models.py:771 Split
 
     def forward(self, x):
         if self.branch1 is not None:
-            chunk1 = self.branch1(x)
-            out = self.branch2(x)
-        else:
-            chunk1, out = x.chunk(2, dim=1)
-            out = self.branch2(out)
-        return torch.cat((chunk1, out), dim=1)
+            return torch.cat((self.branch1(x), self.branch2(x)), dim=1)
+        x1, x2 = x.chunk(2, dim=1)
+        x2 = self.branch2(x2)
+        return torch.cat((x1, x2), dim=1)
 
 
 class FxModule(nn.Module):

@@ -35,12 +35,12 @@ class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
 
     def forward(self, x):
         if self.branch1 is not None:
-            out = self.branch1(x)
-            out_1 = self.branch2(x)
+            out = torch.cat((self.branch1(x), self.branch2(x)), dim=1)
         else:
-            out, out_1 = x.chunk(2, dim=1)
-            out_1 = self.branch2(out_1)
-        out = torch.cat((out, out_1), dim=1).view(-1, 2, self.out_features)
+            x1, out = x.chunk(2, dim=1)
+            out = self.branch2(out)
+            out = torch.cat((x1, out), dim=1)
+        out = out.view(-1, 2, self.out_features)
         return out.transpose(1, 2).reshape(-1, self.width)
 
 

@@ -32,13 +32,9 @@ class Attending(nn.Module):  # tests/models.py:1564 Attending
     def forward(self, x, mask, memory=None):
         if memory is None:
             memory = x
-        x = self.q(x)
-        k = self.k(memory)
-        x = x @ k.transpose(-2, -1)
-        x = x + mask
-        x = x.softmax(-1)
-        v = self.v(memory)
-        return x @ v
+        scores = self.q(x) @ self.k(memory).transpose(-2, -1) + mask
+        softmax = scores.softmax(-1)
+        return softmax @ self.v(memory)
 
 
 class DecoderLayer(nn.Module):  # tests/models.py:1580 DecoderLayer
@@ -48,10 +44,8 @@ class DecoderLayer(nn.Module):  # tests/models.py:1580 DecoderLayer
         self.cross_attn = Attending()
 
     def forward(self, x, mask, memory):
-        self_attn = self.self_attn(x, mask)
-        x = x + self_attn
-        cross_attn = self.cross_attn(x, mask, memory)
-        return x + cross_attn
+        x = x + self.self_attn(x, mask)
+        return x + self.cross_attn(x, mask, memory)
 
 
 class FxModule(nn.Module):

@@ -29,8 +29,7 @@ class Leaf(nn.Module):  # tests/models.py:70 Leaf
         self.scale = nn.Parameter(torch.empty(4))
 
     def forward(self, x):
-        x = self.lin(x)
-        return x * self.scale
+        return self.lin(x) * self.scale
 
 
 class FxModule(nn.Module):

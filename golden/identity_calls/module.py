@@ -33,16 +33,8 @@ class DropPathBlock(nn.Module):  # tests/models.py:1937 DropPathBlock
         self.drop_path2 = nn.Identity()
 
     def forward(self, x):
-        out = self.norm(x)
-        out = self.fc(out)
-        out = self.ls1(out)
-        out = out.contiguous()
-        out = self.drop_path1(out)
-        x = x + out
-        out_1 = self.mlp(x)
-        out_1 = out_1 * 0.5
-        out_1 = self.drop_path2(out_1)
-        return x + out_1
+        x = x + self.drop_path1(self.ls1(self.fc(self.norm(x))).contiguous())
+        return x + self.drop_path2(self.mlp(x) * 0.5)
 
 
 class FxModule(nn.Module):

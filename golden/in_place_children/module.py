@@ -29,9 +29,7 @@ class SqueezeGate(nn.Module):  # tests/models.py:953 SqueezeGate
         self.fc2 = nn.Conv2d(2, 8, 1)
 
     def forward(self, x):
-        out = x.mean((2, 3), keepdim=True)
-        out = self.fc1(out)
-        out = torch.relu(out)
+        out = torch.relu(self.fc1(x.mean((2, 3), keepdim=True)))
         out = self.fc2(out)
         out = torch.sigmoid(out)
         return x * out

@@ -29,10 +29,7 @@ class DenseLayer(nn.Module):  # tests/models.py:701 DenseLayer
         self.conv = nn.Conv2d(num_features, 2, 3, padding=1, bias=False)
 
     def forward(self, tensors):
-        out = torch.cat(tensors, 1)
-        out = self.norm(out)
-        out = torch.relu(out)
-        return self.conv(out)
+        return self.conv(torch.relu(self.norm(torch.cat(tensors, 1))))
 
 
 class Joined(nn.Module):  # tests/models.py:726 Joined

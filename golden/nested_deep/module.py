@@ -29,8 +29,7 @@ class Leaf(nn.Module):  # tests/models.py:70 Leaf
         self.scale = nn.Parameter(torch.empty(6))
 
     def forward(self, x):
-        x = self.lin(x)
-        return x * self.scale
+        return self.lin(x) * self.scale
 
 
 class Middle(nn.Module):  # tests/models.py:80 Middle
@@ -40,8 +39,7 @@ class Middle(nn.Module):  # tests/models.py:80 Middle
         self.other = Leaf()
 
     def forward(self, x):
-        x = self.leaf(x)
-        return self.other(x)
+        return self.other(self.leaf(x))
 
 
 class FxModule(nn.Module):

@@ -29,8 +29,7 @@ class NormAct(nn.Module):  # tests/models.py:586 NormAct
         self.act = act
 
     def forward(self, x):
-        x = self.bn(x)
-        return self.act(x)
+        return self.act(self.bn(x))
 
 
 class FxModule(nn.Module):

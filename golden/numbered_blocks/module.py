@@ -30,11 +30,8 @@ class Shortcut(nn.Module):  # tests/models.py:1233 Shortcut
         self.downsample = downsample
 
     def forward(self, x):
-        out = self.conv1(x)
-        out = torch.relu(out)
-        out = self.conv2(out)
-        x = self.downsample(x)
-        out = out + x
+        out = self.conv2(torch.relu(self.conv1(x)))
+        out = out + self.downsample(x)
         return torch.relu(out)
 
 

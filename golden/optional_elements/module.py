@@ -33,9 +33,7 @@ class SqueezeGate(nn.Module):  # tests/models.py:953 SqueezeGate
         self.fc2 = nn.Conv2d(out_channels, in_channels, 1)
 
     def forward(self, x):
-        out = x.mean((2, 3), keepdim=True)
-        out = self.fc1(out)
-        out = torch.relu(out)
+        out = torch.relu(self.fc1(x.mean((2, 3), keepdim=True)))
         out = self.fc2(out)
         out = torch.sigmoid(out)
         return x * out
@@ -87,10 +85,9 @@ class Expanding(nn.Module):  # tests/models.py:963 Expanding
         self.residual = residual
 
     def forward(self, x):
-        conv = self.conv(x)
         if self.residual:
-            return x + conv
-        return conv
+            return x + self.conv(x)
+        return self.conv(x)
 
 
 class FxModule(nn.Module):

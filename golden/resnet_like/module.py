@@ -46,9 +46,7 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
 
     def forward(self, x):
         identity = x
-        out = self.conv1(x)
-        out = self.bn1(out)
-        out = self.relu(out)
+        out = self.relu(self.bn1(self.conv1(x)))
         out = self.conv2(out)
         out = self.bn2(out)
         if self.downsample is not None:

@@ -31,10 +31,10 @@ class PooledHead(nn.Sequential):  # tests/models.py:610 PooledHead
         self.add_module("2", nn.ReLU())
 
     def forward(self, x):
-        getitem = x.shape[-2:]
+        size = x.shape[-2:]
         for layer in self:
             x = layer(x)
-        return F.interpolate(x, size=getitem)
+        return F.interpolate(x, size=size)
 
 
 class FxModule(nn.Module):

@@ -31,17 +31,14 @@ class CheckedPatches(nn.Module):  # tests/models.py:2905 CheckedPatches
     def forward(self, x):
         shape = x.shape
         out = shape[2]
-        getitem = shape[3]
+        w = shape[3]
         eq = out == self.value
         out = "Input height ({}) doesn't match model ({}).".format(out, self.value)
         torch._assert(eq, out)
         eq_1 = x.ndim == 4
         message = "expected 4D input (got {}D input) {{}}".format(x.ndim)
         torch._assert(eq_1, message)
-        x = self.proj(x)
-        x = x.flatten(2)
-        x = x.sum(-1)
-        return x * getitem
+        return self.proj(x).flatten(2).sum(-1) * w
 
 
 class FxModule(nn.Module):

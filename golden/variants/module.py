@@ -28,9 +28,7 @@ class Excite(nn.Module):  # tests/models.py:551 Excite
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        out = self.fc(x)
-        out = torch.sigmoid(out)
-        return x * out
+        return x * torch.sigmoid(self.fc(x))
 
 
 class Variant(nn.Module):  # tests/models.py:560 Variant
@@ -44,14 +42,13 @@ class Variant(nn.Module):  # tests/models.py:560 Variant
         self.residual = residual
 
     def forward(self, x):
-        out = self.lin(x)
-        out = torch.relu(out)
+        y = torch.relu(self.lin(x))
         if self.residual:
-            return x + out
+            return x + y
         if self.excite is not None:
-            out = self.excite(out)
-            return out * 2
-        return out
+            y = self.excite(y)
+            return y * 2
+        return y
 
 
 class FxModule(nn.Module):

@@ -1,0 +1,395 @@
+"""recovered_statements: a symbolic_trace graph -> the same graph, each node recording the source statement it ran in.
+
+torch.export and fxexport.trace record each node's stack trace, from which a generated forward takes
+the source's names for its values and writes a statement as the source does (`x = x + self.attn(self.norm1(x))`).
+torch.fx.symbolic_trace records none, but it records which module call each node ran inside
+(`nn_module_stack`, with the module's class), and the nodes of one call come in the order its forward ran.
+So each call's nodes are matched, in order, with the statements of its class's source forward: a node
+belongs to the first statement from the current one on that does what the node does (calls that child,
+method or function, applies that operator, indexes, reads that attribute, unpacks). A nested call is one
+node of its caller (a call of that child), so every node gets one frame per module call it ran in.
+
+The match is greedy and conservative: it keeps to the keys' order within a statement, never steps back
+(but to the start of a loop it is in), skips the other arm of an `if` it is in, never steps past a child
+call a statement always makes that has not come yet (the node would be out of order), and a node no
+statement does keeps no statement (named as before). A statement in a loop keeps none either: every
+iteration would have the same line, and be taken for one statement. The root's source is not known (a
+GraphModule replaced its class), so its own nodes keep none. Recovered statements give names and
+statements only: no note quotes them (annotations.recovering), since the export of the export, matched
+with the generated code, would have none.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import functools
+import inspect
+import operator
+import textwrap
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from torch import fx, nn
+
+from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
+from .subgraphs import copy_graph, with_graph
+
+Key = tuple[str, ...]
+
+_OPERATORS = {
+    operator.add: "Add", operator.iadd: "Add", operator.sub: "Sub", operator.isub: "Sub", operator.mul: "Mult",
+    operator.imul: "Mult", operator.truediv: "Div", operator.itruediv: "Div", operator.floordiv: "FloorDiv",
+    operator.matmul: "MatMult", operator.pow: "Pow", operator.mod: "Mod", operator.and_: "BitAnd", operator.or_: "BitOr",
+    operator.xor: "BitXor", operator.lshift: "LShift", operator.rshift: "RShift", operator.neg: "USub", operator.pos: "UAdd",
+    operator.invert: "Invert", operator.eq: "Eq", operator.ne: "NotEq", operator.lt: "Lt", operator.le: "LtE",
+    operator.gt: "Gt", operator.ge: "GtE",
+}  # fmt: skip
+_RECORDED_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_RECORDED_UNARY = (ast.USub, ast.UAdd, ast.Invert)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A statement (or a compound statement's header) of a forward: its line, what it does, where it may run."""
+
+    line: int  # in the file
+    code: str
+    keys: tuple[tuple[Key, bool], ...]  # in the order Python evaluates them; True: a child call it always makes
+    conditional: bool  # inside an if/else, try handler or loop's else
+    loop: tuple[int, int] | None  # the units of the innermost loop it is in: [first, last]
+    arms: tuple[tuple[int, int], ...]  # (if statement, 0 for its body or 1 for its else) of each `if` it is in
+
+
+@dataclass(frozen=True)
+class _Forward:
+    file: str
+    units: tuple[_Unit, ...]
+
+
+def recovered_statements(gm: fx.GraphModule) -> fx.GraphModule:
+    """`gm` with a stack trace recovered for each node it can be (module docstring); `gm` itself where its
+    nodes record statements already or record no module calls."""
+    nodes = body_nodes(gm)
+    if any(n.stack_trace for n in gm.graph.nodes) or not any(n.meta.get("nn_module_stack") for n in nodes):
+        return gm
+    leaves = {str(n.target) for n in gm.graph.find_nodes(op="call_module")}
+    stacks = {n: recorded_frames(n, leaves) for n in nodes}
+    modules = dict(gm.named_modules(remove_duplicate=False))
+    traces: dict[fx.Node, str] = {}
+    for item in call_tree(nodes, stacks):
+        if isinstance(item, Call):
+            _align(item, (), modules, traces)
+    if not traces:
+        return gm
+    copies: dict[fx.Node, fx.Node] = {}
+    graph = copy_graph(gm.graph, copies)
+    for node, trace in traces.items():
+        copies[node].meta = {**copies[node].meta, "stack_trace": trace}
+    return with_graph(gm, graph)
+
+
+def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], traces: dict[fx.Node, str]) -> None:
+    """Give each node of `call` its frames: `prefix` (the callers'), then the statement of the call's own
+    forward it ran in, where one is found."""
+    module = modules.get(call.frame.path)
+    children = frozenset(name for name, _ in module.named_children()) if module is not None else frozenset()
+    forward = _forward(call.frame.cls, children)
+    matcher = _Matcher(forward.units) if forward is not None else None
+    for item in call.items:
+        key = _key(item, call.frame.path)
+        unit = matcher.match(key) if matcher is not None and key is not None else None
+        # A statement in a loop runs once per iteration: one line for all would make them one statement
+        # (inlined into each other, named as none), so they keep no statement, though matched.
+        frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, _frame(forward.file, unit))
+        if isinstance(item, Call):
+            _align(item, frames, modules, traces)
+        elif frames:
+            traces[item] = "\n".join(frames)
+
+
+def _frame(file: str, unit: _Unit) -> str:
+    return f'  File "{file}", line {unit.line}, in forward\n    {unit.code}'
+
+
+class _Matcher:
+    """Matches a call's nodes, in order, with the units of its forward (module docstring)."""
+
+    def __init__(self, units: tuple[_Unit, ...]) -> None:
+        self.units = units
+        self.read = [0] * len(units)  # per unit: how many of its keys are matched or passed
+        self.position = 0
+
+    def match(self, key: Key) -> _Unit | None:
+        """The unit the next node (doing `key`) ran in: ahead within the current loop, then the loop's next
+        iteration, then ahead past it."""
+        loop = self.units[self.position].loop if self.units else None
+        found = self._ahead(key, loop[1] + 1) if loop is not None else None
+        if found is None and loop is not None:
+            found = self._around(key, loop)
+        if found is None:
+            found = self._ahead(key, len(self.units))
+        if found is None:
+            return None
+        unit, place = found
+        self.read[unit] = place + 1
+        self.position = unit
+        return self.units[unit]
+
+    def _ahead(self, key: Key, stop: int) -> tuple[int, int] | None:
+        """(unit, place) of `key` in the first unit from the current one on that does it next, unless that
+        passes a child call still to make (the node would be out of order)."""
+        taken = dict(self.units[self.position].arms)
+        for i in range(self.position, stop):
+            unit = self.units[i]
+            if any(taken.get(branch, arm) != arm for branch, arm in unit.arms):
+                continue  # the other arm of an `if` the current statement is in
+            place = _next(unit, self.read[i], key)
+            if place is not None:
+                return i, place
+            if i != self.position and not unit.conditional and any(anchor for _, anchor in unit.keys[self.read[i] :]):
+                return None
+        return None
+
+    def _around(self, key: Key, loop: tuple[int, int]) -> tuple[int, int] | None:
+        """Inside a loop: its next iteration from its first unit (what it did so far undone); else an
+        enclosing loop's."""
+        current: tuple[int, int] | None = loop
+        while current is not None:
+            first, last = current
+            for i in range(first, last + 1):
+                place = _next(self.units[i], 0, key)
+                if place is not None:
+                    self.read[first : last + 1] = [0] * (last + 1 - first)
+                    return i, place
+                if not self.units[i].conditional and any(anchor for _, anchor in self.units[i].keys):
+                    break
+            current = self.units[first - 1].loop  # the loop's own header is in the enclosing loop
+        return None
+
+
+def _next(unit: _Unit, read: int, key: Key) -> int | None:
+    """Where `key` comes next in the unit's keys from `read` on, passing no child call it always makes."""
+    for place in range(read, len(unit.keys)):
+        found, anchor = unit.keys[place]
+        if found == key:
+            return place
+        if anchor:
+            return None
+    return None
+
+
+def _key(item: fx.Node | Call, path: str) -> Key | None:
+    """What a node (or a nested call) does, as a statement of the caller's forward would spell it."""
+    if isinstance(item, Call):
+        return _child_key(item.frame.path, path)
+    if item.op == "call_module":
+        return _child_key(str(item.target), path)
+    if item.op == "call_method":
+        return ("call", str(item.target))
+    if item.op != "call_function":
+        return None
+    target = item.target
+    if target is operator.getitem:
+        return ("getitem",)
+    if target is getattr and len(item.args) > 1 and isinstance(item.args[1], str):
+        return ("attr", item.args[1])
+    if target in _OPERATORS:
+        return ("op", _OPERATORS[target])
+    name = getattr(target, "__name__", None)
+    return ("call", name) if isinstance(name, str) else None
+
+
+def _child_key(target: str, path: str) -> Key | None:
+    if path and not target.startswith(path + "."):
+        return None
+    rest = target[len(path) + 1 :] if path else target
+    return ("module", rest.split(".")[0]) if rest else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
+    """The units of the class's source forward, None where it cannot be read."""
+    forward = getattr(resolve_class(cls), "forward", None)
+    forward = inspect.unwrap(forward) if callable(forward) else None
+    if not inspect.isfunction(forward) or forward.__module__.startswith("torch."):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lines, start = inspect.getsourcelines(forward)
+            file = inspect.getsourcefile(forward)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, ValueError, SyntaxError, RecursionError, MemoryError):
+        return None
+    function = tree.body[0] if tree.body else None
+    if file is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    units: list[_Unit] = []
+    _Units(units, lines, start, children).block(function.body, conditional=False, loop=None, loops={})
+    return _Forward(file, tuple(units))
+
+
+@dataclass
+class _Units:
+    """Collects the units of a forward's body, statement by statement."""
+
+    units: list[_Unit]
+    lines: list[str]
+    start: int
+    children: frozenset[str]
+    arms: tuple[tuple[int, int], ...] = ()
+    branches: int = 0
+
+    def block(self, body: list[ast.stmt], conditional: bool, loop: tuple[int, int] | None, loops: dict[str, str]) -> None:
+        for statement in body:
+            self.statement(statement, conditional, loop, loops)
+
+    def statement(self, statement: ast.stmt, conditional: bool, loop: tuple[int, int] | None, loops: dict[str, str]) -> None:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return
+        if isinstance(statement, ast.If):
+            self.unit(statement, [statement.test], conditional, loop, loops)
+            self.branches += 1
+            outer, branch = self.arms, self.branches
+            for arm, body in enumerate((statement.body, statement.orelse)):
+                self.arms = (*outer, (branch, arm))
+                self.block(body, True, loop, loops)
+            self.arms = outer
+        elif isinstance(statement, (ast.For, ast.While)):
+            self.unit(statement, [statement.iter if isinstance(statement, ast.For) else statement.test], conditional, loop, loops)
+            first = len(self.units)
+            inner = {**loops, **_loop_names(statement, self.children)}
+            self.block(statement.body, conditional, (first, first), inner)
+            last = len(self.units) - 1
+            for i in range(first, last + 1):  # now that the loop's extent is known
+                if self.units[i].loop == (first, first):
+                    self.units[i] = _replace_loop(self.units[i], (first, last))
+            self.block(statement.orelse, True, loop, loops)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            self.unit(statement, [item.context_expr for item in statement.items], conditional, loop, loops)
+            self.block(statement.body, conditional, loop, loops)
+        elif isinstance(statement, ast.Try):
+            self.block(statement.body, conditional, loop, loops)
+            for handler in statement.handlers:
+                self.block(handler.body, True, loop, loops)
+            self.block(statement.orelse, True, loop, loops)
+            self.block(statement.finalbody, conditional, loop, loops)
+        elif isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)):
+            self.unit(statement, [statement], conditional, loop, loops)
+
+    def unit(self, statement: ast.stmt, parts: list[Any], conditional: bool, loop: tuple[int, int] | None, loops: dict[str, str]) -> None:
+        keys: list[tuple[Key, bool]] = []
+        for part in parts:
+            _Keys(keys, self.children, loops).visit(part)
+        line = self.start + statement.lineno - 1
+        code = self.lines[statement.lineno - 1].strip()
+        self.units.append(_Unit(line, code, tuple(keys), conditional, loop, self.arms))
+
+
+def _replace_loop(unit: _Unit, loop: tuple[int, int]) -> _Unit:
+    return dataclasses.replace(unit, loop=loop)
+
+
+def _loop_names(statement: ast.For | ast.While, children: frozenset[str]) -> dict[str, str]:
+    """Names a loop binds to the children of a container child: `for block in self.blocks` (or
+    `enumerate(self.blocks)`, `self.blocks.values()`) makes `block(x)` a call of child `blocks`."""
+    if not isinstance(statement, ast.For):
+        return {}
+    iterated, target = statement.iter, statement.target
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate" and iterated.args:
+        iterated = iterated.args[0]
+        target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "values":
+        iterated = iterated.func.value
+    child = _self_attribute(iterated)
+    return {target.id: child} if child in children and isinstance(target, ast.Name) else {}
+
+
+def _self_attribute(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+@dataclass
+class _Keys(ast.NodeVisitor):
+    """What a statement does that a trace records, as keys in the order Python evaluates them: child
+    calls (anchors where always made), calls by name, operators, indexing, attribute reads, unpacking."""
+
+    keys: list[tuple[Key, bool]]
+    children: frozenset[str]
+    loops: dict[str, str]
+    optional: int = 0
+
+    def add(self, key: Key) -> None:
+        self.keys.append((key, key[0] == "module" and not self.optional))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            if isinstance(target, (ast.Tuple, ast.List)) and not isinstance(node.value, (ast.Tuple, ast.List)):
+                for _ in target.elts:
+                    self.add(("getitem",))  # a traced value unpacked: one getitem per name
+            self.visit(target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self.add(("op", type(node.op).__name__))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        child = _self_attribute(func)
+        if child is None and isinstance(func, ast.Subscript) and (child := _self_attribute(func.value)) is not None:
+            self.visit(func.slice)
+        key: Key | None = None
+        if child is not None:
+            key = ("module", child) if child in self.children else ("call", child)
+        elif isinstance(func, ast.Name):
+            key = ("module", self.loops[func.id]) if func.id in self.loops else ("call", func.id)
+        elif isinstance(func, ast.Attribute):
+            self.visit(func.value)
+            key = ("call", func.attr)
+        else:
+            self.visit(func)
+        for argument in node.args:
+            self.visit(argument)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+        if key is not None:
+            self.add(key)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.visit(node.left)
+        self.visit(node.right)
+        self.add(("op", type(node.op).__name__))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        self.visit(node.operand)
+        if isinstance(node.op, _RECORDED_UNARY):
+            self.add(("op", type(node.op).__name__))
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self.visit(node.left)
+        for op, comparator in zip(node.ops, node.comparators):
+            self.visit(comparator)
+            if isinstance(op, _RECORDED_COMPARISONS):
+                self.add(("op", type(op).__name__))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.visit(node.value)
+        self.visit(node.slice)
+        self.add(("getitem",) if isinstance(node.ctx, ast.Load) else ("call", "setitem"))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.visit(node.value)
+        if isinstance(node.ctx, ast.Load) and _self_attribute(node) is None:
+            self.add(("attr", node.attr))
+
+    def _optionally(self, node: ast.AST) -> None:
+        self.optional += 1
+        self.generic_visit(node)
+        self.optional -= 1
+
+    visit_IfExp = visit_BoolOp = visit_ListComp = visit_GeneratorExp = visit_DictComp = visit_SetComp = visit_Lambda = _optionally

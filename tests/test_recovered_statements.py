@@ -1,0 +1,169 @@
+"""recovered_statements: each node of a symbolic_trace graph matched with the source statement it ran in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+import torch
+from torch import fx, nn
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import fxexport
+from fxexport.recovered_statements import recovered_statements
+
+_FRAME = re.compile(r'File "[^"]+", line \d+, in forward\n\s*(?P<code>[^\n]*)')
+
+
+class _Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        qkv = self.qkv(x).reshape(b, t, 3, d).permute(2, 0, 1, 3)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+
+
+class _Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(8)
+        self.attention = _Attention()
+        self.norm2 = nn.LayerNorm(8)
+        self.mlp = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class _Arms(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fused = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fused:
+            x = torch.softmax(x.transpose(1, 2), dim=-1)
+        else:
+            x = x.transpose(1, 2) * 2
+        x = x.transpose(1, 2)
+        return x
+
+
+class _Loop(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x) + x
+        x = self.norm(x)
+        return x
+
+
+def _helper(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+class _Helper(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = _helper(x)
+        y = self.fc(x) + x
+        return y
+
+
+class _Root(nn.Module):
+    """The root's source is not known to a symbolic_trace GraphModule: its statements stay unknown."""
+
+    def __init__(self, block: nn.Module) -> None:
+        super().__init__()
+        self.block = block
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x).relu()
+
+
+BLOCK = "x = x + self.attention(self.norm1(x))"
+RETURN = "return x + self.mlp(self.norm2(x))"
+# (case, the block, {node name: the innermost statement it is matched with (None: none)})
+CASES: list[tuple[str, Callable[[], nn.Module], dict[str, str | None]]] = [
+    ("chained_calls", _Block, {
+        "block_norm1": BLOCK, "add": BLOCK, "block_norm2": RETURN, "block_mlp_0": RETURN, "add_1": RETURN,
+        "getattr_1": "b, t, d = x.shape", "getitem_2": "b, t, d = x.shape",
+        "block_attention_qkv": "qkv = self.qkv(x).reshape(b, t, 3, d).permute(2, 0, 1, 3)",
+        "permute": "qkv = self.qkv(x).reshape(b, t, 3, d).permute(2, 0, 1, 3)",
+        "getitem_3": "q, k, v = qkv[0], qkv[1], qkv[2]", "getitem_5": "q, k, v = qkv[0], qkv[1], qkv[2]",
+        "transpose": "return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v",
+        "matmul_1": "return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v",
+        "relu": None,  # the root's own
+    }),
+    ("taken_arm_only", _Arms, {
+        "transpose": "x = torch.softmax(x.transpose(1, 2), dim=-1)",
+        "softmax": "x = torch.softmax(x.transpose(1, 2), dim=-1)",
+        "transpose_1": "x = x.transpose(1, 2)",  # not the untaken `else`
+    }),
+    ("loop_over_children", _Loop, {
+        # matched, but a loop's statements keep none: each iteration would have the same line
+        "block_layers_0": None, "add": None, "block_layers_1": None, "add_1": None,
+        "block_norm": "x = self.norm(x)",  # after the loop, found past its iterations
+    }),
+    ("never_past_a_child_call", _Helper, {
+        "add": None,  # inside _helper: no statement of forward adds before calling self.fc
+        "block_fc": "y = self.fc(x) + x", "add_1": "y = self.fc(x) + x",
+    }),
+]  # fmt: skip
+
+
+def _innermost(node: fx.Node) -> str | None:
+    frames = _FRAME.findall(node.stack_trace or "")
+    return frames[-1].strip() if frames else None
+
+
+@pytest.mark.parametrize(("block", "expected"), [(b, e) for _, b, e in CASES], ids=[c[0] for c in CASES])
+def test_each_node_is_matched_with_its_statement(block: Callable[[], nn.Module], expected: dict[str, str | None]) -> None:
+    traced = fx.symbolic_trace(_Root(block()))
+    nodes = {n.name: n for n in recovered_statements(traced).graph.nodes}
+    assert {name: _innermost(nodes[name]) for name in expected} == expected
+
+
+@pytest.mark.parametrize(("block", "expected"), [(b, e) for _, b, e in CASES], ids=[c[0] for c in CASES])
+def test_the_traced_graph_is_left_unchanged(block: Callable[[], nn.Module], expected: dict[str, str | None]) -> None:
+    traced = fx.symbolic_trace(_Root(block()))
+    recovered_statements(traced)
+    assert not any(n.stack_trace for n in traced.graph.nodes)
+
+
+def test_a_nested_call_has_a_frame_per_module() -> None:
+    nodes = {n.name: n for n in recovered_statements(fx.symbolic_trace(_Root(_Block()))).graph.nodes}
+    frames = [code.strip() for code in _FRAME.findall(nodes["block_attention_qkv"].stack_trace or "")]
+    assert frames == [BLOCK, "qkv = self.qkv(x).reshape(b, t, 3, d).permute(2, 0, 1, 3)"]
+
+
+RECORDED: list[tuple[str, Callable[[], fx.GraphModule]]] = [
+    ("recorded_statements", lambda: fxexport.trace(_Root(_Block()))),
+    ("no_module_calls", lambda: make_fx(lambda x: x.relu() + 1)(torch.randn(2))),
+]
+
+
+@pytest.mark.parametrize("make", [m for _, m in RECORDED], ids=[n for n, _ in RECORDED])
+def test_a_graph_recording_statements_or_no_module_calls_is_kept(make: Callable[[], fx.GraphModule]) -> None:
+    gm = make()
+    assert recovered_statements(gm) is gm
+
+
+def test_the_export_writes_statements_as_the_source_and_quotes_none() -> None:
+    _, sources = fxexport.generate(fx.symbolic_trace(_Root(_Block())), package_name="recovered")
+    code = sources["module.py"]
+    assert f"        {BLOCK}\n        {RETURN}\n" in code
+    assert " in forward: " not in code
