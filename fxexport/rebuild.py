@@ -119,11 +119,13 @@ def _value(module: nn.Module, param: inspect.Parameter, where: str) -> Any:
     return value
 
 
-def _same(value: Any, default: Any) -> bool:
+def _same(value: Any, default: Any, collapse: bool = True) -> bool:
+    """The value is the parameter's default; a tuple of it counts where tuples collapse (a Conv2d stores
+    `padding=0` as `(0, 0)`; a MaxPool3d keeps `(0, 0, 0)` as given, which the other attempt writes out)."""
     if default is inspect.Parameter.empty:
         return False
     if isinstance(value, tuple) and not isinstance(default, tuple):
-        return all(_same(v, default) for v in value)
+        return collapse and all(_same(v, default) for v in value)
     try:
         return type(value) is type(default) and bool(value == default)
     except Exception:  # noqa: BLE001 - a user's __eq__ or __bool__ may raise anything
@@ -212,7 +214,7 @@ def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bo
         value = _value(module, param, where)
         if value is inspect.Parameter.empty:
             raise _cannot_recover(module, param.name, where)
-        if _same(value, param.default):
+        if _same(value, param.default, collapse):
             continue
         code = _argument_code(module, param.name, value, imports, where, collapse)
         required = param.default is inspect.Parameter.empty and param.kind != param.KEYWORD_ONLY

@@ -19,9 +19,12 @@ from torch import fx, nn
 from fxexport import layer_recovery
 from fxexport.calls import stack_frames
 from fxexport.guards import is_guards_module
+from fxexport.imports import ImportTable
 from fxexport.layer_recovery import LAYERS, Recovered
 from fxexport.layers import restore_layers
+from fxexport.names import Namespace
 from fxexport.raising import is_aten
+from fxexport.rebuild import constructor_code, mismatch
 
 
 @dataclass(frozen=True)
@@ -272,3 +275,13 @@ def test_a_recoverer_that_fails_leaves_the_ops_and_the_export_goes_on(monkeypatc
     model, gm = _exported(CASES[0])
     restored = restore_layers(gm)
     assert type(restored.get_submodule("layer")) is nn.Module and torch.equal(restored(_input(CASES[0])), gm(_input(CASES[0])))
+
+
+@pytest.mark.parametrize("make", [lambda: nn.MaxPool3d((2, 2, 2), (2, 2, 2), padding=(0, 0, 0)), lambda: nn.MaxPool2d(2, 2, padding=(0, 0)),
+                                  lambda: nn.AvgPool3d(2, 2, padding=(0, 0, 0)), lambda: nn.MaxPool3d(2, 2, dilation=(1, 1, 1))])
+def test_a_layer_keeping_a_tuple_of_its_default_is_rebuilt_with_it(make: Callable[[], nn.Module]) -> None:
+    """Pooling layers keep a tuple equal to the default as given (torchvision's S3D: `padding=(0, 0, 0)`), so
+    it is written out, where a convolution's is dropped (it stores `padding=0` as a tuple itself)."""
+    layer = make()
+    code = constructor_code(layer, ImportTable(Namespace(set())), "pool")
+    assert mismatch(layer, eval(code, {"nn": nn})) is None
