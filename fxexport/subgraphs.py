@@ -143,6 +143,8 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
             texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
+        if not found:  # else the one its statements pass it as: `self.fc(cls_token)` in `return (self.conv(x), self.fc(cls_token))`
+            found = {i: name for i, common in commons.items() if out[i] is None and (name := _passed_as(placeholders[i], common - set(out)))}
         if not found:
             break
         for i, name in found.items():
@@ -150,6 +152,31 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     _name_unpacked(out, read, cls, texts)
     taken = [str(p.target) for p, name in zip(placeholders, out) if name is None]
     return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]
+
+
+def _passed_as(placeholder: fx.Node, names: set[str]) -> str | None:
+    """The one of `names` that every statement reading the input spells it as where it passes it on first:
+    the first argument of the call of a child, a function or a method (its receiver) that reads it."""
+    spelled = {_argument_name(user, placeholder) for user in placeholder.users}
+    return spelled.pop() if len(spelled) == 1 and spelled <= names else None
+
+
+def _argument_name(user: fx.Node, placeholder: fx.Node) -> str | None:
+    """The name `user`'s statement passes as the first argument of the call `user` is (None where that
+    is not the placeholder, or the line spells it otherwise or more than once)."""
+    found = source_statement(user)
+    if found is None or not user.args or user.args[0] is not placeholder:
+        return None
+    if user.op == "call_module" and is_plain_identifier(str(user.target)):
+        pattern = rf"\bself\.{re.escape(str(user.target))}\(\s*(\w+)\s*[,)]"
+    elif user.op == "call_method" and isinstance(user.target, str):
+        pattern = rf"(?<![\w.])(\w+)\.{re.escape(user.target)}\("
+    elif user.op == "call_function" and isinstance(name := getattr(user.target, "__name__", None), str):
+        pattern = rf"\b{re.escape(name)}\(\s*(\w+)\s*[,)]"
+    else:
+        return None
+    spelled = set(re.findall(pattern, found[2]))
+    return spelled.pop() if len(spelled) == 1 else None
 
 
 def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: type | str, texts: dict[int, str]) -> None:

@@ -3358,3 +3358,27 @@ class NamedSqueezes(nn.Module):
 
     def forward(self, x):
         return self.se(x)
+
+
+class PassedOnHead(nn.Module):
+    """timm pit's ConvHeadPooling as its export writes it: one statement reads both inputs, each the first
+    argument of a child of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 1)
+        self.fc = nn.Linear(4, 8)
+
+    def forward(self, x, cls_token):
+        return (self.conv(x), self.fc(cls_token))
+
+
+class PassedOnHeads(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.token = nn.Parameter(torch.randn(1, 1, 4))
+        self.head = PassedOnHead()
+
+    def forward(self, x):
+        out, token = self.head(x, self.token.expand(x.shape[0], -1, -1))
+        return out.mean((2, 3)) + token[:, 0]

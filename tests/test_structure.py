@@ -595,6 +595,10 @@ SHAPES = [
     # from a review: a literal first where its place has no name (a starred argument), then where the source names it
     Shape("literal_named_at_a_later_place", _model(models.RolledHeadsPair), lambda: (torch.randn(2, 12),), _trace, frozenset({"RolledHeads"}),
           counts={"self.heads = heads": 1, "x = x.reshape(x.shape[0], -1, self.heads)": 1, "torch.roll(x, self.heads, 1)": 1, "value": 0}),
+    # symbolic_trace, statements recovered: an input read by a statement reading two named after the one it is
+    # passed as (timm pit's ConvHeadPooling as its export writes it, which its next export reads)
+    Shape("input_named_as_passed_on", _model(models.PassedOnHeads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PassedOnHead"}),
+          counts={"def forward(self, x, cls_token):": 1, "return (self.conv(x), self.fc(cls_token))": 1}),
     # traced recording each node's statement: the values take the source's names, as by torch.export
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
           frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,
