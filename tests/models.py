@@ -3382,3 +3382,39 @@ class PassedOnHeads(nn.Module):
     def forward(self, x):
         out, token = self.head(x, self.token.expand(x.shape[0], -1, -1))
         return out.mean((2, 3)) + token[:, 0]
+
+
+class SplitConvs(nn.ModuleDict):
+    """timm's MixedConv2d: a ModuleDict of convs, each on its split of the channels, the split sizes a list its
+    instances differ in."""
+
+    def __init__(self, channels: int, out: int, kernels: tuple[int, ...]) -> None:
+        n = len(kernels)
+        super().__init__({str(i): nn.Conv2d(channels // n, out // n, k, padding=k // 2, bias=False) for i, k in enumerate(kernels)})
+        self.splits = [channels // n] * n
+
+    def forward(self, x):
+        xs = torch.split(x, self.splits, 1)
+        return torch.cat([conv(xs[i]) for i, conv in enumerate(self.values())], 1)
+
+
+class SplitConvBlock(nn.Module):
+    def __init__(self, channels: int, out: int) -> None:
+        super().__init__()
+        self.conv_dw = SplitConvs(channels, channels, (3, 5))
+        self.conv_pwl = SplitConvs(channels, out, (1, 1))
+
+    def forward(self, x):
+        return self.conv_pwl(self.conv_dw(x))
+
+
+class SplitConvNet(nn.Module):
+    """Blocks whose split convs take their children from their callers (no `__init__`) and differ in their
+    split sizes: one class per split, as a class without `__init__` keeps no literal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(SplitConvBlock(8, 8), SplitConvBlock(8, 16), SplitConvBlock(16, 16))
+
+    def forward(self, x):
+        return self.blocks(x)
