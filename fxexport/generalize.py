@@ -91,10 +91,12 @@ def generalize(
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
-        level, lacking = pad(in_place_children(across_codes(identity_children(level), params), params), params)
+        unpadded = in_place_children(across_codes(identity_children(level), params), params)
+        level, lacking = pad(unpadded, params)
+        before_padding = {c.name: c for c in unpadded}
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
-            merged, instance_calls = _merge(group, params, instances, optional, flag, lacking)
+            merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, before_padding)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line, params) for line in merged.init_lines)))
             for cls in group:
@@ -259,8 +261,11 @@ def _merge(
     optional: OptionalChild | None = None,
     flag: _Flag | None = None,
     absent: dict[str, Absent] | None = None,
+    unpadded: Mapping[str, ClassIR] | None = None,
 ) -> tuple[ClassIR, dict[str, str]]:
-    """One class for the group and, per old class name, the call that builds an instance of it."""
+    """One class for the group and, per old class name, the call that builds an instance of it. `absent`:
+    the elements each class's container calls lack, padded to align (elements.pad); `unpadded`: each class
+    as it was before, whose children a caller passes as built."""
     first = group[0]
     names = [c.name for c in group]
     weights = instances.weights(names)
@@ -269,7 +274,8 @@ def _merge(
     children = _child_arguments(cores, known, whole)  # line -> attribute, for children passed in
     cores = [tuple(f"self.{children[j]} = {_CHILD_ARGUMENT}" if j in children else line for j, line in enumerate(core)) for core in cores]
     slots = [literal_slots(core, known) for core in cores]
-    lacks = [(absent or {}).get(c.name, frozenset()) for c in group]
+    passed_whole = set(children.values())  # a container each caller builds: its own elements, none lacking
+    lacks = [frozenset(e for e in (absent or {}).get(c.name, frozenset()) if e[0] not in passed_whole) for c in group]
     elements: list[Element | None] = [element_of(cores[0], s.line, s.start) if any(lacks) else None for s in slots[0]]
     columns = _columns(slots, elements, lacks)
     texts = [column[0] if column[0] != _MISSING else s.text for column, s in zip(columns, slots[0])]
@@ -365,7 +371,7 @@ def _merge(
     for row, cls in enumerate(group):
         args = [values[name][row] for name in positional]
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
-        core = core_lines(cls, optional)
+        core = core_lines((unpadded or {}).get(cls.name, cls), optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()
                  if j not in built_here and core[j] != f"self.{children[j]} = None"]  # None: the default
         if optional is not None and built is None and cls.name in optional.holders:

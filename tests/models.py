@@ -3418,3 +3418,39 @@ class SplitConvNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ActBlock(nn.Module):
+    def __init__(self, channels: int, residual: bool, act: nn.Module) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.act = act
+        self.residual = residual
+
+    def forward(self, x):
+        y = self.act(self.conv(x))
+        return y + x if self.residual else y
+
+
+class DownStage(nn.Module):
+    """timm's hgnet stage: an optional downsample, then blocks whose classes and number differ by stage."""
+
+    def __init__(self, channels: int, depth: int, downsample: bool, act: nn.Module) -> None:
+        super().__init__()
+        self.downsample = nn.Conv2d(channels, channels, 3, 2, 1, groups=channels) if downsample else nn.Identity()
+        self.blocks = nn.Sequential(*[ActBlock(channels, i > 0, act) for i in range(depth)])
+
+    def forward(self, x):
+        return self.blocks(self.downsample(x))
+
+
+class DownStages(nn.Module):
+    """Stages passed their blocks by the caller (they differ in more than literals) that also lack elements of
+    them the others hold: each caller builds its own, as many as it has."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(DownStage(8, 1, False, nn.ReLU()), DownStage(8, 2, True, nn.GELU()), DownStage(8, 1, True, nn.GELU()))
+
+    def forward(self, x):
+        return self.stages(x)

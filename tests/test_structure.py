@@ -599,6 +599,9 @@ SHAPES = [
     # passed as (timm pit's ConvHeadPooling as its export writes it, which its next export reads)
     Shape("input_named_as_passed_on", _model(models.PassedOnHeads), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"PassedOnHead"}),
           counts={"def forward(self, x, cls_token):": 1, "return (self.conv(x), self.fc(cls_token))": 1}),
+    # blocks passed in by each caller (they differ in more than literals), as many as each stage has: one class
+    Shape("containers_passed_in_of_other_lengths_export", _model(models.DownStages), lambda: (torch.randn(1, 8, 16, 16),), _export,
+          frozenset({"DownStage", "ActBlock"}), counts={"DownStage(blocks=nn.Sequential(ActBlock(act=nn.GELU())))": 1, "self.blocks = blocks": 1}),
     # traced recording each node's statement: the values take the source's names, as by torch.export
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
           frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,
