@@ -1,0 +1,26 @@
+"""An operator defined with torch.library.custom_op, as transformers defines its MoE fallback: importing this
+module defines torch.ops.fxexport_tests.scaled_twice."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+@torch.library.custom_op("fxexport_tests::scaled_twice", mutates_args=())
+def scaled_twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@scaled_twice.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+class CustomOpNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.ops.fxexport_tests.scaled_twice(self.lin(x)) + 1
