@@ -314,4 +314,179 @@ TRANSFORMERS = [
              unsupported=(WRAPPED,)),  # fmt: skip
 ]
 
+
+
+def tv_vgg11_bn() -> nn.Module:
+    """torchvision VGG with a small feature stack (the stock vgg11_bn's classifier is 120M parameters)."""
+    vgg = importlib.import_module("torchvision.models.vgg")
+    model = vgg.VGG(vgg.make_layers([16, "M", 32, "M", 64, 64, "M"], batch_norm=True), num_classes=10)
+    model.classifier = nn.Sequential(nn.Linear(64 * 7 * 7, 64), nn.ReLU(True), nn.Dropout(), nn.Linear(64, 64), nn.ReLU(True),
+                                     nn.Dropout(), nn.Linear(64, 10))  # fmt: skip
+    return model.eval()
+
+
+def tm_mixer(block: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    """timm's MlpMixer with one of its block / mlp / norm classes (resmlp, gmlp): kwargs ending in _layer name classes in mlp_mixer."""
+    def build() -> nn.Module:
+        mixer = importlib.import_module("timm.models.mlp_mixer")
+        layers = {k: getattr(mixer, v) for k, v in kwargs.items() if k.endswith("_layer")}
+        return mixer.MlpMixer(**{**kwargs, **layers}, block_layer=getattr(mixer, block)).eval()
+
+    return build
+
+
+def tv_swin_v2() -> nn.Module:
+    swin = importlib.import_module("torchvision.models.swin_transformer")
+    return swin.SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+                                block=swin.SwinTransformerBlockV2, downsample_layer=swin.PatchMergingV2).eval()  # fmt: skip
+
+
+def video(size: int, frames: int) -> Callable[[], Inputs]:
+    return image(size, frames=frames)
+
+
+# Models added after a survey of models outside the catalogue (2026-12-04), small configurations.
+TORCHVISION += [
+    ZooModel("tv_vgg11_bn", "torchvision", "cnn", tv_vgg11_bn, image()),
+    ZooModel("tv_alexnet", "torchvision", "cnn", tv("alexnet", num_classes=10), image()),
+    ZooModel("tv_wide_resnet50_2", "torchvision", "cnn", tv("wide_resnet50_2", num_classes=10), image()),
+    ZooModel("tv_efficientnet_v2_s", "torchvision", "cnn", tv("efficientnet_v2_s", num_classes=10), image()),
+    ZooModel("tv_regnet_y_400mf", "torchvision", "cnn", tv("regnet_y_400mf"), image()),
+    ZooModel("tv_swin_v2", "torchvision", "vit", tv_swin_v2, image()),
+    ZooModel("tv_maxvit", "torchvision", "vit", tv_class("maxvit.MaxVit", input_size=(64, 64), stem_channels=16, partition_size=2,
+             block_channels=[16, 32], block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.0, num_classes=10), image(), not_fixed_point=INDEXED_SEQUENTIAL),  # fmt: skip
+    ZooModel("tv_googlenet", "torchvision", "cnn", tv("googlenet", aux_logits=False, init_weights=True), image()),
+    ZooModel("tv_mobilenet_v3_large", "torchvision", "cnn", tv("mobilenet_v3_large"), image()),
+    ZooModel("tv_r2plus1d_18", "torchvision", "video", tv("video.r2plus1d_18"), video(32, 4)),
+    ZooModel("tv_mc3_18", "torchvision", "video", tv("video.mc3_18"), video(32, 4)),
+    ZooModel("tv_s3d", "torchvision", "video", tv("video.s3d", num_classes=10), video(224, 16)),
+    ZooModel("tv_shufflenet_v2_x1_0", "torchvision", "cnn", tv("shufflenet_v2_x1_0"), image()),
+]
+
+TIMM += [
+    ZooModel("timm_convmixer", "timm", "cnn", tm_class("convmixer.ConvMixer", dim=32, depth=2, kernel_size=3, patch_size=4), image()),
+    ZooModel("timm_beit", "timm", "vit", tm("beit_base_patch16_224", img_size=64, depth=2, embed_dim=64, num_heads=2), image()),
+    ZooModel("timm_cait", "timm", "vit", tm("cait_xxs24_224", img_size=64, depth=2), image()),
+    ZooModel("timm_crossvit", "timm", "vit", tm("crossvit_tiny_240"), image(240), unsupported=traced_branch(
+             "scale_image branches on the image size (`if H != ss[0] or W != ss[1]`: interpolate to each branch's size)")),  # fmt: skip
+    ZooModel("timm_hrnet", "timm", "cnn", tm("hrnet_w18_small"), image()),
+    ZooModel("timm_res2net", "timm", "cnn", tm("res2net50_14w_8s"), image()),
+    ZooModel("timm_selecsls", "timm", "cnn", tm("selecsls42b"), image()),
+    ZooModel("timm_dpn68", "timm", "cnn", tm("dpn68"), image()),
+    ZooModel("timm_nest", "timm", "vit", tm("nest_tiny", img_size=64), image(), unsupported=(Unsupported("symbolic_trace",
+             "deblockify calls `int(math.sqrt(T))` on the token count, a Proxy under symbolic_trace", "int() argument must be"),)),  # fmt: skip
+    ZooModel("timm_tnt", "timm", "vit", tm("tnt_s_patch16_224", img_size=64, depth=2), image()),
+    ZooModel("timm_volo", "timm", "vit", tm("volo_d1_224", img_size=64), image()),
+    ZooModel("timm_gcvit", "timm", "vit", tm("gcvit_xxtiny", img_size=64), image()),
+    ZooModel("timm_mvitv2", "timm", "vit", tm("mvitv2_tiny", img_size=64), image(), unsupported=traced_branch(
+             "cal_rel_pos_type computes `max(k_h / q_h, 1.0)` from the feature map's size")),  # fmt: skip
+    ZooModel("timm_convit", "timm", "vit", tm("convit_tiny", img_size=64, depth=2), image(), unsupported=traced_branch(
+             "GPSA.forward branches on the token count (`if self.rel_indices is None or self.rel_indices.shape[1] != N`)")),  # fmt: skip
+    ZooModel("timm_resmlp", "timm", "vit", tm_mixer("ResBlock", img_size=64, patch_size=16, num_blocks=2, embed_dim=64, mlp_ratio=4, norm_layer="Affine"), image()),
+    ZooModel("timm_gmlp", "timm", "vit", tm_mixer("SpatialGatingBlock", img_size=64, patch_size=16, num_blocks=2, embed_dim=64, mlp_ratio=6, mlp_layer="GatedMlp"), image()),
+    ZooModel("timm_lcnet", "timm", "cnn", tm("lcnet_050"), image()),
+    ZooModel("timm_mobileone", "timm", "cnn", tm("mobileone_s0"), image()),
+    ZooModel("timm_inception_next", "timm", "cnn", tm("inception_next_tiny"), image()),
+    ZooModel("timm_nfnet", "timm", "cnn", tm("dm_nfnet_f0"), image(), unsupported=traced_branch(
+             "get_same_padding (dynamic 'same' padding) takes `max(..., 0)` of the feature map's size")),  # fmt: skip
+    ZooModel("timm_vgg11", "timm", "cnn", tm("vgg11", num_classes=10, mlp_ratio=0.0625), image(), unsupported=traced_branch(
+             "ConvMlp.forward branches on the feature map's size (`if x.shape[-2] < self.input_kernel_size ...`: pool up)")),  # fmt: skip
+    ZooModel("timm_densenet121", "timm", "cnn", tm("densenet121"), image()),
+    ZooModel("timm_efficientformer", "timm", "vit", tm("efficientformer_l1"), image(224)),
+    ZooModel("timm_efficientformerv2", "timm", "vit", tm("efficientformerv2_s0"), image(224)),
+    ZooModel("timm_tiny_vit", "timm", "vit", tm("tiny_vit_5m_224", depths=(1, 1, 1, 1), window_sizes=(2, 2, 2, 2)), image(),
+             unsupported=traced_branch("TinyVitBlock.forward branches on the feature map's size (`if H == self.window_size and ...`)")),  # fmt: skip
+    ZooModel("timm_hgnet", "timm", "cnn", tm("hgnet_tiny"), image()),
+    ZooModel("timm_repvit", "timm", "cnn", tm("repvit_m1"), image()),
+    ZooModel("timm_vovnet", "timm", "cnn", tm("ese_vovnet19b_dw"), image()),
+    ZooModel("timm_sequencer", "timm", "vit", tm("sequencer2d_s", img_size=56, layers=(1, 1, 1, 1)), image(56)),
+    ZooModel("timm_botnet", "timm", "vit", tm("botnet26t_256", img_size=64), image()),
+    ZooModel("timm_lambda_resnet", "timm", "vit", tm("lambda_resnet26t"), image()),
+    ZooModel("timm_pvt_v2", "timm", "vit", tm("pvt_v2_b0"), image()),
+    ZooModel("timm_mobilevitv2", "timm", "vit", tm("mobilevitv2_050"), image(), unsupported=traced_branch(
+             "MobileVitV2Block.forward branches on the feature map's size (`if new_h != H or new_w != W`)")),  # fmt: skip
+    ZooModel("timm_davit", "timm", "vit", tm("davit_tiny", depths=(1, 1, 1, 1)), image()),
+    ZooModel("timm_focalnet", "timm", "vit", tm_class("focalnet.FocalNet", embed_dim=32, depths=(1, 1, 1, 1)), image()),
+    ZooModel("timm_coatnet", "timm", "vit", tm("coatnet_0_rw_224", img_size=64), image()),
+    ZooModel("timm_maxvit_rw", "timm", "vit", tm("maxvit_tiny_rw_224", img_size=64), image()),
+    ZooModel("timm_xception41", "timm", "cnn", tm("xception41"), image()),
+    ZooModel("timm_inception_v4", "timm", "cnn", tm("inception_v4"), image(128)),
+    ZooModel("timm_mixnet", "timm", "cnn", tm("mixnet_s"), image()),
+    ZooModel("timm_skresnet", "timm", "cnn", tm("skresnet18"), image()),
+    ZooModel("timm_resnest", "timm", "cnn", tm("resnest14d"), image()),
+    ZooModel("timm_regnety_002", "timm", "cnn", tm("regnety_002"), image()),
+    ZooModel("timm_seresnext26d", "timm", "cnn", tm("seresnext26d_32x4d"), image()),
+    ZooModel("timm_convnextv2", "timm", "cnn", tm("convnextv2_atto"), image()),
+    ZooModel("timm_swinv2_cr", "timm", "vit", tm("swinv2_cr_tiny_224", img_size=64, window_size=4, depths=(1, 1, 1, 1)), image()),
+]
+
+
+def hf_inputs(**shapes: tuple[tuple[int, ...], str]) -> Callable[[], Inputs]:
+    """Keyword inputs: name -> (shape, "float" | "ids")."""
+
+    def make() -> Inputs:
+        made = {}
+        for i, (name, (shape, kind)) in enumerate(shapes.items()):
+            g = torch.Generator().manual_seed(3 + i)
+            made[name] = torch.randn(*shape, generator=g) if kind == "float" else torch.randint(3, 100, shape, generator=g)
+        return (), made
+
+    return make
+
+
+def pixels(size: int = 32) -> Callable[[], Inputs]:
+    return hf_inputs(pixel_values=((1, 3, size, size), "float"))
+
+
+ITERATED = Unsupported("symbolic_trace", V5 + "passes forward's **kwargs as one Proxy, which a decorator's wrapper unpacks "
+                       "(`func(self, *args, **kwargs)`)", "Proxy object cannot be iterated", no_hf_tracer)  # fmt: skip
+BOTH_INPUTS = Unsupported("symbolic_trace", V5 + "gives every argument a Proxy, inputs_embeds too, so forward raises its "
+                          "check that input_ids and inputs_embeds are not both given",
+                          "You cannot specify both input_ids and inputs_embeds", no_hf_tracer)  # fmt: skip
+HF_CHANNELS = traced_branch("ResNetEmbeddings.forward branches on the channel count (`if num_channels != self.num_channels`)")
+
+VISION = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64, "image_size": 32, "patch_size": 8}
+
+TRANSFORMERS += [
+    ZooModel("hf_whisper", "transformers", "encoder-decoder", hf("WhisperModel", "WhisperConfig", **seq2seq(), num_mel_bins=8,
+             max_source_positions=16, max_target_positions=32),
+             hf_inputs(input_features=((1, 8, 32), "float"), decoder_input_ids=((1, 5), "ids")), unsupported=(WRAPPED,)),  # fmt: skip
+    ZooModel("hf_clip_vision", "transformers", "vit", hf("CLIPVisionModel", "CLIPVisionConfig", **VISION), pixels(), unsupported=(DEFAULTS,)),
+    ZooModel("hf_clip_text", "transformers", "encoder", hf("CLIPTextModel", "CLIPTextConfig", **SMALL), text("attention_mask"), unsupported=(DEFAULTS,)),
+    ZooModel("hf_deberta_v2", "transformers", "encoder", hf("DebertaV2Model", "DebertaV2Config", **SMALL, relative_attention=True,
+             pos_att_type=["p2c", "c2p"], position_buckets=16, max_relative_positions=-1), text("attention_mask"), unsupported=(BOTH_INPUTS,)),  # fmt: skip
+    ZooModel("hf_mobilebert", "transformers", "encoder", hf("MobileBertModel", "MobileBertConfig", **SMALL, embedding_size=16,
+             intra_bottleneck_size=16, true_hidden_size=16), text("attention_mask"), unsupported=(DEFAULTS,)),  # fmt: skip
+    ZooModel("hf_convnext", "transformers", "cnn", hf("ConvNextModel", "ConvNextConfig", hidden_sizes=[8, 16], depths=[1, 1],
+             num_stages=2, image_size=32), pixels(), unsupported=(ITERATED,)),  # fmt: skip
+    ZooModel("hf_swin", "transformers", "vit", hf("SwinModel", "SwinConfig", image_size=32, patch_size=4, embed_dim=16,
+             depths=[1, 1], num_heads=[1, 2], window_size=4), pixels(), unsupported=(ITERATED,)),  # fmt: skip
+    ZooModel("hf_segformer", "transformers", "segmentation", hf("SegformerModel", "SegformerConfig", num_encoder_blocks=2,
+             depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32], patch_sizes=[7, 3], strides=[4, 2],
+             num_attention_heads=[1, 2], mlp_ratios=[2, 2]), pixels(), unsupported=(DEFAULTS,)),  # fmt: skip
+    ZooModel("hf_dinov2", "transformers", "vit", hf("Dinov2Model", "Dinov2Config", hidden_size=32, num_hidden_layers=2,
+             num_attention_heads=2, mlp_ratio=2, image_size=32, patch_size=8), pixels(), unsupported=(ITERATED,)),  # fmt: skip
+    ZooModel("hf_resnet", "transformers", "cnn", hf("ResNetModel", "ResNetConfig", embedding_size=16, hidden_sizes=[16, 32],
+             depths=[1, 1], layer_type="bottleneck"), pixels(), unsupported=HF_CHANNELS),  # fmt: skip
+    ZooModel("hf_wav2vec2", "transformers", "encoder", hf("Wav2Vec2Model", "Wav2Vec2Config", hidden_size=32, num_hidden_layers=2,
+             num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2), hf_inputs(input_values=((1, 400), "float")),
+             unsupported=(DEFAULTS,)),  # fmt: skip
+    ZooModel("hf_falcon", "transformers", "decoder", hf("FalconForCausalLM", "FalconConfig", vocab_size=100, hidden_size=32,
+             num_hidden_layers=2, num_attention_heads=2), text(), unsupported=(WRAPPED,)),  # fmt: skip
+    ZooModel("hf_bloom", "transformers", "decoder", hf("BloomForCausalLM", "BloomConfig", vocab_size=100, hidden_size=32, n_layer=2,
+             n_head=2), text("attention_mask"), unsupported=(WRAPPED,)),  # fmt: skip
+    ZooModel("hf_gptj", "transformers", "decoder", hf("GPTJForCausalLM", "GPTJConfig", **gpt(rotary_dim=8)), text(), unsupported=(WRAPPED,)),
+    ZooModel("hf_mixtral", "transformers", "decoder", hf("MixtralForCausalLM", "MixtralConfig", **LLAMA_LIKE, num_local_experts=4,
+             num_experts_per_tok=2), text(), unsupported=(WRAPPED,)),  # fmt: skip
+    ZooModel("hf_phi3", "transformers", "decoder", hf("Phi3ForCausalLM", "Phi3Config", **LLAMA_LIKE), text(), unsupported=(WRAPPED,)),
+    ZooModel("hf_stablelm", "transformers", "decoder", hf("StableLmForCausalLM", "StableLmConfig", **LLAMA_LIKE), text(), unsupported=(WRAPPED,)),
+    ZooModel("hf_starcoder2", "transformers", "decoder", hf("Starcoder2ForCausalLM", "Starcoder2Config", **LLAMA_LIKE), text(), unsupported=(WRAPPED,)),
+    ZooModel("hf_mbart", "transformers", "encoder-decoder", hf("MBartForConditionalGeneration", "MBartConfig", **seq2seq()),
+             text("decoder_input_ids"), unsupported=(WRAPPED,)),  # fmt: skip
+    ZooModel("hf_blenderbot", "transformers", "encoder-decoder", hf("BlenderbotForConditionalGeneration", "BlenderbotConfig",
+             **seq2seq()), text("decoder_input_ids"), unsupported=(WRAPPED,)),  # fmt: skip
+]
+
+
 ZOO = [*TORCHVISION, *TIMM, *TRANSFORMERS]
