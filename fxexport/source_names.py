@@ -32,7 +32,9 @@ from .names import BUILTIN_NAMES
 from .unpacking import is_item_of
 
 Statement = tuple[str, int]  # (file, first line)
-Span = tuple[int, int, "tuple[str, ...] | None", "frozenset[str] | None"]  # first and last line, names assigned and read
+# first and last line, names assigned and read, and what each item of a tuple it assigns calls (`q, k =
+# self.q_norm(q), self.k_norm(k)`: ("q_norm", "k_norm"))
+Span = tuple[int, int, "tuple[str, ...] | None", "frozenset[str] | None", "tuple[str | None, ...] | None"]
 
 
 _DEF = re.compile(r"\s*(?:async\s+)?def\s")
@@ -53,11 +55,11 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[Span]] 
     except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
         return None
     spans: dict[int, Span] = {}
-    for start, end, targets, reads in _spans(tree.body):
+    for start, end, targets, reads, callees in _spans(tree.body):
         start, end = start + first - 1, end + first - 1
         if start in spans:  # statements sharing a line (`a = f(x); b = g(x)`): which a node ran in is not known
-            targets, reads, end = None, None, max(end, spans[start][1])
-        spans[start] = (start, end, targets, reads)
+            targets, reads, callees, end = None, None, None, max(end, spans[start][1])
+        spans[start] = (start, end, targets, reads, callees)
     ordered = sorted(spans.values(), key=lambda span: span[0])
     return [span[0] for span in ordered], ordered
 
@@ -85,9 +87,9 @@ def _spans(statements: list[ast.stmt]) -> Iterator[Span]:
         inner += [handler.body for handler in getattr(node, "handlers", [])] + [case.body for case in getattr(node, "cases", [])]
         first = min((block[0].lineno for block in inner if block), default=None)
         if first is None:
-            yield node.lineno, node.end_lineno or node.lineno, _targets(node), _loaded(node)
+            yield node.lineno, node.end_lineno or node.lineno, _targets(node), _loaded(node), _item_callees(node)
             continue
-        yield node.lineno, first - 1, None, None  # a compound statement's header
+        yield node.lineno, first - 1, None, None, None  # a compound statement's header
         for block in inner:
             yield from _spans(block)
 
@@ -105,6 +107,25 @@ def _targets(statement: ast.stmt) -> tuple[str, ...] | None:
     if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
         return tuple(e.id for e in target.elts)  # type: ignore[attr-defined]
     return None
+
+
+def _item_callees(statement: ast.stmt) -> tuple[str | None, ...] | None:
+    """For `a, b = f(x), self.g(y)`: what each item calls (`f`, `g`; None for an item that is no call);
+    None for any other statement."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Tuple)):
+        return None
+    value = statement.value
+    if not isinstance(value, ast.Tuple) or len(value.elts) != len(statement.targets[0].elts):
+        return None
+    return tuple(_callee(item) for item in value.elts)
+
+
+def _callee(item: ast.expr) -> str | None:
+    """`g` of `self.g(...)`, `x.g(...)` or `g(...)`."""
+    if not isinstance(item, ast.Call):
+        return None
+    func = item.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _loaded(statement: ast.stmt) -> frozenset[str]:
@@ -222,7 +243,7 @@ def passes_whole(node: fx.Node, name: str) -> bool:
     found = _statement_span(node)
     if found is None:
         return False
-    file, (start, end, _, _) = found
+    file, (start, end, *_) = found
     try:
         tree = ast.parse(textwrap.dedent("".join(linecache.getlines(file)[start - 1 : end])))
     except (SyntaxError, ValueError):
@@ -307,8 +328,13 @@ def unpacked_apart(a: fx.Node, b: fx.Node) -> bool:
 
 
 def _assigned(node: fx.Node) -> tuple[str, ...] | None:
+    """The names the node's statement assigns; the one it assigns the node, where it pairs names with
+    calls (`q, k = self.q_norm(q), self.k_norm(k)`: `q` for the q_norm call)."""
     found = statement(node)
-    return None if found is None else found[1]
+    names = None if found is None else found[1]
+    if names is not None and len(names) > 1 and (paired := _paired_target(node, names)) is not None:
+        return (paired,)
+    return names
 
 
 def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:
@@ -329,7 +355,7 @@ def statement_target(node: fx.Node) -> str | None:
     names = _assigned(node)
     if names is None:
         return None
-    return names[0] if len(names) == 1 else _item_target(node, names)
+    return names[0] if len(names) == 1 else _item_target(node, names) or _paired_target(node, names)
 
 
 def _item_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
@@ -344,6 +370,21 @@ def _item_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
         return None
     places = sorted(cast(int, user.args[1]) for user in result.users)
     return names[cast(int, node.args[1])] if places == list(range(len(names))) else None
+
+
+def _paired_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
+    """`names[i]` for `node`, the call item i of a tuple its statement assigns makes (`q` of `q, k =
+    self.q_norm(q), self.k_norm(k)`), where no other item makes such a call."""
+    found = _statement_span(node)
+    callees = found[1][4] if found is not None else None
+    if callees is None or len(callees) != len(names):
+        return None
+    if node.op == "call_module":
+        called: object = str(node.target).rpartition(".")[2]
+    else:
+        called = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+    places = [i for i, callee in enumerate(callees) if callee is not None and callee == called]
+    return names[places[0]] if len(places) == 1 else None
 
 
 def _read_in_its_statement(node: fx.Node) -> bool:

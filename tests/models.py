@@ -3454,3 +3454,30 @@ class DownStages(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class NormedHeads(nn.Module):
+    """timm's Attention with query and key norms: `q, k = self.q_norm(q), self.k_norm(k)` pairs names with calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.q_norm = nn.LayerNorm(4)
+        self.k_norm = nn.LayerNorm(4)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        q, k = self.q_norm(q), self.k_norm(k)
+        x = F.scaled_dot_product_attention(q, k, v)
+        return x.transpose(1, 2).reshape(B, N, C)
+
+
+class NormedHeadsStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(NormedHeads(), NormedHeads())
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -602,6 +602,9 @@ SHAPES = [
     # blocks passed in by each caller (they differ in more than literals), as many as each stage has: one class
     Shape("containers_passed_in_of_other_lengths_export", _model(models.DownStages), lambda: (torch.randn(1, 8, 16, 16),), _export,
           frozenset({"DownStage", "ActBlock"}), counts={"DownStage(blocks=nn.Sequential(ActBlock(act=nn.GELU())))": 1, "self.blocks = blocks": 1}),
+    # symbolic_trace, statements recovered: a statement pairing names with calls names each call's value
+    Shape("names_paired_with_calls", _model(models.NormedHeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"NormedHeads"}),
+          counts={"q, k, v = qkv.unbind(0)": 1, "q = self.q_norm(q)": 1, "k = self.k_norm(k)": 1, "F.scaled_dot_product_attention(q, k, v)": 1}),
     # traced recording each node's statement: the values take the source's names, as by torch.export
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
           frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,
