@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -599,9 +600,9 @@ def collect(
     try:
         with unpacking_once(), paths_of(root):
             formatted = formatted_messages(root)
-            recovered = recovered_statements(formatted) if structure == "structured" else formatted
-            with recovering(recovered is not formatted):
-                return _collect(recovered, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+            statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
+            with statements as recovered, recovering(recovered):
+                return _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
     finally:
         forget_lines()
         forget_frames()

@@ -1,4 +1,4 @@
-"""recovered_statements: a symbolic_trace graph -> the same graph, each node recording the source statement it ran in.
+"""recovered_statements: while a symbolic_trace graph is collected, each node records the source statement it ran in.
 
 torch.export and fxexport.trace record each node's stack trace, from which a generated forward takes
 the source's names for its values and writes a statement as the source does (`x = x + self.attn(self.norm1(x))`).
@@ -22,19 +22,20 @@ with the generated code, would have none.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import inspect
 import operator
 import textwrap
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from torch import fx, nn
 
 from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
-from .subgraphs import copy_graph, with_graph
 
 Key = tuple[str, ...]
 
@@ -68,12 +69,27 @@ class _Forward:
     units: tuple[_Unit, ...]
 
 
-def recovered_statements(gm: fx.GraphModule) -> fx.GraphModule:
-    """`gm` with a stack trace recovered for each node it can be (module docstring); `gm` itself where its
-    nodes record statements already or record no module calls."""
+@contextlib.contextmanager
+def recovered_statements(gm: fx.GraphModule) -> Iterator[bool]:
+    """While the block runs, each node of `gm` it can be recovered for records its stack trace (module
+    docstring); True when any does. Nothing where its nodes record statements already or no module
+    calls. The nodes are as they were once the block ends: a copy of the graph would cost more than all
+    the rest of this (a third of a transformer block's collect)."""
+    traces = _traces(gm)
+    for node, trace in traces.items():
+        node.meta["stack_trace"] = trace
+    try:
+        yield bool(traces)
+    finally:
+        for node in traces:
+            node.meta.pop("stack_trace", None)
+
+
+def _traces(gm: fx.GraphModule) -> dict[fx.Node, str]:
+    """The recovered stack trace of each node that gets one."""
     nodes = body_nodes(gm)
     if any(n.stack_trace for n in gm.graph.nodes) or not any(n.meta.get("nn_module_stack") for n in nodes):
-        return gm
+        return {}
     leaves = {str(n.target) for n in gm.graph.find_nodes(op="call_module")}
     stacks = {n: recorded_frames(n, leaves) for n in nodes}
     modules = dict(gm.named_modules(remove_duplicate=False))
@@ -81,13 +97,7 @@ def recovered_statements(gm: fx.GraphModule) -> fx.GraphModule:
     for item in call_tree(nodes, stacks):
         if isinstance(item, Call):
             _align(item, (), modules, traces)
-    if not traces:
-        return gm
-    copies: dict[fx.Node, fx.Node] = {}
-    graph = copy_graph(gm.graph, copies)
-    for node, trace in traces.items():
-        copies[node].meta = {**copies[node].meta, "stack_trace": trace}
-    return with_graph(gm, graph)
+    return traces
 
 
 def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], traces: dict[fx.Node, str]) -> None:

@@ -130,24 +130,31 @@ def _innermost(node: fx.Node) -> str | None:
     return frames[-1].strip() if frames else None
 
 
+def _statements(gm: fx.GraphModule) -> dict[str, str | None]:
+    """Each node's innermost recovered statement, by name."""
+    with recovered_statements(gm):
+        return {n.name: _innermost(n) for n in gm.graph.nodes}
+
+
 @pytest.mark.parametrize(("block", "expected"), [(b, e) for _, b, e in CASES], ids=[c[0] for c in CASES])
 def test_each_node_is_matched_with_its_statement(block: Callable[[], nn.Module], expected: dict[str, str | None]) -> None:
-    traced = fx.symbolic_trace(_Root(block()))
-    nodes = {n.name: n for n in recovered_statements(traced).graph.nodes}
-    assert {name: _innermost(nodes[name]) for name in expected} == expected
+    found = _statements(fx.symbolic_trace(_Root(block())))
+    assert {name: found[name] for name in expected} == expected
 
 
 @pytest.mark.parametrize(("block", "expected"), [(b, e) for _, b, e in CASES], ids=[c[0] for c in CASES])
-def test_the_traced_graph_is_left_unchanged(block: Callable[[], nn.Module], expected: dict[str, str | None]) -> None:
+def test_the_traced_graph_is_as_it_was_after_the_export(block: Callable[[], nn.Module], expected: dict[str, str | None]) -> None:
     traced = fx.symbolic_trace(_Root(block()))
-    recovered_statements(traced)
-    assert not any(n.stack_trace for n in traced.graph.nodes)
+    metas = [dict(n.meta) for n in traced.graph.nodes]
+    fxexport.generate(traced, package_name="recovered")
+    assert [dict(n.meta) for n in traced.graph.nodes] == metas
 
 
 def test_a_nested_call_has_a_frame_per_module() -> None:
-    nodes = {n.name: n for n in recovered_statements(fx.symbolic_trace(_Root(_Block()))).graph.nodes}
-    frames = [code.strip() for code in _FRAME.findall(nodes["block_attention_qkv"].stack_trace or "")]
-    assert frames == [BLOCK, "qkv = self.qkv(x).reshape(b, t, 3, d).permute(2, 0, 1, 3)"]
+    gm = fx.symbolic_trace(_Root(_Block()))
+    with recovered_statements(gm):
+        trace = next(n for n in gm.graph.nodes if n.name == "block_attention_qkv").stack_trace or ""
+    assert [code.strip() for code in _FRAME.findall(trace)] == [BLOCK, "qkv = self.qkv(x).reshape(b, t, 3, d).permute(2, 0, 1, 3)"]
 
 
 RECORDED: list[tuple[str, Callable[[], fx.GraphModule]]] = [
@@ -159,7 +166,9 @@ RECORDED: list[tuple[str, Callable[[], fx.GraphModule]]] = [
 @pytest.mark.parametrize("make", [m for _, m in RECORDED], ids=[n for n, _ in RECORDED])
 def test_a_graph_recording_statements_or_no_module_calls_is_kept(make: Callable[[], fx.GraphModule]) -> None:
     gm = make()
-    assert recovered_statements(gm) is gm
+    traces = [n.stack_trace for n in gm.graph.nodes]
+    with recovered_statements(gm) as recovered:
+        assert not recovered and [n.stack_trace for n in gm.graph.nodes] == traces
 
 
 def test_the_export_writes_statements_as_the_source_and_quotes_none() -> None:
