@@ -179,8 +179,26 @@ def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alia
     while start > 0 and not code[start - 1] and not lines[start - 1].startswith(" "):
         start -= 1  # the comments quoting the call's source line stay over it
     swapped = {value: parameter, parameter: alias}
-    after = tuple(rename_variables(line, swapped) if is_code else line for line, is_code in zip(lines[at + 1 :], code[at + 1 :]))
+    rebound = _rebinding(lines, code, names, at, parameter, value, alias)
+    stop = len(lines) if rebound is None else rebound
+    after = tuple(rename_variables(line, swapped) if is_code else line for line, is_code in zip(lines[at + 1 : stop], code[at + 1 : stop]))
+    if rebound is not None:  # the source binds the input's name to a new value there: `x = shortcut + x`, then `x` is that
+        indent, rest = lines[rebound].split(f"{parameter} = ", 1)
+        after += (f"{indent}{parameter} = {rename_variables(rest, swapped)}", *lines[rebound + 1 :])
     return (*lines[:start], f"{alias} = {parameter}", *lines[start:at], f"{parameter} = self.{child}({parameter})", *after)
+
+
+def _rebinding(lines: tuple[str, ...], code: list[bool], names: list[set[str]], at: int, parameter: str, value: str, alias: str) -> int | None:
+    """The line after `at` that binds the input's name to a new value as a plain statement of the call's
+    block (`x = x + out`, which the renaming would make `shortcut = shortcut + x`), where nothing after it
+    reads the call's value; None where there is none (every later line is renamed)."""
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
+    for j in range(at + 1, len(lines)):
+        if not code[j] or not _binds(lines[j], parameter):
+            continue
+        plain = lines[j].startswith(f"{indent}{parameter} = ") and not any(value in n or alias in n for n in names[j + 1 :])
+        return j if plain and all(line.startswith(indent) for line in lines[at + 1 : j]) else None
+    return None
 
 
 def _code_names(lines: tuple[str, ...]) -> tuple[list[bool], list[set[str]]] | None:

@@ -165,7 +165,10 @@ def _argument_name(user: fx.Node, placeholder: fx.Node) -> str | None:
     """The name `user`'s statement passes as the first argument of the call `user` is (None where that
     is not the placeholder, or the line spells it otherwise or more than once)."""
     found = source_statement(user)
-    if found is None or not user.args or user.args[0] is not placeholder:
+    first = user.args[0] if user.args else None
+    if found is not None and isinstance(first, (tuple, list)) and user.op == "call_function" and list(first).count(placeholder) == 1:
+        return _item_name(found[2], getattr(user.target, "__name__", None), list(first).index(placeholder), len(first))
+    if found is None or first is not placeholder:
         return None
     if user.op == "call_module" and is_plain_identifier(str(user.target)):
         pattern = rf"\bself\.{re.escape(str(user.target))}\(\s*(\w+)\s*[,)]"
@@ -177,6 +180,16 @@ def _argument_name(user: fx.Node, placeholder: fx.Node) -> str | None:
         return None
     spelled = set(re.findall(pattern, found[2]))
     return spelled.pop() if len(spelled) == 1 else None
+
+
+def _item_name(line: str, function: object, place: int, count: int) -> str | None:
+    """The name the line writes as item `place` of the tuple or list it passes a call of `function` first
+    (`x_cls` of `torch.cat((x_cls, x), dim=1)`), where it writes `count` plain names there."""
+    if not isinstance(function, str):
+        return None
+    found = re.findall(rf"\b{re.escape(function)}\(\s*[(\[]([^()\[\]]*)[)\]]", line)
+    items = [item.strip() for item in found[0].split(",") if item.strip()] if len(found) == 1 else []
+    return items[place] if len(items) == count and all(map(is_plain_identifier, items)) else None
 
 
 def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: type | str, texts: dict[int, str]) -> None:

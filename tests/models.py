@@ -3481,3 +3481,24 @@ class NormedHeadsStack(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ClassTokenCat(nn.Module):
+    """timm cait's class-attention block: both inputs read by one statement, as the items of a tuple."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, x_cls, x):
+        return self.norm(torch.cat((x_cls, x), dim=1))
+
+
+class ClassTokenCats(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.token = nn.Parameter(torch.randn(1, 1, 4))
+        self.block = ClassTokenCat()
+
+    def forward(self, x):
+        return self.block(self.token.expand(x.shape[0], -1, -1), x)

@@ -72,6 +72,10 @@ AS_IN_SOURCE = [
     (TIMM_BLOCK.replace("shortcut", "identity"), TRACED_BLOCK,
      ("identity = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    identity = self.downsample(identity)",
       "return x + identity")),
+    # the input's name bound to a sum of the two later (timm's FocalNetBlock: `x = shortcut + self.drop_path1(...)`):
+    # the sum binds `x`, and `x` after it is the sum, not the kept input
+    (TIMM_BLOCK, ("out = self.conv1(x)", "out = self.bn1(out)", "x = x + out", "return x * 2"),
+     ("shortcut = x", "x = self.conv1(x)", "x = self.bn1(x)", "x = shortcut + x", "return x * 2")),
 ]  # fmt: skip
 DECODER_LAYER = textwrap.dedent(inspect.getsource(models.KeptValueLayer.forward))  # transformers' decoder layer
 TRACED_LAYER = ("out = self.input_layernorm(hidden_states)", "out = self.self_attn(out)", "hidden_states = hidden_states + out",
@@ -104,12 +108,16 @@ KEPT_VALUES = [
      ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states)",
       "hidden_states = residual + hidden_states", "residual = hidden_states", "hidden_states = self.post_attention_layernorm(hidden_states)",
       "hidden_states = self.mlp(hidden_states)", "return residual + hidden_states")),
+    # the name bound again later, to another value: the input kept first, the sum binding the input's name, as the source's
+    (DECODER_LAYER, (*TRACED_LAYER[:-1], "hidden_states = out_1 * 2", "return hidden_states"),
+     ("residual = hidden_states", "hidden_states = self.input_layernorm(hidden_states)", "hidden_states = self.self_attn(hidden_states)",
+      "hidden_states = residual + hidden_states", "residual = hidden_states", TRACED_LAYER[3],
+      "hidden_states = self.post_attention_layernorm(hidden_states)", "hidden_states = self.mlp(hidden_states)",
+      "hidden_states = hidden_states * 2", "return hidden_states")),
 ]  # fmt: skip
 NOT_KEPT_VALUES = [
     # the forward reads the name's last value after the statement: binding the value to it would lose that
     (*TRACED_LAYER[:-1], "return hidden_states + out_1 + out"),
-    # the forward binds the keeping name again later
-    (*TRACED_LAYER[:-1], "hidden_states = out_1 * 2", "return hidden_states"),
 ]
 NOT_AS_IN_SOURCE = [
     # torchvision's BasicBlock keeps the input and binds the chain to a name of its own: so does the forward

@@ -229,9 +229,9 @@ SHAPES = [
                   "features.append(layer(features))": 1, "torch.cat(features, 1)": 1, "([x]": 0, "([x, layer1": 0,
                   'DenseBlock({"layer1": DenseLayer(3), "layer2": DenseLayer(5), "layer3": DenseLayer(7),})': 1,
                   'DenseBlock({"layer1": DenseLayer(9), "layer2": DenseLayer(11)})': 1,
-                  "def forward(self, x, x_1):": 1, "self.join(x, mul)": 1}),  # one arity: one parameter per input
+                  "def forward(self, a, b):": 1, "self.join(x, b)": 1}),  # one arity: one parameter per input, the source's
     Shape("list_arguments_export", _model(models.DenseNetLike), _image, _export, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
-          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, dim=1)": 1, "def forward(self, x, x_1):": 1,
+          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, dim=1)": 1, "def forward(self, a, b):": 1,
                   "for layer in self.values():": 1, "torch.cat(features, dim=1)": 1}),
     # elements only some instances build: a parameter only those pass, else a flag
     Shape("optional_elements", _model(models.ExpandingNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Expanding", "SqueezeGate", "ConvBNAct"}),
@@ -605,6 +605,9 @@ SHAPES = [
     # symbolic_trace, statements recovered: a statement pairing names with calls names each call's value
     Shape("names_paired_with_calls", _model(models.NormedHeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"NormedHeads"}),
           counts={"q, k, v = qkv.unbind(0)": 1, "q = self.q_norm(q)": 1, "k = self.k_norm(k)": 1, "F.scaled_dot_product_attention(q, k, v)": 1}),
+    # ... or as the items of the tuple a function takes first (timm cait's `torch.cat((x_cls, x), dim=1)`)
+    Shape("inputs_named_as_items_passed_on", _model(models.ClassTokenCats), lambda: (torch.randn(2, 3, 4),), _trace, frozenset({"ClassTokenCat"}),
+          counts={"def forward(self, x_cls, x):": 1}),
     # traced recording each node's statement: the values take the source's names, as by torch.export
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
           frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,

@@ -36,8 +36,8 @@ class Joined(nn.Module):  # tests/models.py:726 Joined
     def __init__(self) -> None:
         super().__init__()
 
-    def forward(self, x, x_1):
-        return torch.cat([x, x_1], 1)
+    def forward(self, a, b):
+        return torch.cat([a, b], 1)
 
 
 class DenseBlock(nn.ModuleDict):  # tests/models.py:713 DenseBlock
@@ -85,5 +85,5 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.block1(x)
         x = self.block2(x)
-        mul = x * 2
-        return self.join(x, mul)
+        b = x * 2
+        return self.join(x, b)

@@ -49,6 +49,7 @@ class ZooModel:
     producers: tuple[str, ...] = ("symbolic_trace", "export")  # "feature_extraction": build() makes the graph
     unsupported: tuple[Unsupported, ...] = ()
     not_fixed_point: str = ""  # why the symbolic_trace export of a re-trace of its export differs (issue 14's fixed point)
+    needs: tuple[str, ...] = ()  # libraries its export imports (an operator only they define): checked where they are
 
     def listed(self, producer: str) -> Unsupported | None:
         """The catalog's reason why `producer` makes no GraphModule here, None when it must make one."""
@@ -478,7 +479,7 @@ TRANSFORMERS += [
              n_head=2), text("attention_mask"), unsupported=(WRAPPED,)),  # fmt: skip
     ZooModel("hf_gptj", "transformers", "decoder", hf("GPTJForCausalLM", "GPTJConfig", **gpt(rotary_dim=8)), text(), unsupported=(WRAPPED,)),
     ZooModel("hf_mixtral", "transformers", "decoder", hf("MixtralForCausalLM", "MixtralConfig", **LLAMA_LIKE, num_local_experts=4,
-             num_experts_per_tok=2), text(), unsupported=(WRAPPED,)),  # fmt: skip
+             num_experts_per_tok=2), text(), unsupported=(WRAPPED,), needs=("transformers",)),  # fmt: skip
     ZooModel("hf_phi3", "transformers", "decoder", hf("Phi3ForCausalLM", "Phi3Config", **LLAMA_LIKE), text(), unsupported=(WRAPPED,)),
     ZooModel("hf_stablelm", "transformers", "decoder", hf("StableLmForCausalLM", "StableLmConfig", **LLAMA_LIKE), text(), unsupported=(WRAPPED,)),
     ZooModel("hf_starcoder2", "transformers", "decoder", hf("Starcoder2ForCausalLM", "Starcoder2Config", **LLAMA_LIKE), text(), unsupported=(WRAPPED,)),

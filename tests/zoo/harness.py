@@ -61,6 +61,7 @@ class Row:
     readability: Readability | None = None  # module.py against the source model's classes, once exported
     fixed_point: str = ""  # symbolic_trace pairs: "yes", or how the export of a re-trace of the export differs
     not_fixed_point: str = ""  # the catalog's reason why it differs, where it lists one
+    needs: tuple[str, ...] = ()  # libraries the export imports (ZooModel.needs)
 
     @property
     def package(self) -> str:
@@ -112,7 +113,7 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     """Capture, export, move, record and measure one pair; the check comes later, in a batch.
 
     `source`: the eager model's classes (`readability.source_classes`), read before any capture."""
-    row = Row(entry.name, entry.library, entry.kind, producer, entry.listed(producer))
+    row = Row(entry.name, entry.library, entry.kind, producer, entry.listed(producer), needs=entry.needs)
     args, kwargs = entry.inputs()
     try:
         gm = capture(entry, producer, model, args, kwargs)
@@ -164,11 +165,13 @@ def fixed_point(folder: Path, scratch: Path) -> str:
 
 
 def check_rows(rows: list[Row], work: Path, python: str = sys.executable) -> None:
-    """Fill in loaded/matched from fresh processes, BATCH packages each."""
-    exported = [r for r in rows if r.exported]
-    for start in range(0, len(exported), BATCH):
-        batch = exported[start : start + BATCH]
-        report = check_details(work / "moved", work / "expect", [r.package for r in batch], LIBRARIES, python=python)
+    """Fill in loaded/matched from fresh processes, BATCH packages each. An export that needs a library
+    (Row.needs) is checked by this interpreter, which has it, with that library allowed."""
+    exported = [r for r in rows if r.exported and not r.needs]
+    batches = [(exported[start : start + BATCH], LIBRARIES, python) for start in range(0, len(exported), BATCH)]
+    batches += [([r], tuple(lib for lib in LIBRARIES if lib not in r.needs), sys.executable) for r in rows if r.exported and r.needs]
+    for batch, blocked, checker in batches:
+        report = check_details(work / "moved", work / "expect", [r.package for r in batch], blocked, python=checker)
         for row in batch:
             details = report[row.package]
             row.loaded, row.problems, row.exact = details["loaded"], tuple(details["problems"]), details["exact"]
