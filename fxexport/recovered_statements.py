@@ -350,9 +350,15 @@ class _Keys(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        child = _self_attribute(func)
-        if child is None and isinstance(func, ast.Subscript) and (child := _self_attribute(func.value)) is not None:
-            self.visit(func.slice)
+        indices: list[ast.expr] = []
+        held = func
+        while isinstance(held, ast.Subscript):  # `self.blocks[0](x)`, `self.fuse_layers[i][j](x)`: no getitem traced
+            indices.append(held.slice)
+            held = held.value
+        child = _self_attribute(held)
+        if child is not None:
+            for index in reversed(indices):
+                self.visit(index)
         key: Key | None = None
         if child is not None:
             key = ("module", child) if child in self.children else ("call", child)

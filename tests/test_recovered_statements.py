@@ -83,6 +83,16 @@ class _Helper(nn.Module):
         return y
 
 
+class _Indexed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fuse = nn.ModuleList([nn.ModuleList([nn.Linear(8, 8), nn.Linear(8, 8)])])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fuse[0][1](x)
+        return y + x
+
+
 class _Root(nn.Module):
     """The root's source is not known to a symbolic_trace GraphModule: its statements stay unknown."""
 
@@ -117,6 +127,9 @@ CASES: list[tuple[str, Callable[[], nn.Module], dict[str, str | None]]] = [
         # matched, but a loop's statements keep none: each iteration would have the same line
         "block_layers_0": None, "add": None, "block_layers_1": None, "add_1": None,
         "block_norm": "x = self.norm(x)",  # after the loop, found past its iterations
+    }),
+    ("indexed_children", _Indexed, {  # indexing modules is not traced: no getitem
+        "block_fuse_0_1": "y = self.fuse[0][1](x)", "add": "return y + x",
     }),
     ("never_past_a_child_call", _Helper, {
         "add": None,  # inside _helper: no statement of forward adds before calling self.fc
