@@ -434,6 +434,8 @@ SPELLINGS: dict[Any, Rule] = {
     # in-place tensor methods
     aten.add_.Tensor: method("add_", "self other", "alpha"),
     aten.mul_.Tensor: method("mul_", "self other"),
+    aten.div_.Tensor: method("div_", "self other"),
+    aten.index_put_.default: method("index_put_", "self indices values", "accumulate"),
     aten.fill_.Tensor: method("fill_", "self value"),
     aten.fill_.Scalar: method("fill_", "self value"),
     aten.copy_.default: method("copy_", "self src", "non_blocking"),
