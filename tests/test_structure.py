@@ -385,7 +385,7 @@ SHAPES = [
     # from a review: an item unpacked into a dying value's name is bound at its result (no `del` after it); inputs
     # named in some instances of a class only, or whose name another input keeps, keep `x`, `x_1`, ...
     Shape("reviewed_names_export", _model(models.ReviewedNames), lambda: (torch.randn(2, 8),), _export, frozenset({"SortedInner", "PickedInput"}),
-          counts={"x, idx = torch.ops.aten.sort.default(x)": 1, "def forward(self, x, x, ": 0, "def forward(self, x, x_1):": 1}),
+          counts={"x, idx = x.sort()": 1, "torch.ops": 0, "def forward(self, x, x, ": 0, "def forward(self, x, x_1):": 1}),
     # an input only passed on to children that name it takes their name, where the calling line reads it
     Shape("passed_names_export", _model(models.PassedNames), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
           frozenset({"MaskedAttention", "MaskedLayer"}),
