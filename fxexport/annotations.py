@@ -156,7 +156,6 @@ def source_class_name(cls: type | str) -> str:
 
 
 @cache
-@cache
 def _class_span(cls: type | str) -> tuple[str, int, int] | None:
     """(file, first line, last line) of a class's source, or None; found as _class_source finds it (so also
     for a class of an imported export whose module has left sys.modules)."""

@@ -27,7 +27,6 @@ import dataclasses
 import functools
 import inspect
 import operator
-import textwrap
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from typing import Any
 from torch import fx, nn
 
 from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
+from .source_names import called_name, forward_code, forward_source
 
 Key = tuple[str, ...]
 
@@ -196,19 +196,15 @@ def _key(item: fx.Node | Call, path: str) -> Key | None:
         return _child_key(item.frame.path, path)
     if item.op == "call_module":
         return _child_key(str(item.target), path)
-    if item.op == "call_method":
-        return ("call", str(item.target))
-    if item.op != "call_function":
-        return None
     target = item.target
-    if target is operator.getitem:
+    if item.op == "call_function" and target is operator.getitem:
         return ("getitem",)
-    if target is getattr and len(item.args) > 1 and isinstance(item.args[1], str):
+    if item.op == "call_function" and target is getattr and len(item.args) > 1 and isinstance(item.args[1], str):
         return ("attr", item.args[1])
-    if target in _OPERATORS:
+    if item.op == "call_function" and target in _OPERATORS:
         return ("op", _OPERATORS[target])
-    name = getattr(target, "__name__", None)
-    return ("call", name) if isinstance(name, str) else None
+    name = called_name(item)
+    return None if name is None else ("call", name)
 
 
 def _child_key(target: str, path: str) -> Key | None:
@@ -223,18 +219,20 @@ def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
     """The units of the class's source forward, None where it cannot be read."""
     forward = getattr(resolve_class(cls), "forward", None)
     forward = inspect.unwrap(forward) if callable(forward) else None
-    if not inspect.isfunction(forward) or forward.__module__.startswith("torch."):
+    found = forward_code(cls)
+    if not inspect.isfunction(forward) or forward.__module__.startswith("torch.") or found is None:
+        return None
+    file, start, lines = found
+    if file is None:
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lines, start = inspect.getsourcelines(forward)
-            file = inspect.getsourcefile(forward)
-            tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, ValueError, SyntaxError, RecursionError, MemoryError):
+            tree = ast.parse(forward_source(cls))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     function = tree.body[0] if tree.body else None
-    if file is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     units: list[_Unit] = []
     _Units(units, lines, start, children).block(function.body, conditional=False, loop=None, loops={})
@@ -246,7 +244,7 @@ class _Units:
     """Collects the units of a forward's body, statement by statement."""
 
     units: list[_Unit]
-    lines: list[str]
+    lines: tuple[str, ...]
     start: int
     children: frozenset[str]
     arms: tuple[tuple[int, int], ...] = ()

@@ -186,15 +186,35 @@ def source_parameters(cls: type | str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=1024)
 def forward_source(cls: type | str) -> str:
     """The source of a module class's `forward`, dedented; "" where it cannot be read."""
+    found = forward_code(cls)
+    return "" if found is None else textwrap.dedent("".join(found[2]))
+
+
+@functools.lru_cache(maxsize=1024)
+def forward_code(cls: type | str) -> tuple[str | None, int, tuple[str, ...]] | None:
+    """(its file, where there is one, its first line, its lines) of a module class's `forward`; None where
+    it cannot be read."""
     forward = getattr(resolve_class(cls), "forward", None)
     if not callable(forward):
-        return ""
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return textwrap.dedent(inspect.getsource(forward))
+            lines, start = inspect.getsourcelines(forward)
+            return inspect.getsourcefile(forward), start, tuple(lines)
     except (OSError, TypeError, ValueError, SyntaxError, tokenize.TokenError, RecursionError, MemoryError):
-        return ""
+        return None
+
+
+def called_name(node: fx.Node) -> str | None:
+    """The name of what a call node calls: the child's own name (`q_norm` of `blocks.0.attn.q_norm`), the
+    method's, or the function's."""
+    if node.op == "call_module":
+        return str(node.target).rpartition(".")[2]
+    if node.op == "call_method":
+        return str(node.target)
+    name = getattr(node.target, "__name__", None) if node.op == "call_function" else None
+    return name if isinstance(name, str) else None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -355,7 +375,7 @@ def statement_target(node: fx.Node) -> str | None:
     names = _assigned(node)
     if names is None:
         return None
-    return names[0] if len(names) == 1 else _item_target(node, names) or _paired_target(node, names)
+    return names[0] if len(names) == 1 else _item_target(node, names)
 
 
 def _item_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
@@ -379,10 +399,7 @@ def _paired_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
     callees = found[1][4] if found is not None else None
     if callees is None or len(callees) != len(names):
         return None
-    if node.op == "call_module":
-        called: object = str(node.target).rpartition(".")[2]
-    else:
-        called = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+    called = called_name(node)
     places = [i for i, callee in enumerate(callees) if callee is not None and callee == called]
     return names[places[0]] if len(places) == 1 else None
 

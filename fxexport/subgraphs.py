@@ -24,7 +24,14 @@ from .guards import is_guards_module
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
 from .scopes import SCOPES, Scope, after, call_site_scopes
-from .source_names import forward_source, kept_input_alias, source_parameters, statement_reads, unpacked_parameters
+from .source_names import (
+    called_name,
+    forward_source,
+    kept_input_alias,
+    source_parameters,
+    statement_reads,
+    unpacked_parameters,
+)
 
 
 def _graph_module_class() -> type[fx.GraphModule]:
@@ -166,15 +173,18 @@ def _argument_name(user: fx.Node, placeholder: fx.Node) -> str | None:
     is not the placeholder, or the line spells it otherwise or more than once)."""
     found = source_statement(user)
     first = user.args[0] if user.args else None
-    if found is not None and isinstance(first, (tuple, list)) and user.op == "call_function" and list(first).count(placeholder) == 1:
-        return _item_name(found[2], getattr(user.target, "__name__", None), list(first).index(placeholder), len(first))
-    if found is None or first is not placeholder:
+    name = called_name(user)
+    if found is None or name is None:
+        return None
+    if isinstance(first, (tuple, list)) and user.op == "call_function" and list(first).count(placeholder) == 1:
+        return _item_name(found[2], name, list(first).index(placeholder), len(first))
+    if first is not placeholder:
         return None
     if user.op == "call_module" and is_plain_identifier(str(user.target)):
-        pattern = rf"\bself\.{re.escape(str(user.target))}\(\s*(\w+)\s*[,)]"
-    elif user.op == "call_method" and isinstance(user.target, str):
-        pattern = rf"(?<![\w.])(\w+)\.{re.escape(user.target)}\("
-    elif user.op == "call_function" and isinstance(name := getattr(user.target, "__name__", None), str):
+        pattern = rf"\bself\.{re.escape(name)}\(\s*(\w+)\s*[,)]"
+    elif user.op == "call_method":
+        pattern = rf"(?<![\w.])(\w+)\.{re.escape(name)}\("
+    elif user.op == "call_function":
         pattern = rf"\b{re.escape(name)}\(\s*(\w+)\s*[,)]"
     else:
         return None
@@ -182,11 +192,9 @@ def _argument_name(user: fx.Node, placeholder: fx.Node) -> str | None:
     return spelled.pop() if len(spelled) == 1 else None
 
 
-def _item_name(line: str, function: object, place: int, count: int) -> str | None:
+def _item_name(line: str, function: str, place: int, count: int) -> str | None:
     """The name the line writes as item `place` of the tuple or list it passes a call of `function` first
     (`x_cls` of `torch.cat((x_cls, x), dim=1)`), where it writes `count` plain names there."""
-    if not isinstance(function, str):
-        return None
     found = re.findall(rf"\b{re.escape(function)}\(\s*[(\[]([^()\[\]]*)[)\]]", line)
     items = [item.strip() for item in found[0].split(",") if item.strip()] if len(found) == 1 else []
     return items[place] if len(items) == count and all(map(is_plain_identifier, items)) else None
