@@ -184,6 +184,26 @@ def elu(run: Run, call: Call) -> Recovered | None:
     return Recovered({"alpha": call["alpha"], **({"inplace": True} if call.node.target == aten.elu_.default else {})})
 
 
+def upsample(mode: str, align: bool) -> Recover:
+    """nn.Upsample: a size or a scale factor per dimension (one for all where they are equal), as the
+    op F.interpolate calls for its mode records them."""
+
+    def recover(run: Run, call: Call) -> Recovered | None:
+        size, scales = call["output_size"], call["scale_factors"]
+        if (size is None) == (scales is None):
+            return None
+        if size is not None:
+            kwargs: dict[str, Any] = {"size": per_dimension(size)}
+        else:
+            kwargs = {"scale_factor": scales[0] if len(set(scales)) == 1 else tuple(scales)}
+        kwargs["mode"] = mode
+        if align:
+            kwargs["align_corners"] = call["align_corners"]
+        return Recovered(kwargs)
+
+    return recover
+
+
 _CONV = {1: (aten.conv1d.default, aten.conv1d.padding), 2: (aten.conv2d.default, aten.conv2d.padding), 3: (aten.conv3d.default, aten.conv3d.padding)}
 _CONV_T = {1: aten.conv_transpose1d.default, 2: aten.conv_transpose2d.input, 3: aten.conv_transpose3d.input}
 
@@ -235,6 +255,7 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     **{getattr(nn, f"MaxPool{d}d"): {op: pool("kernel_size stride padding dilation ceil_mode")} for d, op in _MAX_POOL.items()},
     **{getattr(nn, f"AvgPool{d}d"): {op: pool(_AVG_NAMES.get(d, _AVG_NAMES[2]))} for d, op in _AVG_POOL.items()},
     **{getattr(nn, f"AdaptiveAvgPool{d}d"): {op: pool("output_size")} for d, op in _ADAPTIVE.items()},
+    nn.Upsample: {aten.upsample_nearest2d.vec: upsample("nearest", align=False), aten.upsample_bilinear2d.vec: upsample("bilinear", align=True)},
     nn.Flatten: {aten.flatten.using_ints: arguments("start_dim end_dim")},
     nn.Unflatten: {aten.unflatten.int: lambda run, call: Recovered({"dim": call["dim"], "unflattened_size": tuple(call["sizes"])})},
 }

@@ -74,7 +74,7 @@ def split(gm: fx.GraphModule) -> Structure:
     inline.update(_unrecorded(gm, nodes, modules, inline))
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds)
-    if not calls and not any(_container_kind(m) is not type(m) for m in modules.values()):
+    if not calls and not any(_container_kind(m) is not type(m) or (p and is_holder(m) and _gaps(list(m._modules))) for p, m in modules.items()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
@@ -329,9 +329,9 @@ def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: lis
         if order is None:
             return False
         children = [f"{call.frame.path}.{name}" for name in order]
-    else:  # numbered: stateless children the GraphModule did not keep are created
-        children = [f"{call.frame.path}.{i}" for i in range(len(call.items))]
-        if not set(names) <= {str(i) for i in range(len(children))}:
+    else:  # numbered: stateless children the GraphModule did not keep are created, those no call reaches are nn.Identity (_mirror)
+        children = _numbered_chain(call, names)
+        if children is None:
             return False
     if len(inputs) != 1 or len(outputs) != 1 or len(call.items) != len(children):
         return False
@@ -348,6 +348,28 @@ def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: lis
             return False
         previous = last[0]
     return previous is outputs[0]
+
+
+def _numbered_chain(call: Call, names: list[str]) -> list[str] | None:
+    """The paths of the numbered children a Sequential's call runs, in the order it runs them, where that
+    is their order by number and it runs every child the GraphModule holds; None otherwise. A number
+    it skips stands for a child that computed nothing: the value passed on is the one it was given."""
+    prefix = f"{call.frame.path}."
+    called = [item.frame.path if isinstance(item, Call) else str(item.target) for item in call.items]
+    numbers = [path[len(prefix) :] for path in called if path.startswith(prefix)]
+    if len(numbers) != len(called) or not all(n.isdigit() and n == str(int(n)) for n in numbers):
+        return None
+    if [int(n) for n in numbers] != sorted({int(n) for n in numbers}) or not set(names) <= set(numbers):
+        return None
+    return called
+
+
+def _gaps(names: list[str]) -> list[str]:
+    """The numbers missing below the largest of children numbered in order (`1, 2`: `0`), else none."""
+    if not names or not all(n.isdigit() and n == str(int(n)) for n in names) or names != sorted(names, key=int):
+        return []
+    held = set(names)
+    return [str(i) for i in range(int(names[-1])) if str(i) not in held]
 
 
 def _under(target: str, path: str) -> bool:
@@ -421,6 +443,12 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
                 kept.append(made)  # alive while copying: `memo` goes by id, and a freed module's id is reused
         held = list(module._modules)
         if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
+            children = dict(sorted(children.items(), key=lambda item: int(item[0])))
+        if path and (gaps := _gaps(list(children))):  # stateless children nothing reached (an unused or
+            for name in gaps:  # a Sequential's computing-nothing nn.Identity): indices stay the source's
+                children[name] = made = nn.Identity()
+                made.training = module.training if leaf_training is None else leaf_training
+                kept.append(made)
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))
         if path in orders:
             children = {name: children[name] for name in orders[path]}

@@ -3502,3 +3502,34 @@ class ClassTokenCats(nn.Module):
 
     def forward(self, x):
         return self.block(self.token.expand(x.shape[0], -1, -1), x)
+
+
+class Passing(nn.Module):
+    """Computes nothing (timm's DropPath in eval): traced through, the graph holds no call of it."""
+
+    def forward(self, x):
+        return x
+
+
+class Branches(nn.Module):
+    """Numbered children the graph holds no call of: a Sequential's first (seresnext's avg_down stem
+    of stride 1, as torch.export records it) and a ModuleList's unused identities (hrnet's transitions)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.downsample = nn.Sequential(Passing(), nn.Conv2d(4, 4, 1, bias=False), nn.BatchNorm2d(4))
+        self.transition = nn.ModuleList([nn.Identity(), nn.Identity(), nn.Conv2d(4, 4, 1)])
+
+    def forward(self, x):
+        x = self.downsample(x)
+        return [t(x) if not isinstance(t, nn.Identity) else x for t in self.transition]
+
+
+class SkippedChildren(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Branches(), Branches())
+
+    def forward(self, x):
+        a, b, c = self.blocks[0](x)
+        return self.blocks[1](a + b + c)[2]

@@ -155,6 +155,9 @@ RESNET = {"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "if sel
           "class ConvNormAct(nn.Sequential):": 1, "self.stem = ConvNormAct(nn.Conv2d(": 1}  # fmt: skip
 # Sequentials whose children take their tensors as inputs: no chain of children
 DYNAMO_INLINE = {path: "not its children called one after another" for path in ("stem", "layer1", "layer2", "layer2.0.downsample")}
+SKIPPED = {"getattr(": 0, "self.downsample = nn.Sequential(nn.Identity(), nn.Conv2d(4, 4, 1, bias=False), nn.BatchNorm2d(4))": 1,
+           "self.transition = nn.ModuleList([nn.Identity(), nn.Identity(), nn.Conv2d(4, 4, 1)])": 1, "self.downsample(x)": 1,
+           "self.transition[2](": 2}  # fmt: skip
 SHAPES = [
     Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock", "ConvNormAct"}), counts=RESNET),
     # torch.export traces the torch.nn layers into ATen calls: restored, the export reads as the traced one does
@@ -617,6 +620,12 @@ SHAPES = [
     # statement): named by what the statements reading each read, once the other is set aside; one class
     Shape("tuple_items_read_the_other_way_round", _model(models.CountedTokenStages), lambda: (torch.randn(2, 3, 8, 8),),
           _trace_recording_lines, frozenset({"CountedTokenStage", "TokenPool"}), counts={"def forward(self, cls_tokens, x):": 1, "x_1": 0}),
+    # numbered children the graph holds no call of are nn.Identity where they were: a Sequential whose first computed
+    # nothing is still called as one, a ModuleList of unused identities indexed (not `getattr(self.transition, "2")`)
+    Shape("children_skipped_by_the_graph", _model(models.SkippedChildren), lambda: (torch.randn(2, 4, 8, 8),), _trace,
+          frozenset({"Branches"}), counts=SKIPPED),
+    Shape("children_skipped_by_the_graph_export", _model(models.SkippedChildren), lambda: (torch.randn(2, 4, 8, 8),), _export,
+          frozenset({"Branches"}), counts=SKIPPED),
 ]  # fmt: skip
 
 
