@@ -74,7 +74,7 @@ def split(gm: fx.GraphModule) -> Structure:
     inline.update(_unrecorded(gm, nodes, modules, inline))
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds)
-    if not calls and not any(_container_kind(m) is not type(m) or (p and is_holder(m) and _gaps(list(m._modules))) for p, m in modules.items()):
+    if not calls and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
@@ -328,12 +328,10 @@ def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: lis
         order = _call_order(call, module)
         if order is None:
             return False
-        children = [f"{call.frame.path}.{name}" for name in order]
+        children: list[str] | None = [f"{call.frame.path}.{name}" for name in order]
     else:  # numbered: stateless children the GraphModule did not keep are created, those no call reaches are nn.Identity (_mirror)
         children = _numbered_chain(call, names)
-        if children is None:
-            return False
-    if len(inputs) != 1 or len(outputs) != 1 or len(call.items) != len(children):
+    if children is None or len(inputs) != 1 or len(outputs) != 1 or len(call.items) != len(children):
         return False
     previous: fx.Node = inputs[0]
     for item, child in zip(call.items, children):
@@ -362,6 +360,11 @@ def _numbered_chain(call: Call, names: list[str]) -> list[str] | None:
     if [int(n) for n in numbers] != sorted({int(n) for n in numbers}) or not set(names) <= set(numbers):
         return None
     return called
+
+
+def _regrouped(path: str, module: nn.Module) -> bool:
+    """True when the module comes back as another container, or with children filled in (_mirror)."""
+    return _container_kind(module) is not type(module) or bool(path and is_holder(module) and _gaps(list(module._modules)))
 
 
 def _gaps(names: list[str]) -> list[str]:
