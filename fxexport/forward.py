@@ -207,7 +207,8 @@ class _Emitter:
             self.inlined.update({c: end for c in chain.calls[:-1]})  # written by the loop the last call's statement is
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
-        self.traced = any(n.stack_trace for n in self.graph.nodes)  # statements recorded: values may take source names
+        # statements recorded: values may take source names (an input's trace is its caller's statement, not one of here)
+        self.traced = any(n.stack_trace for n in self.graph.nodes if n.op != "placeholder")
         self.threaded: dict[fx.Node, list[fx.Node]] = {}  # an unpacked result -> the inputs its items are named after
         self.item_source: dict[fx.Node, str] = {}
         self.order = {node: i for i, node in enumerate(self.graph.nodes)}

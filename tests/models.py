@@ -3533,3 +3533,38 @@ class SkippedChildren(nn.Module):
     def forward(self, x):
         a, b, c = self.blocks[0](x)
         return self.blocks[1](a + b + c)[2]
+
+
+class ListSequential(nn.Sequential):
+    """timm hrnet's SequentialList: a Sequential passing a list of branches through its children."""
+
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x
+
+
+class FusedBranches(nn.Module):
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.branches = nn.ModuleList([nn.Conv2d(4, 4, 3, padding=1) for _ in range(count)])
+        self.fuse_act = nn.ReLU()
+
+    def forward(self, x):
+        x = [branch(x[i]) for i, branch in enumerate(self.branches)]
+        total = sum(x[1:], x[0])
+        return [self.fuse_act(total + y) for y in x]
+
+
+class ListStages(nn.Module):
+    """Stages of two and three branches, each a ListSequential: the stage's results unpacked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stage2 = ListSequential(FusedBranches(2))
+        self.stage3 = ListSequential(FusedBranches(3))
+
+    def forward(self, x):
+        y = self.stage2([x, x.flip(3)])
+        y = self.stage3([y[0], y[1], y[1].flip(2)])
+        return y[0] + y[1] + y[2]
