@@ -262,7 +262,7 @@ def pool_rule(target: Callable[..., Any], optional: str) -> Rule:
     return rule
 
 
-def interpolate_rule(mode: str, align: bool) -> Rule:
+def interpolate_rule(mode: str, align: bool, antialias: bool = False) -> Rule:
     """F.interpolate with `size` or `scale_factor`, as it calls the upsample op."""
 
     def rule(call: Call) -> Spelling | None:
@@ -273,6 +273,8 @@ def interpolate_rule(mode: str, align: bool) -> Rule:
         kwargs["mode"] = mode
         if align:
             kwargs["align_corners"] = call["align_corners"]
+        if antialias:
+            kwargs["antialias"] = True
         return Spelling("call_function", F.interpolate, (call["input"],), kwargs)
 
     return rule
@@ -577,6 +579,18 @@ SPELLINGS: dict[Any, Rule] = {
     aten.adaptive_avg_pool3d.default: fn(F.adaptive_avg_pool3d, "self output_size"),
     aten.upsample_nearest2d.vec: interpolate_rule("nearest", align=False),
     aten.upsample_bilinear2d.vec: interpolate_rule("bilinear", align=True),
+    aten.upsample_nearest1d.vec: interpolate_rule("nearest", align=False),
+    aten.upsample_nearest3d.vec: interpolate_rule("nearest", align=False),
+    aten._upsample_nearest_exact1d.vec: interpolate_rule("nearest-exact", align=False),
+    aten._upsample_nearest_exact2d.vec: interpolate_rule("nearest-exact", align=False),
+    aten._upsample_nearest_exact3d.vec: interpolate_rule("nearest-exact", align=False),
+    aten.upsample_linear1d.vec: interpolate_rule("linear", align=True),
+    aten.upsample_bicubic2d.vec: interpolate_rule("bicubic", align=True),
+    aten.upsample_trilinear3d.vec: interpolate_rule("trilinear", align=True),
+    aten._upsample_bilinear2d_aa.vec: interpolate_rule("bilinear", align=True, antialias=True),
+    aten._upsample_bicubic2d_aa.vec: interpolate_rule("bicubic", align=True, antialias=True),
+    aten.im2col.default: fn(F.unfold, "self kernel_size", "dilation padding stride"),
+    aten.col2im.default: fn(F.fold, "self output_size kernel_size", "dilation padding stride"),
     aten.pad.default: fn(F.pad, "self pad", "mode value"),
     aten.constant_pad_nd.default: fn(F.pad, "self pad", "value"),
 }
