@@ -28,7 +28,6 @@ from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec
 from .rolled import Roll, Rolled, loop_of
 from .scopes import Scope, common_prefix, scopes_of
 from .source_names import (
-    always_run,
     item_names,
     run_name,
     same_statement,
@@ -588,7 +587,7 @@ class _Emitter:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
         renamable = [used for used in inputs if self.renamable(used, node)]
         declines = False
-        if renamable and kept is not None and not (_applies_child(node) and not self.named_apart(node, own, renamable)):
+        if renamable and kept is not None and not _applies_child(node):
             if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
                 renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node)]
                 declines = not renamable
@@ -600,12 +599,6 @@ class _Emitter:
             self.rebinds.add(renamable[0])
             return renamable[0], False
         return None, declines
-
-    def named_apart(self, node: fx.Node, own: str | None, inputs: list[fx.Node]) -> bool:
-        """True when a statement that always runs binds a child's result to a name of its own (`v =
-        self.v(x)`): it takes that name rather than its input's, which one a child called only in some
-        instances takes (`x = self.downsample(x)`, the in-place form optional children are found by)."""
-        return own is not None and own not in {self.source_name_of(used) for used in inputs} and always_run(node)
 
     def free_at(self, name: str, node: fx.Node) -> bool:
         """True when a value `node`'s statement computes may be named `name`: a name free in the method, or

@@ -46,8 +46,13 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[Span]] 
     line, the names it assigns or None, the names it reads or None), ordered and apart (a compound statement by its header lines
     alone), with their first lines for bisecting; None where it cannot be read or parsed. The function
     alone is parsed: a model's file may hold thousands of lines (timm's vision_transformer.py)."""
-    tree = _function_tree(file, first)
-    if tree is None:
+    lines = linecache.getlines(file)
+    try:
+        block = inspect.getblock(lines[first - 1 :])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
+            tree = ast.parse(textwrap.dedent("".join(block)))
+    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
         return None
     spans: dict[int, Span] = {}
     for start, end, targets, reads, callees in _spans(tree.body):
@@ -57,47 +62,6 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[Span]] 
         spans[start] = (start, end, targets, reads, callees)
     ordered = sorted(spans.values(), key=lambda span: span[0])
     return [span[0] for span in ordered], ordered
-
-
-def _function_tree(file: str, first: int) -> ast.Module | None:
-    """The parsed function whose `def` is line `first` of a source file (its lines from 1), else None (not
-    kept: what its callers read off it is)."""
-    lines = linecache.getlines(file)
-    try:
-        block = inspect.getblock(lines[first - 1 :])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
-            return ast.parse(textwrap.dedent("".join(block)))
-    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
-        return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _always_run(file: str, first: int) -> frozenset[int]:
-    """The first lines of the statements of a function that run whenever it does: not inside an `if`,
-    a loop, a `try` or a `match` (a `with` block runs)."""
-    tree = _function_tree(file, first)
-    if tree is None or not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return frozenset()
-    found: set[int] = set()
-    body = tree.body[0].body
-    while body:
-        statement, body = body[0], body[1:]
-        found.add(statement.lineno + first - 1)
-        if isinstance(statement, (ast.With, ast.AsyncWith)):
-            body = [*statement.body, *body]
-    return frozenset(found)
-
-
-def always_run(node: fx.Node) -> bool:
-    """True when the node's source statement runs whenever its function does (`v = self.v(x)`; not
-    resnet's `identity = self.downsample(x)` under `if self.downsample is not None:`)."""
-    found = _statement_span(node)
-    if found is None:
-        return False
-    file, span = found
-    first = _enclosing_def(linecache.getlines(file), span[0])
-    return first is not None and span[0] in _always_run(file, first)
 
 
 def _enclosing_def(lines: list[str], line: int) -> int | None:
