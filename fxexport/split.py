@@ -359,7 +359,7 @@ def _numbered_chain(call: Call, names: list[str]) -> list[str] | None:
         return None
     if [int(n) for n in numbers] != sorted({int(n) for n in numbers}) or not set(names) <= set(numbers):
         return None
-    return called
+    return called if int(numbers[-1]) + 1 - len(numbers) <= MAX_GAPS else None  # each number skipped is filled (_mirror)
 
 
 def _regrouped(path: str, module: nn.Module) -> bool:
@@ -368,11 +368,18 @@ def _regrouped(path: str, module: nn.Module) -> bool:
 
 
 def _gaps(names: list[str]) -> list[str]:
-    """The numbers missing below the largest of children numbered in order (`1, 2`: `0`), else none."""
+    """The numbers missing below the largest of children numbered in order (`1, 2`: `0`), at most
+    MAX_GAPS of them (else none: children keyed by numbers far apart, a ModuleDict's `"224"` and
+    `"384"`, are no list with entries left out)."""
     if not names or not all(n.isdigit() and n == str(int(n)) for n in names) or names != sorted(names, key=int):
+        return []
+    if int(names[-1]) + 1 - len(names) > MAX_GAPS:
         return []
     held = set(names)
     return [str(i) for i in range(int(names[-1])) if str(i) not in held]
+
+
+MAX_GAPS = 8  # entries of a container its graph holds no call of, filled with nn.Identity in their places
 
 
 def _under(target: str, path: str) -> bool:

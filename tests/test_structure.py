@@ -626,6 +626,8 @@ SHAPES = [
           frozenset({"Branches"}), counts=SKIPPED),
     Shape("children_skipped_by_the_graph_export", _model(models.SkippedChildren), lambda: (torch.randn(2, 4, 8, 8),), _export,
           frozenset({"Branches"}), counts=SKIPPED),
+    # ... but children keyed by numbers far apart (a ModuleDict's "224" and "384") are no list with 383 entries left out
+    Shape("children_numbered_far_apart", _model(models.ResolutionHeads), _rows, _trace, frozenset(), counts={"nn.Identity()": 0, "nn.ModuleList": 0}),
 ]  # fmt: skip
 
 
