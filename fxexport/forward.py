@@ -14,6 +14,7 @@ from torch import fx
 
 from .access import module_access
 from .annotations import shape_comment
+from .calls import stack_frames
 from .deadcode import dead_nodes, reads_metadata
 from .defaults import without_defaults
 from .errors import FxExportError
@@ -28,6 +29,8 @@ from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec
 from .rolled import Roll, Rolled, loop_of
 from .scopes import Scope, common_prefix, scopes_of
 from .source_names import (
+    always_run,
+    built_always,
     item_names,
     run_name,
     same_statement,
@@ -587,7 +590,7 @@ class _Emitter:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
         renamable = [used for used in inputs if self.renamable(used, node)]
         declines = False
-        if renamable and kept is not None and not _applies_child(node):
+        if renamable and kept is not None and not (_applies_child(node) and not self.named_apart(node, own, renamable)):
             if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
                 renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node)]
                 declines = not renamable
@@ -599,6 +602,17 @@ class _Emitter:
             self.rebinds.add(renamable[0])
             return renamable[0], False
         return None, declines
+
+    def named_apart(self, node: fx.Node, own: str | None, inputs: list[fx.Node]) -> bool:
+        """True when a statement that always runs binds the result of a child its class always builds to a
+        name of its own (`v = self.v(x)`): it takes that name rather than its input's, which a child only
+        some instances have or call takes (`x = self.downsample(x)`, the in-place form optional children
+        are found by)."""
+        if own is None or own in {self.source_name_of(used) for used in inputs} or not always_run(node):
+            return False
+        frames = stack_frames(node)  # the child's own frame last, its owner's before it
+        owner = next((f for f in frames[:-1] if frames[-1].path == (f"{f.path}.{node.target}" if f.path else node.target)), None)
+        return owner is not None and str(node.target).split(".")[0] in built_always(owner.cls)
 
     def free_at(self, name: str, node: fx.Node) -> bool:
         """True when a value `node`'s statement computes may be named `name`: a name free in the method, or

@@ -46,13 +46,8 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[Span]] 
     line, the names it assigns or None, the names it reads or None), ordered and apart (a compound statement by its header lines
     alone), with their first lines for bisecting; None where it cannot be read or parsed. The function
     alone is parsed: a model's file may hold thousands of lines (timm's vision_transformer.py)."""
-    lines = linecache.getlines(file)
-    try:
-        block = inspect.getblock(lines[first - 1 :])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
-            tree = ast.parse(textwrap.dedent("".join(block)))
-    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+    tree = _function_tree(file, first)
+    if tree is None:
         return None
     spans: dict[int, Span] = {}
     for start, end, targets, reads, callees in _spans(tree.body):
@@ -62,6 +57,97 @@ def _function_statements(file: str, first: int) -> tuple[list[int], list[Span]] 
         spans[start] = (start, end, targets, reads, callees)
     ordered = sorted(spans.values(), key=lambda span: span[0])
     return [span[0] for span in ordered], ordered
+
+
+def _function_tree(file: str, first: int) -> ast.Module | None:
+    """The parsed function whose `def` is line `first` of a source file (its lines from 1), else None (not
+    kept: what its callers read off it is)."""
+    lines = linecache.getlines(file)
+    try:
+        block = inspect.getblock(lines[first - 1 :])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
+            return ast.parse(textwrap.dedent("".join(block)))
+    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _always_run(file: str, first: int) -> frozenset[int]:
+    """The first lines of the statements of a function that run whenever it does: not inside an `if`,
+    a loop, a `try` or a `match` (a `with` block runs)."""
+    tree = _function_tree(file, first)
+    if tree is None or not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    found: set[int] = set()
+    body = tree.body[0].body
+    while body:
+        statement, body = body[0], body[1:]
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            body = [*statement.body, *body]
+        elif not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement)):
+            found.add(statement.lineno + first - 1)  # `y = self.proj(x) if self.proj is not None else x`: not always
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=1024)
+def built_always(cls: type | str) -> frozenset[str]:
+    """The children a module class's `__init__` always builds: `self.v = ConvNorm(...)` once, at its top
+    level (a `with` block's included); not one it builds under an `if`, as a conditional expression
+    (`nn.Conv2d(...) if proj else nn.Identity()`), as None, or from a parameter that defaults to None
+    (a generated class's optional child). Empty where the source cannot be read."""
+    init = getattr(resolve_class(cls), "__init__", None)
+    if init is None:
+        return frozenset()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, ValueError, SyntaxError, tokenize.TokenError, RecursionError, MemoryError):
+        return frozenset()
+    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if function is None:
+        return frozenset()
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults) :], arguments.defaults))
+    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    optional = {name for name, value in defaults.items() if isinstance(value, ast.Constant) and value.value is None}
+    counts: dict[str, int] = {}
+    for node in ast.walk(function):
+        for target in _self_targets(node):
+            counts[target] = counts.get(target, 0) + 1
+    found: set[str] = set()
+    body = list(function.body)
+    while body:
+        statement, body = body[0], body[1:]
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            body = [*statement.body, *body]
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _self_targets(statement):
+            name, value = _self_targets(statement)[0], statement.value
+            plain = not isinstance(value, (ast.IfExp, ast.BoolOp)) and not (isinstance(value, ast.Constant) and value.value is None)
+            if plain and not (isinstance(value, ast.Name) and value.id in optional) and counts[name] == 1:
+                found.add(name)
+    return frozenset(found)
+
+
+def _self_targets(node: ast.AST) -> list[str]:
+    """The attributes of `self` an assignment binds (`self.v = ...`)."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        return []
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return [t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
+
+
+def always_run(node: fx.Node) -> bool:
+    """True when the node's source statement runs whenever its function does (`v = self.v(x)`; not
+    resnet's `identity = self.downsample(x)` under `if self.downsample is not None:`)."""
+    found = _statement_span(node)
+    if found is None:
+        return False
+    file, span = found
+    first = _enclosing_def(linecache.getlines(file), span[0])
+    return first is not None and span[0] in _always_run(file, first)
 
 
 def _enclosing_def(lines: list[str], line: int) -> int | None:

@@ -3579,3 +3579,49 @@ class ResolutionHeads(nn.Module):
 
     def forward(self, x):
         return [self.heads[k](x) for k in self.heads]
+
+
+class ValueHead(nn.Module):
+    """efficientformer_v2's Attention2d: a child every instance builds, its result bound to a name of its own
+    (`v = self.v(x)`), beside one only some build, applied in place (`x = self.stride_conv(x)`)."""
+
+    def __init__(self, stride: bool) -> None:
+        super().__init__()
+        if stride:
+            self.stride_conv = nn.Conv2d(4, 4, 3, stride=2, padding=1)
+        else:
+            self.stride_conv = None
+        self.q = nn.Conv2d(4, 4, 1)
+        self.v = nn.Conv2d(4, 4, 1)
+        self.v_local = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+
+    def forward(self, x):
+        if self.stride_conv is not None:
+            x = self.stride_conv(x)
+        q = self.q(x)
+        v = self.v(x)
+        v_local = self.v_local(v)
+        return q * v + v_local
+
+
+class ProjectedBlock(nn.Module):
+    """A child some instances build as nn.Identity(), its result bound to a name of its own (`y = self.proj(x)`)."""
+
+    def __init__(self, proj: bool) -> None:
+        super().__init__()
+        self.proj = nn.Conv2d(4, 4, 1) if proj else nn.Identity()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.proj(x)
+        return self.conv(y) + 1
+
+
+class NamedChildResults(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.heads = nn.Sequential(ValueHead(True), ValueHead(False))
+        self.blocks = nn.Sequential(ProjectedBlock(True), ProjectedBlock(False))
+
+    def forward(self, x):
+        return self.blocks(self.heads(x))

@@ -181,7 +181,7 @@ SHAPES = [
     Shape("unpacked_items_are_no_statements", _model(models.Unpacked), lambda: (torch.randn(2, 16),), _trace, frozenset(),
           counts={"del x": 0, "chunk(": 1}),
     Shape("unpacked_items_are_no_statements_export", _model(models.Unpacked), lambda: (torch.randn(2, 16),), _export, frozenset(),
-          counts={"del x": 0, "a, b, c, d, e, f, g, i = F.relu(x).chunk(8, dim=1)": 1}),
+          counts={"del h": 0, "h = self.lin(x)": 1, "a, b, c, d, e, f, g, i = F.relu(h).chunk(8, dim=1)": 1}),
     Shape("forward_literals", _model(models.Stages), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"ChannelNorm"}),
           counts={"(self.size,)": 1, "self.size = size": 1, "ChannelNorm(4)": 1, "ChannelNorm(8)": 1}),
     # same __init__ but for a child one block builds, three forwards: a flag and an optional child
@@ -371,15 +371,16 @@ SHAPES = [
                   "scores = query_states @ key_states.transpose(-1, -2)": 1, "max =": 0,
                   "first, second = F.softmax(": 1, "total = torch.cat([second, first], dim=1)": 1}),
     # a value takes its source's name of an input nobody reads from there on (timm's attention rebinds `x`), not that of
-    # an input still read later (GatedSum's `hidden`, which the export names `x`: its statement reads `gate` and `scale`
-    # too, and `scale` is read with `hidden` only; `gate` takes its source name, read alone by that name); where the name ran on through views
+    # an input still read later (GatedSum's `hidden`: its input is `x`, its statement reading `gate` and `scale` too, and
+    # `scale` is read with `hidden` only; `gate` takes its source name, read alone by that name; a child's result takes the
+    # name an always-run statement binds it to, `x = self.lin(hidden)`, not its input's); where the name ran on through views
     # whose memory lives until then (twins' attention), no `del` unbinds the value that took it; a slice of a tensor
     # takes its name on (`x = torch.cat([x[:, 1:], ...`), as no item of a tuple does
     Shape("rebinds_input_export", _model(models.RebindsInput), lambda: (torch.randn(2, 4, 8),), _export,
           frozenset({"QkvAttention", "GatedSum", "ViewedAttention"}),
           counts={"q, k, v = qkv.unbind()": 1, "q, k, v = x.unbind()": 1, "x = F.scaled_dot_product_attention(q, k, v)": 2,
-                  "x = torch.cat([x[:, 1:], x[:, :1]], dim=1)": 1, "x = self.proj(x)": 1, "out = self.lin(x)": 1,
-                  "mul = x * x_1": 1, "return out + mul": 1, "def forward(self, x, x_1, gate):": 1,
+                  "x = torch.cat([x[:, 1:], x[:, :1]], dim=1)": 1, "x = self.proj(x)": 1, "hidden = self.norm(x * x_1 + gate)": 1,
+                  "x = self.lin(hidden)": 1, "x = x * gate": 1, "mul = hidden * x_1": 1, "return x + mul": 1, "def forward(self, x, x_1, gate):": 1,
                   "del q, k, v\n": 1, "del x": 0}),
     # a helper's unpacked result: the value a later statement reads by one of its names takes it
     Shape("tuple_named_export", _model(models.TupleNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
@@ -418,7 +419,7 @@ SHAPES = [
     Shape("dead_code", _model(models.DeadCode), lambda: (torch.randn(2, 4),), _trace, frozenset(),
           counts={"unsqueeze": 0, "torch.rand_like(x)": 1, "x.clone().add_(1)": 1}),
     Shape("dead_code_export", _model(models.DeadCode), lambda: (torch.randn(2, 4),), _export, frozenset(),
-          counts={"unsqueeze(": 0, "rand_like": 1, "x.clone().add_(1)": 1}),
+          counts={"unsqueeze(": 0, "rand_like": 1, "y = self.proj(x)": 1, "y.clone().add_(1)": 1}),
     # the same where torch.export's comments (one per source line) double each side's lines: code lines are counted
     Shape("optional_children_with_comments_export", _model(models.LongScaledBlocks), lambda: (torch.randn(2, 8, generator=torch.Generator().manual_seed(0)),), _export, frozenset({"LongScaled", "LayerScale"}),
           counts={"if self.res_scale1 is not None:": 1}),
@@ -542,7 +543,7 @@ SHAPES = [
                   "with torch.no_grad():": 1, 'with torch.autocast("cpu", dtype=torch.bfloat16):': 1}),
     # a cast to the dtype a value has is the value: its memory is freed where the cast's value dies
     Shape("cast_to_its_own_dtype_export", _model(models.Upcast), _rows, _export, frozenset(),
-          counts={"out = a.to(torch.float32) del a": 0, "out = self.lin2(out) del a": 1}),
+          counts={"b = a.to(torch.float32) del": 0, "c = self.lin2(b) del a, b": 1}),
     # dynamo's graph holds no module: one is made at every path its calls name, none standing for another
     Shape("dynamo_deep_holders", _model(models.DeepStack), lambda: (torch.randn(2, 4, 6, 6),), _dynamo,
           frozenset({"DeepResidual", "DeepResidual_1", "Residual", "DeepBody", "DeepBody_1", "NormedConv", "NormedConv_1", "NormedConv_2"}),
@@ -590,7 +591,8 @@ SHAPES = [
     # `attn_output + residual`) is named after the parameter, and then kept as the source keeps it
     Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
           frozenset({"AliasReadBlock"}), counts={"def forward(self, hidden_states)": 1, "residual = hidden_states": 1,
-                                                 "hidden_states = self.ln_1(hidden_states)": 1, "hidden_states + residual": 1}),
+                                                 "hidden_states = self.ln_1(hidden_states)": 1, "attn_output = self.attn(hidden_states)": 1,
+                                                 "attn_output + residual": 1}),
     # torch.export: a chain the source binds to `x_se` statement by statement, its last value computed inside the
     # return (`return x * self.gate(x_se)`), takes the source's name, not `out`
     Shape("chain_named_up_to_its_return_export", _model(models.NamedSqueezes), lambda: (torch.randn(2, 8, 4, 4),), _export,

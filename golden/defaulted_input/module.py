@@ -31,9 +31,9 @@ class Shortcutted(nn.Module):  # tests/models.py:1345 Shortcutted
     def forward(self, x, x_1=None):
         if x_1 is None:
             x_1 = x
-        x = self.conv2(torch.relu(self.conv1(x)))
-        x = x + x_1 * 0.5
-        return torch.relu(x)
+        out = self.conv2(torch.relu(self.conv1(x)))
+        out = out + x_1 * 0.5
+        return torch.relu(out)
 
 
 class FxModule(nn.Module):
