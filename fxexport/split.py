@@ -355,7 +355,7 @@ def _numbered_chain(call: Call, names: list[str]) -> list[str] | None:
     prefix = f"{call.frame.path}."
     called = [item.frame.path if isinstance(item, Call) else str(item.target) for item in call.items]
     numbers = [path[len(prefix) :] for path in called if path.startswith(prefix)]
-    if len(numbers) != len(called) or not all(n.isdigit() and n == str(int(n)) for n in numbers):
+    if not numbers or len(numbers) != len(called) or not all(n.isdigit() and n == str(int(n)) for n in numbers):
         return None
     if [int(n) for n in numbers] != sorted({int(n) for n in numbers}) or not set(names) <= set(numbers):
         return None
