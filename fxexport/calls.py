@@ -135,6 +135,9 @@ def stack_frames(node: fx.Node) -> list[Frame]:
             if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)]  # fmt: skip
 
 
+SOURCE_CLASS = "fxexport_source_class"  # in a GraphModule split cut out of a module call (its meta): the module's class
+
+
 _DYNAMO_GRAPH: ContextVar[bool] = ContextVar("dynamo_graph", default=False)
 
 

@@ -14,7 +14,7 @@ from torch import fx
 
 from .access import module_access
 from .annotations import shape_comment
-from .calls import stack_frames
+from .calls import SOURCE_CLASS, stack_frames
 from .deadcode import dead_nodes, reads_metadata
 from .defaults import without_defaults
 from .errors import FxExportError
@@ -30,11 +30,13 @@ from .rolled import Roll, Rolled, loop_of
 from .scopes import Scope, common_prefix, scopes_of
 from .source_names import (
     always_run,
+    bound_before,
     built_always,
     item_names,
     run_name,
     same_statement,
     statement_name,
+    statement_reads,
     statement_target,
     unpacked_apart,
     unpacked_as,
@@ -610,9 +612,19 @@ class _Emitter:
         are found by)."""
         if own is None or own in {self.source_name_of(used) for used in inputs} or not always_run(node):
             return False
-        frames = stack_frames(node)  # the child's own frame last, its owner's before it
-        owner = next((f for f in frames[:-1] if frames[-1].path == (f"{f.path}.{node.target}" if f.path else node.target)), None)
-        return owner is not None and str(node.target).split(".")[0] in built_always(owner.cls)
+        if own in (statement_reads(node) or ()) and bound_before(node, own):
+            return False  # applied in place to a value kept under that name (`shortcut = self.downsample(shortcut)`)
+        return str(node.target).split(".")[0] in built_always(self.owner_class(node))
+
+    def owner_class(self, node: fx.Node) -> type | str:
+        """The source class whose child `node` calls: the one this method was cut out of (split.py), else
+        (the root's method) the frame its call records before the child's."""
+        if SOURCE_CLASS in self.gm.meta:
+            return cast("type | str", self.gm.meta[SOURCE_CLASS])
+        frames = stack_frames(node)
+        paths = {f.path for f in frames}
+        owner = next((f for f in frames if (f"{f.path}.{node.target}" if f.path else node.target) in paths), None)
+        return "" if owner is None else owner.cls
 
     def free_at(self, name: str, node: fx.Node) -> bool:
         """True when a value `node`'s statement computes may be named `name`: a name free in the method, or

@@ -139,6 +139,18 @@ def _self_targets(node: ast.AST) -> list[str]:
     return [t.attr for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
 
 
+def bound_before(node: fx.Node, name: str) -> bool:
+    """True when a statement before the node's source statement in its function assigns `name`
+    (`shortcut = x` before `shortcut = self.downsample(shortcut)`); False for a parameter never assigned."""
+    found = _statement_span(node)
+    if found is None:
+        return False
+    file, span = found
+    first = _enclosing_def(linecache.getlines(file), span[0])
+    parsed = None if first is None else _function_statements(file, first)
+    return parsed is not None and any(other[0] < span[0] and name in (other[2] or ()) for other in parsed[1])
+
+
 def always_run(node: fx.Node) -> bool:
     """True when the node's source statement runs whenever its function does (`v = self.v(x)`; not
     resnet's `identity = self.downsample(x)` under `if self.downsample is not None:`)."""

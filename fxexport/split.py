@@ -20,6 +20,7 @@ from torch import fx, nn
 from .access import DICT_BASE, SEQUENTIAL_BASE, numbered_in_any_order
 from .aliases import identity_source, reads_outside
 from .calls import (
+    SOURCE_CLASS,
     Call,
     Frame,
     body_nodes,
@@ -537,6 +538,7 @@ def _assemble(
             continue
         built.add(path)
         module = module_from(holders[path], graphs[path], class_name(call.frame.cls))
+        module.meta[SOURCE_CLASS] = call.frame.cls
         if _sequential_base(call.frame.cls, module):
             module.meta[SEQUENTIAL_BASE] = True
         elif _dict_base(call.frame.cls, module):

@@ -3617,11 +3617,29 @@ class ProjectedBlock(nn.Module):
         return self.conv(y) + 1
 
 
+class KeptShortcut(nn.Module):
+    """timm's Bottleneck (hrnet's): the input kept as `shortcut`, the optional child applied to it in place;
+    built by every instance here, so the export builds it always and calls it unconditionally."""
+
+    def __init__(self, downsample=None) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.downsample = downsample
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv(x)
+        if self.downsample is not None:
+            shortcut = self.downsample(shortcut)
+        return x + shortcut
+
+
 class NamedChildResults(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.heads = nn.Sequential(ValueHead(True), ValueHead(False))
         self.blocks = nn.Sequential(ProjectedBlock(True), ProjectedBlock(False))
+        self.kept = KeptShortcut(nn.Conv2d(4, 4, 1))
 
     def forward(self, x):
-        return self.blocks(self.heads(x))
+        return self.kept(self.blocks(self.heads(x)))

@@ -1,6 +1,6 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
-Parameters: 624; buffers: 0; 2,496 bytes of tensors in weights.safetensors.
+Parameters: 792; buffers: 0; 3,168 bytes of tensors in weights.safetensors.
 Producer: torch.fx.symbolic_trace; torch 2.13.0.
 
     model = FxModule()
@@ -17,7 +17,7 @@ from torch import nn
 from .loader import load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
-TENSOR_COUNT = 20
+TENSOR_COUNT = 24
 TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
@@ -52,6 +52,19 @@ class ProjectedBlock(nn.Module):  # tests/models.py:3607 ProjectedBlock
         return x + 1
 
 
+class KeptShortcut(nn.Module):  # tests/models.py:3620 KeptShortcut
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.downsample = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv(x)
+        shortcut = self.downsample(shortcut)
+        return x + shortcut
+
+
 class FxModule(nn.Module):
     def __init__(
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
@@ -66,6 +79,7 @@ class FxModule(nn.Module):
                 ProjectedBlock(proj=nn.Conv2d(4, 4, 1)),
                 ProjectedBlock(proj=nn.Identity()),
             )
+            self.kept = KeptShortcut()
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train
             if module is not self and next(module.children(), None) is not None:
@@ -85,4 +99,5 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         x = self.heads(x)
-        return self.blocks(x)
+        x = self.blocks(x)
+        return self.kept(x)
