@@ -36,7 +36,6 @@ from .source_names import (
     run_name,
     same_statement,
     statement_name,
-    statement_reads,
     statement_target,
     unpacked_apart,
     unpacked_as,
@@ -607,13 +606,14 @@ class _Emitter:
 
     def named_apart(self, node: fx.Node, own: str | None, inputs: list[fx.Node]) -> bool:
         """True when a statement that always runs binds the result of a child its class always builds to a
-        name of its own (`v = self.v(x)`): it takes that name rather than its input's, which a child only
-        some instances have or call takes (`x = self.downsample(x)`, the in-place form optional children
-        are found by)."""
+        name of its own, one no statement before it binds (`v = self.v(x)`): it takes that name rather than
+        its input's, which a child only some instances have or call takes (`x = self.downsample(x)`, the
+        in-place form optional children are found by), as does one rebinding a kept value (`shortcut = x`,
+        then `shortcut = self.downsample(x)`)."""
         if own is None or own in {self.source_name_of(used) for used in inputs} or not always_run(node):
             return False
-        if own in (statement_reads(node) or ()) and bound_before(node, own):
-            return False  # applied in place to a value kept under that name (`shortcut = self.downsample(shortcut)`)
+        if bound_before(node, own):
+            return False  # a value kept under that name first (`shortcut = x` ... `shortcut = self.downsample(x)`)
         return str(node.target).split(".")[0] in built_always(self.owner_class(node))
 
     def owner_class(self, node: fx.Node) -> type | str:

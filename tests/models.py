@@ -3634,12 +3634,24 @@ class KeptShortcut(nn.Module):
         return x + shortcut
 
 
+class KeptShortcutOfInput(KeptShortcut):
+    """timm's ResNestBottleneck: the downsample reads the input itself, its value bound to the kept name."""
+
+    def forward(self, x):
+        shortcut = x
+        out = self.conv(x)
+        if self.downsample is not None:
+            shortcut = self.downsample(x)
+        return out + shortcut
+
+
 class NamedChildResults(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.heads = nn.Sequential(ValueHead(True), ValueHead(False))
         self.blocks = nn.Sequential(ProjectedBlock(True), ProjectedBlock(False))
         self.kept = KeptShortcut(nn.Conv2d(4, 4, 1))
+        self.kept_input = KeptShortcutOfInput(nn.Conv2d(4, 4, 1))
 
     def forward(self, x):
-        return self.kept(self.blocks(self.heads(x)))
+        return self.kept_input(self.kept(self.blocks(self.heads(x))))

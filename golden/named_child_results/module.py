@@ -1,6 +1,6 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
-Parameters: 792; buffers: 0; 3,168 bytes of tensors in weights.safetensors.
+Parameters: 960; buffers: 0; 3,840 bytes of tensors in weights.safetensors.
 Producer: torch.fx.symbolic_trace; torch 2.13.0.
 
     model = FxModule()
@@ -17,7 +17,7 @@ from torch import nn
 from .loader import load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
-TENSOR_COUNT = 24
+TENSOR_COUNT = 28
 TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
@@ -65,6 +65,19 @@ class KeptShortcut(nn.Module):  # tests/models.py:3620 KeptShortcut
         return x + shortcut
 
 
+class KeptShortcutOfInput(nn.Module):  # tests/models.py:3637 KeptShortcutOfInput
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.downsample = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        shortcut = x
+        out = self.conv(x)
+        shortcut = self.downsample(x)
+        return out + shortcut
+
+
 class FxModule(nn.Module):
     def __init__(
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
@@ -80,6 +93,7 @@ class FxModule(nn.Module):
                 ProjectedBlock(proj=nn.Identity()),
             )
             self.kept = KeptShortcut()
+            self.kept_input = KeptShortcutOfInput()
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train
             if module is not self and next(module.children(), None) is not None:
@@ -100,4 +114,5 @@ class FxModule(nn.Module):
     def forward(self, x):
         x = self.heads(x)
         x = self.blocks(x)
-        return self.kept(x)
+        x = self.kept(x)
+        return self.kept_input(x)
