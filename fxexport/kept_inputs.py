@@ -53,8 +53,8 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
     """The forward with the input kept as `alias` first where the source keeps it so and later binds the
     alias, not the input, to a child's value (torchvision's `identity = x`, ..., `identity =
     self.downsample(x)`, `out += identity`): the forward's `x = self.downsample(x)` (under its `if` or
-    not) binds `alias`, read from there where it read `x`. Not where the forward binds `x` elsewhere or
-    names anything `alias`."""
+    not) binds `alias`, read from there where it read `x`; the alias is kept first only where that call is
+    under an `if`. Not where the forward binds `x` elsewhere or names anything `alias`."""
     at = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == m[3] == parameter and m[2] in children), None)
     if at is None:
         return lines
@@ -70,7 +70,8 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
     indent = line[: len(line) - len(line.lstrip(" "))]
     child = cast(re.Match[str], _APPLIED.fullmatch(line.lstrip(" ")))[2]
     after = tuple(rename_variables(text, {parameter: alias}) if is_code else text for text, is_code in zip(lines[at + 1 :], code[at + 1 :]))
-    return (f"{alias} = {parameter}", *lines[:at], f"{indent}{alias} = self.{child}({parameter})", *after)
+    kept = (f"{alias} = {parameter}",) if indent else ()  # a child every instance calls binds it first: nothing to keep
+    return (*kept, *lines[:at], f"{indent}{alias} = self.{child}({parameter})", *after)
 
 
 def _binds(line: str, name: str) -> bool:

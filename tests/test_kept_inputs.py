@@ -172,9 +172,10 @@ ALIAS_REBOUND = [
     # (the forward as traced, as torchvision writes it): the input kept as `identity` first, the optional
     # child's value bound to it
     (TV_TRACED, ("identity = x", "out = self.conv1(x)", "if self.downsample is not None:", "    identity = self.downsample(x)", "return out + identity")),
-    # a child every instance has: the same
+    # a child every instance has: its value bound to the alias, nothing kept under it first (the source's
+    # `identity = x` is for instances without one; here it would be a dead store)
     (("out = self.conv1(x)", "x = self.downsample(x)", "return out + x"),
-     ("identity = x", "out = self.conv1(x)", "identity = self.downsample(x)", "return out + identity")),
+     ("out = self.conv1(x)", "identity = self.downsample(x)", "return out + identity")),
 ]  # fmt: skip
 NOT_ALIAS_REBOUND = [
     ("x = x * 2", *TV_TRACED),  # the input bound again before: `identity = x` first would keep the other value

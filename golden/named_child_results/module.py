@@ -72,7 +72,6 @@ class KeptShortcutOfInput(nn.Module):  # tests/models.py:3637 KeptShortcutOfInpu
         self.downsample = nn.Conv2d(4, 4, 1)
 
     def forward(self, x):
-        shortcut = x
         out = self.conv(x)
         shortcut = self.downsample(x)
         return out + shortcut
