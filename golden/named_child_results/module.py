@@ -22,25 +22,16 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class ValueHead(nn.Module):  # tests/models.py:3584 ValueHead
-    def __init__(self, stride_conv=None) -> None:
+class Pointwise(nn.Module):  # tests/models.py:3584 Pointwise
+    def __init__(self) -> None:
         super().__init__()
-        self.stride_conv = stride_conv
-        self.q = nn.Conv2d(4, 4, 1)
-        self.v = nn.Conv2d(4, 4, 1)
-        self.v_local = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.conv = nn.Conv2d(4, 4, 1)
 
     def forward(self, x):
-        if self.stride_conv is not None:
-            x = self.stride_conv(x)
-        q = self.q(x)
-        v = self.v(x)
-        v_local = self.v_local(v)
-        mul = q * v
-        return mul + v_local
+        return self.conv(x) * 2
 
 
-class ProjectedBlock(nn.Module):  # tests/models.py:3607 ProjectedBlock
+class ProjectedBlock(nn.Module):  # tests/models.py:3618 ProjectedBlock
     def __init__(self, proj) -> None:
         super().__init__()
         self.proj = proj
@@ -52,7 +43,7 @@ class ProjectedBlock(nn.Module):  # tests/models.py:3607 ProjectedBlock
         return x + 1
 
 
-class KeptShortcut(nn.Module):  # tests/models.py:3620 KeptShortcut
+class KeptShortcut(nn.Module):  # tests/models.py:3631 KeptShortcut
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(4, 4, 3, padding=1)
@@ -65,7 +56,7 @@ class KeptShortcut(nn.Module):  # tests/models.py:3620 KeptShortcut
         return x + shortcut
 
 
-class KeptShortcutOfInput(nn.Module):  # tests/models.py:3637 KeptShortcutOfInput
+class KeptShortcutOfInput(nn.Module):  # tests/models.py:3648 KeptShortcutOfInput
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(4, 4, 3, padding=1)
@@ -75,6 +66,24 @@ class KeptShortcutOfInput(nn.Module):  # tests/models.py:3637 KeptShortcutOfInpu
         out = self.conv(x)
         shortcut = self.downsample(x)
         return out + shortcut
+
+
+class ValueHead(nn.Module):  # tests/models.py:3595 ValueHead
+    def __init__(self, stride_conv=None) -> None:
+        super().__init__()
+        self.stride_conv = stride_conv
+        self.q = nn.Conv2d(4, 4, 1)
+        self.v = Pointwise()
+        self.v_local = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+
+    def forward(self, x):
+        if self.stride_conv is not None:
+            x = self.stride_conv(x)
+        q = self.q(x)
+        v = self.v(x)
+        v_local = self.v_local(v)
+        mul = q * v
+        return mul + v_local
 
 
 class FxModule(nn.Module):
