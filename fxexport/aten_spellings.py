@@ -262,6 +262,17 @@ def pool_rule(target: Callable[..., Any], optional: str) -> Rule:
     return rule
 
 
+# upsample op -> the mode F.interpolate (and nn.Upsample) calls it for, and whether it records align_corners
+UPSAMPLE_MODES = {
+    **dict.fromkeys(("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"), ("nearest", False)),
+    **dict.fromkeys(("_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d"), ("nearest-exact", False)),
+    "upsample_linear1d": ("linear", True),
+    "upsample_bilinear2d": ("bilinear", True),
+    "upsample_bicubic2d": ("bicubic", True),
+    "upsample_trilinear3d": ("trilinear", True),
+}
+
+
 def interpolate_rule(mode: str, align: bool, antialias: bool = False) -> Rule:
     """F.interpolate with `size` or `scale_factor`, as it calls the upsample op."""
 
@@ -577,16 +588,7 @@ SPELLINGS: dict[Any, Rule] = {
     aten.adaptive_avg_pool1d.default: fn(F.adaptive_avg_pool1d, "self output_size"),
     aten.adaptive_avg_pool2d.default: fn(F.adaptive_avg_pool2d, "self output_size"),
     aten.adaptive_avg_pool3d.default: fn(F.adaptive_avg_pool3d, "self output_size"),
-    aten.upsample_nearest2d.vec: interpolate_rule("nearest", align=False),
-    aten.upsample_bilinear2d.vec: interpolate_rule("bilinear", align=True),
-    aten.upsample_nearest1d.vec: interpolate_rule("nearest", align=False),
-    aten.upsample_nearest3d.vec: interpolate_rule("nearest", align=False),
-    aten._upsample_nearest_exact1d.vec: interpolate_rule("nearest-exact", align=False),
-    aten._upsample_nearest_exact2d.vec: interpolate_rule("nearest-exact", align=False),
-    aten._upsample_nearest_exact3d.vec: interpolate_rule("nearest-exact", align=False),
-    aten.upsample_linear1d.vec: interpolate_rule("linear", align=True),
-    aten.upsample_bicubic2d.vec: interpolate_rule("bicubic", align=True),
-    aten.upsample_trilinear3d.vec: interpolate_rule("trilinear", align=True),
+    **{getattr(aten, op).vec: interpolate_rule(mode, align) for op, (mode, align) in UPSAMPLE_MODES.items()},
     aten._upsample_bilinear2d_aa.vec: interpolate_rule("bilinear", align=True, antialias=True),
     aten._upsample_bicubic2d_aa.vec: interpolate_rule("bicubic", align=True, antialias=True),
     aten.im2col.default: fn(F.unfold, "self kernel_size", "dilation padding stride"),

@@ -591,7 +591,7 @@ class _Emitter:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
         renamable = [used for used in inputs if self.renamable(used, node)]
         declines = False
-        if renamable and kept is not None and not (_applies_child(node) and not self.named_apart(node, own, renamable)):
+        if renamable and kept is not None and (not _applies_child(node) or self.named_apart(node, own, renamable)):
             if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
                 renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node)]
                 declines = not renamable

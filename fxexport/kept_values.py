@@ -22,9 +22,6 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-import textwrap
-import tokenize
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,6 +29,7 @@ import torch
 from torch import nn
 
 from .calls import resolve_class
+from .source_names import function_syntax
 
 # methods that change the container they are called on, or are given first (`operator.setitem(d, k, v)`)
 _FILLS = frozenset({
@@ -143,7 +141,7 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
     layers: set[int] = set()
     while True:
         wrapped = getattr(function, "__wrapped__", None)
-        tree = _syntax(function.__code__)
+        tree = function_syntax(function.__code__)
         if tree is None or (wrapped is not None and not inspect.isfunction(wrapped)) or id(function) in layers:
             return None
         layers.add(id(function))
@@ -154,18 +152,6 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
         if wrapped is None:
             return names
         function = wrapped
-
-
-def _syntax(code: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The syntax tree of the function whose code is `code` (its own, not that of what it wraps)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
-    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError, IndexError):
-        return None
-    function = tree.body[0] if tree.body else None
-    return function if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _passes_to(function: Callable[..., Any], wrapped: Any) -> frozenset[str]:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import fx, nn
 
-from .aten_spellings import Call, bind, per_dimension
+from .aten_spellings import UPSAMPLE_MODES, Call, bind, per_dimension
 
 aten = torch.ops.aten
 
@@ -204,15 +204,6 @@ def upsample(mode: str, align: bool) -> Recover:
     return recover
 
 
-# upsample op -> nn.Upsample's mode, and whether it records align_corners
-_UPSAMPLE = {
-    **dict.fromkeys(("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"), ("nearest", False)),
-    **dict.fromkeys(("_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d"), ("nearest-exact", False)),
-    "upsample_linear1d": ("linear", True),
-    "upsample_bilinear2d": ("bilinear", True),
-    "upsample_bicubic2d": ("bicubic", True),
-    "upsample_trilinear3d": ("trilinear", True),
-}
 _CONV = {1: (aten.conv1d.default, aten.conv1d.padding), 2: (aten.conv2d.default, aten.conv2d.padding), 3: (aten.conv3d.default, aten.conv3d.padding)}
 _CONV_T = {1: aten.conv_transpose1d.default, 2: aten.conv_transpose2d.input, 3: aten.conv_transpose3d.input}
 
@@ -264,7 +255,7 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     **{getattr(nn, f"MaxPool{d}d"): {op: pool("kernel_size stride padding dilation ceil_mode")} for d, op in _MAX_POOL.items()},
     **{getattr(nn, f"AvgPool{d}d"): {op: pool(_AVG_NAMES.get(d, _AVG_NAMES[2]))} for d, op in _AVG_POOL.items()},
     **{getattr(nn, f"AdaptiveAvgPool{d}d"): {op: pool("output_size")} for d, op in _ADAPTIVE.items()},
-    nn.Upsample: {getattr(aten, op).vec: upsample(mode, align) for op, (mode, align) in _UPSAMPLE.items()},
+    nn.Upsample: {getattr(aten, op).vec: upsample(mode, align) for op, (mode, align) in UPSAMPLE_MODES.items()},
     nn.Flatten: {aten.flatten.using_ints: arguments("start_dim end_dim")},
     nn.Unflatten: {aten.unflatten.int: lambda run, call: Recovered({"dim": call["dim"], "unflattened_size": tuple(call["sizes"])})},
 }

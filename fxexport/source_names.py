@@ -22,7 +22,7 @@ import textwrap
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import cast
+from typing import Any, cast
 
 from torch import fx
 
@@ -74,20 +74,26 @@ def _function_tree(file: str, first: int) -> ast.Module | None:
 
 @functools.lru_cache(maxsize=1024)
 def _always_run(file: str, first: int) -> frozenset[int]:
-    """The first lines of the statements of a function that run whenever it does: not inside an `if`,
-    a loop, a `try` or a `match` (a `with` block runs)."""
+    """The first lines of the statements of a function that run whenever it does, all of each statement
+    (`y = self.proj(x) if self.proj is not None else x` does not)."""
     tree = _function_tree(file, first)
     if tree is None or not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
-    found: set[int] = set()
-    body = tree.body[0].body
-    while body:
-        statement, body = body[0], body[1:]
+    return frozenset(
+        statement.lineno + first - 1
+        for statement in _unconditional(tree.body[0].body)
+        if not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement))
+    )
+
+
+def _unconditional(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a block that run whenever it does: not inside an `if`, a loop, a `try` or a
+    `match`; a `with` block's do."""
+    for statement in body:
         if isinstance(statement, (ast.With, ast.AsyncWith)):
-            body = [*statement.body, *body]
-        elif not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement)):
-            found.add(statement.lineno + first - 1)  # `y = self.proj(x) if self.proj is not None else x`: not always
-    return frozenset(found)
+            yield from _unconditional(statement.body)
+        else:
+            yield statement
 
 
 @functools.lru_cache(maxsize=1024)
@@ -97,15 +103,7 @@ def built_always(cls: type | str) -> frozenset[str]:
     (`nn.Conv2d(...) if proj else nn.Identity()`), as None, or from a parameter that defaults to None
     (a generated class's optional child). Empty where the source cannot be read."""
     init = getattr(resolve_class(cls), "__init__", None)
-    if init is None:
-        return frozenset()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
-    except (OSError, TypeError, ValueError, SyntaxError, tokenize.TokenError, RecursionError, MemoryError):
-        return frozenset()
-    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    function = None if init is None else function_syntax(init)
     if function is None:
         return frozenset()
     arguments = function.args
@@ -118,17 +116,25 @@ def built_always(cls: type | str) -> frozenset[str]:
         for target in _self_targets(node):
             counts[target] = counts.get(target, 0) + 1
     found: set[str] = set()
-    body = list(function.body)
-    while body:
-        statement, body = body[0], body[1:]
-        if isinstance(statement, (ast.With, ast.AsyncWith)):
-            body = [*statement.body, *body]
-        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _self_targets(statement):
+    for statement in _unconditional(function.body):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _self_targets(statement):
             name, value = _self_targets(statement)[0], statement.value
             plain = not isinstance(value, (ast.IfExp, ast.BoolOp)) and not (isinstance(value, ast.Constant) and value.value is None)
             if plain and not (isinstance(value, ast.Name) and value.id in optional) and counts[name] == 1:
                 found.add(name)
     return frozenset(found)
+
+
+def function_syntax(code: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The syntax tree of the function whose code is `code` (its own, not that of what it wraps)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(textwrap.dedent(inspect.getsource(code)))
+    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError, IndexError):
+        return None
+    function = tree.body[0] if tree.body else None
+    return function if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _self_targets(node: ast.AST) -> list[str]:
@@ -142,24 +148,30 @@ def _self_targets(node: ast.AST) -> list[str]:
 def bound_before(node: fx.Node, name: str) -> bool:
     """True when a statement before the node's source statement in its function assigns `name`
     (`shortcut = x` before `shortcut = self.downsample(shortcut)`); False for a parameter never assigned."""
-    found = _statement_span(node)
+    found = _statement_function(node)
     if found is None:
         return False
-    file, span = found
-    first = _enclosing_def(linecache.getlines(file), span[0])
-    parsed = None if first is None else _function_statements(file, first)
+    file, first, span = found
+    parsed = _function_statements(file, first)
     return parsed is not None and any(other[0] < span[0] and name in (other[2] or ()) for other in parsed[1])
 
 
 def always_run(node: fx.Node) -> bool:
     """True when the node's source statement runs whenever its function does (`v = self.v(x)`; not
     resnet's `identity = self.downsample(x)` under `if self.downsample is not None:`)."""
+    found = _statement_function(node)
+    return found is not None and found[2][0] in _always_run(found[0], found[1])
+
+
+def _statement_function(node: fx.Node) -> tuple[str, int, Span] | None:
+    """The file, the line of the `def` of the function the node's source statement is in, and that
+    statement's span; None where not known."""
     found = _statement_span(node)
     if found is None:
-        return False
+        return None
     file, span = found
     first = _enclosing_def(linecache.getlines(file), span[0])
-    return first is not None and span[0] in _always_run(file, first)
+    return None if first is None else (file, first, span)
 
 
 def _enclosing_def(lines: list[str], line: int) -> int | None:

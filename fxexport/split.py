@@ -356,11 +356,9 @@ def _numbered_chain(call: Call, names: list[str]) -> list[str] | None:
     prefix = f"{call.frame.path}."
     called = [item.frame.path if isinstance(item, Call) else str(item.target) for item in call.items]
     numbers = [path[len(prefix) :] for path in called if path.startswith(prefix)]
-    if not numbers or len(numbers) != len(called) or not all(n.isdigit() and n == str(int(n)) for n in numbers):
+    if len(numbers) != len(called) or not _in_order(numbers) or not set(names) <= set(numbers):
         return None
-    if [int(n) for n in numbers] != sorted({int(n) for n in numbers}) or not set(names) <= set(numbers):
-        return None
-    return called if int(numbers[-1]) + 1 - len(numbers) <= MAX_GAPS else None  # each number skipped is filled (_mirror)
+    return called  # each number skipped is filled (_mirror)
 
 
 def _regrouped(path: str, module: nn.Module) -> bool:
@@ -369,15 +367,21 @@ def _regrouped(path: str, module: nn.Module) -> bool:
 
 
 def _gaps(names: list[str]) -> list[str]:
-    """The numbers missing below the largest of children numbered in order (`1, 2`: `0`), at most
-    MAX_GAPS of them (else none: children keyed by numbers far apart, a ModuleDict's `"224"` and
-    `"384"`, are no list with entries left out)."""
-    if not names or not all(n.isdigit() and n == str(int(n)) for n in names) or names != sorted(names, key=int):
-        return []
-    if int(names[-1]) + 1 - len(names) > MAX_GAPS:
+    """The numbers missing below the largest of children numbered in order (`1, 2`: `0`), else none."""
+    if not _in_order(names):
         return []
     held = set(names)
     return [str(i) for i in range(int(names[-1])) if str(i) not in held]
+
+
+def _in_order(names: list[str]) -> bool:
+    """True for children numbered as ints are written (no `01`), ascending, leaving out at most MAX_GAPS
+    numbers below the largest (children keyed by numbers far apart, a ModuleDict's `"224"` and `"384"`,
+    are no list with entries left out)."""
+    if not names or not all(n.isdigit() and n == str(int(n)) for n in names):
+        return False
+    numbers = [int(n) for n in names]
+    return numbers == sorted(set(numbers)) and numbers[-1] + 1 - len(numbers) <= MAX_GAPS
 
 
 MAX_GAPS = 8  # entries of a container its graph holds no call of, filled with nn.Identity in their places
