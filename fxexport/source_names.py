@@ -231,11 +231,23 @@ def _item_callees(statement: ast.stmt) -> tuple[str | None, ...] | None:
 
 
 def _callee(item: ast.expr) -> str | None:
-    """`g` of `self.g(...)`, `x.g(...)` or `g(...)`."""
+    """`g` of `self.g(...)`, `x.g(...)` or `g(...)`; `qkv[0]` of itself (torchvision's `q, k, v = qkv[0],
+    qkv[1], qkv[2]`)."""
+    if isinstance(item, ast.Subscript):
+        index = _int_constant(item.slice)
+        return f"{item.value.id}[{index}]" if isinstance(item.value, ast.Name) and index is not None else None
     if not isinstance(item, ast.Call):
         return None
     func = item.func
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _int_constant(node: ast.expr) -> int | None:
+    """The int an expression writes (`2`, `-1`), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _int_constant(node.operand)
+        return None if inner is None else -inner
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 def _loaded(statement: ast.stmt) -> frozenset[str]:
@@ -509,9 +521,18 @@ def _paired_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
     callees = found[1][4] if found is not None else None
     if callees is None or len(callees) != len(names):
         return None
-    called = called_name(node)
+    called = _subscript(node) or called_name(node)
     places = [i for i, callee in enumerate(callees) if callee is not None and callee == called]
     return names[places[0]] if len(places) == 1 else None
+
+
+def _subscript(node: fx.Node) -> str | None:
+    """`qkv[0]` for item 0 of a value its source bound to `qkv` (or a forward input of that name), else None."""
+    value = node.args[0] if node.args else None
+    if not isinstance(value, fx.Node) or not is_item_of(node, value):
+        return None
+    name = value.target if value.op == "placeholder" else statement_target(value)
+    return f"{name}[{node.args[1]}]" if isinstance(name, str) else None
 
 
 def _read_in_its_statement(node: fx.Node) -> bool:

@@ -3666,3 +3666,28 @@ class NamedChildResults(nn.Module):
 
     def forward(self, x):
         return self.kept_input(self.kept(self.blocks(self.heads(x))))
+
+
+class IndexedHeads(nn.Module):
+    """torchvision's shifted window attention: `q, k, v = qkv[0], qkv[1], qkv[2]` pairs names with items."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attention = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+        return self.proj((attention @ v).transpose(1, 2).reshape(B, N, C))
+
+
+class IndexedHeadsStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(IndexedHeads(), IndexedHeads())
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -610,6 +610,11 @@ SHAPES = [
     # symbolic_trace, statements recovered: a statement pairing names with calls names each call's value
     Shape("names_paired_with_calls", _model(models.NormedHeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"NormedHeads"}),
           counts={"q, k, v = qkv.unbind(0)": 1, "q = self.q_norm(q)": 1, "k = self.k_norm(k)": 1, "F.scaled_dot_product_attention(q, k, v)": 1}),
+    # ... and names with the items it indexes (torchvision swin's `q, k, v = qkv[0], qkv[1], qkv[2]`), by either producer
+    Shape("names_paired_with_items", _model(models.IndexedHeadsStack), lambda: (torch.randn(2, 5, 8),), _trace, frozenset({"IndexedHeads"}),
+          counts={"q = qkv[0]": 1, "k = qkv[1]": 1, "v = qkv[2]": 1, "(attention @ v)": 1, "getitem": 0}),
+    Shape("names_paired_with_items_export", _model(models.IndexedHeadsStack), lambda: (torch.randn(2, 5, 8),), _export,
+          frozenset({"IndexedHeads"}), counts={"q = qkv[0]": 1, "k = qkv[1]": 1, "v = qkv[2]": 1, "(attention @ v)": 1, "getitem": 0}),
     # ... or as the items of the tuple a function takes first (timm cait's `torch.cat((x_cls, x), dim=1)`)
     Shape("inputs_named_as_items_passed_on", _model(models.ClassTokenCats), lambda: (torch.randn(2, 3, 4),), _trace, frozenset({"ClassTokenCat"}),
           counts={"def forward(self, x_cls, x):": 1}),
