@@ -209,6 +209,27 @@ def source_statement(node: fx.Node) -> tuple[str, str, str] | None:
     return None if match is None else (match["file"], match["line"], match["code"].strip())
 
 
+def source_frames(node: fx.Node) -> tuple[tuple[str, str, str], ...]:
+    """(file, line number, source line) of each recorded frame of the node's stack trace, outermost first:
+    its module's forward and the functions it called, up to another module's forward (a child's code is
+    its own class's: the items of its result carry its frames) or the first frame in torch's own code
+    after one outside it (`F.layer_norm`'s body says nothing of a model's; a torch.nn class's own
+    statements, nn.TransformerEncoderLayer's, do)."""
+    frames: list[tuple[str, str, str]] = []
+    for match in _FRAME.finditer(node.stack_trace or ""):
+        if frames and (match["func"] == "forward" or _in_torch(match["file"]) and not _in_torch(frames[0][0])):
+            break
+        frames.append((match["file"], match["line"], match["code"].strip()))
+    return tuple(frames)
+
+
+def _in_torch(file: str) -> bool:
+    return _resolved(file).startswith(_TORCH_FOLDER)
+
+
+_TORCH_FOLDER = str(Path(torch.__file__).resolve().parent) + os.sep
+
+
 _RECOVERED: ContextVar[bool] = ContextVar("recovered", default=False)
 
 

@@ -26,12 +26,12 @@ from typing import Any, cast
 
 from torch import fx
 
-from .annotations import source_statement
+from .annotations import source_frames
 from .calls import resolve_class
 from .names import BUILTIN_NAMES
 from .unpacking import is_item_of
 
-Statement = tuple[str, int]  # (file, first line)
+Statement = tuple[tuple[str, int], ...]  # (file, first line) of the statement and of those calling it
 # first and last line, names assigned and read, and what each item of a tuple it assigns calls (`q, k =
 # self.q_norm(q), self.k_norm(k)`: ("q_norm", "k_norm"))
 Span = tuple[int, int, "tuple[str, ...] | None", "frozenset[str] | None", "tuple[str | None, ...] | None"]
@@ -169,7 +169,7 @@ def _statement_function(node: fx.Node) -> tuple[str, int, Span] | None:
     found = _statement_span(node)
     if found is None:
         return None
-    file, span = found
+    _, file, span = found
     first = _enclosing_def(linecache.getlines(file), span[0])
     return None if first is None else (file, first, span)
 
@@ -256,37 +256,85 @@ def _loaded(statement: ast.stmt) -> frozenset[str]:
 
 
 def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
-    """The source statement the node ran in (its file and first line) and the names it assigns."""
+    """The source statement the node ran in (where it was called from, its file and first line) and the names it assigns."""
     found = _statement_span(node)
-    return None if found is None else ((found[0], found[1][0]), found[1][2])
+    return None if found is None else (found[0], found[2][2])
 
 
 def statement_reads(node: fx.Node) -> frozenset[str] | None:
     """The names the node's source statement reads, None where not known."""
     found = _statement_span(node)
-    return None if found is None else found[1][3]
+    return None if found is None else found[2][3]
+
+
+def forward_reads(node: fx.Node) -> frozenset[str] | None:
+    """The names the statement of its module's forward the node ran in reads (a helper function's
+    statements aside), None where not known."""
+    found = _frame_spans(node)
+    return found[0][1][3] if found else None
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _statement_span(node: fx.Node) -> tuple[str, Span] | None:
-    """The file and span of the source statement the node ran in (asked of each node several times while
-    its method is named: kept for one export)."""
-    found = source_statement(node)
-    if found is None:
+def _statement_span(node: fx.Node) -> tuple[Statement, str, Span] | None:
+    """Where the node's source statement was called from, its file and its span (asked of each node
+    several times while its method is named: kept for one export). Where the forward calls a function
+    (transformers' `apply_rotary_pos_emb`), the statement is the outermost one whose one name the node is
+    the value of: the forward's `q = rotate(q)`, the function's `cos = cos.unsqueeze(1)`; else the
+    outermost one binding several names, where the innermost binds none; else the innermost."""
+    spans = _frame_spans(node)
+    if not spans:
         return None
-    file, line, code = found
+    fallback = None
+    for depth, (_, span) in enumerate(spans):
+        if span[2] is None or _read_within(node, depth):
+            continue
+        if len(span[2]) == 1:
+            return _placed(spans, depth)
+        fallback = depth if fallback is None else fallback
+    return _placed(spans, fallback if fallback is not None and spans[-1][1][2] is None else len(spans) - 1)
+
+
+def _placed(spans: tuple[tuple[str, Span], ...], depth: int) -> tuple[Statement, str, Span]:
+    return _site(spans, depth), spans[depth][0], spans[depth][1]
+
+
+def _site(spans: tuple[tuple[str, Span], ...], depth: int) -> Statement:
+    """The statement at `depth` with the statements that called it: its place in one run of the forward."""
+    return tuple((file, span[0]) for file, span in spans[: depth + 1])
+
+
+def _read_within(node: fx.Node, depth: int) -> bool:
+    """True when a later value of the node's statement at `depth` (called from where it was) reads it."""
+    site = _site(_frame_spans(node), depth)
+    return any(len(found := _frame_spans(user)) > depth and _site(found, depth) == site for user in node.users if user.op != "output")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _frame_spans(node: fx.Node) -> tuple[tuple[str, Span], ...]:
+    """The file and span of the statement of each recorded frame of the node, outermost first, up to the
+    first that cannot be read."""
+    out = []
+    for file, line, code in source_frames(node):
+        span = _frame_span(file, int(line), code)
+        if span is None:
+            break
+        out.append((file, span))
+    return tuple(out)
+
+
+def _frame_span(file: str, line: int, code: str) -> Span | None:
     lines = linecache.getlines(file)
-    if not 0 < int(line) <= len(lines) or lines[int(line) - 1].strip() != code:
+    if not 0 < line <= len(lines) or lines[line - 1].strip() != code:
         return None  # the file is not what ran (changed since): its statements would name other values
-    first = _enclosing_def(lines, int(line))
+    first = _enclosing_def(lines, line)
     parsed = None if first is None else _function_statements(file, first)
     if parsed is None:
         return None
     starts, spans = parsed
-    index = bisect.bisect_right(starts, int(line)) - 1
-    if index < 0 or spans[index][1] < int(line):
+    index = bisect.bisect_right(starts, line) - 1
+    if index < 0 or spans[index][1] < line:
         return None
-    return file, spans[index]
+    return spans[index]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -382,10 +430,10 @@ def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
 def passes_whole(node: fx.Node, name: str) -> bool:
     """True when the source statement `node` ran in passes the name itself to a call, as an argument or
     a keyword's value (`self.attn(x, position_embeddings=position_embeddings)`), not a value made of it."""
-    found = _statement_span(node)
-    if found is None:
+    found = _frame_spans(node)  # the forward's statement: it passes the name on, or a value made of it
+    if not found:
         return False
-    file, (start, end, *_) = found
+    file, (start, end, *_) = found[0]
     try:
         tree = ast.parse(textwrap.dedent("".join(linecache.getlines(file)[start - 1 : end])))
     except (SyntaxError, ValueError):
@@ -399,6 +447,7 @@ def forget_statements() -> None:
     """Drop the parsed source files and the nodes' statements (kept for one export)."""
     _function_statements.cache_clear()
     _statement_span.cache_clear()
+    _frame_spans.cache_clear()
     source_parameters.cache_clear()
     forward_source.cache_clear()
     unpacked_parameters.cache_clear()
@@ -518,7 +567,7 @@ def _paired_target(node: fx.Node, names: tuple[str, ...]) -> str | None:
     """`names[i]` for `node`, the call item i of a tuple its statement assigns makes (`q` of `q, k =
     self.q_norm(q), self.k_norm(k)`), where no other item makes such a call."""
     found = _statement_span(node)
-    callees = found[1][4] if found is not None else None
+    callees = found[2][4] if found is not None else None
     if callees is None or len(callees) != len(names):
         return None
     called = _subscript(node) or called_name(node)

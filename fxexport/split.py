@@ -37,7 +37,7 @@ from .kept_values import may_keep_values
 from .packing import list_arguments
 from .rebuild import is_holder
 from .scopes import blocks_of
-from .source_names import passes_whole, source_parameters, statement_reads, unpacked_parameters
+from .source_names import forward_reads, passes_whole, source_parameters, unpacked_parameters
 from .subgraphs import Builder, ListArgument, generic_input, interface, module_from, rename_inputs, source_input_names
 
 
@@ -120,7 +120,7 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
             placeholder = placeholders[i]
             if not generic_input(placeholder):
                 name = str(placeholder.target) if str(placeholder.target) in source_parameters(cls) else None
-            elif all(statement_reads(user) is None for user in placeholder.users):
+            elif all(forward_reads(user) is None for user in placeholder.users):
                 unknown = True
                 continue
         names.add(name)
@@ -161,7 +161,7 @@ def passed_on_as(
         if child is None or not positions or placeholder in user.kwargs.values():
             return None
         inputs = list(child.find_nodes(op="placeholder"))
-        reads = statement_reads(user) or frozenset()
+        reads = forward_reads(user) or frozenset()
         items = {item: parameter for parameter, unpacked in unpacked_parameters((kinds or {}).get(child_path, "")) for item in unpacked}
         for i in positions:
             name = str(inputs[i].target) if i < len(inputs) else ""

@@ -26,10 +26,10 @@ from .pytree_io import SEQUENCES
 from .scopes import SCOPES, Scope, after, call_site_scopes
 from .source_names import (
     called_name,
+    forward_reads,
     forward_source,
     kept_input_alias,
     source_parameters,
-    statement_reads,
     unpacked_parameters,
 )
 
@@ -143,7 +143,7 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     texts: dict[int, str] = {}  # the first statement reading it, as the source wrote it
     kept = kept_input_alias(forward_source(cls))  # `residual = hidden_states` first: reading `residual` reads the input
     for i, placeholder in enumerate(placeholders):
-        reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(statement_reads, placeholder.users)]
+        reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(forward_reads, placeholder.users)]
         if generic_input(placeholder) and reads and not any(r is None for r in reads):
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if _local_name(name)}

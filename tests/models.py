@@ -3691,3 +3691,43 @@ class IndexedHeadsStack(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary(q, k, cos, sin):
+    cos = cos.unsqueeze(1)
+    sin = sin.unsqueeze(1)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+class RotaryHeads(nn.Module):
+    """transformers' attention with rotary embeddings: values made by the functions the forward calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q_proj = nn.Linear(8, 8)
+        self.k_proj = nn.Linear(8, 8)
+
+    def forward(self, x, cos, sin):
+        query_states = self.q_proj(x).view(2, 3, 2, 4).transpose(1, 2)
+        key_states = self.k_proj(x).view(2, 3, 2, 4).transpose(1, 2)
+        query_states, key_states = apply_rotary(query_states, key_states, cos, sin)
+        return F.scaled_dot_product_attention(query_states, key_states, key_states)
+
+
+class RotaryStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([RotaryHeads(), RotaryHeads()])
+
+    def forward(self, x, cos, sin):
+        for layer in self.layers:
+            x = layer(x, cos, sin).transpose(1, 2).reshape(2, 3, 8)
+        return x

@@ -10,6 +10,7 @@ import torch
 from torch import fx, nn
 
 import fxexport
+from fxexport.annotations import source_frames
 from fxexport.source_names import forget_statements, statement, statement_name, unpacked_parameters
 from tests.packages import imported
 
@@ -35,6 +36,13 @@ z = 1
 def other(self, x):
     a = f(x); b = g(x)
     return a
+def called(self, x, cos):
+    q = rotate(x, cos)
+    k = rotate(x, cos)
+    return q + k
+def rotate(x, cos):
+    cos = cos.unsqueeze(1)
+    return x * cos
 '''
 
 # (line of SOURCE, first line of its statement, the names it assigns)
@@ -53,6 +61,8 @@ CASES = [
 ]
 OUTSIDE_FUNCTIONS = 18  # `z = 1`: no function's statement
 TWO_ON_A_LINE = 20  # `a = f(x); b = g(x)`: which one a node ran in is not known
+CALLS = (23, 24)  # `q = rotate(x, cos)`, `k = rotate(x, cos)`
+ROTATE = (27, 28)  # `cos = cos.unsqueeze(1)`, `return x * cos`
 
 
 def _node(path: Path, line: int, *, users: int = 0, code: str | None = None) -> fx.Node:
@@ -65,6 +75,20 @@ def _node(path: Path, line: int, *, users: int = 0, code: str | None = None) -> 
     return node
 
 
+def _trace(path: Path, *lines: int) -> str:
+    """A stack trace through `lines` of SOURCE, the outermost first."""
+    return "".join(f'  File "{path}", line {line}, in f\n    {SOURCE.splitlines()[line - 1].strip()}\n' for line in lines)
+
+
+def _called(path: Path, call: int) -> tuple[fx.Node, fx.Node]:
+    """The nodes of `rotate` called from line `call`: `cos.unsqueeze(1)` and `x * cos`, which reads it."""
+    graph = fx.Graph()
+    unsqueezed = graph.call_method("unsqueeze", (graph.placeholder("cos"), 1))
+    product = graph.call_function(torch.mul, (graph.placeholder("x"), unsqueezed))
+    unsqueezed.meta["stack_trace"], product.meta["stack_trace"] = _trace(path, call, ROTATE[0]), _trace(path, call, ROTATE[1])
+    return unsqueezed, product
+
+
 @pytest.fixture
 def source(tmp_path: Path) -> Path:
     path = tmp_path / "model.py"
@@ -75,7 +99,7 @@ def source(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("line,start,names", CASES, ids=[str(c[0]) for c in CASES])
 def test_a_node_is_named_by_the_whole_statement_it_ran_in(source: Path, line: int, start: int, names: tuple[str, ...] | None) -> None:
-    assert statement(_node(source, line)) == ((str(source), start), names)
+    assert statement(_node(source, line)) == (((str(source), start),), names)
 
 
 def test_a_value_its_statement_reads_again_is_not_what_it_assigned(source: Path) -> None:
@@ -88,7 +112,22 @@ def test_a_statement_outside_functions_names_nothing(source: Path) -> None:
 
 
 def test_statements_sharing_a_line_name_nothing(source: Path) -> None:
-    assert statement(_node(source, TWO_ON_A_LINE)) == ((str(source), TWO_ON_A_LINE), None)
+    assert statement(_node(source, TWO_ON_A_LINE)) == (((str(source), TWO_ON_A_LINE),), None)
+
+
+def test_a_value_made_inside_a_function_the_forward_calls_is_named_by_that_functions_statement(source: Path) -> None:
+    unsqueezed, product = _called(source, CALLS[0])
+    # read again by the forward's `q = rotate(x, cos)`: not what it assigns, but what rotate's `cos = ...` does
+    assert statement(unsqueezed) == (((str(source), CALLS[0]), (str(source), ROTATE[0])), ("cos",))
+    assert statement_name(unsqueezed) == "cos"
+    assert statement(product) == (((str(source), CALLS[0]),), ("q",))  # the forward's statement assigns it
+    assert statement_name(product) == "q"
+
+
+def test_one_statement_of_a_function_called_twice_is_two_statements(source: Path) -> None:
+    first, second = _called(source, CALLS[0])[0], _called(source, CALLS[1])[0]
+    assert statement(first) != statement(second)
+    assert statement(first)[1] == statement(second)[1] == ("cos",)  # type: ignore[index]
 
 
 def test_a_file_changed_since_the_trace_names_nothing(source: Path) -> None:
@@ -148,3 +187,26 @@ UNPACKED = [
 def test_a_parameter_unpacked_into_its_own_name_counts_as_the_first_statement_only(cls, found) -> None:
     forget_statements()
     assert set(unpacked_parameters(cls)) == set(found)
+
+
+def test_frames_stop_where_torch_code_starts_below_the_models(source: Path) -> None:
+    import torch.nn.modules.linear as linear
+
+    file = linear.__file__
+    line = next(i for i, text in enumerate(Path(file).read_text(encoding="utf-8").splitlines(), 1) if "return F.linear(" in text)
+    code = "return F.linear(input, self.weight, self.bias)"
+    into_torch = _trace(source, CALLS[0]) + f'  File "{file}", line {line}, in forward\n    {code}\n'
+    graph = fx.Graph()
+    node = graph.call_function(torch.neg, (graph.placeholder("x"),))
+    node.meta["stack_trace"] = into_torch
+    assert source_frames(node) == ((str(source), str(CALLS[0]), "q = rotate(x, cos)"),)  # F.linear's body is not the model's
+    node.meta["stack_trace"] = f'  File "{file}", line {line}, in forward\n    {code}\n'
+    assert source_frames(node) == ((file, str(line), code),)  # a torch.nn class's own statement is its source's
+
+
+def test_frames_stop_at_another_modules_forward(source: Path) -> None:
+    """A child's result carries the frames of the child's forward: its statements are the child class's, not the caller's."""
+    graph = fx.Graph()
+    node = graph.call_function(torch.neg, (graph.placeholder("x"),))
+    node.meta["stack_trace"] = _trace(source, CALLS[0]) + f'  File "{source}", line 9, in forward\n    c: int = a + 1\n'
+    assert source_frames(node) == ((str(source), str(CALLS[0]), "q = rotate(x, cos)"),)

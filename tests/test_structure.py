@@ -32,6 +32,11 @@ def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return torch.export.export(model, args).module()
 
 
+def _export_strict(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """torch.export by dynamo, which records the frames of the functions a forward calls too."""
+    return torch.export.export(model, args, strict=True).module()
+
+
 def _trace_recording_lines(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """fxexport.trace: symbolic_trace, each node recording its stack trace (as `fxexport export` traces)."""
     return fxexport.trace(model)
@@ -132,6 +137,11 @@ def _image() -> tuple[torch.Tensor, ...]:
 
 def _rows() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 4, generator=torch.Generator().manual_seed(0)),)
+
+
+def _rotary() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(2, 3, 8, generator=generator), torch.randn(2, 3, 4, generator=generator), torch.randn(2, 3, 4, generator=generator))
 
 
 def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
@@ -615,6 +625,14 @@ SHAPES = [
           counts={"q = qkv[0]": 1, "k = qkv[1]": 1, "v = qkv[2]": 1, "(attention @ v)": 1, "getitem": 0}),
     Shape("names_paired_with_items_export", _model(models.IndexedHeadsStack), lambda: (torch.randn(2, 5, 8),), _export,
           frozenset({"IndexedHeads"}), counts={"q = qkv[0]": 1, "k = qkv[1]": 1, "v = qkv[2]": 1, "(attention @ v)": 1, "getitem": 0}),
+    # values made inside the functions a forward calls are named by those functions' statements where the graph
+    # recorded their frames (dynamo; torch.export's default records the forwards' alone); the forward's own
+    # statement names what it assigns (`q_embed` and `k_embed`: `query_states, key_states = ...` assigns two)
+    Shape("names_of_called_functions_export_strict", _model(models.RotaryStack), _rotary, _export_strict, frozenset({"RotaryHeads"}),
+          counts={"cos = cos.unsqueeze(1)": 1, "sin = sin.unsqueeze(1)": 1, "q_embed = query_states * cos": 1,
+                  "k_embed = key_states * cos": 1, "x1 = query_states[": 1, "F.scaled_dot_product_attention(q_embed, k_embed, k_embed)": 1}),
+    Shape("names_of_called_functions_export", _model(models.RotaryStack), _rotary, _export, frozenset({"RotaryHeads"}),
+          counts={"cos = cos.unsqueeze(1)": 0, "q_embed": 0}),
     # ... or as the items of the tuple a function takes first (timm cait's `torch.cat((x_cls, x), dim=1)`)
     Shape("inputs_named_as_items_passed_on", _model(models.ClassTokenCats), lambda: (torch.randn(2, 3, 4),), _trace, frozenset({"ClassTokenCat"}),
           counts={"def forward(self, x_cls, x):": 1}),
