@@ -261,12 +261,6 @@ def statement(node: fx.Node) -> tuple[Statement, tuple[str, ...] | None] | None:
     return None if found is None else (found[0], found[2][2])
 
 
-def statement_reads(node: fx.Node) -> frozenset[str] | None:
-    """The names the node's source statement reads, None where not known."""
-    found = _statement_span(node)
-    return None if found is None else found[2][3]
-
-
 def forward_reads(node: fx.Node) -> frozenset[str] | None:
     """The names the statement of its module's forward the node ran in reads (a helper function's
     statements aside), None where not known."""
@@ -304,9 +298,21 @@ def _site(spans: tuple[tuple[str, Span], ...], depth: int) -> Statement:
 
 
 def _read_within(node: fx.Node, depth: int) -> bool:
-    """True when a later value of the node's statement at `depth` (called from where it was) reads it."""
+    """True when a later value of the node's statement at `depth` (called from where it was) reads it; an
+    item of the node (`a, b = split(x)`) counts by what reads the item."""
     site = _site(_frame_spans(node), depth)
-    return any(len(found := _frame_spans(user)) > depth and _site(found, depth) == site for user in node.users if user.op != "output")
+    readers = [item_user for user in node.users for item_user in (user.users if is_item_of(user, node) else (user,))]
+    return any(len(found := _frame_spans(user)) > depth and _site(found, depth) == site for user in readers if user.op != "output")
+
+
+def _reads_where(reader: fx.Node, value: fx.Node) -> frozenset[str] | None:
+    """The names `reader`'s statement reads in the function `value`'s statement is in, called from where
+    it was (a function it calls names its own variables): None where it ran elsewhere or is not known."""
+    found, spans = _statement_span(value), _frame_spans(reader)
+    depth = len(found[0]) - 1 if found is not None else -1
+    if depth < 0 or len(spans) <= depth or _site(spans, depth)[:-1] != found[0][:-1]:  # type: ignore[index]
+        return None
+    return spans[depth][1][3]
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -498,7 +504,7 @@ def _read_as(value: fx.Node, names: tuple[str, ...]) -> str | None:
     """The one of `names` (that its statement binds) that every later statement reading `value` reads."""
     read: set[str] = set()
     for user in value.users:
-        reads = statement_reads(user)
+        reads = _reads_where(user, value)
         if user.op == "output" or reads is None or same_statement(user, value):
             return None
         read |= reads & set(names)
@@ -508,7 +514,7 @@ def _read_as(value: fx.Node, names: tuple[str, ...]) -> str | None:
 def unpacked_as(value: fx.Node, name: str, reader: fx.Node) -> bool:
     """True when the statement of `value` binds `name` among others (`attn_output, attn_weights = ...`) and
     that of `reader` reads it and no other of them (`a = b + a` reads both: which is `value` is not known)."""
-    names, reads = _assigned(value), statement_reads(reader)
+    names, reads = _assigned(value), _reads_where(reader, value)
     return names is not None and len(names) > 1 and reads is not None and reads & set(names) == {name}
 
 

@@ -3731,3 +3731,36 @@ class RotaryStack(nn.Module):
         for layer in self.layers:
             x = layer(x, cos, sin).transpose(1, 2).reshape(2, 3, 8)
         return x
+
+
+def split_halves(x):
+    return x.chunk(2, dim=-1)
+
+
+def sines(x):
+    return x.sin(), x.cos()
+
+
+def doubled(c):
+    t = c * 2
+    return t
+
+
+class CalledPairs(nn.Module):
+    """From a review: a tuple a called function returns keeps the names the forward unpacks it into (`a, b`),
+    and a name a called function gives its parameter (`doubled(c)`) says nothing of the forward's `c`."""
+
+    def forward(self, x):
+        a, b = split_halves(x * 3)
+        s, c = sines(a)
+        y = doubled(s) + c
+        return y * b
+
+
+class CalledPairsStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(nn.Linear(8, 8), CalledPairs())
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -633,6 +633,13 @@ SHAPES = [
                   "k_embed = key_states * cos": 1, "x1 = query_states[": 1, "F.scaled_dot_product_attention(q_embed, k_embed, k_embed)": 1}),
     Shape("names_of_called_functions_export", _model(models.RotaryStack), _rotary, _export, frozenset({"RotaryHeads"}),
           counts={"cos = cos.unsqueeze(1)": 0, "q_embed": 0}),
+    # fxexport.trace records the frames of the functions a forward calls too
+    Shape("names_of_called_functions_traced", _model(models.RotaryStack), _rotary, _trace_recording_lines, frozenset({"RotaryHeads"}),
+          counts={"cos = cos.unsqueeze(1)": 1, "q_embed = query_states * cos": 1, "x1 = query_states[": 1}),
+    # from a review: the items of a tuple a called function returns take the forward's names (its statement reads
+    # them apart: `a, b = split_halves(x * 3)`), and `doubled(c)`'s `c` is not the forward's `c`
+    Shape("names_around_called_functions_export_strict", _model(models.CalledPairsStack), lambda: (torch.randn(2, 8),), _export_strict,
+          frozenset({"CalledPairs"}), counts={"a, b = ": 1, "        c = ": 0}),
     # ... or as the items of the tuple a function takes first (timm cait's `torch.cat((x_cls, x), dim=1)`)
     Shape("inputs_named_as_items_passed_on", _model(models.ClassTokenCats), lambda: (torch.randn(2, 3, 4),), _trace, frozenset({"ClassTokenCat"}),
           counts={"def forward(self, x_cls, x):": 1}),
