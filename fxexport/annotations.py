@@ -217,13 +217,19 @@ def source_frames(node: fx.Node) -> tuple[tuple[str, str, str], ...]:
     statements, nn.TransformerEncoderLayer's, do)."""
     frames: list[tuple[str, str, str]] = []
     for match in _FRAME.finditer(node.stack_trace or ""):
-        if frames and (match["func"] == "forward" or _in_torch(match["file"]) and not _in_torch(frames[0][0])):
+        if frames and (match["func"] == "forward" or in_torch(match["file"]) and not in_torch(frames[0][0])):
             break
         frames.append((match["file"], match["line"], match["code"].strip()))
     return tuple(frames)
 
 
-def _in_torch(file: str) -> bool:
+def frame_matches(node: fx.Node) -> Iterator[re.Match[str]]:
+    """The frames of the node's stack trace, outermost first: file, line, function and source line."""
+    return _FRAME.finditer(node.stack_trace or "")
+
+
+def in_torch(file: str) -> bool:
+    """True for a file of torch's own code."""
     return _resolved(file).startswith(_TORCH_FOLDER)
 
 

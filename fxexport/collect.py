@@ -13,6 +13,7 @@ from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .annotations import class_annotation, recovering, source_class_name, without_echoes
+from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
@@ -613,7 +614,11 @@ def collect(
 def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
-    split_tree = split(shared_identity_calls(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(root)))))) if structure == "structured" else Structure(root)
+    split_tree = (
+        split(shared_identity_calls(called_frames(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(root)))))))
+        if structure == "structured"
+        else Structure(root)
+    )
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
     collector.new_class(split_tree.root, ())
     collector.training_fixups()

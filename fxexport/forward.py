@@ -32,6 +32,7 @@ from .source_names import (
     always_run,
     bound_before,
     built_always,
+    combines_parts,
     item_names,
     run_name,
     same_statement,
@@ -595,7 +596,7 @@ class _Emitter:
             if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
                 renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node)]
                 declines = not renamable
-            elif own is None and any(used not in kept and unpacked_apart(used, node) for used in renamable):
+            elif own is None and (any(used not in kept and unpacked_apart(used, node) for used in renamable) or combines_parts(node)):
                 renamable = []  # unpacked into other names than an input was (`attn_output, attn_weights = f(query_states)`)
             else:
                 renamable = [used for used in renamable if used.op == "placeholder" or not self.named_otherwise(used, node, own, kept)]

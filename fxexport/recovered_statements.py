@@ -27,8 +27,10 @@ import dataclasses
 import functools
 import inspect
 import operator
+import textwrap
+import tokenize
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +54,7 @@ _RECORDED_UNARY = (ast.USub, ast.UAdd, ast.Invert)
 
 
 @dataclass(frozen=True)
-class _Unit:
+class Unit:
     """A statement (or a compound statement's header) of a forward: its line, what it does, where it may run."""
 
     line: int  # in the file
@@ -66,7 +68,7 @@ class _Unit:
 @dataclass(frozen=True)
 class _Forward:
     file: str
-    units: tuple[_Unit, ...]
+    units: tuple[Unit, ...]
 
 
 @contextlib.contextmanager
@@ -106,7 +108,7 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], t
     module = modules.get(call.frame.path)
     children = frozenset(name for name, _ in module.named_children()) if module is not None else frozenset()
     forward = _forward(call.frame.cls, children)
-    matcher = _Matcher(forward.units) if forward is not None else None
+    matcher = Matcher(forward.units) if forward is not None else None
     for item in call.items:
         key = _key(item, call.frame.path)
         unit = matcher.match(key) if matcher is not None and key is not None else None
@@ -119,19 +121,19 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], t
             traces[item] = "\n".join(frames)
 
 
-def _frame(file: str, unit: _Unit) -> str:
+def _frame(file: str, unit: Unit) -> str:
     return f'  File "{file}", line {unit.line}, in forward\n    {unit.code}'
 
 
-class _Matcher:
+class Matcher:
     """Matches a call's nodes, in order, with the units of its forward (module docstring)."""
 
-    def __init__(self, units: tuple[_Unit, ...]) -> None:
+    def __init__(self, units: tuple[Unit, ...]) -> None:
         self.units = units
         self.read = [0] * len(units)  # per unit: how many of its keys are matched or passed
         self.position = 0
 
-    def match(self, key: Key) -> _Unit | None:
+    def match(self, key: Key) -> Unit | None:
         """The unit the next node (doing `key`) ran in: ahead within the current loop, then the loop's next
         iteration, then ahead past it."""
         loop = self.units[self.position].loop if self.units else None
@@ -179,7 +181,7 @@ class _Matcher:
         return None
 
 
-def _next(unit: _Unit, read: int, key: Key) -> int | None:
+def _next(unit: Unit, read: int, key: Key) -> int | None:
     """Where `key` comes next in the unit's keys from `read` on, passing no child call it always makes."""
     for place in range(read, len(unit.keys)):
         found, anchor = unit.keys[place]
@@ -188,6 +190,11 @@ def _next(unit: _Unit, read: int, key: Key) -> int | None:
         if anchor:
             return None
     return None
+
+
+def node_key(node: fx.Node) -> Key | None:
+    """What a node does, as a plain function's statement would spell it (no module calls)."""
+    return None if node.op == "call_module" else _key(node, "")
 
 
 def _key(item: fx.Node | Call, path: str) -> Key | None:
@@ -231,11 +238,30 @@ def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
             tree = ast.parse(forward_source(cls))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    return _units_of(tree, file, start, lines, children, static=False)
+
+
+@functools.lru_cache(maxsize=256)
+def function_units(function: Callable[..., Any]) -> _Forward | None:
+    """The units of a plain Python function a forward calls (transformers' `apply_rotary_pos_emb`), keyed
+    as a torch.export graph records them: sizes are numbers there (`x.shape[-1] // 2` makes no node)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lines, start = inspect.getsourcelines(function)
+            file = inspect.getsourcefile(function)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+        return None
+    return None if file is None else _units_of(tree, file, start, tuple(lines), frozenset(), static=True)
+
+
+def _units_of(tree: ast.Module, file: str, start: int, lines: tuple[str, ...], children: frozenset[str], static: bool) -> _Forward | None:
     function = tree.body[0] if tree.body else None
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    units: list[_Unit] = []
-    _Units(units, lines, start, children).block(function.body, conditional=False, loop=None, loops={})
+    units: list[Unit] = []
+    _Units(units, lines, start, children, static).block(function.body, conditional=False, loop=None, loops={})
     return _Forward(file, tuple(units))
 
 
@@ -243,10 +269,11 @@ def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
 class _Units:
     """Collects the units of a forward's body, statement by statement."""
 
-    units: list[_Unit]
+    units: list[Unit]
     lines: tuple[str, ...]
     start: int
     children: frozenset[str]
+    static: bool  # sizes are numbers, not traced (torch.export)
     arms: tuple[tuple[int, int], ...] = ()
     branches: int = 0
 
@@ -290,13 +317,13 @@ class _Units:
     def unit(self, statement: ast.stmt, parts: list[Any], conditional: bool, loop: tuple[int, int] | None, loops: dict[str, str]) -> None:
         keys: list[tuple[Key, bool]] = []
         for part in parts:
-            _Keys(keys, self.children, loops).visit(part)
+            _Keys(keys, self.children, loops, self.static).visit(part)
         line = self.start + statement.lineno - 1
         code = self.lines[statement.lineno - 1].strip()
-        self.units.append(_Unit(line, code, tuple(keys), conditional, loop, self.arms))
+        self.units.append(Unit(line, code, tuple(keys), conditional, loop, self.arms))
 
 
-def _replace_loop(unit: _Unit, loop: tuple[int, int]) -> _Unit:
+def _replace_loop(unit: Unit, loop: tuple[int, int]) -> Unit:
     return dataclasses.replace(unit, loop=loop)
 
 
@@ -329,7 +356,13 @@ class _Keys(ast.NodeVisitor):
     keys: list[tuple[Key, bool]]
     children: frozenset[str]
     loops: dict[str, str]
+    static: bool = False  # sizes are numbers: `x.shape[-1] // 2`, `x.size(1)` make no node
     optional: int = 0
+
+    def visit(self, node: ast.AST) -> Any:
+        if self.static and _size_only(node):
+            return None
+        return super().visit(node)
 
     def add(self, key: Key) -> None:
         self.keys.append((key, key[0] == "module" and not self.optional))
@@ -348,6 +381,10 @@ class _Keys(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if self.static and isinstance(func, (ast.Attribute, ast.Name)) and _name(func) == "matmul" and len(node.args) + isinstance(func, ast.Attribute) == 2:
+            self.generic_visit(node)  # raised from ATen as `a @ b`
+            self.add(("op", "MatMult"))
+            return
         indices: list[ast.expr] = []
         held = func
         while isinstance(held, ast.Subscript):  # `self.blocks[0](x)`, `self.fuse_layers[i][j](x)`: no getitem traced
@@ -407,3 +444,34 @@ class _Keys(ast.NodeVisitor):
         self.optional -= 1
 
     visit_IfExp = visit_BoolOp = visit_ListComp = visit_GeneratorExp = visit_DictComp = visit_SetComp = visit_Lambda = _optionally
+
+
+_SIZES = frozenset({"shape", "size", "dim", "ndim", "numel", "len"})
+
+
+def _name(func: ast.Attribute | ast.Name) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id
+
+
+def _size_only(node: ast.AST) -> bool:
+    """True for an expression of sizes and numbers alone (`x.shape[-1] // 2`, `len(x)`), which a graph with
+    static shapes computes in Python (a name holds a tensor unless read as a size)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute) and node.attr in _SIZES:
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and _name(node.func) in _SIZES:
+        return all(_size_only(a) for a in node.args)
+    if isinstance(node, ast.Subscript):
+        return _size_only(node.value) and _size_only(node.slice)
+    if isinstance(node, ast.BinOp):
+        return _size_only(node.left) and _size_only(node.right) and (_has_size(node.left) or _has_size(node.right))
+    if isinstance(node, ast.UnaryOp):
+        return _size_only(node.operand) and _has_size(node.operand)
+    if isinstance(node, ast.Compare):
+        return all(map(_size_only, (node.left, *node.comparators))) and any(map(_has_size, (node.left, *node.comparators)))
+    return False
+
+
+def _has_size(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr in _SIZES or isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _SIZES for n in ast.walk(node))

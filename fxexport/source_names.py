@@ -328,6 +328,19 @@ def _frame_spans(node: fx.Node) -> tuple[tuple[str, Span], ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1024)
+def statement_syntax(file: str, line: int, code: str) -> ast.stmt | None:
+    """The syntax tree of the simple statement that line `line` of a file (which reads `code`) is in, with
+    its lines numbered from its function's `def`; None where the file changed or it is no such statement."""
+    span = _frame_span(file, line, code)
+    first = _enclosing_def(linecache.getlines(file), span[0]) if span is not None else None
+    tree = _function_tree(file, first) if first is not None else None
+    if tree is None or span is None:
+        return None
+    wanted = span[0] - first + 1  # type: ignore[operator]
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == wanted and not hasattr(n, "body")), None)
+
+
 def _frame_span(file: str, line: int, code: str) -> Span | None:
     lines = linecache.getlines(file)
     if not 0 < line <= len(lines) or lines[line - 1].strip() != code:
@@ -454,6 +467,7 @@ def forget_statements() -> None:
     _function_statements.cache_clear()
     _statement_span.cache_clear()
     _frame_spans.cache_clear()
+    statement_syntax.cache_clear()
     source_parameters.cache_clear()
     forward_source.cache_clear()
     unpacked_parameters.cache_clear()
@@ -488,6 +502,10 @@ def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     if first is None and (names := _assigned(run[0])) is not None and len(names) > 1:
         first = _item_target(run[0], names)  # `B` of `B, N, C = x.shape`, its items read one by one
     assigned = [(first,) if first is not None else _assigned(run[0]), *(_assigned(node) for node in run[1:])]
+    depths = [len(found[0]) if (found := statement(node)) is not None else 0 for node in run]
+    shallowest = min((d for d, names in zip(depths, assigned) if names is not None), default=0)
+    # values made inside a function the run's statements call go by the name the calling statement gives them
+    assigned = [names for names, d in zip(assigned, depths) if names is None or d == shallowest]
     singles = {names[0] for names in assigned if names is not None and len(names) == 1}
     if not singles and first is None and len(set(assigned)) == 1 and assigned[0] is not None:
         return _read_as(run[-1], assigned[0])
@@ -498,6 +516,15 @@ def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     if any(names is None or name not in names for names in assigned) or last is None or len(last) != 1:
         return None
     return name
+
+
+def combines_parts(node: fx.Node) -> bool:
+    """True when `node`'s statement binds several names and `node` reads two or more values computed in it:
+    where that statement's result starts (`attention_interface(...)`'s attention of the query and the key
+    and value it repeated), not a step of one of them."""
+    names = _assigned(node)
+    parts = [a for a in node.all_input_nodes if a.op not in ("placeholder", "get_attr") and same_statement(a, node)]
+    return names is not None and len(names) > 1 and len(parts) > 1
 
 
 def _read_as(value: fx.Node, names: tuple[str, ...]) -> str | None:

@@ -3764,3 +3764,125 @@ class CalledPairsStack(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+def squared_sum(a):
+    t = a * 2
+    return t * t + a
+
+
+normalized = torch.nn.functional.normalize  # a Python function of torch's: its statements are not the model's
+
+
+class CalledFunctions(nn.Module):
+    """Functions a forward calls: with a plain argument (its statements name the values), with a computed one
+    (`x * 3` made in the forward's statement: not matched), and one of torch's own."""
+
+    def forward(self, x):
+        y = squared_sum(x)
+        z = squared_sum(y * 3)
+        return normalized(z) + y
+
+
+class CalledFunctionsStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(nn.Linear(4, 4), CalledFunctions())
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def repeated_attention(q, k, v):
+    k = k.repeat(1, 2, 1)
+    v = v.repeat(1, 2, 1)
+    found = F.scaled_dot_product_attention(q, k, v)
+    return found.transpose(1, 2), None
+
+
+class LocalAttention(nn.Module):
+    """transformers' `attention_interface(...)`: a function held in a local, whose values are matched with
+    nothing; the attention of the repeated key and value starts the value the forward unpacks, not one of theirs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.k = nn.Linear(4, 4)
+        self.v = nn.Linear(4, 4)
+        self.o = nn.Linear(6, 4)
+
+    def forward(self, x):
+        q = self.q(x).repeat(1, 2, 1)
+        attend = repeated_attention
+        attn_output, attn_weights = attend(q, self.k(x), self.v(x))
+        return self.o(attn_output)
+
+
+class LocalAttentionStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(LocalAttention(), nn.ReLU())
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+def mutual_first(x, flag):
+    return mutual_second(x, False) if flag else x.sin()
+
+
+def mutual_second(x, flag):
+    return mutual_first(x, flag).cos()
+
+
+def armed(x, flag):
+    if flag:
+        skipped = x.sin()
+        x = skipped * 2
+    ran = x.sin()
+    return ran * 3
+
+
+def turned_back(a):
+    turned = a.transpose(-2, -1)
+    return turned * 2
+
+
+def both_turned(q, k):
+    return turned_back(q) * turned_back(k)
+
+
+class Halved(nn.Module):
+    def forward(self, x):
+        return x / 2
+
+
+def around(module, x):
+    before = x * 2
+    after = module(before)
+    return after * 3
+
+
+class CalledFunctionEdges(nn.Module):
+    """From a review: functions calling each other (matched once each, not forever), an `if` arm that did
+    not run (its statements name nothing), a function called twice in one statement (each call its own
+    statements), a module called inside a function (its nodes do not end the function's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.halved = Halved()
+
+    def forward(self, x):
+        m = mutual_first(x, True)
+        a = armed(m, False)
+        b = both_turned(a, a)
+        return around(self.halved, b)
+
+
+class CalledFunctionEdgesStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(nn.Linear(4, 4), CalledFunctionEdges())
+
+    def forward(self, x):
+        return self.blocks(x)

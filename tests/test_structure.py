@@ -625,14 +625,21 @@ SHAPES = [
           counts={"q = qkv[0]": 1, "k = qkv[1]": 1, "v = qkv[2]": 1, "(attention @ v)": 1, "getitem": 0}),
     Shape("names_paired_with_items_export", _model(models.IndexedHeadsStack), lambda: (torch.randn(2, 5, 8),), _export,
           frozenset({"IndexedHeads"}), counts={"q = qkv[0]": 1, "k = qkv[1]": 1, "v = qkv[2]": 1, "(attention @ v)": 1, "getitem": 0}),
-    # values made inside the functions a forward calls are named by those functions' statements where the graph
-    # recorded their frames (dynamo; torch.export's default records the forwards' alone); the forward's own
-    # statement names what it assigns (`q_embed` and `k_embed`: `query_states, key_states = ...` assigns two)
+    # values made inside the functions a forward calls are named by those functions' statements, where the graph
+    # recorded their frames (dynamo, strict torch.export) or they are matched with them (called_functions.py:
+    # torch.export's default records the forwards' alone); the forward's own statement names what it assigns
+    # (`q_embed` and `k_embed`: `query_states, key_states = ...` assigns two)
     Shape("names_of_called_functions_export_strict", _model(models.RotaryStack), _rotary, _export_strict, frozenset({"RotaryHeads"}),
           counts={"cos = cos.unsqueeze(1)": 1, "sin = sin.unsqueeze(1)": 1, "q_embed = query_states * cos": 1,
                   "k_embed = key_states * cos": 1, "x1 = query_states[": 1, "F.scaled_dot_product_attention(q_embed, k_embed, k_embed)": 1}),
     Shape("names_of_called_functions_export", _model(models.RotaryStack), _rotary, _export, frozenset({"RotaryHeads"}),
-          counts={"cos = cos.unsqueeze(1)": 0, "q_embed": 0}),
+          counts={"cos = cos.unsqueeze(1)": 1, "sin = sin.unsqueeze(1)": 1, "q_embed = query_states * cos": 1,
+                  "k_embed = key_states * cos": 1, "x1 = query_states[": 1, "F.scaled_dot_product_attention(q_embed, k_embed, k_embed)": 1}),
+    # a value reading two values its own statement computed starts that statement's result (transformers'
+    # `attn_output, attn_weights = attention_interface(...)`: the attention of the key and value it repeated), so
+    # the key it repeats first is not named `attn_output`
+    Shape("result_of_a_statement_unpacked_starts_where_its_parts_meet", _model(models.LocalAttentionStack), lambda: (torch.randn(2, 3, 4),),
+          _export, frozenset({"LocalAttention"}), counts={"attn_output = self.k(x)": 0, "attn_output = F.scaled_dot_product_attention(q, ": 1}),
     # fxexport.trace records the frames of the functions a forward calls too
     Shape("names_of_called_functions_traced", _model(models.RotaryStack), _rotary, _trace_recording_lines, frozenset({"RotaryHeads"}),
           counts={"cos = cos.unsqueeze(1)": 1, "q_embed = query_states * cos": 1, "x1 = query_states[": 1}),
