@@ -26,7 +26,7 @@ from typing import Any, cast
 
 from torch import fx
 
-from .annotations import source_frames
+from .annotations import frame_matches, source_frames
 from .calls import resolve_class
 from .names import BUILTIN_NAMES
 from .unpacking import is_item_of
@@ -522,9 +522,22 @@ def combines_parts(node: fx.Node) -> bool:
     """True when `node`'s statement binds several names and `node` reads two or more values computed in it:
     where that statement's result starts (`attention_interface(...)`'s attention of the query and the key
     and value it repeated), not a step of one of them."""
-    names = _assigned(node)
+    names, found = _assigned(node), statement(node)
+    if names is None or len(names) < 2 or found is None or not _runs_in(node, found[0][-1]):
+        return False
     parts = [a for a in node.all_input_nodes if a.op not in ("placeholder", "get_attr") and same_statement(a, node)]
-    return names is not None and len(names) > 1 and len(parts) > 1
+    return len(parts) > 1
+
+
+def _runs_in(node: fx.Node, place: tuple[str, int]) -> bool:
+    """True when the statement at `place` is the innermost frame the node recorded: it ran in that statement's
+    own code, not in a module it calls (whose nodes a multi-name statement holds where the module stays inline)."""
+    frames = list(frame_matches(node))
+    last = frames[-1] if frames else None
+    if last is None or last["file"] != place[0]:
+        return False
+    span = _frame_span(place[0], int(last["line"]), last["code"].strip())
+    return span is not None and span[0] == place[1]
 
 
 def _read_as(value: fx.Node, names: tuple[str, ...]) -> str | None:
