@@ -94,7 +94,14 @@ def _call_site(node: fx.Node, modules: dict[str, ModuleType]) -> tuple[Callable[
 
 
 def _syntax(frame: re.Match[str]) -> ast.stmt | None:
-    return None if in_torch(frame["file"]) else statement_syntax(frame["file"], int(frame["line"]), frame["code"].strip())
+    """The statement a frame ran, where its first line may call a function by name (most do not: not parsed)."""
+    if not _NAME_CALL.match(frame["code"]) or in_torch(frame["file"]):
+        return None
+    return statement_syntax(frame["file"], int(frame["line"]), frame["code"].strip())
+
+
+# `name(` first on the line, after `return` or an assignment's targets (`a, b = f(`, `x: T = f(`)
+_NAME_CALL = re.compile(r"\s*(?:return\s+|[\w\s,.\[\]():]*?(?<![=!<>])=(?!=)\s*)?[A-Za-z_]\w*\s*\(")
 
 
 def _passes_on(statement: ast.stmt | None) -> bool:

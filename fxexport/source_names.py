@@ -328,17 +328,22 @@ def _frame_spans(node: fx.Node) -> tuple[tuple[str, Span], ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=1024)
 def statement_syntax(file: str, line: int, code: str) -> ast.stmt | None:
     """The syntax tree of the simple statement that line `line` of a file (which reads `code`) is in, with
     its lines numbered from its function's `def`; None where the file changed or it is no such statement."""
     span = _frame_span(file, line, code)
     first = _enclosing_def(linecache.getlines(file), span[0]) if span is not None else None
-    tree = _function_tree(file, first) if first is not None else None
-    if tree is None or span is None:
+    if span is None or first is None:
         return None
-    wanted = span[0] - first + 1  # type: ignore[operator]
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == wanted and not hasattr(n, "body")), None)
+    return _simple_statements(file, first).get(span[0] - first + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _simple_statements(file: str, first: int) -> dict[int, ast.stmt]:
+    """The simple statements of the function whose `def` is line `first` of a file, by first line (from 1 at the `def`)."""
+    tree = _function_tree(file, first)
+    nodes = ast.walk(tree) if tree is not None else ()
+    return {n.lineno: n for n in nodes if isinstance(n, ast.stmt) and not hasattr(n, "body")}
 
 
 def _frame_span(file: str, line: int, code: str) -> Span | None:
@@ -467,7 +472,7 @@ def forget_statements() -> None:
     _function_statements.cache_clear()
     _statement_span.cache_clear()
     _frame_spans.cache_clear()
-    statement_syntax.cache_clear()
+    _simple_statements.cache_clear()
     source_parameters.cache_clear()
     forward_source.cache_clear()
     unpacked_parameters.cache_clear()
