@@ -217,10 +217,20 @@ def source_frames(node: fx.Node) -> tuple[tuple[str, str, str], ...]:
     statements, nn.TransformerEncoderLayer's, do)."""
     frames: list[tuple[str, str, str]] = []
     for match in _FRAME.finditer(node.stack_trace or ""):
+        if frames and passes_on(match["code"]):
+            continue  # a wrapper calling what it wraps (transformers 5's kernel-replaceable functions are modules)
         if frames and (match["func"] == "forward" or in_torch(match["file"]) and not in_torch(frames[0][0])):
             break
         frames.append((match["file"], match["line"], match["code"].strip()))
     return tuple(frames)
+
+
+_PASSES_ON = re.compile(r"return [A-Za-z_][\w.]*\(\*\w+, \*\*\w+\)")
+
+
+def passes_on(code: str) -> bool:
+    """True for a frame's line that calls what its function wraps (`return func(*args, **kwargs)`)."""
+    return _PASSES_ON.fullmatch(code.strip()) is not None
 
 
 def frame_matches(node: fx.Node) -> Iterator[re.Match[str]]:

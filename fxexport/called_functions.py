@@ -28,7 +28,7 @@ from typing import Any
 
 from torch import fx, nn
 
-from .annotations import frame_matches, in_torch
+from .annotations import frame_matches, in_torch, passes_on
 from .recovered_statements import Key, Matcher, Unit, function_units, node_key
 from .source_names import statement_syntax
 from .subgraphs import copy_graph, with_graph
@@ -80,7 +80,7 @@ def _call_site(node: fx.Node, modules: dict[str, ModuleType]) -> tuple[Callable[
     on, `return func(*args, **kwargs)`, left out: transformers 5 calls `apply_rotary_pos_emb` through a
     module so that a kernel may replace it)."""
     frames = list(frame_matches(node))
-    while frames and _passes_on(_syntax(frames[-1])):
+    while frames and passes_on(frames[-1]["code"]):
         frames.pop()
     statement = _syntax(frames[-1]) if frames else None
     value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)) else None
@@ -102,15 +102,6 @@ def _syntax(frame: re.Match[str]) -> ast.stmt | None:
 
 # `name(` first on the line, after `return` or an assignment's targets (`a, b = f(`, `x: T = f(`)
 _NAME_CALL = re.compile(r"\s*(?:return\s+|[\w\s,.\[\]():]*?(?<![=!<>])=(?!=)\s*)?[A-Za-z_]\w*\s*\(")
-
-
-def _passes_on(statement: ast.stmt | None) -> bool:
-    """`return f(*args, **kwargs)`: a wrapper calling what it wraps."""
-    value = statement.value if isinstance(statement, ast.Return) else None
-    return (
-        isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.args[0], ast.Starred)
-        and len(value.keywords) == 1 and value.keywords[0].arg is None
-    )  # fmt: skip
 
 
 def _plain(node: ast.expr) -> bool:

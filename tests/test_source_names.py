@@ -210,3 +210,13 @@ def test_frames_stop_at_another_modules_forward(source: Path) -> None:
     node = graph.call_function(torch.neg, (graph.placeholder("x"),))
     node.meta["stack_trace"] = _trace(source, CALLS[0]) + f'  File "{source}", line 9, in forward\n    c: int = a + 1\n'
     assert source_frames(node) == ((str(source), str(CALLS[0]), "q = rotate(x, cos)"),)
+
+
+def test_frames_pass_over_a_wrapper_calling_what_it_wraps(source: Path) -> None:
+    """transformers 5 holds `apply_rotary_pos_emb` as a module whose forward calls it: `return func(*args, **kwargs)`."""
+    graph = fx.Graph()
+    node = graph.call_function(torch.neg, (graph.placeholder("x"),))
+    wrapper = '  File "/site-packages/kernels/layer.py", line 856, in forward\n    return func(*args, **kwargs)\n'
+    node.meta["stack_trace"] = _trace(source, CALLS[0]) + wrapper + _trace(source, ROTATE[0])
+    found = source_frames(node)
+    assert [line for _, line, _ in found] == [str(CALLS[0]), str(ROTATE[0])]
