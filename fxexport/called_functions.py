@@ -29,7 +29,8 @@ from typing import Any
 from torch import fx, nn
 
 from .annotations import frame_matches, in_torch, passes_on
-from .recovered_statements import Key, Matcher, Unit, function_units, node_key
+from .calls import stack_frames
+from .recovered_statements import Key, Matcher, Unit, frame, function_units, node_key
 from .source_names import statement_syntax
 from .subgraphs import copy_graph, with_graph
 
@@ -61,8 +62,8 @@ def _statement_runs(graph: fx.Graph) -> Iterator[list[fx.Node]]:
     for node in graph.nodes:
         if node.op not in _CALLS or not node.stack_trace:
             continue
-        stack = list((node.meta.get("nn_module_stack") or {}).values())
-        here = (node.stack_trace, stack[-1][0] if stack and isinstance(stack[-1], tuple) else None)
+        stack = stack_frames(node)
+        here = (node.stack_trace, stack[-1].path if stack else None)
         if key is not None and here != key and node.stack_trace.startswith(key[0] + "\n"):
             continue
         if here != key and run:
@@ -170,7 +171,7 @@ class _Called:
             found = call.frames(key)
             if found is not None:
                 self.started = True
-                return [] if unit.conditional or unit.loop is not None else [self._frame(unit), *found]
+                return self._frames(unit, found)
             if not call.started:
                 break
             self.matcher.read[self.matcher.position] = place + 1  # that call is done
@@ -179,7 +180,7 @@ class _Called:
         if matched is None:
             return None
         self.started = True
-        return [] if matched.loop is not None or matched.conditional else [self._frame(matched)]
+        return self._frames(matched, [])
 
     def _pending(self) -> tuple[Unit, int, _Called] | None:
         """The call of a function of the model's the current statement makes next, where there is one."""
@@ -196,5 +197,6 @@ class _Called:
         call = self.inner[position, place]
         return None if call is None else (unit, place, call)
 
-    def _frame(self, unit: Unit) -> str:
-        return f'  File "{self.file}", line {unit.line}, in {self.function.__name__}\n    {unit.code}'
+    def _frames(self, unit: Unit, inner: list[str]) -> list[str]:
+        """`unit`'s frame and those below it, none for a statement under an `if` or in a loop."""
+        return [] if unit.conditional or unit.loop is not None else [frame(self.file, unit, self.function.__name__), *inner]

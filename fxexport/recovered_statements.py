@@ -114,15 +114,16 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], t
         unit = matcher.match(key) if matcher is not None and key is not None else None
         # A statement in a loop runs once per iteration: one line for all would make them one statement
         # (inlined into each other, named as none), so they keep no statement, though matched.
-        frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, _frame(forward.file, unit))
+        frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
         if isinstance(item, Call):
             _align(item, frames, modules, traces)
         elif frames:
             traces[item] = "\n".join(frames)
 
 
-def _frame(file: str, unit: Unit) -> str:
-    return f'  File "{file}", line {unit.line}, in forward\n    {unit.code}'
+def frame(file: str, unit: Unit, function: str = "forward") -> str:
+    """A stack trace's frame of `unit`, as Python writes one."""
+    return f'  File "{file}", line {unit.line}, in {function}\n    {unit.code}'
 
 
 class Matcher:
