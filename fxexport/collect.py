@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -17,8 +17,9 @@ from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
+from .emitted import emission_key
 from .errors import FxExportError
-from .forward import emit_forward, parameter_names, register_globals
+from .forward import Forward, emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import CHECK_INPUT, is_guards_module
 from .identity_calls import shared_identity_calls
@@ -152,6 +153,7 @@ class _Collector:
         self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
         self.warnings: list[str] = []
         self.params: dict[str, str] = {}
+        self.forwards: dict[Hashable, Forward] = {}  # emission_key -> the forward emitted for it
         self.class_name = class_name
         self.standalone = standalone
 
@@ -200,7 +202,7 @@ class _Collector:
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        forward = emit_forward(gm, self.namespace.child(self.others_parameters(gm.graph)), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
+        forward = self.forward_of(gm, path, rolled_graph)
         init = tuple(draft.init_lines + draft.attr_lines)
         source = self.structure.source_of(".".join(path)) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
@@ -215,6 +217,17 @@ class _Collector:
             self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base, source_name=wanted, source_forward=own)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
+
+    def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled) -> Forward:
+        """`gm`'s forward, emitted once for modules whose graphs and settings are equal while the names
+        taken so far are the same (emitted.py)."""
+        key = emission_key(gm, ".".join(path), (len(self.namespace), len(self.params)), self.class_paths) if path else None
+        found = self.forwards.get(key) if key is not None else None
+        if found is None:
+            found = emit_forward(gm, self.namespace.child(self.others_parameters(gm.graph)), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
+            if key is not None:
+                self.forwards[key] = found
+        return found
 
     def build_children(
         self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...], deferred: list[str] | None = None

@@ -45,6 +45,10 @@ class Namespace:
         # (names are never freed), so the next search starts there, not at 1 (2,000 `Linear`s).
         self._numbered: dict[tuple[str, int], int] = {}
 
+    def __len__(self) -> int:
+        """How many names are taken (names are never freed: a namespace that has not grown is the same)."""
+        return len(self._used)
+
     def is_free(self, name: str) -> bool:
         """True if `name` has not been used or reserved."""
         return name not in self._used

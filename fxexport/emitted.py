@@ -1,0 +1,167 @@
+"""Forwards emitted once per equal module graph: the six blocks of a transformer are one forward.
+
+collect emits a forward for every module split cut out (split.py), then shares one class among the
+instances whose code came out the same: a 6-block transformer's blocks, attentions and MLPs are 13
+emissions of 3 forwards (a fifth of its export). Emitting reads the module's graph (each node's op,
+target, arguments, and what it recorded: values, stack traces, module calls), the module's children
+and attributes, and the names taken so far; where all of those are equal, so is the forward.
+
+`emission_key` spells those inputs out as a hashable value. A module path in what a node recorded is
+written relative to the module's own path (`blocks.3.attention.qkv` in the module at `blocks.3` is
+`attention.qkv` there, as `blocks.2.attention.qkv` is in the module at `blocks.2`). Anything the key
+cannot spell by value (an object of an unknown kind) is spelled by its identity, so two modules
+holding different such objects never share a forward: an unknown input costs an emission, never a
+wrong forward. The keys of node.meta below are not spelled: they number or name a node apart from
+its code (torch.export's `seq_nr`, `from_node`, `torch_fn`, `source_fn_stack`), and no stage of
+collect reads them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from typing import Any, cast
+
+import torch
+from torch import fx, nn
+
+UNREAD_META = frozenset({"seq_nr", "from_node", "torch_fn", "source_fn_stack", "original_aten"})
+
+
+def emission_key(gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str]) -> Hashable:
+    """What emitting `gm`'s forward reads, `gm` being the module at `path`; `version`: the state of the
+    names taken so far (and whatever else of the export's state the emission reads); `classes`: the
+    class generated for each module split cut out, by path (a child of `gm`'s is its code)."""
+    spell = _Speller(path, {node: i for i, node in enumerate(gm.graph.nodes)})
+    nodes = tuple(
+        (node.op, node.name, spell(node.target), spell(node.args), spell(node.kwargs), spell.meta(node.meta, node.op == "placeholder"), len(node.users))
+        for node in gm.graph.nodes
+    )
+    modules = tuple(
+        (name, _kind(module, classes.get(f"{path}.{name}" if path else name)), module.training, _settings(module))
+        for name, module in gm.named_modules(remove_duplicate=False)
+        if name
+    )
+    held = tuple((str(n.target), spell(_attribute(gm, str(n.target)))) for n in gm.graph.find_nodes(op="get_attr"))
+    return (type(gm).__name__, spell(gm.meta), version, nodes, modules, held)
+
+
+def _kind(module: nn.Module, generated: str | None) -> Hashable:
+    """A module's class; for one split cut out (a GraphModule, of a class of its own), the class collect
+    generated for it, else its identity."""
+    if isinstance(module, fx.GraphModule):
+        return ("generated", generated) if generated is not None else ("id", id(module))
+    return cast(Hashable, type(module))
+
+
+def _settings(module: nn.Module) -> str:
+    """A torch layer's constructor settings as its repr shows them; "" for other modules, whose
+    settings are their children and graph."""
+    return module.extra_repr() if type(module).__module__.startswith("torch.") else ""
+
+
+def _attribute(gm: fx.GraphModule, target: str) -> Any:
+    owner, _, name = target.rpartition(".")
+    try:
+        module = gm.get_submodule(owner) if owner else gm
+    except AttributeError:
+        return _Missing
+    return getattr(module, name, _Missing)
+
+
+class _Missing:
+    pass
+
+
+_PLAIN = (str, int, bool, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+class _Speller:
+    """Values as hashable spellings: nodes by position, module paths relative to the module's own,
+    tensors by what a graph records of them, anything unknown by its identity."""
+
+    def __init__(self, path: str, positions: dict[fx.Node, int]) -> None:
+        self.path = path
+        self.positions = positions
+        self.stacks: dict[tuple[bool, tuple[Any, ...]], Hashable] = {}  # nodes of one call record equal stacks
+
+    def __call__(self, value: Any) -> Hashable:
+        kind = type(value)
+        if kind is str:
+            return value  # no other spelling is a str
+        if kind is fx.Node:
+            return ("node", self.positions.get(value, id(value)))
+        if kind in _PLAIN or value is Ellipsis:
+            return (kind, value)
+        if isinstance(value, (tuple, list)):
+            return (kind, tuple(self(v) for v in value))
+        if kind is float:
+            return (kind, "nan") if math.isnan(value) else (kind, value, math.copysign(1.0, value))
+        if isinstance(value, fx.Node):
+            return ("node", self.positions.get(value, id(value)))
+        if isinstance(value, dict):
+            return (kind, tuple((self(k), self(v)) for k, v in value.items()))
+        if isinstance(value, torch.Tensor):
+            return self.tensor(value)
+        if isinstance(value, slice):
+            return (kind, self(value.start), self(value.stop), self(value.step))
+        if isinstance(value, (type, torch.SymInt)) or callable(value):
+            return ("object", value) if _hashable(value) else ("id", id(value))
+        return ("id", id(value))
+
+    def meta(self, meta: dict[str, Any], placeholder: bool) -> Hashable:
+        """What a node recorded; its module calls (`nn_module_stack`) by path relative to the module's, in
+        order (their keys are ids torch makes of the paths). An input's are its caller's (where the value
+        passed in was made: the block before, for a chain of blocks), which the forward does not read
+        (forward.py names its inputs by the parameters given): by class alone."""
+        spelled: list[tuple[str, Hashable]] = []
+        for key, value in meta.items():
+            if key == "nn_module_stack" and isinstance(value, dict):
+                spelled.append((key, self.stack(tuple(value.values()), placeholder)))
+            elif key not in UNREAD_META:
+                spelled.append((key, self(value)))
+        return tuple(spelled)
+
+    def stack(self, frames: tuple[Any, ...], placeholder: bool) -> Hashable:
+        try:
+            return self.stacks[placeholder, frames]
+        except KeyError:
+            found = self.stacks[placeholder, frames] = tuple(self.frame(frame, placeholder) for frame in frames)
+        except TypeError:  # a frame that cannot be hashed
+            found = tuple(self.frame(frame, placeholder) for frame in frames)
+        return found
+
+    def frame(self, frame: object, placeholder: bool) -> Hashable:
+        """A recorded module call (path, class); an input's by its class alone."""
+        if not (isinstance(frame, tuple) and len(frame) == 2):
+            return self(frame)
+        path, cls = frame
+        kind = cast(Hashable, cls) if isinstance(cls, (type, str)) else ("id", id(cls))
+        return ("class", kind) if placeholder else (self.relative(path), kind)
+
+    def tensor(self, value: torch.Tensor) -> Hashable:
+        shape = tuple(str(s) for s in value.shape)
+        stride = tuple(str(s) for s in value.stride()) if value.layout == torch.strided else ()
+        return ("tensor", type(value), shape, stride, value.dtype, str(value.device), value.requires_grad, isinstance(value, nn.Parameter))
+
+    def relative(self, path: object) -> Hashable:
+        """A module path as seen from the module's own: itself, inside it, an ancestor (levels up), or elsewhere."""
+        if not isinstance(path, str):
+            return ("id", id(path))
+        if path == self.path:
+            return ("self",)
+        if not self.path:
+            return ("in", path)
+        if path.startswith(self.path + "."):
+            return ("in", path[len(self.path) + 1 :])
+        if not path or self.path.startswith(path + "."):
+            return ("up", self.path.count(".") + 1 - (path.count(".") + 1 if path else 0))
+        return ("at", path)
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
