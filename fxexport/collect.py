@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
@@ -17,7 +17,7 @@ from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
-from .emitted import emission_key
+from .emitted import Emissions
 from .errors import FxExportError
 from .forward import Forward, emit_forward, parameter_names, register_globals
 from .generalize import generalize
@@ -153,7 +153,7 @@ class _Collector:
         self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
         self.warnings: list[str] = []
         self.params: dict[str, str] = {}
-        self.forwards: dict[Hashable, Forward] = {}  # emission_key -> the forward emitted for it
+        self.forwards = Emissions()  # the forwards emitted so far
         self.class_name = class_name
         self.standalone = standalone
 
@@ -221,13 +221,14 @@ class _Collector:
     def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled) -> Forward:
         """`gm`'s forward, emitted once for modules whose graphs and settings are equal while the names
         taken so far are the same (emitted.py)."""
-        key = emission_key(gm, ".".join(path), (len(self.namespace), len(self.params)), self.class_paths) if path else None
-        found = self.forwards.get(key) if key is not None else None
-        if found is None:
-            found = emit_forward(gm, self.namespace.child(self.others_parameters(gm.graph)), self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
-            if key is not None:
-                self.forwards[key] = found
-        return found
+
+        def emit() -> Forward:
+            namespace = self.namespace.child(self.others_parameters(gm.graph))
+            return emit_forward(gm, namespace, self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
+
+        if not path:
+            return emit()
+        return self.forwards.forward(gm, ".".join(path), (len(self.namespace), len(self.params)), self.class_paths, emit)
 
     def build_children(
         self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...], deferred: list[str] | None = None

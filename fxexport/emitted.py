@@ -6,7 +6,7 @@ emissions of 3 forwards (a fifth of its export). Emitting reads the module's gra
 target, arguments, and what it recorded: values, stack traces, module calls), the module's children
 and attributes, and the names taken so far; where all of those are equal, so is the forward.
 
-`emission_key` spells those inputs out as a hashable value. A module path in what a node recorded is
+`Emissions` spells those inputs out as hashable values. A module path in what a node recorded is
 written relative to the module's own path (`blocks.3.attention.qkv` in the module at `blocks.3` is
 `attention.qkv` there, as `blocks.2.attention.qkv` is in the module at `blocks.2`). Anything the key
 cannot spell by value (an object of an unknown kind) is spelled by its identity, so two modules
@@ -18,32 +18,71 @@ collect reads them.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Hashable, Mapping
-from typing import Any, cast
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import fx, nn
 
+if TYPE_CHECKING:
+    from .forward import Forward
+
 UNREAD_META = frozenset({"seq_nr", "from_node", "torch_fn", "source_fn_stack", "original_aten"})
 
 
-def emission_key(gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str]) -> Hashable:
-    """What emitting `gm`'s forward reads, `gm` being the module at `path`; `version`: the state of the
-    names taken so far (and whatever else of the export's state the emission reads); `classes`: the
-    class generated for each module split cut out, by path (a child of `gm`'s is its code)."""
-    spell = _Speller(path, {node: i for i, node in enumerate(gm.graph.nodes)})
-    nodes = tuple(
-        (node.op, node.name, spell(node.target), spell(node.args), spell(node.kwargs), spell.meta(node.meta, node.op == "placeholder"), len(node.users))
-        for node in gm.graph.nodes
-    )
+class Emissions:
+    """The forwards emitted so far, by what their emission read. A module's outline (its class, the names
+    taken, its children and their settings, its graph's length) is spelled first; its graph in full only
+    where an earlier module has the same outline (blocks of other channel counts never get that far)."""
+
+    def __init__(self) -> None:
+        self._by_outline: dict[Hashable, list[_Emitted]] = {}
+
+    def forward(self, gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str], emit: Callable[[], Forward]) -> Forward:
+        """`gm`'s forward (`gm` being the module at `path`): one emitted before for a module whose emission
+        read the same, else `emit()`. `version`: the state of the names taken so far (and whatever else of
+        the export's state an emission reads); `classes`: the class generated for each module split cut
+        out, by path (a child of `gm`'s is its code)."""
+        earlier = self._by_outline.setdefault(_outline(gm, path, version, classes), [])
+        if earlier:
+            graph = _graph(gm, path)
+            found = next((e.forward for e in earlier if e.graph == graph), None)
+            if found is not None:
+                return found
+        forward = emit()
+        earlier.append(_Emitted(gm, path, forward))
+        return forward
+
+
+class _Emitted:
+    def __init__(self, gm: fx.GraphModule, path: str, forward: Forward) -> None:
+        self.gm, self.path, self.forward = gm, path, forward
+
+    @functools.cached_property
+    def graph(self) -> Hashable:
+        return _graph(self.gm, self.path)
+
+
+def _outline(gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str]) -> Hashable:
     modules = tuple(
         (name, _kind(module, classes.get(f"{path}.{name}" if path else name)), module.training, _settings(module))
         for name, module in gm.named_modules(remove_duplicate=False)
         if name
     )
+    return (type(gm).__name__, version, len(gm.graph.nodes), modules)
+
+
+def _graph(gm: fx.GraphModule, path: str) -> Hashable:
+    """The module's graph, what its nodes recorded, and the values it holds that the graph reads."""
+    spell = _Speller(path, {node: i for i, node in enumerate(gm.graph.nodes)})
+    nodes = tuple(
+        (node.op, node.name, spell(node.target), spell(node.args), spell(node.kwargs), spell.meta(node.meta, node.op == "placeholder"), len(node.users))
+        for node in gm.graph.nodes
+    )
     held = tuple((str(n.target), spell(_attribute(gm, str(n.target)))) for n in gm.graph.find_nodes(op="get_attr"))
-    return (type(gm).__name__, spell(gm.meta), version, nodes, modules, held)
+    return (spell(gm.meta), nodes, held)
 
 
 def _kind(module: nn.Module, generated: str | None) -> Hashable:

@@ -41,6 +41,13 @@ CASES = [
 ]
 
 
+class _EveryTime:
+    """No memo: every module's forward emitted."""
+
+    def forward(self, gm: fx.GraphModule, path: str, version: object, classes: object, emit: Callable[[], object]) -> object:
+        return emit()
+
+
 def _export(case: Case, memo: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, str], int]:
     """The package's sources and how many forwards were emitted for modules other than the root."""
     emitted: list[str] = []
@@ -53,7 +60,7 @@ def _export(case: Case, memo: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[di
     with monkeypatch.context() as patch:
         patch.setattr(collect_stage, "emit_forward", counting)
         if not memo:
-            patch.setattr(collect_stage, "emission_key", lambda *args: None)
+            patch.setattr(collect_stage, "Emissions", _EveryTime)
         _, sources = fxexport.generate(case.build(), package_name="pkg")
     return sources, len(emitted) - 1
 
