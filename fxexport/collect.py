@@ -219,8 +219,8 @@ class _Collector:
         return self.classes[key].name
 
     def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled) -> Forward:
-        """`gm`'s forward, emitted once for modules whose graphs and settings are equal while the names
-        taken so far are the same (emitted.py)."""
+        """`gm`'s forward, emitted once for modules whose graphs and settings are equal, while no name it
+        asked about was taken since (emitted.py)."""
 
         def emit() -> Forward:
             namespace = self.namespace.child(self.others_parameters(gm.graph))
@@ -228,7 +228,7 @@ class _Collector:
 
         if not path:
             return emit()
-        return self.forwards.forward(gm, ".".join(path), (len(self.namespace), len(self.params)), self.class_paths, emit)
+        return self.forwards.forward(gm, ".".join(path), len(self.params), self.class_paths, self.namespace, emit)
 
     def build_children(
         self, owner: _ClassDraft, module: nn.Module, path: tuple[str, ...], deferred: list[str] | None = None

@@ -28,37 +28,43 @@ from torch import fx, nn
 
 if TYPE_CHECKING:
     from .forward import Forward
+    from .names import Namespace
 
 UNREAD_META = frozenset({"seq_nr", "from_node", "torch_fn", "source_fn_stack", "original_aten"})
+_CALLERS = frozenset({"nn_module_stack", "stack_trace"})  # an input's: where its caller made the value
 
 
 class Emissions:
-    """The forwards emitted so far, by what their emission read. A module's outline (its class, the names
-    taken, its children and their settings, its graph's length) is spelled first; its graph in full only
+    """The forwards emitted so far, by what their emission read. A module's outline (its class, its
+    children and their settings, its graph's length) is spelled first; its graph in full only
     where an earlier module has the same outline (blocks of other channel counts never get that far)."""
 
     def __init__(self) -> None:
         self._by_outline: dict[Hashable, list[_Emitted]] = {}
 
-    def forward(self, gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str], emit: Callable[[], Forward]) -> Forward:
+    def forward(
+        self, gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str], names: Namespace, emit: Callable[[], Forward]
+    ) -> Forward:
         """`gm`'s forward (`gm` being the module at `path`): one emitted before for a module whose emission
-        read the same, else `emit()`. `version`: the state of the names taken so far (and whatever else of
-        the export's state an emission reads); `classes`: the class generated for each module split cut
-        out, by path (a child of `gm`'s is its code)."""
+        read the same, else `emit()`. `version`: what else of the export's state an emission reads;
+        `classes`: the class generated for each module split cut out, by path (a child of `gm`'s is its
+        code); `names`: the module's names, of which an emission asks about some (a local may not take a
+        name taken): an earlier forward holds while none of the names it asked about was taken since."""
         earlier = self._by_outline.setdefault(_outline(gm, path, version, classes), [])
         if earlier:
             graph = _graph(gm, path)
-            found = next((e.forward for e in earlier if e.graph == graph), None)
-            if found is not None:
-                return found
-        forward = emit()
-        earlier.append(_Emitted(gm, path, forward))
+            for emitted in earlier:
+                if emitted.graph == graph and emitted.asked.isdisjoint(names.added_since(emitted.mark)):
+                    return emitted.forward
+        with names.asking() as asked:
+            forward = emit()
+        earlier.append(_Emitted(gm, path, forward, frozenset(asked), names.mark()))
         return forward
 
 
 class _Emitted:
-    def __init__(self, gm: fx.GraphModule, path: str, forward: Forward) -> None:
-        self.gm, self.path, self.forward = gm, path, forward
+    def __init__(self, gm: fx.GraphModule, path: str, forward: Forward, asked: frozenset[str], mark: int) -> None:
+        self.gm, self.path, self.forward, self.asked, self.mark = gm, path, forward, asked, mark
 
     @functools.cached_property
     def graph(self) -> Hashable:
@@ -122,7 +128,7 @@ class _Speller:
     def __init__(self, path: str, positions: dict[fx.Node, int]) -> None:
         self.path = path
         self.positions = positions
-        self.stacks: dict[tuple[bool, tuple[Any, ...]], Hashable] = {}  # nodes of one call record equal stacks
+        self.stacks: dict[tuple[Any, ...], Hashable] = {}  # the nodes of one call record equal stacks
 
     def __call__(self, value: Any) -> Hashable:
         kind = type(value)
@@ -150,33 +156,34 @@ class _Speller:
 
     def meta(self, meta: dict[str, Any], placeholder: bool) -> Hashable:
         """What a node recorded; its module calls (`nn_module_stack`) by path relative to the module's, in
-        order (their keys are ids torch makes of the paths). An input's are its caller's (where the value
-        passed in was made: the block before, for a chain of blocks), which the forward does not read
-        (forward.py names its inputs by the parameters given): by class alone."""
+        order (their keys are ids torch makes of the paths). An input's calls and stack trace are its
+        caller's (where the value passed in was made: the block before, for a chain of blocks), which
+        the forward does not read (forward.py names its inputs by the parameters given): left out."""
         spelled: list[tuple[str, Hashable]] = []
         for key, value in meta.items():
+            if key in UNREAD_META or (placeholder and key in _CALLERS):
+                continue
             if key == "nn_module_stack" and isinstance(value, dict):
-                spelled.append((key, self.stack(tuple(value.values()), placeholder)))
-            elif key not in UNREAD_META:
+                spelled.append((key, self.stack(tuple(value.values()))))
+            else:
                 spelled.append((key, self(value)))
         return tuple(spelled)
 
-    def stack(self, frames: tuple[Any, ...], placeholder: bool) -> Hashable:
+    def stack(self, frames: tuple[Any, ...]) -> Hashable:
         try:
-            return self.stacks[placeholder, frames]
+            return self.stacks[frames]
         except KeyError:
-            found = self.stacks[placeholder, frames] = tuple(self.frame(frame, placeholder) for frame in frames)
+            found = self.stacks[frames] = tuple(self.frame(frame) for frame in frames)
         except TypeError:  # a frame that cannot be hashed
-            found = tuple(self.frame(frame, placeholder) for frame in frames)
+            found = tuple(self.frame(frame) for frame in frames)
         return found
 
-    def frame(self, frame: object, placeholder: bool) -> Hashable:
-        """A recorded module call (path, class); an input's by its class alone."""
+    def frame(self, frame: object) -> Hashable:
+        """A recorded module call: (path, class)."""
         if not (isinstance(frame, tuple) and len(frame) == 2):
             return self(frame)
         path, cls = frame
-        kind = cast(Hashable, cls) if isinstance(cls, (type, str)) else ("id", id(cls))
-        return ("class", kind) if placeholder else (self.relative(path), kind)
+        return (self.relative(path), cast(Hashable, cls) if isinstance(cls, (type, str)) else ("id", id(cls)))
 
     def tensor(self, value: torch.Tensor) -> Hashable:
         shape = tuple(str(s) for s in value.shape)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 _ILLEGAL_CHAR = re.compile(r"[^0-9A-Za-z_]")
@@ -37,48 +38,77 @@ def sanitize(candidate: str) -> str:
 class Namespace:
     """Hands out unique identifiers; the same object always gets the same name."""
 
-    def __init__(self, reserved: Iterable[str] = ()) -> None:
+    def __init__(self, reserved: Iterable[str] = (), asked: set[str] | None = None) -> None:
         self._used: set[str] = set(reserved)
         self._by_object: dict[int, str] = {}
         self._objects: list[object] = []  # keeps ids stable while the namespace lives
         # (base, first number tried) -> the number last handed out: the ones before it are taken
         # (names are never freed), so the next search starts there, not at 1 (2,000 `Linear`s).
         self._numbered: dict[tuple[str, int], int] = {}
-
-    def __len__(self) -> int:
-        """How many names are taken (names are never freed: a namespace that has not grown is the same)."""
-        return len(self._used)
+        self._added: list[str] = []  # names taken since it was made, in order (added_since)
+        self._asked = asked  # where given, every name asked about goes in it (asking)
 
     def is_free(self, name: str) -> bool:
         """True if `name` has not been used or reserved."""
-        return name not in self._used
+        return not self._taken(name)
 
     def reserve(self, name: str) -> None:
         """Mark `name` as taken, so `create` never hands it out."""
-        self._used.add(name)
+        self._take(name)
 
     def create(self, candidate: str, obj: object | None = None) -> str:
         """A fresh identifier from `candidate` (sanitised, `_1`, `_2`... on collision); `obj` always gets the same one."""
         if obj is not None and id(obj) in self._by_object:
             return self._by_object[id(obj)]
         name = sanitize(candidate)
-        if name in self._used:
+        if self._taken(name):
             match = _SUFFIX.match(name)
             base, first = (match.group(1), int(match.group(2))) if match else (name, 0)
             count = self._numbered.get((base, first), first)
-            while f"{base}_{count + 1}" in self._used:
+            while self._taken(f"{base}_{count + 1}"):
                 count += 1
             self._numbered[base, first] = count + 1
             name = f"{base}_{count + 1}"
-        self._used.add(name)
+        self._take(name)
         if obj is not None:
             self._by_object[id(obj)] = name
             self._objects.append(obj)
         return name
 
     def child(self, freed: Iterable[str] = ()) -> Namespace:
-        """A namespace that starts with every name this one has used but `freed`."""
-        return Namespace(self._used.difference(freed))
+        """A namespace that starts with every name this one has used but `freed` (asked about as this one is)."""
+        return Namespace(self._used.difference(freed), self._asked)
+
+    def mark(self) -> int:
+        """Where `added_since` starts from now."""
+        return len(self._added)
+
+    def added_since(self, mark: int) -> list[str]:
+        """The names taken since `mark`, in order."""
+        return self._added[mark:]
+
+    @contextlib.contextmanager
+    def asking(self) -> Iterator[set[str]]:
+        """Within it, every name this namespace, and any child it makes, is asked about (whether taken,
+        or handed out) is added to the set it gives: what could have come out otherwise had they been taken."""
+        saved, asked = self._asked, set[str]()
+        self._asked = asked
+        try:
+            yield asked
+        finally:
+            self._asked = saved
+            if saved is not None:
+                saved.update(asked)
+
+    def _taken(self, name: str) -> bool:
+        if self._asked is not None:
+            self._asked.add(name)
+        return name in self._used
+
+    def _take(self, name: str) -> None:
+        if name not in self._used:
+            self._used.add(name)
+            self._added.append(name)
 
 
 def quote(text: str) -> str:

@@ -11,7 +11,8 @@ from torch import fx, nn
 
 import fxexport
 import fxexport.collect as collect_stage
-from fxexport.emitted import _Speller
+from fxexport.emitted import Emissions, _Speller
+from fxexport.names import Namespace
 from tests import models
 from tests.cases import CASES_BY_NAME
 from tests.producers import exported
@@ -30,21 +31,17 @@ def _encoder_inputs() -> tuple[torch.Tensor, ...]:
 
 
 CASES = [
-    # six equal Layers: the first, and the second (the first's class took a name the second's locals
-    # avoid, so the names taken differ), then none
-    Case("traced_chain", CASES_BY_NAME.chain_of_blocks.build, 2, 6),
-    # torch.export: the first of the two in `pair` has a caller of another line, recorded on its input
-    Case("exported_chain", exported(models.Encoder, _encoder_inputs), 3, 6),
-    # blocks of other channel counts: a forward each, as before
-    Case("resnet_like", CASES_BY_NAME.resnet_like.build, 4, 4),
-    Case("numbered_blocks", CASES_BY_NAME.numbered_blocks.build, 9, 9),
+    Case("traced_chain", CASES_BY_NAME.chain_of_blocks.build, 1, 6),  # six equal Layers
+    Case("exported_chain", exported(models.Encoder, _encoder_inputs), 1, 6),  # torch.export's graph: its stack traces too
+    Case("resnet_like", CASES_BY_NAME.resnet_like.build, 3, 4),  # two equal BasicBlocks among others
+    Case("numbered_blocks", CASES_BY_NAME.numbered_blocks.build, 7, 9),
 ]
 
 
 class _EveryTime:
     """No memo: every module's forward emitted."""
 
-    def forward(self, gm: fx.GraphModule, path: str, version: object, classes: object, emit: Callable[[], object]) -> object:
+    def forward(self, gm: fx.GraphModule, path: str, version: object, classes: object, names: object, emit: Callable[[], object]) -> object:
         return emit()
 
 
@@ -133,3 +130,28 @@ def test_values_are_spelled_by_what_the_emission_reads(spelling: Spelling) -> No
 )
 def test_module_paths_are_spelled_from_the_module_own(own: str, path: str, spelled: tuple[object, ...]) -> None:
     assert _Speller(own, {}).relative(path) == spelled
+
+
+@pytest.mark.parametrize(
+    ("taken", "emitted"),
+    [
+        ((), 1),  # nothing taken since: the forward holds
+        (("other",), 1),  # a name the emission never asked about
+        (("out",), 2),  # the name its local took: emitted again, the local named apart
+        (("out_1",), 1),
+    ],
+)
+def test_a_forward_holds_while_no_name_it_asked_about_is_taken(taken: tuple[str, ...], emitted: int) -> None:
+    names, emissions, locals_named = Namespace(), Emissions(), []
+    gm = fx.symbolic_trace(models.Layer())
+
+    def emit() -> object:
+        locals_named.append(names.child().create("out"))
+        return locals_named[-1]
+
+    first = emissions.forward(gm, "layers.0", 0, {}, names, emit)  # type: ignore[arg-type]
+    for name in taken:
+        names.reserve(name)
+    second = emissions.forward(gm, "layers.1", 0, {}, names, emit)  # type: ignore[arg-type]
+    assert (len(locals_named), first) == (emitted, "out")
+    assert second == ("out" if emitted == 1 else "out_1")
