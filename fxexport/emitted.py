@@ -4,7 +4,8 @@ collect emits a forward for every module split cut out (split.py), then shares o
 instances whose code came out the same: a 6-block transformer's blocks, attentions and MLPs are 13
 emissions of 3 forwards (a fifth of its export). Emitting reads the module's graph (each node's op,
 target, arguments, and what it recorded: values, stack traces, module calls), the module's children
-and attributes, and the names taken so far; where all of those are equal, so is the forward.
+and attributes, and whether the names it asks about are taken (a local takes no name taken); where the
+first are equal and none of those names was taken since, so is the forward.
 
 `Emissions` spells those inputs out as hashable values. A module path in what a node recorded is
 written relative to the module's own path (`blocks.3.attention.qkv` in the module at `blocks.3` is
@@ -84,11 +85,15 @@ def _graph(gm: fx.GraphModule, path: str) -> Hashable:
     """The module's graph, what its nodes recorded, and the values it holds that the graph reads."""
     spell = _Speller(path, {node: i for i, node in enumerate(gm.graph.nodes)})
     nodes = tuple(
-        (node.op, node.name, spell(node.target), spell(node.args), spell(node.kwargs), spell.meta(node.meta, node.op == "placeholder"), len(node.users))
+        (
+            node.op, node.name, spell(node.target), spell(node.args), spell(node.kwargs), spell(node.type),
+            spell.meta(node.meta, node.op == "placeholder"), len(node.users),
+        )
         for node in gm.graph.nodes
-    )
+    )  # fmt: skip
     held = tuple((str(n.target), spell(_attribute(gm, str(n.target)))) for n in gm.graph.find_nodes(op="get_attr"))
-    return (spell(gm.meta), nodes, held)
+    codegen = gm.graph._codegen  # how the graph takes and returns values (a pytree's, torch.export's root)
+    return (spell(gm.meta), nodes, held, type(codegen), repr(getattr(codegen, "pytree_info", None)))
 
 
 def _kind(module: nn.Module, generated: str | None) -> Hashable:
