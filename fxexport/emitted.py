@@ -12,14 +12,15 @@ written relative to the module's own path (`blocks.3.attention.qkv` in the modul
 `attention.qkv` there, as `blocks.2.attention.qkv` is in the module at `blocks.2`). Anything the key
 cannot spell by value (an object of an unknown kind) is spelled by its identity, so two modules
 holding different such objects never share a forward: an unknown input costs an emission, never a
-wrong forward. The keys of node.meta below are not spelled: they number or name a node apart from
-its code (torch.export's `seq_nr`, `from_node`, `torch_fn`, `source_fn_stack`), and no stage of
-collect reads them.
+wrong forward. The keys of node.meta in UNREAD_META are not spelled: they number or name a node apart
+from its code (torch.export's `seq_nr`, `from_node`, `torch_fn`, `source_fn_stack`, `original_aten`),
+and no stage of collect reads them. A child split cut out is spelled by its own graph, in full: a
+forward reads its children's graphs (loops.py rolls a chain of children only where their graphs are
+equal), and children of one generated class may differ in code their forwards leave out.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from .names import Namespace
 
 UNREAD_META = frozenset({"seq_nr", "from_node", "torch_fn", "source_fn_stack", "original_aten"})
-_CALLERS = frozenset({"nn_module_stack", "stack_trace"})  # an input's: where its caller made the value
 
 
 class Emissions:
@@ -42,47 +42,60 @@ class Emissions:
 
     def __init__(self) -> None:
         self._by_outline: dict[Hashable, list[_Emitted]] = {}
+        self._graphs: dict[int, tuple[fx.GraphModule, Hashable]] = {}  # by module: its graph spelled
 
     def forward(
-        self, gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str], names: Namespace, emit: Callable[[], Forward]
+        self, gm: fx.GraphModule, path: str, parameters: int, classes: Mapping[str, str], names: Namespace, emit: Callable[[], Forward]
     ) -> Forward:
         """`gm`'s forward (`gm` being the module at `path`): one emitted before for a module whose emission
-        read the same, else `emit()`. `version`: what else of the export's state an emission reads;
-        `classes`: the class generated for each module split cut out, by path (a child of `gm`'s is its
-        code); `names`: the module's names, of which an emission asks about some (a local may not take a
+        read the same, else `emit()`. `parameters`: how many forward parameter names the export has taken
+        (a local may take another forward's); `classes`: the class generated for each module split cut out,
+        by path; `names`: the module's names, of which an emission asks about some (a local may not take a
         name taken): an earlier forward holds while none of the names it asked about was taken since."""
-        earlier = self._by_outline.setdefault(_outline(gm, path, version, classes), [])
+        earlier = self._by_outline.setdefault(_outline(gm, path, parameters, classes), [])
         if earlier:
-            graph = _graph(gm, path)
+            graph = self.graph(gm, path)
             for emitted in earlier:
-                if emitted.graph == graph and emitted.asked.isdisjoint(names.added_since(emitted.mark)):
+                if self.graph(emitted.gm, emitted.path) == graph and emitted.asked.isdisjoint(names.added_since(emitted.mark)):
                     return emitted.forward
         with names.asking() as asked:
             forward = emit()
         earlier.append(_Emitted(gm, path, forward, frozenset(asked), names.mark()))
         return forward
 
+    def graph(self, gm: fx.GraphModule, path: str) -> Hashable:
+        """The module's graph and those of the modules split cut out inside it, what their nodes recorded, and
+        the values they hold that their graphs read (spelled once a module: collect changes no graph split made)."""
+        inner = tuple(
+            (name, self._own_graph(module, f"{path}.{name}" if path else name))
+            for name, module in gm.named_modules(remove_duplicate=False)
+            if name and isinstance(module, fx.GraphModule)
+        )
+        return (self._own_graph(gm, path), inner)
+
+    def _own_graph(self, gm: fx.GraphModule, path: str) -> Hashable:
+        found = self._graphs.get(id(gm))
+        if found is None or found[0] is not gm:
+            found = self._graphs[id(gm)] = (gm, _graph(gm, path))
+        return found[1]
+
 
 class _Emitted:
     def __init__(self, gm: fx.GraphModule, path: str, forward: Forward, asked: frozenset[str], mark: int) -> None:
         self.gm, self.path, self.forward, self.asked, self.mark = gm, path, forward, asked, mark
 
-    @functools.cached_property
-    def graph(self) -> Hashable:
-        return _graph(self.gm, self.path)
 
-
-def _outline(gm: fx.GraphModule, path: str, version: Hashable, classes: Mapping[str, str]) -> Hashable:
+def _outline(gm: fx.GraphModule, path: str, parameters: int, classes: Mapping[str, str]) -> Hashable:
     modules = tuple(
         (name, _kind(module, classes.get(f"{path}.{name}" if path else name)), module.training, _settings(module))
         for name, module in gm.named_modules(remove_duplicate=False)
         if name
     )
-    return (type(gm).__name__, version, len(gm.graph.nodes), modules)
+    return (type(gm).__name__, parameters, len(gm.graph.nodes), modules)
 
 
 def _graph(gm: fx.GraphModule, path: str) -> Hashable:
-    """The module's graph, what its nodes recorded, and the values it holds that the graph reads."""
+    """The module's own graph, what its nodes recorded, and the values it holds that the graph reads."""
     spell = _Speller(path, {node: i for i, node in enumerate(gm.graph.nodes)})
     nodes = tuple(
         (
@@ -98,7 +111,7 @@ def _graph(gm: fx.GraphModule, path: str) -> Hashable:
 
 def _kind(module: nn.Module, generated: str | None) -> Hashable:
     """A module's class; for one split cut out (a GraphModule, of a class of its own), the class collect
-    generated for it, else its identity."""
+    generated for it (its graph is spelled with its parent's, Emissions.graph), else its identity."""
     if isinstance(module, fx.GraphModule):
         return ("generated", generated) if generated is not None else ("id", id(module))
     return cast(Hashable, type(module))
@@ -133,7 +146,7 @@ class _Speller:
     def __init__(self, path: str, positions: dict[fx.Node, int]) -> None:
         self.path = path
         self.positions = positions
-        self.stacks: dict[tuple[Any, ...], Hashable] = {}  # the nodes of one call record equal stacks
+        self.stacks: dict[tuple[Any, ...], tuple[tuple[Hashable, Hashable], ...]] = {}
 
     def __call__(self, value: Any) -> Hashable:
         kind = type(value)
@@ -147,7 +160,7 @@ class _Speller:
             return (kind, tuple(self(v) for v in value))
         if kind is float:
             return (kind, "nan") if math.isnan(value) else (kind, value, math.copysign(1.0, value))
-        if isinstance(value, fx.Node):
+        if isinstance(value, fx.Node):  # a subclass of Node (above: Node itself, the common case)
             return ("node", self.positions.get(value, id(value)))
         if isinstance(value, dict):
             return (kind, tuple((self(k), self(v)) for k, v in value.items()))
@@ -161,20 +174,22 @@ class _Speller:
 
     def meta(self, meta: dict[str, Any], placeholder: bool) -> Hashable:
         """What a node recorded; its module calls (`nn_module_stack`) by path relative to the module's, in
-        order (their keys are ids torch makes of the paths). An input's calls and stack trace are its
-        caller's (where the value passed in was made: the block before, for a chain of blocks), which
-        the forward does not read (forward.py names its inputs by the parameters given): left out."""
+        order (their keys are ids torch makes of the paths). An input's calls are its caller's (where the
+        value passed in was made: the block before, for a chain of blocks): by their classes alone (the
+        statement that made it, its stack trace, is read: source_names.py's reusable inputs)."""
         spelled: list[tuple[str, Hashable]] = []
         for key, value in meta.items():
-            if key in UNREAD_META or (placeholder and key in _CALLERS):
+            if key in UNREAD_META:
                 continue
             if key == "nn_module_stack" and isinstance(value, dict):
-                spelled.append((key, self.stack(tuple(value.values()))))
+                stack = self.stack(tuple(value.values()))
+                spelled.append((key, tuple(cls for _, cls in stack) if placeholder else stack))
             else:
                 spelled.append((key, self(value)))
         return tuple(spelled)
 
-    def stack(self, frames: tuple[Any, ...]) -> Hashable:
+    def stack(self, frames: tuple[Any, ...]) -> tuple[tuple[Hashable, Hashable], ...]:
+        """Recorded module calls, spelled once per stack (the nodes of one call record equal ones)."""
         try:
             return self.stacks[frames]
         except KeyError:
@@ -183,10 +198,10 @@ class _Speller:
             found = tuple(self.frame(frame) for frame in frames)
         return found
 
-    def frame(self, frame: object) -> Hashable:
+    def frame(self, frame: object) -> tuple[Hashable, Hashable]:
         """A recorded module call: (path, class)."""
         if not (isinstance(frame, tuple) and len(frame) == 2):
-            return self(frame)
+            return ("frame", self(frame))
         path, cls = frame
         return (self.relative(path), cast(Hashable, cls) if isinstance(cls, (type, str)) else ("id", id(cls)))
 

@@ -49,7 +49,7 @@ class Namespace:
         self._asked = asked  # where given, every name asked about goes in it (asking)
 
     def is_free(self, name: str) -> bool:
-        """True if `name` has not been used or reserved."""
+        """True if `name` has not been used or reserved (asked about: see asking)."""
         return not self._taken(name)
 
     def reserve(self, name: str) -> None:
@@ -89,8 +89,9 @@ class Namespace:
 
     @contextlib.contextmanager
     def asking(self) -> Iterator[set[str]]:
-        """Within it, every name this namespace, and any child it makes, is asked about (whether taken,
-        or handed out) is added to the set it gives: what could have come out otherwise had they been taken."""
+        """Within it, every name this namespace, and any child made within it, is asked about (whether
+        taken, or handed out) is added to the set it gives: what could have come out otherwise had they
+        been taken. A child made within it keeps adding to that set (collect drops its children after)."""
         saved, asked = self._asked, set[str]()
         self._asked = asked
         try:

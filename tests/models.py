@@ -3886,3 +3886,61 @@ class CalledFunctionEdgesStack(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class PairedBlock(nn.Module):
+    def forward(self, x):
+        a, b = x.relu() * 2, 3
+        return a * a + b
+
+
+class PairedCallers(nn.Module):
+    """Two equal blocks whose inputs come from other statements: one an item of `p, q = ...`, one a
+    plain value (`r = y + q`); how a forward names its values reads the statement its input came from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b0 = PairedBlock()
+        self.b1 = PairedBlock()
+
+    def forward(self, x):
+        p, q = x.chunk(2, dim=0)
+        y = self.b0(p)
+        r = y + q
+        return self.b1(r)
+
+
+class ProbedBlock(nn.Module):
+    def __init__(self, probe: bool = False) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.probe = probe
+
+    def forward(self, x):
+        if self.probe:
+            x.size(0)  # traced, read by nothing: no line of the generated forward
+        return torch.relu(self.lin(x))
+
+
+class ProbedStage(nn.Module):
+    def __init__(self, probes: list[bool]) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(ProbedBlock(p) for p in probes)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class ProbedStages(nn.Module):
+    """Two stages of blocks of one generated class whose graphs differ in one block (a dead read): a stage
+    rolls its chain of blocks into a loop only where their graphs are equal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s0 = ProbedStage([False, False, False])
+        self.s1 = ProbedStage([False, True, False])
+
+    def forward(self, x):
+        return self.s0(x) + self.s1(x)

@@ -14,7 +14,7 @@ import fxexport.collect as collect_stage
 from fxexport.emitted import Emissions, _Speller
 from fxexport.names import Namespace
 from tests import models
-from tests.cases import CASES_BY_NAME
+from tests.cases import CASES_BY_NAME, traced
 from tests.producers import exported
 
 
@@ -31,10 +31,16 @@ def _encoder_inputs() -> tuple[torch.Tensor, ...]:
 
 
 CASES = [
-    Case("traced_chain", CASES_BY_NAME.chain_of_blocks.build, 1, 6),  # six equal Layers
-    Case("exported_chain", exported(models.Encoder, _encoder_inputs), 1, 6),  # torch.export's graph: its stack traces too
-    Case("resnet_like", CASES_BY_NAME.resnet_like.build, 3, 4),  # two equal BasicBlocks among others
+    # six equal Layers: the first's input made by another statement than the others' (a Layer's return)
+    Case("traced_chain", CASES_BY_NAME.chain_of_blocks.build, 2, 6),
+    # torch.export's graph: the first of `pair` called from another line too
+    Case("exported_chain", exported(models.Encoder, _encoder_inputs), 3, 6),
+    Case("resnet_like", CASES_BY_NAME.resnet_like.build, 4, 4),
     Case("numbered_blocks", CASES_BY_NAME.numbered_blocks.build, 7, 9),
+    # equal blocks whose inputs were made by other statements (an item, a plain value): named apart
+    Case("inputs_from_other_statements", exported(models.PairedCallers, lambda: (torch.randn(4, 4, generator=torch.Generator().manual_seed(1)),)), 2, 2),
+    # stages whose blocks share a class but not a graph: one rolls its blocks into a loop, the other not
+    Case("children_of_one_class_apart", traced(models.ProbedStages), 5, 8),
 ]
 
 
