@@ -22,7 +22,7 @@ equal), and children of one generated class may differ in code their forwards le
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -66,11 +66,7 @@ class Emissions:
     def graph(self, gm: fx.GraphModule, path: str) -> Hashable:
         """The module's graph and those of the modules split cut out inside it, what their nodes recorded, and
         the values they hold that their graphs read (spelled once a module: collect changes no graph split made)."""
-        inner = tuple(
-            (name, self._own_graph(module, f"{path}.{name}" if path else name))
-            for name, module in gm.named_modules(remove_duplicate=False)
-            if name and isinstance(module, fx.GraphModule)
-        )
+        inner = tuple((name, self._own_graph(module, where)) for name, where, module in _inside(gm, path) if isinstance(module, fx.GraphModule))
         return (self._own_graph(gm, path), inner)
 
     def _own_graph(self, gm: fx.GraphModule, path: str) -> Hashable:
@@ -86,12 +82,15 @@ class _Emitted:
 
 
 def _outline(gm: fx.GraphModule, path: str, parameters: int, classes: Mapping[str, str]) -> Hashable:
-    modules = tuple(
-        (name, _kind(module, classes.get(f"{path}.{name}" if path else name)), module.training, _settings(module))
-        for name, module in gm.named_modules(remove_duplicate=False)
-        if name
-    )
+    modules = tuple((name, _kind(module, classes.get(where)), module.training, _settings(module)) for name, where, module in _inside(gm, path))
     return (type(gm).__name__, parameters, len(gm.graph.nodes), modules)
+
+
+def _inside(gm: fx.GraphModule, path: str) -> Iterator[tuple[str, str, nn.Module]]:
+    """Every module inside `gm` (the module at `path`): its name there, its path in the model, itself."""
+    for name, module in gm.named_modules(remove_duplicate=False):
+        if name:
+            yield name, f"{path}.{name}" if path else name, module
 
 
 def _graph(gm: fx.GraphModule, path: str) -> Hashable:
@@ -152,7 +151,7 @@ class _Speller:
         kind = type(value)
         if kind is str:
             return value  # no other spelling is a str
-        if kind is fx.Node:
+        if isinstance(value, fx.Node):
             return ("node", self.positions.get(value, id(value)))
         if kind in _PLAIN or value is Ellipsis:
             return (kind, value)
@@ -160,8 +159,6 @@ class _Speller:
             return (kind, tuple(self(v) for v in value))
         if kind is float:
             return (kind, "nan") if math.isnan(value) else (kind, value, math.copysign(1.0, value))
-        if isinstance(value, fx.Node):  # a subclass of Node (above: Node itself, the common case)
-            return ("node", self.positions.get(value, id(value)))
         if isinstance(value, dict):
             return (kind, tuple((self(k), self(v)) for k, v in value.items()))
         if isinstance(value, torch.Tensor):

@@ -3757,13 +3757,20 @@ class CalledPairs(nn.Module):
         return y * b
 
 
-class CalledPairsStack(nn.Module):
-    def __init__(self) -> None:
+class AfterLinear(nn.Module):
+    """`block` run by a child of the root, after a Linear of `width`: its code becomes a class of its own."""
+
+    def __init__(self, width: int, block: nn.Module) -> None:
         super().__init__()
-        self.blocks = nn.Sequential(nn.Linear(8, 8), CalledPairs())
+        self.blocks = nn.Sequential(nn.Linear(width, width), block)
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class CalledPairsStack(AfterLinear):
+    def __init__(self) -> None:
+        super().__init__(8, CalledPairs())
 
 
 def squared_sum(a):
@@ -3784,13 +3791,9 @@ class CalledFunctions(nn.Module):
         return normalized(z) + y
 
 
-class CalledFunctionsStack(nn.Module):
+class CalledFunctionsStack(AfterLinear):
     def __init__(self) -> None:
-        super().__init__()
-        self.blocks = nn.Sequential(nn.Linear(4, 4), CalledFunctions())
-
-    def forward(self, x):
-        return self.blocks(x)
+        super().__init__(4, CalledFunctions())
 
 
 def repeated_attention(q, k, v):
@@ -3879,13 +3882,9 @@ class CalledFunctionEdges(nn.Module):
         return around(self.halved, b)
 
 
-class CalledFunctionEdgesStack(nn.Module):
+class CalledFunctionEdgesStack(AfterLinear):
     def __init__(self) -> None:
-        super().__init__()
-        self.blocks = nn.Sequential(nn.Linear(4, 4), CalledFunctionEdges())
-
-    def forward(self, x):
-        return self.blocks(x)
+        super().__init__(4, CalledFunctionEdges())
 
 
 class PairedBlock(nn.Module):
