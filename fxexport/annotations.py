@@ -25,7 +25,7 @@ import torch
 from torch import fx
 from torch.fx.passes.shape_prop import TensorMetadata
 
-from .calls import resolve_class
+from .calls import class_name, is_inferred, resolve_class
 from .regions import OPTIONAL_TEST
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
@@ -33,6 +33,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
 _ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
 # The header of a class fxexport wrote (black may have split it): its base, then the source comment.
+_PLAIN_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):\n?")
+EXPORTED_BY = "exported by fxexport."  # the end of the first line of every module.py (render.py, its docstring)
 _GENERATED_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):  # (?P<comment>[^\n]+)\n?")
 
 
@@ -61,8 +63,12 @@ def _short_path(path: str, cwd: str) -> str:
 def class_annotation(cls: type | str) -> str:
     """`# torchvision/models/resnet.py:59 BasicBlock`: where the source class is defined.
 
-    A class fxexport generated keeps the comment it was written with, so exports stay a fixed point.
+    A class fxexport generated keeps the comment it was written with, or none, so exports stay a fixed
+    point. A class whose calls fxexport inferred has no source to point at: no comment (a name the
+    model chose would be the only thing it could say).
     """
+    if is_inferred(cls):
+        return ""
     name = _CONTROL.sub(" ", cls.__qualname__ if isinstance(cls, type) else cls.rpartition(".")[2])
     found = _class_source(cls)
     if found is None:
@@ -71,7 +77,15 @@ def class_annotation(cls: type | str) -> str:
     kept = _GENERATED_CLASS.fullmatch(first)
     if kept and _ANNOTATION.fullmatch(kept["comment"]):
         return f"# {_CONTROL.sub(' ', kept['comment'])}"
+    if _PLAIN_CLASS.fullmatch(first) and _written_by_fxexport(file):
+        return ""  # written without one (its calls were inferred, or it was a leaf of a tracer of its own)
     return f"# {short_path(file)}:{line} {name}" if file else f"# {name}"
+
+
+def _written_by_fxexport(file: str) -> bool:
+    """True for a module.py fxexport wrote (its docstring's first line says so)."""
+    first = linecache.getline(file, 1)
+    return first.startswith('"""') and first.rstrip().endswith(EXPORTED_BY)
 
 
 @cache
@@ -152,7 +166,8 @@ def _module_file(module: str) -> str | None:
 def source_class_name(cls: type | str) -> str:
     """The name a generated class takes: the source class's, or for a class fxexport generated
     (`Block_1` with `# models.py:3 Block`), the one its comment names."""
-    return class_annotation(cls).rsplit(" ", 1)[-1].rpartition(".")[2]
+    annotation = class_annotation(cls)  # none for an inferred class or one fxexport wrote without a comment: its own name
+    return annotation.rsplit(" ", 1)[-1].rpartition(".")[2] if annotation else class_name(cls)
 
 
 @cache

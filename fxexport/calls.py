@@ -72,11 +72,21 @@ def qualified_name(cls: type | str) -> str:
     return f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else cls
 
 
+INFERRED = "<inferred>"  # the module of a class recorded for a call fxexport inferred (inferred_stacks.py)
+
+
+def is_inferred(cls: type | str) -> bool:
+    """True for the class of a call fxexport inferred: named after where the module is held, no source."""
+    return isinstance(cls, str) and cls.startswith(f"{INFERRED}.")
+
+
 def resolve_class(cls: type | str) -> type | None:
     """The class itself; torch.export records only its name, imported here when it can be."""
     if isinstance(cls, type):
         return cls
     module, _, name = cls.rpartition(".")
+    if module == INFERRED:
+        return None
     try:
         found = getattr(importlib.import_module(module), name)
     except Exception:  # noqa: BLE001 - importing an arbitrary module may raise anything

@@ -24,6 +24,7 @@ from .generalize import generalize
 from .guards import CHECK_INPUT, is_guards_module
 from .identity_calls import shared_identity_calls
 from .imports import ImportTable
+from .inferred_stacks import inferred_stacks
 from .ir import ClassIR, PackageIR, PackedIR, TensorIR
 from .kept_inputs import as_in_source
 from .kept_values import forget_kept_values
@@ -197,7 +198,7 @@ class _Collector:
         self.reserve_parameters(gm.graph)
         rolled_graph = rolled(gm) if self.rolls else Rolled(gm.graph, {})
         register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
-        called = frozenset(str(n.target) for n in gm.graph.find_nodes(op="call_module"))
+        called = _run_by_calls(gm, [str(n.target) for n in gm.graph.find_nodes(op="call_module")])
         draft = _ClassDraft(gm, path, called=called)
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
@@ -592,6 +593,20 @@ def _tie(access: Callable[[tuple[str, ...]], str], path: tuple[str, ...], first:
     return _assign(target, name, access(first), None)
 
 
+def _run_by_calls(gm: fx.GraphModule, targets: list[str]) -> frozenset[str]:
+    """The modules `gm`'s graph calls and those a called Sequential runs (its children, theirs if Sequential too)."""
+    out: set[str] = set()
+    while targets:
+        target = targets.pop()
+        if target in out:
+            continue
+        out.add(target)
+        module = gm.get_submodule(target)
+        if type(module) is nn.Sequential:
+            targets += [f"{target}.{name}" for name in module._modules]
+    return frozenset(out)
+
+
 def collect(
     root: fx.GraphModule,
     *,
@@ -615,6 +630,8 @@ def collect(
     try:
         with unpacking_once(), paths_of(root):
             formatted = formatted_messages(root)
+            if structure == "structured":
+                formatted = inferred_stacks(formatted)
             statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
             with statements as recovered, recovering(recovered):
                 return _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)

@@ -15,6 +15,7 @@ import jinja2
 import jinja2.bccache
 import torch
 
+from .annotations import EXPORTED_BY
 from .errors import FxExportError
 from .guards import CHECK_INPUT
 from .ir import PackageIR
@@ -134,7 +135,7 @@ def docstring_code(text: str) -> str:
 
 def _docstring(package: PackageIR) -> str:
     return (
-        f"{package.class_name}: a torch.fx GraphModule exported by fxexport.\n\n{_summary(package)}\n\n"
+        f"{package.class_name}: a torch.fx GraphModule {EXPORTED_BY}\n\n{_summary(package)}\n\n"
         f"    model = {package.class_name}()\n    output = {package.signature.call}\n\n"
         "Inputs, outputs and files: see README.md."
     )

@@ -111,6 +111,8 @@ CASES = [
     Case("children_passed_in_with_literals", traced(models.SplitConvNet), _randn(2, 8, 6, 6)),
     Case("list_stages", traced(models.ListStages), _randn(2, 4, 6, 6)),
     Case("named_child_results", traced(models.NamedChildResults), _randn(2, 4, 8, 8)),
+    Case("feature_extractor", models.stackless(models.FeatureNet), _randn(2, 3, 8, 8)),
+    Case("leaves_in_sequential", models.leaves_in_sequential, _randn(2, 3, 8, 8)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -3943,3 +3943,96 @@ class ProbedStages(nn.Module):
 
     def forward(self, x):
         return self.s0(x) + self.s1(x)
+
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, channels // 2, 1)
+        self.act = nn.ReLU()
+        self.expand = nn.Conv2d(channels // 2, channels, 1)
+
+    def forward(self, x):
+        s = x.mean((2, 3), keepdim=True)
+        s = self.expand(self.act(self.reduce(s)))
+        return x * s.sigmoid()
+
+
+class SEBlock(nn.Module):
+    def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.se = SqueezeExcite(planes)
+        self.down = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False), nn.BatchNorm2d(planes)) if stride != 1 else None
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.se(self.bn2(self.conv2(out)))
+        shortcut = x if self.down is None else self.down(x)
+        return self.relu(out + shortcut)
+
+
+class Mixer(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(width, width)
+
+    def forward(self, x):
+        return x + self.fc2(self.act(self.fc1(x)))
+
+
+class FeatureNet(nn.Module):
+    """A backbone whose features are read as torchvision's create_feature_extractor reads them: the
+    stem a Sequential chain, stages of SE blocks (the SE's `mean` before its layers and `*` after
+    them, a block's residual `+` after its last layer), a stage whose result is also an output (no
+    chain), two heads on one value, and mixers with a tensor of the root read between them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), nn.BatchNorm2d(4), nn.ReLU())
+        self.stages = nn.Sequential(nn.Sequential(SEBlock(4, 4), SEBlock(4, 4)), nn.Sequential(SEBlock(4, 8, stride=2), SEBlock(8, 8)))
+        self.heads = nn.ModuleList([nn.Conv2d(8, 2, 1), nn.Conv2d(8, 3, 1)])
+        self.mixers = nn.ModuleList([Mixer(8), Mixer(8)])
+        self.pos = nn.Parameter(torch.randn(8))
+
+    def forward(self, x):
+        x = self.stem(x)
+        c2 = self.stages[0](x)
+        c3 = self.stages[1](c2)
+        tokens = c3.flatten(2).transpose(1, 2)
+        for mixer in self.mixers:
+            tokens = mixer(tokens) + self.pos
+        return {"c2": c2, "c3": c3, "h0": self.heads[0](c3), "h1": self.heads[1](c3), "tokens": tokens}
+
+
+def stackless(cls: type[nn.Module]) -> collections.abc.Callable[[], fx.GraphModule]:
+    """A graph that recorded no module calls and holds its modules in plain holders, as a tracer of its
+    own (torchvision's and timm's create_feature_extractor) makes it."""
+
+    def build() -> fx.GraphModule:
+        torch.manual_seed(0)
+        model = cls().eval()
+        graph = fx.Tracer().trace(model)
+        for node in graph.nodes:
+            node.meta.pop("nn_module_stack", None)
+        return fx.GraphModule(model, graph, cls.__name__)
+
+    return build
+
+
+class SEBlockLeaves(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        return isinstance(m, SEBlock) or super().is_leaf_module(m, module_qualified_name)
+
+
+def leaves_in_sequential() -> fx.GraphModule:
+    """User blocks traced as leaves inside a Sequential the graph calls as one (a chain): still their classes."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.Sequential(SEBlock(4, 4), SEBlock(4, 8, stride=2))).eval()
+    return fx.GraphModule(model, SEBlockLeaves().trace(model), "LeavesInSequential")

@@ -114,9 +114,14 @@ def _qualified(cls: Any) -> str:
     return f"{cls.__module__}.{cls.__qualname__}" if isinstance(cls, type) else str(cls)
 
 
+ANY_CLASS = "*"  # expected_classes: the module may come back as any class
+
+
 def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
     """The class names each module may have in the export: its own; a holder's container or the
-    source class its recorded calls name (the structured export's generated class)."""
+    source class its recorded calls name (the structured export's generated class); any class, for
+    a holder of a graph that recorded no calls (the export infers them and names the class, see
+    inferred_stacks.py)."""
     recorded: dict[str, set[str]] = {}
     for node in gm.graph.nodes:
         for path, cls in (node.meta.get("nn_module_stack") or {}).values():
@@ -126,7 +131,8 @@ def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
         if isinstance(module, fx.GraphModule):
             continue
         name = type(module).__name__
-        classes[path] = sorted({name, *HOLDER_CLASSES, *recorded.get(path, ())}) if name == "Module" else [name]
+        inferred = [ANY_CLASS] if not recorded else []
+        classes[path] = sorted({name, *HOLDER_CLASSES, *recorded.get(path, ()), *inferred}) if name == "Module" else [name]
     return classes
 
 

@@ -37,11 +37,12 @@ NOT_FIXED_POINTS: dict[str, tuple[type[BaseException], str]] = {
     "adversarial_names": (AssertionError, "modules and buffers the graph never uses (added with add_submodule after "
                           "tracing) are exported, but symbolic_trace builds a GraphModule that copies only what its "
                           "graph references"),
-    "nested_graph_module": (AssertionError, "the nested GraphModule becomes a plain nn.Module class (Inner), which "
-                            "symbolic_trace traces through instead of calling as a leaf, so the second export inlines it"),
     "user_leaves": (fx.proxy.TraceError, "Clamp (copied) and Limiter (imported) have a data-dependent branch: the "
                     "source needed a custom tracer that kept it a leaf, and plain symbolic_trace of the export cannot "
                     "trace through it"),
+    "leaves_in_sequential": (AssertionError, "its blocks were leaves of a tracer of its own, kept in eval mode with "
+                             "their holders inside them; symbolic_trace of the export traces through them and makes "
+                             "those holders anew, in training mode"),
     "dynamo_mixed": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` prefix, "
                      "so the forward parameters (already L_x_, ...) become L_L_x_, ... on every capture"),
     "dynamo_dynamic": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` "

@@ -1,0 +1,147 @@
+"""Module calls inferred for a graph that recorded none (inferred_stacks.py): which holder each node ran in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from torch import fx
+
+from fxexport.calls import body_nodes
+from fxexport.collect import collect
+from fxexport.inferred_stacks import SEQUENTIAL, class_named, inferred_stacks, owner_paths
+from tests import models
+from tests.cases import CASES_BY_NAME, traced
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[], fx.GraphModule]
+    owners: dict[str, str]  # node name -> the holder it ran in ("" for the root)
+    calls: dict[str, str]  # holder path -> its recorded class (SEQUENTIAL, or the name of an inferred one)
+    not_calls: tuple[str, ...]  # holders that ran no call of their own
+    classes: tuple[str, ...]  # the generated classes of the structured export, the root's aside
+
+
+CASES = [
+    Case(
+        "feature_net",
+        models.stackless(models.FeatureNet),
+        owners={
+            "mean": "stages.0.0.se",  # an SE's head: it feeds the SE's first layer alone
+            "mul": "stages.0.0.se",  # its tail: it reads what the SE made and what the SE reads
+            "add": "stages.0.0",  # the block's residual: `x` is no value the SE reads
+            "add_4": "mixers.0",  # a mixer's residual
+            "add_5": "",  # the root's `+ self.pos` between two mixers
+            "flatten": "",  # the root's, between two holders' runs
+        },
+        calls={"stem": SEQUENTIAL, "stages.0": SEQUENTIAL, "stages.1.0.down": SEQUENTIAL, "stages.0.0": "Stage", "stages.0.0.se": "Se", "mixers.0": "Mixer"},
+        not_calls=(
+            "stages",  # its first stage's result is an output too: no chain
+            "heads",  # two heads read one value: no chain
+            "mixers",  # the root reads its tensor between them
+        ),
+        classes=("Mixer", "Se", "Stage"),
+    ),
+    # a holder whose run is one call of its child: a class would only pass it on
+    Case("one_call_holder", models.dict_root, owners={}, calls={}, not_calls=("blocks",), classes=()),
+    Case("recorded_calls", CASES_BY_NAME.resnet_like.build, owners={}, calls={}, not_calls=(), classes=()),
+    Case("no_holders", traced(models.MLP), owners={}, calls={}, not_calls=(), classes=()),
+]
+
+
+def _without_stacks(build: Callable[[], fx.GraphModule]) -> fx.GraphModule:
+    gm = build()
+    for node in gm.graph.nodes:
+        node.meta.pop("nn_module_stack", None)
+    return gm
+
+
+@pytest.fixture(params=CASES, ids=[c.name for c in CASES])
+def case(request: pytest.FixtureRequest) -> Case:
+    return request.param
+
+
+def _stacks(gm: fx.GraphModule) -> dict[str, dict[str, tuple[str, object]]]:
+    return {n.name: dict(n.meta.get("nn_module_stack") or {}) for n in gm.graph.nodes}
+
+
+def test_each_node_runs_in_the_holder_whose_run_it_belongs_to(case: Case) -> None:
+    gm = case.build()
+    modules = dict(gm.named_modules(remove_duplicate=False))
+    owners, _ = owner_paths(body_nodes(gm), modules)
+    found = {n.name: owners[n] for n in owners if n.name in case.owners}
+    assert found == case.owners
+
+
+def test_holders_that_ran_as_calls_are_recorded_with_their_class(case: Case) -> None:
+    gm = case.build()
+    inferred = inferred_stacks(gm)
+    recorded = {path: cls for stack in _stacks(inferred).values() for path, cls in stack.values() if isinstance(cls, str)}
+    names = {path: cls if cls == SEQUENTIAL else cls.rpartition(".")[2] for path, cls in recorded.items()}
+    assert {path: names.get(path) for path in case.calls} == case.calls
+    assert not set(case.not_calls) & set(names)
+
+
+def test_a_graph_that_recorded_calls_or_holds_no_holder_is_left_as_it_is(case: Case) -> None:
+    gm = case.build()
+    inferred = inferred_stacks(gm)
+    assert (inferred is gm) == (not case.calls)
+
+
+def test_the_input_graph_is_not_changed(case: Case) -> None:
+    gm = case.build()
+    before = _stacks(gm)
+    inferred_stacks(gm)
+    assert _stacks(gm) == before
+
+
+def test_the_structured_export_has_a_class_per_inferred_block(case: Case) -> None:
+    gm = case.build()
+    package = collect(gm, module_name="pkg")
+    generated = sorted(c.name for c in package.classes if not c.is_root)
+    if case.calls:
+        assert generated == sorted(case.classes)
+        root = next(c for c in package.classes if c.is_root)
+        assert "x = self.stem(x)" in root.forward_lines
+        assert not any("getattr(" in line for c in package.classes for line in c.forward_lines)
+
+
+def test_a_stripped_graph_comes_back_with_its_blocks_one_class() -> None:
+    """resnet_like without its stacks: the blocks of `layer1` and `layer2` are one class again (`Layer`, where
+    the recorded graph names them BasicBlock), its stem a Sequential, its head dict a class of its own."""
+    package = collect(_without_stacks(CASES_BY_NAME.resnet_like.build), module_name="pkg")
+    assert sorted(c.name for c in package.classes if not c.is_root) == ["Head", "Layer"]
+    root = next(c for c in package.classes if c.is_root)
+    assert root.forward_lines == ("x = self.stem(x)", "x = self.layer1(x)", "x = self.layer2(x)", "return self.head(x)")
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("blocks.0.0", "Block"),
+        ("patch_embeds.1", "PatchEmbed"),
+        ("stem", "Stem"),
+        ("layer1.0", "Layer"),
+        ("conv2", "Conv"),
+        ("entries.2", "Entry"),
+        ("glass.0", "Glass"),
+        ("0.1", "Block"),
+        ("_.0", "Block"),
+        ("9lives", "Block"),
+        ("stem.conv_dw", "ConvDw"),
+    ],
+)
+def test_an_inferred_class_is_named_after_where_it_is_held(path: str, name: str) -> None:
+    assert class_named(path) == name
+
+
+def test_a_user_leaf_inside_a_called_sequential_keeps_its_class() -> None:
+    """A Sequential called as one runs its children: a user class among them is called, not a plain holder."""
+    gm = models.leaves_in_sequential()
+    package = collect(gm, module_name="pkg")
+    assert sorted(c.name for c in package.classes if not c.is_root) == ["SEBlock", "SqueezeExcite"]
+    root = next(c for c in package.classes if c.is_root)
+    assert any("SEBlock(" in line for line in root.init_lines)
