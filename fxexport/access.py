@@ -16,10 +16,11 @@ SEQUENTIAL_BASE = "fxexport_sequential_base"
 DICT_BASE = "fxexport_dict_base"
 
 
-def _position(module: nn.Module | None, atom: str) -> int | None:
+def _position(module: nn.Module | None, atom: str, building: bool = False) -> int | None:
     """The index of a container's child: `seq[i]` counts children in order, not names. A numbered
     child only where its number is its place; a Sequential's child with a name that is no identifier
-    (`block1-0`) by its place too."""
+    (`block1-0`) by its place too. A ModuleList indexes by name, but only below its length: while it
+    is `building`, children held out of order (`1` before `0`) are not all there yet."""
     if module is None or atom not in module._modules:
         return None
     indexed = type(module) in INDEXED or (isinstance(module, fx.GraphModule) and module.meta.get(SEQUENTIAL_BASE, False))
@@ -29,7 +30,9 @@ def _position(module: nn.Module | None, atom: str) -> int | None:
         number = int(atom)
         if _name_at(module, number) == atom:
             return number
-        return number if type(module) is nn.ModuleList and numbered_in_any_order(module._modules) else None  # a ModuleList indexes by name
+        if type(module) is not nn.ModuleList or not numbered_in_any_order(module._modules):
+            return None
+        return None if building and number > list(module._modules).index(atom) else number  # a ModuleList indexes by name
     if is_plain_identifier(atom) or type(module) is nn.ModuleList:
         return None
     return list(module._modules).index(atom)
@@ -47,11 +50,12 @@ def numbered_in_any_order(names: Collection[str]) -> bool:
     return bool(names) and set(names) == {str(i) for i in range(len(names))}
 
 
-def module_access(base: str, module: nn.Module | None, path: Iterable[str]) -> str:
-    """Index into containers (`[0]`, `["q"]`), attributes elsewhere (`getattr` for odd names)."""
+def module_access(base: str, module: nn.Module | None, path: Iterable[str], building: bool = False) -> str:
+    """Index into containers (`[0]`, `["q"]`), attributes elsewhere (`getattr` for odd names); `building`:
+    in `__init__`, while containers are filled child by child in their order (_position)."""
     expr = base
     for atom in path:
-        if (position := _position(module, atom)) is not None:
+        if (position := _position(module, atom, building)) is not None:
             expr = f"{expr}[{position}]"
         elif module is not None and _is_dict(module) and atom in module._modules:
             expr = f"{expr}[{quote(atom)}]"

@@ -94,10 +94,13 @@ def resolve_class(cls: type | str) -> type | None:
     return found if isinstance(found, type) else None
 
 
+SEQUENTIAL = "torch.nn.modules.container.Sequential"  # torch.nn.Sequential, as torch.export records it
+
+
 def is_sequential(cls: type | str) -> bool:
     """True for torch.nn.Sequential (which symbolic_trace traces through, unlike other torch.nn layers),
     and for a subclass that runs Sequential's forward (torchvision's Conv2dNormActivation)."""
-    if qualified_name(cls) == "torch.nn.modules.container.Sequential":
+    if qualified_name(cls) == SEQUENTIAL:
         return True
     found = resolve_class(cls)
     return found is not None and issubclass(found, nn.Sequential) and found.forward is nn.Sequential.forward
@@ -105,7 +108,7 @@ def is_sequential(cls: type | str) -> bool:
 
 def is_library_sequential(cls: type | str) -> bool:
     """True for torch.nn.Sequential itself."""
-    return qualified_name(cls) == "torch.nn.modules.container.Sequential"
+    return qualified_name(cls) == SEQUENTIAL
 
 
 @functools.lru_cache(maxsize=1 << 12)

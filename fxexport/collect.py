@@ -22,6 +22,7 @@ from .errors import FxExportError
 from .forward import Forward, emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import CHECK_INPUT, is_guards_module
+from .held_constants import held_constants
 from .identity_calls import shared_identity_calls
 from .imports import ImportTable
 from .inferred_stacks import inferred_stacks
@@ -569,7 +570,7 @@ def _no_name(_value: object) -> None:
 
 
 def _access(owner: _ClassDraft, path: tuple[str, ...]) -> str:
-    return module_access("self", owner.gm, path[len(owner.path) :])
+    return module_access("self", owner.gm, path[len(owner.path) :], building=True)
 
 
 def _assign(target: str, name: str, code: str, register: str | None) -> str:
@@ -646,7 +647,7 @@ def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
     split_tree = (
-        split(shared_identity_calls(called_frames(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(root)))))))
+        split(shared_identity_calls(called_frames(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(held_constants(root))))))))
         if structure == "structured"
         else Structure(root)
     )

@@ -3,14 +3,18 @@
 A tracer of its own (torchvision's and timm's `create_feature_extractor`, a GraphModule built by
 hand) leaves `nn_module_stack` empty, and the modules between the root and the layers it calls are
 plain holders (`blocks.0.0`: an `nn.Module` fx made to hold `conv_dw`). The graph still says where
-each call ran: a layer is called at its path, a tensor read at its owner's. A holder whose layer
-calls and tensor reads are one run of the graph, with nothing of another module among them, ran as
-one call; the code just before or after that run is its head or tail where the run alone reads or
-feeds it (SqueezeExcite's `x.mean(...)` and `x * gate`, a block's residual `+`). Each such holder
-gets a recorded call, named after where it is held (`blocks.0.0`: `Block`), and the split
-(split.py) cuts it out as it cuts out recorded ones; a numbered holder whose children run one after
-another is a Sequential. Only the attribution is inferred: whatever is cut out computes what the
-flat graph does (split.py refuses what it cannot cut). The input GraphModule is not changed.
+each call ran: a layer is called at its path, a tensor read at its owner's ("anchors"). A holder
+whose anchors are one run of the graph, with no anchor of another module among them and its first
+layer call not made again (a second call), ran as one call. Code just after the run is its tail
+where it reads what the run made and otherwise only what the run reads, up to a node combining two
+of the run's values or inputs (an SE's `sigmoid` and `x * gate`, a block's `out + x`); code just
+before it is its head where the run alone reads it and it reads no value another run made (an SE's
+`x.mean(...)`). Anything else there is the caller's. Each holder that ran as a call gets a recorded
+call, named after where it is held (`blocks.0.0`: `Block`), and the split (split.py) cuts it out as
+it cuts out recorded ones; a numbered holder whose children run one after another, each fed what
+the one before made, is a Sequential; a holder whose run is one node stays a holder (a class would
+only pass it on). Only the attribution is inferred: whatever is cut out computes what the flat graph
+does (split.py refuses what it cannot cut). The input GraphModule is not changed.
 """
 
 from __future__ import annotations
@@ -20,15 +24,13 @@ from dataclasses import dataclass
 
 from torch import fx, nn
 
-from .calls import INFERRED, body_nodes
+from .calls import INFERRED, SEQUENTIAL, body_nodes
 from .subgraphs import copy_graph, with_graph
-
-SEQUENTIAL = "torch.nn.modules.container.Sequential"
 
 
 @dataclass(frozen=True)
 class Run:
-    """A holder's run in the graph: the positions of its first and last layer call or tensor read."""
+    """A holder's run in the graph: the positions of its first and last anchor."""
 
     path: str
     start: int
@@ -41,37 +43,39 @@ def inferred_stacks(gm: fx.GraphModule) -> fx.GraphModule:
     if any(n.meta.get("nn_module_stack") for n in gm.graph.nodes):
         return gm
     modules = dict(gm.named_modules(remove_duplicate=False))
-    nodes = body_nodes(gm)
-    owners, framed = owner_paths(nodes, modules)
-    if not framed:
+    owners, calls = owner_paths(body_nodes(gm), modules)
+    if not calls:
         return gm
+    classes = {path: _class_of(path, modules[path]) for path in calls}
     copies: dict[fx.Node, fx.Node] = {}
     graph = copy_graph(gm.graph, copies)
     for node, path in owners.items():
-        copies[node].meta["nn_module_stack"] = _stack(node, path, framed, modules)
+        stack: dict[str, tuple[str, object]] = {p: (p, classes[p]) for p in _prefixes(path) if p in calls}
+        if node.op == "call_module" and str(node.target) in modules:
+            stack[str(node.target)] = (str(node.target), type(modules[str(node.target)]))  # as symbolic_trace records a leaf
+        copies[node].meta["nn_module_stack"] = stack
     return with_graph(gm, graph)
 
 
 def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[dict[fx.Node, str], set[str]]:
     """For each node, the deepest holder it ran inside that ran as a call ("" for the root), and the holders
     that ran as calls."""
-    floors = {n: _floor(n, modules) for n in nodes}
-    runs = _runs(nodes, floors, modules)
+    anchors = {n: _anchor_path(n, modules) for n in nodes}
+    runs = _runs(nodes, anchors, modules)
     if not runs:
         return {}, set()
-    owned = _Owners(nodes, floors, runs)
-    owned.attach_ends(nodes, floors)
+    owned = _Owners(nodes, anchors, runs)
+    owned.attach_ends(nodes, anchors)
     for path in sorted(runs, key=_depth, reverse=True):  # deepest first: a holder left out leaves its caller no chain
-        names = list(modules[path]._modules)
-        numbered = bool(names) and all(name.isdigit() for name in names)
+        numbered = _numbered(list(modules[path]._modules))
         if (numbered and not owned.chain(path)) or (not numbered and len(owned.members[path]) == 1):
-            owned.drop(path)  # no chain; or one call and nothing else, which a class would only pass on
+            owned.drop(path)
     return owned.owners, set(owned.runs)
 
 
-def _floor(node: fx.Node, modules: dict[str, nn.Module]) -> str | None:
+def _anchor_path(node: fx.Node, modules: dict[str, nn.Module]) -> str | None:
     """The deepest module the node must have run in: the holder of the layer it calls and of the tensors it
-    reads (their longest common path), None for a node that calls and reads nothing of a module."""
+    reads (their longest common path); None for a node that calls and reads nothing of a module."""
     paths = [_parent(str(a.target)) for a in node.all_input_nodes if a.op == "get_attr"]
     if node.op == "call_module" and str(node.target) in modules:
         paths.append(_parent(str(node.target)))
@@ -87,28 +91,37 @@ def _floor(node: fx.Node, modules: dict[str, nn.Module]) -> str | None:
     return ".".join(common)
 
 
-def _runs(nodes: list[fx.Node], floors: dict[fx.Node, str | None], modules: dict[str, nn.Module]) -> dict[str, Run]:
-    """The holders that ran as one call: every node between their first and last anchor is theirs."""
+def _runs(nodes: list[fx.Node], anchors: dict[fx.Node, str | None], modules: dict[str, nn.Module]) -> dict[str, Run]:
+    """The holders that ran as one call: no anchor of another module between their first and last anchor,
+    and their first layer call not made again among them."""
     spans: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
-        floor = floors[node]
-        for path in _prefixes(floor or ""):
+        for path in _prefixes(anchors[node] or ""):
             if type(modules.get(path)) is nn.Module:
                 spans.setdefault(path, [i, i])[1] = i
     out = {}
     for path, (start, end) in spans.items():
-        inside = (floors[n] for n in nodes[start : end + 1])
-        if all(f is None or _within(f, path) for f in inside):
+        inside = [n for n in nodes[start : end + 1] if anchors[n] is not None]
+        if all(_within(anchors[n] or "", path) for n in inside) and not _called_again(inside):
             out[path] = Run(path, start, end)
     return out
+
+
+def _called_again(anchors: list[fx.Node]) -> bool:
+    """True when the first layer a run calls is called again in it: the holder ran twice, its caller's code
+    between (a holder running one layer twice in a row, `x = self.act(self.act(x))`, reads as two calls too)."""
+    calls = [str(n.target) for n in anchors if n.op == "call_module"]
+    return bool(calls) and calls[0] in calls[1:]
 
 
 class _Owners:
     """Which run each node is in (`owners`: its deepest), and each run's nodes (`members`: its own and its
     nested runs'), kept in step as nodes move."""
 
-    def __init__(self, nodes: list[fx.Node], floors: dict[fx.Node, str | None], runs: dict[str, Run]) -> None:
+    def __init__(self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None], runs: dict[str, Run]) -> None:
         self.runs = runs
+        self.nodes = nodes
+        self.anchored = {n for n in nodes if anchors[n] is not None}
         self.position = {n: i for i, n in enumerate(nodes)}
         self.owners: dict[fx.Node, str] = {}
         self.members: dict[str, dict[fx.Node, None]] = {path: {} for path in runs}
@@ -121,10 +134,10 @@ class _Owners:
                 k += 1
             while open_runs and open_runs[-1].end < i:
                 open_runs.pop()
-            floor = floors[node]
-            if floor is not None:
-                owner = max((p for p in _prefixes(floor) if p in runs), key=_depth, default="")
-            else:
+            anchor = anchors[node]
+            if anchor is not None:
+                owner = max((p for p in _prefixes(anchor) if p in runs), key=_depth, default="")
+            else:  # a free node: the innermost run around it (runs nest: no anchor of another module inside one)
                 owner = open_runs[-1].path if open_runs and open_runs[-1].start < i < open_runs[-1].end else ""
             self._put(node, owner)
 
@@ -135,6 +148,7 @@ class _Owners:
                 self.members[path][node] = None
 
     def move(self, node: fx.Node, owner: str) -> None:
+        """`node` runs in `owner` now, and in the runs around it."""
         for path in _prefixes(self.owners[node]):
             if path in self.members:
                 self.members[path].pop(node, None)
@@ -148,94 +162,152 @@ class _Owners:
             if self.owners[node] == path:
                 self.owners[node] = caller
 
-    def attach_ends(self, nodes: list[fx.Node], floors: dict[fx.Node, str | None]) -> None:
-        """Free nodes between two anchors go to the run that closed before them (its tail: they read what it
-        made, and it feeds nothing else) or the run that opens after them (its head: they feed it alone)."""
+    def attach_ends(self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None]) -> None:
+        """The free nodes between two anchors: first the tails of the runs that end at the first, then the
+        heads of those that start at the second, innermost first; the rest stay their caller's."""
         ending: dict[int, list[str]] = {}
         starting: dict[int, list[str]] = {}
         for run in self.runs.values():
             ending.setdefault(run.end, []).append(run.path)
             starting.setdefault(run.start, []).append(run.path)
-        anchors = [i for i, n in enumerate(nodes) if floors[n] is not None]
-        for a, b in zip([None, *anchors], [*anchors, None]):
-            free = nodes[(0 if a is None else a + 1) : (len(nodes) if b is None else b)]
-            if not free:
-                continue
-            closing = sorted((p for p in ending.get(a, []) if b is None or self.runs[p].end < b), key=_depth, reverse=True) if a is not None else []
-            opening = sorted((p for p in starting.get(b, []) if a is None or self.runs[p].start > a), key=_depth, reverse=True) if b is not None else []
-            k = 0
-            while k < len(free) and (tail := next((p for p in closing if self._tail_of(free[k], p)), None)) is not None:
-                self.move(free[k], tail)
-                k += 1
-            for node in reversed(free[k:]):
-                head = next((p for p in opening if self._head_of(node, p)), None)
-                if head is None:
-                    break
-                self.move(node, head)
+        places = [i for i, n in enumerate(nodes) if anchors[n] is not None]
+        gaps = [(before, after, nodes[(0 if before is None else before + 1) : (len(nodes) if after is None else after)])
+                for before, after in zip([None, *places], [*places, None])]  # fmt: skip
+        left: list[list[fx.Node]] = []
+        for before, _, free in gaps:
+            for path in sorted(ending.get(before, []), key=_depth, reverse=True) if before is not None else []:
+                tail = self._tail(free, path)
+                for node in tail:
+                    self.move(node, path)
+                free = free[len(tail) :]
+            left.append(free)
+        proposed: list[list[tuple[str, list[fx.Node]]]] = []  # per gap, innermost run first
+        for (_, after, _), free in zip(gaps, left):
+            heads: list[tuple[str, list[fx.Node]]] = []
+            taken: set[fx.Node] = set()
+            for path in sorted(starting.get(after, []), key=_depth, reverse=True) if after is not None else []:
+                head = self._head(free, path, taken)
+                heads.append((path, head))
+                taken.update(head)
+                free = free[: len(free) - len(head)]
+            proposed.append(heads)
+        uneven = _uneven_siblings({path for heads in proposed for path, head in heads if head}, set(self.runs))
+        for heads in proposed:
+            for k, (path, head) in enumerate(heads):
+                if any(p in uneven for p, h in heads[: k + 1] if h):
+                    break  # a head an inner run was refused: the outer ones assumed it
+                for node in head:
+                    self.move(node, path)
 
-    def _tail_of(self, node: fx.Node, path: str) -> bool:
-        """True when `node` reads what the run at `path` made, else only what the run reads, nothing of another
-        module, and the run's values are read by nothing else: the run ends with it, one value still its result."""
-        if not _reads_within(node, path):
-            return False
-        members = self.members[path]
-        inputs = [a for a in node.all_input_nodes if a in self.position]
-        if not any(a in members for a in inputs):
-            return False
-        read = {a for m in members for a in m.all_input_nodes if a not in members}
-        if any(a not in members and a not in read for a in inputs):
-            return False  # a value the run does not read: the caller's code (a block's `+ x` after its SE's `*`)
-        return all(u in members or u is node for m in members for u in m.users)
+    def _tail(self, free: list[fx.Node], path: str) -> list[fx.Node]:
+        """The first of `free` that are the run's tail: each reads what the run made and else only what the
+        run (its head too) reads, no value of the run but the last is read by anything else, and the last
+        reads two of the run's values or inputs (code that combines the run's result with what the run
+        had: `x * gate`, `out + x`; a graph input counts). A tail reading the result alone (`* 2`, the `0 +`
+        that starts a `sum`) is its caller's code as much as its own: left to the caller."""
+        members = set(self.members[path])
+        inputs = self._inputs(path, members) | self._head_inputs(path, members)
+        escaping = {m for m in members if any(u not in members for u in m.users)}
+        taken: list[fx.Node] = []
+        ends = 0  # how many of `taken` make a tail: up to the last combining two of the run's values
+        for node in free:
+            read = [a for a in node.all_input_nodes if not _held_within(a, path)]
+            if not _reads_within(node, path) or not any(a in members for a in read) or any(a not in members and a not in inputs for a in read):
+                break
+            if any(u not in members and u is not node for m in escaping for u in m.users):
+                break  # a value of the run read elsewhere too: the run's result is not one value then
+            members.add(node)
+            escaping = {m for m in (*escaping, node) if any(u not in members for u in m.users)}
+            taken.append(node)
+            if len({a for a in read if a in members or a in inputs}) >= 2:
+                ends = len(taken)
+        return taken[:ends]
 
-    def _head_of(self, node: fx.Node, path: str) -> bool:
-        """True when only the run at `path` reads `node`, which reads nothing of another module."""
-        members = self.members[path]
-        return _reads_within(node, path) and bool(node.users) and all(u in members for u in node.users)
+    def _head_inputs(self, path: str, members: set[fx.Node]) -> set[fx.Node]:
+        """What the free nodes just before the run read, where the run alone reads them (its head, perhaps):
+        an SE's `x * gate` reads the `x` its head's `x.mean(...)` reads."""
+        start = self.runs[path].start
+        head: set[fx.Node] = set()
+        k = start - 1
+        while k >= 0 and (node := self.nodes[k]) not in self.anchored and node.users and all(u in members or u in head for u in node.users):
+            if not _reads_within(node, path):
+                break
+            head.add(node)
+            k -= 1
+        return {a for n in head for a in n.all_input_nodes if a not in head and not _held_within(a, path)}
+
+    def _head(self, free: list[fx.Node], path: str, inner: set[fx.Node]) -> list[fx.Node]:
+        """The last of `free` that are the run's head: each is read by the run (and the heads of runs inside
+        it, `inner`) alone and reads no value another run made (`x.mean(...)` of an SE, the `permute` before
+        a LayerNorm2d's `layer_norm`; not the caller's `* 2` between two blocks)."""
+        members = set(self.members[path]) | inner
+        taken: list[fx.Node] = []
+        for node in reversed(free):
+            if not _reads_within(node, path) or not node.users or any(u not in members for u in node.users):
+                break
+            if any(not _within(path, self.owners.get(a, "")) for a in node.all_input_nodes if not _held_within(a, path)):
+                break
+            members.add(node)
+            taken.append(node)
+        return taken[::-1]
+
+    def _inputs(self, path: str, members: set[fx.Node]) -> set[fx.Node]:
+        """The values the run reads from outside it (graph inputs too), but the tensors of its own modules."""
+        return {a for m in members for a in m.all_input_nodes if a not in members and not _held_within(a, path)}
 
     def chain(self, path: str) -> bool:
         """True when the nodes of the run at `path` are its numbered children's, called in order, each fed the
         value the one before it made (the first the run's one input) and read by the next alone."""
         members = sorted(self.members[path], key=self.position.__getitem__)
-        child_of: dict[fx.Node, str] = {}
+        groups: dict[str, list[fx.Node]] = {}
         for node in members:
             owner = str(node.target) if node.op == "call_module" else self.owners[node]
             if owner == path:
                 return False  # code of its own, between its children
-            child_of[node] = owner[len(path) + 1 :].split(".")[0]
-        order = list(dict.fromkeys(child_of.values()))
-        if order != sorted(order, key=int) or [child_of[n] for n in members] != sorted(child_of.values(), key=order.index):
+            groups.setdefault(owner[len(path) + 1 :].split(".")[0], []).append(node)
+        order = list(groups)
+        if order != sorted(order, key=int) or sum(len(g) for g in groups.values()) != len(members):
             return False
-        previous: list[fx.Node] = []
+        if [n for name in order for n in groups[name]] != members:
+            return False  # children interleave
+        previous: fx.Node | None = None
         for name in order:
-            inside = {n for n in members if child_of[n] == name}
-            inputs = {a for n in inside for a in n.all_input_nodes if a not in inside and a.op != "get_attr"}
-            if len(inputs) != 1 or (previous and (inputs != set(previous) or any(u not in inside for u in previous[0].users))):
+            inside = set(groups[name])
+            inputs = {a for n in inside for a in n.all_input_nodes if a not in inside and not _held_within(a, path)}
+            if len(inputs) != 1 or (previous is not None and (inputs != {previous} or any(u not in inside for u in previous.users))):
                 return False
-            previous = [n for n in inside if any(u not in inside for u in n.users)]
-            if len(previous) != 1:
+            results = [n for n in groups[name] if any(u not in inside for u in n.users)]
+            if len(results) != 1:
                 return False
+            previous = results[0]
         return True
 
 
+def _uneven_siblings(headed: set[str], runs: set[str]) -> set[str]:
+    """The runs with a head whose numbered siblings (`mixers.0`, `mixers.1`) do not all have one: the code
+    before the first of a list of blocks is their caller's (a `transpose` before a chain of mixers)."""
+    groups: dict[str, list[str]] = {}
+    for path in runs:
+        parent, _, name = path.rpartition(".")
+        if name.isascii() and name.isdecimal():
+            groups.setdefault(parent, []).append(path)
+    return {p for paths in groups.values() if len(paths) > 1 and not set(paths) <= headed for p in paths if p in headed}
+
+
+def _held_within(value: fx.Node, path: str) -> bool:
+    """True for a read of a tensor a module at or under `path` holds."""
+    return value.op == "get_attr" and _within(_parent(str(value.target)), path)
+
+
 def _reads_within(node: fx.Node, path: str) -> bool:
-    return all(_within(_parent(str(a.target)), path) for a in node.all_input_nodes if a.op == "get_attr")
-
-
-def _stack(node: fx.Node, path: str, framed: set[str], modules: dict[str, nn.Module]) -> dict[str, tuple[str, object]]:
-    """The recorded stack of a node run inside `path`: every holder on the way that ran as a call, and the
-    layer a call_module calls, outermost first, as symbolic_trace records them (key: the path)."""
-    stack: dict[str, tuple[str, object]] = {p: (p, _class_of(p, modules[p])) for p in _prefixes(path) if p in framed}
-    if node.op == "call_module" and str(node.target) in modules:
-        target = str(node.target)
-        stack[target] = (target, type(modules[target]))
-    return stack
+    """True when every tensor the node reads is held at or under `path`: a run's code reads no tensor of its caller's."""
+    return all(_held_within(a, path) for a in node.all_input_nodes if a.op == "get_attr")
 
 
 def _class_of(path: str, module: nn.Module) -> str:
     """The dotted name recorded for an inferred call: a Sequential for numbered children, else a class named
     after where the holder is held (`blocks.0.0`: `Block`, `stem`: `Stem`)."""
-    names = list(module._modules)
-    if names and all(name.isdigit() for name in names):
+    if _numbered(list(module._modules)):
         return SEQUENTIAL
     return f"{INFERRED}.{class_named(path)}"
 
@@ -244,17 +316,33 @@ def class_named(path: str) -> str:
     """`Block` for `blocks.0.0`, `PatchEmbed` for `patch_embeds.1`, `Stem` for `stem`, `Layer` for `layer1.0`
     and `layer2.0`, `Block` where no name fits."""
     parts = path.split(".")
-    named = [k for k, part in enumerate(parts) if not part.isdigit()]
+    named = [k for k, part in enumerate(parts) if not part.isdecimal()]
     if not named:
         return "Block"
     k = named[-1]
     name = parts[k]
     if k < len(parts) - 1:  # an entry of a container: one of its items
-        name = re.sub(r"ies$", "y", name) if name.endswith("ies") else name[:-1] if name.endswith("s") and not name.endswith("ss") else name
-    name = re.sub(r"(?<=[A-Za-z_])[0-9]+$", "", name)  # `layer1`, `layer2`: one class where their code is one
+        name = _singular(name)
+    name = re.sub(r"(?<=[A-Za-z_]{3})[0-9]+$", "", name)  # `layer1`, `layer2`: one class where their code is one
     words = [w for w in re.split(r"[^A-Za-z0-9]+", name) if w]
     camel = "".join(w[:1].upper() + w[1:] for w in words)
     return camel if re.fullmatch(r"[A-Za-z][A-Za-z0-9]*", camel) else "Block"
+
+
+def _singular(name: str) -> str:
+    """`block` for `blocks`, `entry` for `entries`, `box` for `boxes`; `bus`, `status`, `series` as they are."""
+    if name.endswith(("ss", "us", "is", "series", "species")):
+        return name
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    if re.search(r"(s|x|z|ch|sh)es$", name):
+        return name[:-2]
+    return name[:-1] if name.endswith("s") else name
+
+
+def _numbered(names: list[str]) -> bool:
+    """Children named 0, 1, ... (in any order), as a Sequential's or a ModuleList's are."""
+    return bool(names) and all(n.isascii() and n.isdecimal() for n in names)
 
 
 def _prefixes(path: str) -> list[str]:

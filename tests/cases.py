@@ -113,6 +113,9 @@ CASES = [
     Case("named_child_results", traced(models.NamedChildResults), _randn(2, 4, 8, 8)),
     Case("feature_extractor", models.stackless(models.FeatureNet), _randn(2, 3, 8, 8)),
     Case("leaves_in_sequential", models.leaves_in_sequential, _randn(2, 3, 8, 8)),
+    Case("folded_constants", traced(models.FrozenNet), _randn(2, 3, 8, 8)),
+    Case("reversed_module_list", traced(models.ReversedList), _randn(2, 4)),
+    Case("blocks_on_the_graph_input", models.stackless(models.GatedStages), _randn(3, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

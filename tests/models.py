@@ -4036,3 +4036,162 @@ def leaves_in_sequential() -> fx.GraphModule:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.Sequential(SEBlock(4, 4), SEBlock(4, 8, stride=2))).eval()
     return fx.GraphModule(model, SEBlockLeaves().trace(model), "LeavesInSequential")
+
+
+class FrozenNorm(nn.Module):
+    """torchvision's FrozenBatchNorm2d: its buffers are read as plain attributes, which symbolic_trace does not
+    trace, so the scale and bias it computes from them are constants the trace folds into the root."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.register_buffer("weight", torch.ones(channels))
+        self.register_buffer("bias", torch.zeros(channels))
+        self.register_buffer("running_mean", torch.zeros(channels))
+        self.register_buffer("running_var", torch.ones(channels))
+
+    def forward(self, x):
+        w = self.weight.reshape(1, -1, 1, 1)
+        b = self.bias.reshape(1, -1, 1, 1)
+        rv = self.running_var.reshape(1, -1, 1, 1)
+        rm = self.running_mean.reshape(1, -1, 1, 1)
+        scale = w * (rv + 1e-5).rsqrt()
+        bias = b - rm * scale
+        return x * scale + bias
+
+
+class FrozenBlock(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = FrozenNorm(channels)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = FrozenNorm(channels)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(self.bn2(self.conv2(out)) + x)
+
+
+class FrozenNet(nn.Module):
+    """A detection backbone's frozen norms: each norm reads constants the root holds, which the norm's module
+    holds in the export (a norm in the middle of a Sequential made again in its place), and one the root reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1, bias=False), FrozenNorm(4), nn.ReLU())
+        self.blocks = nn.Sequential(FrozenBlock(4), FrozenBlock(4))
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        return x.mean((2, 3)) + torch.full((4,), 0.5)
+
+
+class PairOfLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)
+
+
+class ReversedList(nn.Module):
+    """A ModuleList whose entries the graph first uses last to first: the GraphModule holds them in that order,
+    and `__init__` fills the second before the first exists."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items = nn.ModuleList([PairOfLayers(), PairOfLayers()])
+
+    def forward(self, x):
+        return self.items[1].a(x) + self.items[0].b(self.items[0].a(x)) * self.items[1].b(x)
+
+
+class GatedLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(4, 2)
+        self.b = nn.Linear(2, 4)
+
+    def forward(self, x):
+        return x * self.b(self.a(x.mean(0, keepdim=True))).sigmoid()
+
+
+class GatedBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.se = GatedLinear()
+
+    def forward(self, x):
+        return x + self.se(self.fc(x))
+
+
+class GatedStages(nn.Module):
+    """Blocks whose residual reads the graph's own input first: the `x +` is the block's, not its gate's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(nn.Sequential(GatedBlock(), GatedBlock()), nn.Sequential(GatedBlock()))
+
+    def forward(self, x):
+        return self.stages(x)
+
+
+class TwoLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, 4)
+        self.fc2 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class CalledTwice(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blk = TwoLayers()
+
+    def forward(self, x):
+        a = self.blk(x)
+        return a + self.blk(a.sigmoid() * 3)
+
+
+class ScaledBetween(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([TwoLayers(), TwoLayers()])
+
+    def forward(self, x):
+        x = self.blocks[0](x) * 2
+        return self.blocks[1](x) * 3
+
+
+class RootReadsHolder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.Module()
+        self.norm.scale = nn.Parameter(torch.ones(4))
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc((x + 1).relu() * self.norm.scale)
+
+
+class AddOffset(nn.Module):
+    def forward(self, x, offset):
+        return x + offset
+
+
+class SharedConstant(nn.Module):
+    """A tensor the root makes while tracing and two modules read: a constant neither holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Sequential(nn.Linear(4, 4))
+        self.first = AddOffset()
+        self.second = AddOffset()
+
+    def forward(self, x):
+        offset = torch.full((4,), 0.25)
+        return self.second(self.first(self.a(x), offset), offset)
