@@ -78,7 +78,7 @@ def class_annotation(cls: type | str) -> str:
     if kept and _ANNOTATION.fullmatch(kept["comment"]):
         return f"# {_CONTROL.sub(' ', kept['comment'])}"
     if _PLAIN_CLASS.fullmatch(first) and _written_by_fxexport(file):
-        return ""  # written without one (its calls were inferred, or it was a leaf of a tracer of its own)
+        return ""  # written without one (its calls were inferred, or exported with annotate=False)
     return f"# {short_path(file)}:{line} {name}" if file else f"# {name}"
 
 

@@ -22,7 +22,6 @@ from .errors import FxExportError
 from .forward import Forward, emit_forward, parameter_names, register_globals
 from .generalize import generalize
 from .guards import CHECK_INPUT, is_guards_module
-from .held_constants import held_constants
 from .identity_calls import shared_identity_calls
 from .imports import ImportTable
 from .inferred_stacks import inferred_stacks
@@ -194,8 +193,9 @@ class _Collector:
         return self.namespace.create(wanted), wanted
 
     # module tree -----------------------------------------------------------------------
-    def new_class(self, gm: fx.GraphModule, path: tuple[str, ...]) -> str:
-        """Build the class for `gm` (children first) and return its name; equal classes are shared."""
+    def new_class(self, gm: fx.GraphModule, path: tuple[str, ...], leaf: type | None = None) -> str:
+        """Build the class for `gm` (children first) and return its name; equal classes are shared. `leaf`:
+        the user class `gm` was traced from (a leaf of the graph), which its class comment names."""
         self.reserve_parameters(gm.graph)
         rolled_graph = rolled(gm) if self.rolls else Rolled(gm.graph, {})
         register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
@@ -206,7 +206,7 @@ class _Collector:
         self.attribute_values(draft)
         forward = self.forward_of(gm, path, rolled_graph)
         init = tuple(draft.init_lines + draft.attr_lines)
-        source = self.structure.source_of(".".join(path)) if path else None
+        source = (self.structure.source_of(".".join(path)) or leaf) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
         base = "Sequential" if gm.meta.get(SEQUENTIAL_BASE, False) else "ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module"
         key = (init, forward.params, forward.lines, comment, base)
@@ -369,7 +369,7 @@ class _Collector:
         """A user class the graph calls: traced into a generated class, else its class copied, else rebuilt by import."""
         where = ".".join(path)
         try:
-            return f"{self.new_class(trace_user_module(child, where), path)}()"
+            return f"{self.new_class(trace_user_module(child, where), path, leaf=type(child))}()"
         except FxExportError as traced_error:
             self.forget_built_under(path)
             why = can_copy(child)
@@ -647,7 +647,7 @@ def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
     split_tree = (
-        split(shared_identity_calls(called_frames(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(held_constants(root))))))))
+        split(shared_identity_calls(called_frames(raise_aten(restore_layers(inline_with_blocks(local_lifted_names(root)))))))
         if structure == "structured"
         else Structure(root)
     )

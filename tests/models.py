@@ -4176,22 +4176,3 @@ class RootReadsHolder(nn.Module):
 
     def forward(self, x):
         return self.fc((x + 1).relu() * self.norm.scale)
-
-
-class AddOffset(nn.Module):
-    def forward(self, x, offset):
-        return x + offset
-
-
-class SharedConstant(nn.Module):
-    """A tensor the root makes while tracing and two modules read: a constant neither holds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.a = nn.Sequential(nn.Linear(4, 4))
-        self.first = AddOffset()
-        self.second = AddOffset()
-
-    def forward(self, x):
-        offset = torch.full((4,), 0.25)
-        return self.second(self.first(self.a(x), offset), offset)

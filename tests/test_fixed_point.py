@@ -40,6 +40,9 @@ NOT_FIXED_POINTS: dict[str, tuple[type[BaseException], str]] = {
     "user_leaves": (fx.proxy.TraceError, "Clamp (copied) and Limiter (imported) have a data-dependent branch: the "
                     "source needed a custom tracer that kept it a leaf, and plain symbolic_trace of the export cannot "
                     "trace through it"),
+    "folded_constants": (AssertionError, "its blocks read scale and bias symbolic_trace folded into the root, which "
+                         "their caller passes them, so the export calls the Sequentials' children rather than "
+                         "themselves, and a re-trace, which records no call of them, holds ModuleLists"),
     "leaves_in_sequential": (AssertionError, "its blocks were leaves of a tracer of its own, kept in eval mode with "
                              "their holders inside them; symbolic_trace of the export traces through them and makes "
                              "those holders anew, in training mode"),

@@ -179,10 +179,11 @@ SHAPES = [
           counts={"self.twice(": 2, "self.blocks[0](": 1, "self.blocks[1](": 1, "getattr(": 0}),
     Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
           inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"}, counts={"self.twice(": 2}),
-    # a module returning values its own later code reads (a dict of features) is cut out, returning them all; so is
-    # one reading a tensor constant the trace folded into the root: the module holds it (held_constants.py)
-    Shape("returned_intermediates", _model(models.FeaturePyramid), _rows, _trace, frozenset({"Features", "ScaledFeatures", "Leaf"}),
-          counts={"return (x, self.stage2(torch.relu(x)))": 2, "out, features2 = self.features(x)": 1, "self.scaled(": 1}),
+    # a module returning values its own later code reads (a dict of features) is cut out, returning them all; one
+    # reading a tensor constant the trace folded into the root stays inline
+    Shape("returned_intermediates", _model(models.FeaturePyramid), _rows, _trace, frozenset({"Features", "Leaf"}),
+          inline={"scaled": "used outside it, and it reads '_tensor_constant0', a tensor held outside it"},
+          counts={"return (x, self.stage2(torch.relu(x)))": 1, "out, features2 = self.features(x)": 1, "self.scaled(": 0}),
     # torch.export lifts the constant into the module that made it: both are cut out
     Shape("returned_intermediates_export", _model(models.FeaturePyramid), _rows, _export, frozenset({"Features", "ScaledFeatures", "Leaf"}),
           counts={"return (x, self.stage2(F.relu(x)))": 2, "scaled1, scaled2 = self.scaled(x)": 1}),

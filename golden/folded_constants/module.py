@@ -18,30 +18,17 @@ from .loader import load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
 TENSOR_COUNT = 16
-TIED_TENSORS = {
-    "_tensor_constant0": "stem.1._tensor_constant0",
-    "_tensor_constant1": "stem.1._tensor_constant1",
-    "_tensor_constant2": "blocks.0.bn1._tensor_constant0",
-    "_tensor_constant3": "blocks.0.bn1._tensor_constant1",
-    "_tensor_constant4": "blocks.0.bn2._tensor_constant0",
-    "_tensor_constant5": "blocks.0.bn2._tensor_constant1",
-    "_tensor_constant6": "blocks.1.bn1._tensor_constant0",
-    "_tensor_constant7": "blocks.1.bn1._tensor_constant1",
-    "_tensor_constant8": "blocks.1.bn2._tensor_constant0",
-    "_tensor_constant9": "blocks.1.bn2._tensor_constant1",
-}
+TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
 class FrozenNorm(nn.Module):  # tests/models.py:4041 FrozenNorm
     def __init__(self) -> None:
         super().__init__()
-        self._tensor_constant0 = torch.empty(1, 4, 1, 1)
-        self._tensor_constant1 = torch.empty(1, 4, 1, 1)
 
-    def forward(self, x):
-        scale = x * self._tensor_constant0
-        return scale + self._tensor_constant1
+    def forward(self, x, _tensor_constant0, _tensor_constant1):
+        scale = x * _tensor_constant0
+        return scale + _tensor_constant1
 
 
 class FrozenBlock(nn.Module):  # tests/models.py:4062 FrozenBlock
@@ -53,12 +40,19 @@ class FrozenBlock(nn.Module):  # tests/models.py:4062 FrozenBlock
         self.bn1 = FrozenNorm()
         self.bn2 = FrozenNorm()
 
-    def forward(self, x):
+    def forward(
+        self,
+        x,
+        _tensor_constant2,
+        _tensor_constant3,
+        _tensor_constant4,
+        _tensor_constant5,
+    ):
         out = self.conv1(x)
-        out = self.bn1(out)
+        out = self.bn1(out, _tensor_constant2, _tensor_constant3)
         out = self.relu(out)
         out = self.conv2(out)
-        out = self.bn2(out)
+        out = self.bn2(out, _tensor_constant4, _tensor_constant5)
         out = out + x
         return self.relu(out)
 
@@ -84,16 +78,6 @@ class FxModule(nn.Module):
             self.register_buffer("_tensor_constant8", torch.empty(1, 4, 1, 1))
             self.register_buffer("_tensor_constant9", torch.empty(1, 4, 1, 1))
             self.register_buffer("_tensor_constant10", torch.empty(4))
-        self.register_buffer("_tensor_constant0", self.stem[1]._tensor_constant0)
-        self.register_buffer("_tensor_constant1", self.stem[1]._tensor_constant1)
-        self.register_buffer("_tensor_constant2", self.blocks[0].bn1._tensor_constant0)
-        self.register_buffer("_tensor_constant3", self.blocks[0].bn1._tensor_constant1)
-        self.register_buffer("_tensor_constant4", self.blocks[0].bn2._tensor_constant0)
-        self.register_buffer("_tensor_constant5", self.blocks[0].bn2._tensor_constant1)
-        self.register_buffer("_tensor_constant6", self.blocks[1].bn1._tensor_constant0)
-        self.register_buffer("_tensor_constant7", self.blocks[1].bn1._tensor_constant1)
-        self.register_buffer("_tensor_constant8", self.blocks[1].bn2._tensor_constant0)
-        self.register_buffer("_tensor_constant9", self.blocks[1].bn2._tensor_constant1)
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train
             if module is not self and next(module.children(), None) is not None:
@@ -112,7 +96,22 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        x = self.stem(x)
-        x = self.blocks(x)
+        x = self.stem[0](x)
+        x = self.stem[1](x, self._tensor_constant0, self._tensor_constant1)
+        x = self.stem[2](x)
+        x = self.blocks[0](
+            x,
+            self._tensor_constant2,
+            self._tensor_constant3,
+            self._tensor_constant4,
+            self._tensor_constant5,
+        )
+        x = self.blocks[1](
+            x,
+            self._tensor_constant6,
+            self._tensor_constant7,
+            self._tensor_constant8,
+            self._tensor_constant9,
+        )
         x = x.mean((2, 3))
         return x + self._tensor_constant10

@@ -60,8 +60,9 @@ class ZooModel:
 ATTRIBUTE_ORDER = ("symbolic_trace's GraphModule holds the root's tensors in the order its graph first reads them (timm reads "
                    "pos_embed first); the export keeps that order, its state_dict's, but its forward reads cls_token first, "
                    "so a re-trace holds them, and its state_dict lists them, in another order")
-INDEXED_SEQUENTIAL = ("an nn.Sequential the export calls children of rather than itself (it stays inline: the GraphModule holds "
-                      "them in another order than they run) is a plain container in a re-trace, which records no call of it")
+INDEXED_SEQUENTIAL = ("an nn.Sequential the export calls children of rather than itself (it stays inline: its children take tensor "
+                      "constants symbolic_trace folded into the root, or the GraphModule holds them in another order than they "
+                      "run) is a plain container in a re-trace, which records no call of it")
 
 
 def image(size: int = 64, frames: int = 0) -> Callable[[], Inputs]:
@@ -150,8 +151,8 @@ TORCHVISION = [
              depths=[2, 2], num_heads=[2, 2], window_size=[4, 4]), image()),  # fmt: skip
     ZooModel("tv_lraspp", "torchvision", "segmentation", tv_segmentation("lraspp_mobilenet_v3_large"), image()),
     ZooModel("tv_deeplabv3", "torchvision", "segmentation", tv_segmentation("deeplabv3_mobilenet_v3_large"), image()),
-    ZooModel("tv_fpn_resnet18", "torchvision", "detection", tv_fpn("resnet18"), image()),
-    ZooModel("tv_fpn_mobilenet", "torchvision", "detection", tv_fpn("mobilenet_v3_small"), image()),
+    ZooModel("tv_fpn_resnet18", "torchvision", "detection", tv_fpn("resnet18"), image(), not_fixed_point=INDEXED_SEQUENTIAL),
+    ZooModel("tv_fpn_mobilenet", "torchvision", "detection", tv_fpn("mobilenet_v3_small"), image(), not_fixed_point=INDEXED_SEQUENTIAL),
     ZooModel("tv_r3d", "torchvision", "video", tv("video.r3d_18"), image(32, frames=4)),
     ZooModel("tv_features_resnet", "torchvision", "detection", tv_features, image(), FEATURES),
 ]
@@ -192,7 +193,7 @@ TIMM = [
     ZooModel("timm_deit_tiny", "timm", "vit", tm("deit_tiny_distilled_patch16_224", img_size=64, depth=2), image(),
              not_fixed_point=ATTRIBUTE_ORDER),
     ZooModel("timm_swin_tiny", "timm", "vit", tm("swin_tiny_patch4_window7_224", img_size=64, window_size=4, depths=(1, 1, 1, 1),
-             embed_dim=16, num_heads=(1, 2, 2, 4)), image()),  # fmt: skip
+             embed_dim=16, num_heads=(1, 2, 2, 4)), image(), not_fixed_point=INDEXED_SEQUENTIAL),  # fmt: skip
     ZooModel("timm_levit", "timm", "vit", tm("levit_128s", img_size=64), image(), not_fixed_point=INDEXED_SEQUENTIAL),
     ZooModel("timm_mobilevit", "timm", "vit", tm("mobilevit_xxs"), image(), unsupported=traced_branch(
              "MobileVitBlock.forward branches on the feature map's size (`if new_h != H or new_w != W`: interpolate to a "
@@ -354,7 +355,7 @@ TORCHVISION += [
     ZooModel("tv_regnet_y_400mf", "torchvision", "cnn", tv("regnet_y_400mf"), image()),
     ZooModel("tv_swin_v2", "torchvision", "vit", tv_swin_v2, image()),
     ZooModel("tv_maxvit", "torchvision", "vit", tv_class("maxvit.MaxVit", input_size=(64, 64), stem_channels=16, partition_size=2,
-             block_channels=[16, 32], block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.0, num_classes=10), image()),  # fmt: skip
+             block_channels=[16, 32], block_layers=[1, 1], head_dim=8, stochastic_depth_prob=0.0, num_classes=10), image(), not_fixed_point=INDEXED_SEQUENTIAL),  # fmt: skip
     ZooModel("tv_googlenet", "torchvision", "cnn", tv("googlenet", aux_logits=False, init_weights=True), image()),
     ZooModel("tv_mobilenet_v3_large", "torchvision", "cnn", tv("mobilenet_v3_large"), image()),
     ZooModel("tv_r2plus1d_18", "torchvision", "video", tv("video.r2plus1d_18"), video(32, 4)),
