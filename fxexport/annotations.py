@@ -32,10 +32,11 @@ _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
 _ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
-# The header of a class fxexport wrote (black may have split it): its base, then the source comment.
-_PLAIN_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):\n?")
 EXPORTED_BY = "exported by fxexport."  # the end of the first line of every module.py (render.py, its docstring)
-_GENERATED_CLASS = re.compile(r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):  # (?P<comment>[^\n]+)\n?")
+# The header of a class fxexport wrote (black may have split it): its base, then the source comment, if any.
+_CLASS_HEADER = r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):"
+_GENERATED_CLASS = re.compile(_CLASS_HEADER + r"  # (?P<comment>[^\n]+)\n?")
+_PLAIN_CLASS = re.compile(_CLASS_HEADER + r"\n?")
 
 
 @cache

@@ -19,12 +19,14 @@ does (split.py refuses what it cannot cut). The input GraphModule is not changed
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from torch import fx, nn
 
 from .calls import INFERRED, SEQUENTIAL, body_nodes
+from .module_paths import depth, parent, prefixes, within
 from .subgraphs import copy_graph, with_graph
 
 
@@ -50,7 +52,7 @@ def inferred_stacks(gm: fx.GraphModule) -> fx.GraphModule:
     copies: dict[fx.Node, fx.Node] = {}
     graph = copy_graph(gm.graph, copies)
     for node, path in owners.items():
-        stack: dict[str, tuple[str, object]] = {p: (p, classes[p]) for p in _prefixes(path) if p in calls}
+        stack: dict[str, tuple[str, object]] = {p: (p, classes[p]) for p in prefixes(path) if p in calls}
         if node.op == "call_module" and str(node.target) in modules:
             stack[str(node.target)] = (str(node.target), type(modules[str(node.target)]))  # as symbolic_trace records a leaf
         copies[node].meta["nn_module_stack"] = stack
@@ -65,8 +67,8 @@ def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[di
     if not runs:
         return {}, set()
     owned = _Owners(nodes, anchors, runs)
-    owned.attach_ends(nodes, anchors)
-    for path in sorted(runs, key=_depth, reverse=True):  # deepest first: a holder left out leaves its caller no chain
+    owned.attach_ends()
+    for path in sorted(runs, key=depth, reverse=True):  # deepest first: a holder left out leaves its caller no chain
         numbered = _numbered(list(modules[path]._modules))
         if (numbered and not owned.chain(path)) or (not numbered and len(owned.members[path]) == 1):
             owned.drop(path)
@@ -76,19 +78,12 @@ def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[di
 def _anchor_path(node: fx.Node, modules: dict[str, nn.Module]) -> str | None:
     """The deepest module the node must have run in: the holder of the layer it calls and of the tensors it
     reads (their longest common path); None for a node that calls and reads nothing of a module."""
-    paths = [_parent(str(a.target)) for a in node.all_input_nodes if a.op == "get_attr"]
+    paths = [parent(str(a.target)) for a in node.all_input_nodes if a.op == "get_attr"]
     if node.op == "call_module" and str(node.target) in modules:
-        paths.append(_parent(str(node.target)))
+        paths.append(parent(str(node.target)))
     if not paths:
         return None
-    common = paths[0].split(".") if paths[0] else []
-    for path in paths[1:]:
-        parts = path.split(".") if path else []
-        k = 0
-        while k < min(len(common), len(parts)) and common[k] == parts[k]:
-            k += 1
-        common = common[:k]
-    return ".".join(common)
+    return ".".join(os.path.commonprefix([path.split(".") for path in paths]))
 
 
 def _runs(nodes: list[fx.Node], anchors: dict[fx.Node, str | None], modules: dict[str, nn.Module]) -> dict[str, Run]:
@@ -96,13 +91,13 @@ def _runs(nodes: list[fx.Node], anchors: dict[fx.Node, str | None], modules: dic
     and their first layer call not made again among them."""
     spans: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
-        for path in _prefixes(anchors[node] or ""):
+        for path in prefixes(anchors[node] or ""):
             if type(modules.get(path)) is nn.Module:
                 spans.setdefault(path, [i, i])[1] = i
     out = {}
     for path, (start, end) in spans.items():
         inside = [n for n in nodes[start : end + 1] if anchors[n] is not None]
-        if all(_within(anchors[n] or "", path) for n in inside) and not _called_again(inside):
+        if all(within(anchors[n] or "", path) for n in inside) and not _called_again(inside):
             out[path] = Run(path, start, end)
     return out
 
@@ -125,7 +120,7 @@ class _Owners:
         self.position = {n: i for i, n in enumerate(nodes)}
         self.owners: dict[fx.Node, str] = {}
         self.members: dict[str, dict[fx.Node, None]] = {path: {} for path in runs}
-        ordered = sorted(runs.values(), key=lambda r: (r.start, _depth(r.path)))
+        ordered = sorted(runs.values(), key=lambda r: (r.start, depth(r.path)))
         open_runs: list[Run] = []
         k = 0
         for i, node in enumerate(nodes):
@@ -136,20 +131,20 @@ class _Owners:
                 open_runs.pop()
             anchor = anchors[node]
             if anchor is not None:
-                owner = max((p for p in _prefixes(anchor) if p in runs), key=_depth, default="")
+                owner = max((p for p in prefixes(anchor) if p in runs), key=depth, default="")
             else:  # a free node: the innermost run around it (runs nest: no anchor of another module inside one)
                 owner = open_runs[-1].path if open_runs and open_runs[-1].start < i < open_runs[-1].end else ""
             self._put(node, owner)
 
     def _put(self, node: fx.Node, owner: str) -> None:
         self.owners[node] = owner
-        for path in _prefixes(owner):
+        for path in prefixes(owner):
             if path in self.members:
                 self.members[path][node] = None
 
     def move(self, node: fx.Node, owner: str) -> None:
         """`node` runs in `owner` now, and in the runs around it."""
-        for path in _prefixes(self.owners[node]):
+        for path in prefixes(self.owners[node]):
             if path in self.members:
                 self.members[path].pop(node, None)
         self._put(node, owner)
@@ -157,12 +152,12 @@ class _Owners:
     def drop(self, path: str) -> None:
         """The run at `path` was no call: its nodes are its nearest run-holding caller's."""
         del self.runs[path]
-        caller = max((p for p in _prefixes(_parent(path)) if p in self.runs), key=_depth, default="")
+        caller = max((p for p in prefixes(parent(path)) if p in self.runs), key=depth, default="")
         for node in list(self.members.pop(path)):
             if self.owners[node] == path:
                 self.owners[node] = caller
 
-    def attach_ends(self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None]) -> None:
+    def attach_ends(self) -> None:
         """The free nodes between two anchors: first the tails of the runs that end at the first, then the
         heads of those that start at the second, innermost first; the rest stay their caller's."""
         ending: dict[int, list[str]] = {}
@@ -170,12 +165,13 @@ class _Owners:
         for run in self.runs.values():
             ending.setdefault(run.end, []).append(run.path)
             starting.setdefault(run.start, []).append(run.path)
-        places = [i for i, n in enumerate(nodes) if anchors[n] is not None]
+        nodes = self.nodes
+        places = [i for i, n in enumerate(nodes) if n in self.anchored]
         gaps = [(before, after, nodes[(0 if before is None else before + 1) : (len(nodes) if after is None else after)])
                 for before, after in zip([None, *places], [*places, None])]  # fmt: skip
         left: list[list[fx.Node]] = []
         for before, _, free in gaps:
-            for path in sorted(ending.get(before, []), key=_depth, reverse=True) if before is not None else []:
+            for path in sorted(ending.get(before, []), key=depth, reverse=True) if before is not None else []:
                 tail = self._tail(free, path)
                 for node in tail:
                     self.move(node, path)
@@ -185,7 +181,7 @@ class _Owners:
         for (_, after, _), free in zip(gaps, left):
             heads: list[tuple[str, list[fx.Node]]] = []
             taken: set[fx.Node] = set()
-            for path in sorted(starting.get(after, []), key=_depth, reverse=True) if after is not None else []:
+            for path in sorted(starting.get(after, []), key=depth, reverse=True) if after is not None else []:
                 head = self._head(free, path, taken)
                 heads.append((path, head))
                 taken.update(head)
@@ -211,8 +207,8 @@ class _Owners:
         taken: list[fx.Node] = []
         ends = 0  # how many of `taken` make a tail: up to the last combining two of the run's values
         for node in free:
-            read = [a for a in node.all_input_nodes if not _held_within(a, path)]
-            if not _reads_within(node, path) or not any(a in members for a in read) or any(a not in members and a not in inputs for a in read):
+            read = [a for a in node.all_input_nodes if not _heldwithin(a, path)]
+            if not _readswithin(node, path) or not any(a in members for a in read) or any(a not in members and a not in inputs for a in read):
                 break
             if any(u not in members and u is not node for m in escaping for u in m.users):
                 break  # a value of the run read elsewhere too: the run's result is not one value then
@@ -230,11 +226,11 @@ class _Owners:
         head: set[fx.Node] = set()
         k = start - 1
         while k >= 0 and (node := self.nodes[k]) not in self.anchored and node.users and all(u in members or u in head for u in node.users):
-            if not _reads_within(node, path):
+            if not _readswithin(node, path):
                 break
             head.add(node)
             k -= 1
-        return {a for n in head for a in n.all_input_nodes if a not in head and not _held_within(a, path)}
+        return {a for n in head for a in n.all_input_nodes if a not in head and not _heldwithin(a, path)}
 
     def _head(self, free: list[fx.Node], path: str, inner: set[fx.Node]) -> list[fx.Node]:
         """The last of `free` that are the run's head: each is read by the run (and the heads of runs inside
@@ -243,9 +239,9 @@ class _Owners:
         members = set(self.members[path]) | inner
         taken: list[fx.Node] = []
         for node in reversed(free):
-            if not _reads_within(node, path) or not node.users or any(u not in members for u in node.users):
+            if not _readswithin(node, path) or not node.users or any(u not in members for u in node.users):
                 break
-            if any(not _within(path, self.owners.get(a, "")) for a in node.all_input_nodes if not _held_within(a, path)):
+            if any(not within(path, self.owners.get(a, "")) for a in node.all_input_nodes if not _heldwithin(a, path)):
                 break
             members.add(node)
             taken.append(node)
@@ -253,7 +249,7 @@ class _Owners:
 
     def _inputs(self, path: str, members: set[fx.Node]) -> set[fx.Node]:
         """The values the run reads from outside it (graph inputs too), but the tensors of its own modules."""
-        return {a for m in members for a in m.all_input_nodes if a not in members and not _held_within(a, path)}
+        return {a for m in members for a in m.all_input_nodes if a not in members and not _heldwithin(a, path)}
 
     def chain(self, path: str) -> bool:
         """True when the nodes of the run at `path` are its numbered children's, called in order, each fed the
@@ -266,14 +262,14 @@ class _Owners:
                 return False  # code of its own, between its children
             groups.setdefault(owner[len(path) + 1 :].split(".")[0], []).append(node)
         order = list(groups)
-        if order != sorted(order, key=int) or sum(len(g) for g in groups.values()) != len(members):
+        if order != sorted(order, key=int):
             return False
         if [n for name in order for n in groups[name]] != members:
             return False  # children interleave
         previous: fx.Node | None = None
         for name in order:
             inside = set(groups[name])
-            inputs = {a for n in inside for a in n.all_input_nodes if a not in inside and not _held_within(a, path)}
+            inputs = {a for n in inside for a in n.all_input_nodes if a not in inside and not _heldwithin(a, path)}
             if len(inputs) != 1 or (previous is not None and (inputs != {previous} or any(u not in inside for u in previous.users))):
                 return False
             results = [n for n in groups[name] if any(u not in inside for u in n.users)]
@@ -288,20 +284,20 @@ def _uneven_siblings(headed: set[str], runs: set[str]) -> set[str]:
     before the first of a list of blocks is their caller's (a `transpose` before a chain of mixers)."""
     groups: dict[str, list[str]] = {}
     for path in runs:
-        parent, _, name = path.rpartition(".")
-        if name.isascii() and name.isdecimal():
-            groups.setdefault(parent, []).append(path)
+        holder, _, name = path.rpartition(".")
+        if _numbered([name]):
+            groups.setdefault(holder, []).append(path)
     return {p for paths in groups.values() if len(paths) > 1 and not set(paths) <= headed for p in paths if p in headed}
 
 
-def _held_within(value: fx.Node, path: str) -> bool:
+def _heldwithin(value: fx.Node, path: str) -> bool:
     """True for a read of a tensor a module at or under `path` holds."""
-    return value.op == "get_attr" and _within(_parent(str(value.target)), path)
+    return value.op == "get_attr" and within(parent(str(value.target)), path)
 
 
-def _reads_within(node: fx.Node, path: str) -> bool:
+def _readswithin(node: fx.Node, path: str) -> bool:
     """True when every tensor the node reads is held at or under `path`: a run's code reads no tensor of its caller's."""
-    return all(_held_within(a, path) for a in node.all_input_nodes if a.op == "get_attr")
+    return all(_heldwithin(a, path) for a in node.all_input_nodes if a.op == "get_attr")
 
 
 def _class_of(path: str, module: nn.Module) -> str:
@@ -343,21 +339,3 @@ def _singular(name: str) -> str:
 def _numbered(names: list[str]) -> bool:
     """Children named 0, 1, ... (in any order), as a Sequential's or a ModuleList's are."""
     return bool(names) and all(n.isascii() and n.isdecimal() for n in names)
-
-
-def _prefixes(path: str) -> list[str]:
-    """`a`, `a.b`, `a.b.c` for `a.b.c`; none for the root."""
-    parts = path.split(".") if path else []
-    return [".".join(parts[: k + 1]) for k in range(len(parts))]
-
-
-def _within(path: str, ancestor: str) -> bool:
-    return not ancestor or path == ancestor or path.startswith(f"{ancestor}.")
-
-
-def _parent(path: str) -> str:
-    return path.rpartition(".")[0]
-
-
-def _depth(path: str) -> int:
-    return path.count(".") + 1 if path else 0

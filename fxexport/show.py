@@ -14,6 +14,8 @@ from typing import Any
 
 from .diff import export_manifest
 from .errors import FxExportError
+from .module_paths import depth as path_depth
+from .module_paths import prefixes, within
 from .write import MANIFEST
 
 MAX_HEADER = 100 << 20  # safetensors' own limit on the JSON header
@@ -97,7 +99,7 @@ class ShowResult:
     def report(self, depth: int | None = None) -> str:
         """The summary as text; `depth` limits the module tree (0: the root only)."""
         head = f"{self.folder.name}: {self.class_name}, exported by fxexport {self.fxexport} with torch {self.torch}"
-        shown = [m for m in self.modules if depth is None or _depth(m.path) <= depth]
+        shown = [m for m in self.modules if depth is None or path_depth(m.path) <= depth]
         sections = [head, _module_table(shown), _tensor_list(self, "buffer"), _tensor_list(self, "constant"),
                     _frozen(self), _weights(self), _bullets("modules written inline in their caller", self.inline_modules),
                     _bullets("warnings", self.warnings)]  # fmt: skip
@@ -201,18 +203,13 @@ def _modules(manifest: dict[str, Any], tensors: tuple[TensorEntry, ...]) -> tupl
     if isinstance(recorded, list) and recorded:
         pairs = [(str(path), str(cls)) for path, cls in recorded]
     else:
-        owners = {"", *(p for t in tensors for p in _prefixes(t.owner))}
+        owners = {"", *(p for t in tensors for p in prefixes(t.owner))}
         pairs = [(path, "") for path in sorted(owners, key=lambda p: p.split("."))]
     return tuple(_totals(path, cls, tensors) for path, cls in pairs)
 
 
-def _prefixes(path: str) -> list[str]:
-    parts = path.split(".") if path else []
-    return [".".join(parts[: i + 1]) for i in range(len(parts))]
-
-
 def _totals(path: str, class_name: str, tensors: tuple[TensorEntry, ...]) -> ModuleEntry:
-    inside = [t for t in tensors if not path or t.owner == path or t.owner.startswith(f"{path}.")]
+    inside = [t for t in tensors if within(t.owner, path)]
     parameters = sum(t.numel for t in inside if t.kind == "parameter")
     buffers = sum(1 for t in inside if t.kind == "buffer")
     return ModuleEntry(path, class_name, parameters, buffers, sum(t.nbytes for t in inside))
@@ -223,14 +220,10 @@ def _label(name: str) -> str:
     return name if name.isprintable() and name.strip() == name and name else repr(name)
 
 
-def _depth(path: str) -> int:
-    return 0 if not path else path.count(".") + 1
-
-
 def _module_table(modules: list[ModuleEntry]) -> str:
     rows = [("module", "class", "parameters", "buffers", "bytes")]
     for m in modules:
-        name = "  " * _depth(m.path) + (_label(m.path.rpartition(".")[2]) if m.path else "(root)")
+        name = "  " * path_depth(m.path) + (_label(m.path.rpartition(".")[2]) if m.path else "(root)")
         rows.append((name, m.class_name, f"{m.parameters:,}", f"{m.buffers:,}", f"{m.nbytes:,}"))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = [
