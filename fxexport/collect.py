@@ -7,6 +7,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 from torch import fx, nn
@@ -273,7 +274,10 @@ class _Collector:
         line, whose expression is returned (None otherwise)."""
         kind = type(holder).__name__ if is_holder(holder) else "Module"
         self.holder_paths.add(path)
-        constructor = self.sequential_class(path) if type(holder) is nn.Sequential else None
+        if type(holder) is nn.Sequential and (built := self.sequential_class(holder, path)) is not None:
+            owner.init_lines.append(_assign_module(_access(owner, path[:-1]), path[-1], built))
+            return built
+        constructor = None
         constructor = constructor or f"{self.imports.use('nn')}.{kind}"
         start = len(owner.init_lines)
         target = _access(owner, path[:-1])
@@ -289,18 +293,24 @@ class _Collector:
         owner.init_lines += settings
         return None if settings else filled
 
-    def sequential_class(self, path: tuple[str, ...]) -> str | None:
-        """The generated subclass of nn.Sequential for a source Sequential subclass (one per source class)."""
+    def sequential_class(self, holder: nn.Module, path: tuple[str, ...]) -> str | None:
+        """The constructor call of a source Sequential subclass's instance (`Conv2dNormActivation()`): a generated
+        subclass of nn.Sequential whose `__init__` builds its children, shared by equal instances; generalize
+        turns their literals into parameters, or has the callers pass the children (passed_children.py)."""
         source = self.structure.source_of(".".join(path))
         if source is None:
             return None
+        draft = _ClassDraft(cast(fx.GraphModule, holder), path)
+        self.build_children(draft, holder, path)
+        self.declare_tensors(draft, holder, path)
+        init = tuple(draft.init_lines)
         comment = class_annotation(source) if self.annotate else ""
-        key = ("sequential", qualified_name(source), comment)
+        key = ("sequential", init, comment)
         if key not in self.classes:
             name, wanted = self.class_name_for(source_class_name(source))
-            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
+            self.classes[key] = ClassIR(name, False, init, (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
         self.class_paths[".".join(path)] = self.classes[key].name
-        return self.classes[key].name
+        return f"{self.classes[key].name}()"
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
         """What follows a torch layer's constructor call: children a fused reference layer gets swapped in, and plain

@@ -67,6 +67,7 @@ from .passed_children import chained_children_passed_in, children_passed_in
 from .regions import code_lines
 from .runs import with_runs
 from .spelled_calls import with_defaults, without_defaults
+from .super_calls import with_super_calls
 
 Create = Callable[[str], str]  # the namespace: a free name like the one given
 
@@ -104,9 +105,9 @@ def generalize(
                 names[cls.name] = merged.name
         out += [c for c in level if c.is_root]
     named, names = _name_variants(tuple(out), names, create)
-    sequentials = frozenset(c.name for c in named if c.is_sequential or c.takes_children)
+    sequentials = frozenset(c.name for c in named if (c.is_sequential and not c.init_lines) or c.takes_children)
     named = tuple(replace(c, init_lines=tuple(with_runs(line, sequentials) for line in c.init_lines)) for c in named)
-    return _shared_inits(named), names
+    return with_super_calls(_shared_inits(named)), names
 
 
 def _level(pending: list[ClassIR]) -> list[ClassIR]:

@@ -20,6 +20,7 @@ import ast
 import re
 from dataclasses import replace
 
+from .child_lines import init_template
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
 from .names import quote
@@ -36,12 +37,12 @@ def children_passed_in(level: list[ClassIR], known: dict[str, tuple[str, ...]]) 
     of those the arguments of its constructor call (`{"layer1": DenseLayer(64)}`)."""
     groups: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in level:
-        if cls.base in _CONTAINER_BASES and not (cls.is_root or cls.is_sequential or cls.parent):
+        if cls.base in _CONTAINER_BASES and not (cls.is_root or cls.parent):
             groups.setdefault((*cls.source, cls.base, cls.forward_params, cls.forward_lines), []).append(cls)
     arguments: dict[str, str] = {}
     for group in groups.values():
-        children = [_children(cls) for cls in group]
-        templates = {masked(cls.init_lines, literal_slots(cls.init_lines, known)) for cls in group}
+        children = [_children(tuple(without_defaults(line, known) for line in cls.init_lines)) for cls in group]
+        templates = {init_template(cls, known) if cls.is_sequential else masked(cls.init_lines, literal_slots(cls.init_lines, known)) for cls in group}
         if len(group) < 2 or len(templates) < 2 or any(c is None for c in children):
             continue  # one instance, or instances a class with literal parameters serves
         for cls, items in zip(group, children):
@@ -51,10 +52,10 @@ def children_passed_in(level: list[ClassIR], known: dict[str, tuple[str, ...]]) 
     return out, arguments
 
 
-def _children(cls: ClassIR) -> list[tuple[str, str]] | None:
+def _children(init_lines: tuple[str, ...]) -> list[tuple[str, str]] | None:
     """(name, constructor code) of each child `__init__` builds, when it builds nothing else."""
     out = []
-    for line in cls.init_lines:
+    for line in init_lines:
         try:
             statement = ast.parse(line).body[0]
         except (SyntaxError, IndexError):

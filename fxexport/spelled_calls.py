@@ -132,12 +132,21 @@ def _respelled(line: str, full: bool, known: Signatures) -> str:
     tree = parsed_line(line)
     if tree is None:
         return line
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assign):
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Assign, ast.Expr)):
         return line
     value = tree.body[0].value
+    if isinstance(tree.body[0], ast.Expr):  # `self.add_module("0", nn.Conv2d(...))`: the child's call
+        value = _added_module(value)
     if not isinstance(value, ast.Call):
         return line
     return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full, known) + line[char_offset(line, value.end_col_offset) :]
+
+
+def _added_module(call: ast.expr) -> ast.expr | None:
+    """The child of a `self.add_module(name, child)` call, else None."""
+    if isinstance(call, ast.Call) and ast.unparse(call.func) == "self.add_module" and len(call.args) == 2 and not call.keywords:
+        return call.args[1]
+    return None
 
 
 def node_text(line: str, node: ast.expr) -> str:

@@ -116,6 +116,7 @@ CASES = [
     Case("folded_constants", traced(models.FrozenNet), _randn(2, 3, 8, 8)),
     Case("reversed_module_list", traced(models.ReversedList), _randn(2, 4)),
     Case("blocks_on_the_graph_input", models.stackless(models.GatedStages), _randn(3, 4)),
+    Case("sequential_subclasses", traced(models.SequentialSubclasses), _randn(2, 3, 16, 16)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -3409,8 +3409,8 @@ class SplitConvBlock(nn.Module):
 
 
 class SplitConvNet(nn.Module):
-    """Blocks whose split convs take their children from their callers (no `__init__`) and differ in their
-    split sizes: one class per split, as a class without `__init__` keeps no literal."""
+    """Blocks whose split convs differ in channels and split sizes alone: one class, its convs built from its
+    parameters, its forward reading its split size (once one class per split size, passed its convs)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -4176,3 +4176,32 @@ class RootReadsHolder(nn.Module):
 
     def forward(self, x):
         return self.fc((x + 1).relu() * self.norm.scale)
+
+
+class ConvNormReLU(nn.Sequential):
+    """torchvision's Conv2dNormActivation: a Sequential subclass that builds its layers from its arguments."""
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1) -> None:
+        super().__init__(nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(planes), nn.ReLU(inplace=True))
+
+
+class PairOfConvs(nn.Sequential):
+    def __init__(self, channels: int) -> None:
+        super().__init__(ConvNormReLU(channels, channels), ConvNormReLU(channels, channels))
+
+
+class SequentialSubclasses(nn.Module):
+    """Sequential subclasses built from literals (one class with parameters), built with and without their
+    activation (ConvBNAct: its callers pass the children), and holding others (PairOfConvs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = ConvNormReLU(3, 8, stride=2)
+        self.widen = ConvNormReLU(8, 16)
+        self.project = ConvBNAct(16, 16)
+        self.narrow = ConvBNAct(16, 8, act=None)
+        self.pairs = nn.Sequential(PairOfConvs(8), PairOfConvs(8))
+        self.tail = nn.Sequential(ConvNormReLU(8, 8), ConvNormReLU(8, 8), ConvNormReLU(8, 8))
+
+    def forward(self, x):
+        return self.tail(self.pairs(self.narrow(self.project(self.widen(self.stem(x))))))

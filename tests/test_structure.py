@@ -162,7 +162,8 @@ RESNET = {"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "if sel
           "def __init__(self, in_channels, out_channels, stride=1) -> None:": 1,
           "if stride != 1:": 1, "self.downsample = nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=stride,": 1,
           "self.downsample = None": 1, "BasicBlock(8, 16, stride=2)": 1,
-          "class ConvNormAct(nn.Sequential):": 1, "self.stem = ConvNormAct(nn.Conv2d(": 1}  # fmt: skip
+          "class ConvNormAct(nn.Sequential):": 1, "super().__init__(nn.Conv2d(3, 8, 3, padding=1, bias=False),": 1,
+          "self.stem = ConvNormAct()": 1}  # fmt: skip
 # Sequentials whose children take their tensors as inputs: no chain of children
 DYNAMO_INLINE = {path: "not its children called one after another" for path in ("stem", "layer1", "layer2", "layer2.0.downsample")}
 SKIPPED = {"getattr(": 0, "self.downsample = nn.Sequential(nn.Identity(), nn.Conv2d(4, 4, 1, bias=False), nn.BatchNorm2d(4))": 1,
@@ -311,7 +312,17 @@ SHAPES = [
           frozenset({"PooledStage", "StagePool"}), counts={"shape = x.shape": 1, "getattr": 0}),
     # a container only some blocks build is passed as its holders build it, never padded with another's elements
     Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
-          frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
+          frozenset({"Bodied", "ConvBNAct"}), counts={"self.body = body": 1, "Bodied(body=nn.Sequential(ConvBNAct(3, padding=1, groups=4),": 2,
+                                                     "ConvBNAct(1)": 1, "if use_": 0}),
+    # a Sequential subclass builds its children in its super().__init__ call, its literals parameters; one whose
+    # instances differ in their children (with and without an activation) is passed them by its callers
+    Shape("sequential_subclasses", _model(models.SequentialSubclasses), _image, _trace, frozenset({"ConvNormReLU", "ConvBNAct", "PairOfConvs"}),
+          counts={"class ConvNormReLU(nn.Sequential):": 1, "def __init__(self, in_channels, out_channels, stride=1) -> None:": 1,
+                  "super().__init__(nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False),": 1,
+                  "self.stem = ConvNormReLU(3, 8, stride=2)": 1, "self.widen = ConvNormReLU(8, 16)": 1,
+                  "self.narrow = ConvBNAct(nn.Conv2d(16, 8, 1, bias=False), nn.BatchNorm2d(8))": 1,
+                  "super().__init__(ConvNormReLU(8, 8), ConvNormReLU(8, 8))": 1, "nn.Sequential(*[ConvNormReLU(8, 8) for _ in range(3)])": 1,
+                  "self.add_module(": 0, "getattr(": 0}),
     # an activation that is an element of its own is an activation parameter, not one flag per class
     Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),
           counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),

@@ -23,18 +23,32 @@ TENSOR_VIEWS = {}
 
 
 class SplitConvs(nn.ModuleDict):  # tests/models.py:3387 SplitConvs
-    def forward(self, x):
-        xs = torch.split(x, [4, 4], dim=1)
-        out = xs[0]
-        out = self["0"](out)
-        out_1 = xs[1]
-        out_1 = self["1"](out_1)
-        return torch.cat([out, out_1], 1)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        kernel_size_2,
+        padding=0,
+        padding_2=0,
+    ) -> None:
+        super().__init__()
+        self.add_module(
+            "0",
+            nn.Conv2d(
+                in_channels, out_channels, kernel_size, padding=padding, bias=False
+            ),
+        )
+        self.add_module(
+            "1",
+            nn.Conv2d(
+                in_channels, out_channels, kernel_size_2, padding=padding_2, bias=False
+            ),
+        )
+        self.in_channels = in_channels
 
-
-class SplitConvs_1(nn.ModuleDict):  # tests/models.py:3387 SplitConvs
     def forward(self, x):
-        xs = torch.split(x, [8, 8], dim=1)
+        xs = torch.split(x, [self.in_channels, self.in_channels], dim=1)
         out = xs[0]
         out = self["0"](out)
         out_1 = xs[1]
@@ -43,10 +57,12 @@ class SplitConvs_1(nn.ModuleDict):  # tests/models.py:3387 SplitConvs
 
 
 class SplitConvBlock(nn.Module):  # tests/models.py:3401 SplitConvBlock
-    def __init__(self, conv_dw, conv_pwl) -> None:
+    def __init__(self, in_channels, out_channels) -> None:
         super().__init__()
-        self.conv_dw = conv_dw
-        self.conv_pwl = conv_pwl
+        self.conv_dw = SplitConvs(
+            in_channels, in_channels, 3, 5, padding=1, padding_2=2
+        )
+        self.conv_pwl = SplitConvs(in_channels, out_channels, 1, 1)
 
     def forward(self, x):
         return self.conv_pwl(self.conv_dw(x))
@@ -59,48 +75,7 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.blocks = nn.Sequential(
-                SplitConvBlock(
-                    conv_dw=SplitConvs(
-                        {
-                            "0": nn.Conv2d(4, 4, 3, padding=1, bias=False),
-                            "1": nn.Conv2d(4, 4, 5, padding=2, bias=False),
-                        }
-                    ),
-                    conv_pwl=SplitConvs(
-                        {
-                            "0": nn.Conv2d(4, 4, 1, bias=False),
-                            "1": nn.Conv2d(4, 4, 1, bias=False),
-                        }
-                    ),
-                ),
-                SplitConvBlock(
-                    conv_dw=SplitConvs(
-                        {
-                            "0": nn.Conv2d(4, 4, 3, padding=1, bias=False),
-                            "1": nn.Conv2d(4, 4, 5, padding=2, bias=False),
-                        }
-                    ),
-                    conv_pwl=SplitConvs(
-                        {
-                            "0": nn.Conv2d(4, 8, 1, bias=False),
-                            "1": nn.Conv2d(4, 8, 1, bias=False),
-                        }
-                    ),
-                ),
-                SplitConvBlock(
-                    conv_dw=SplitConvs_1(
-                        {
-                            "0": nn.Conv2d(8, 8, 3, padding=1, bias=False),
-                            "1": nn.Conv2d(8, 8, 5, padding=2, bias=False),
-                        }
-                    ),
-                    conv_pwl=SplitConvs_1(
-                        {
-                            "0": nn.Conv2d(8, 8, 1, bias=False),
-                            "1": nn.Conv2d(8, 8, 1, bias=False),
-                        }
-                    ),
-                ),
+                SplitConvBlock(4, 4), SplitConvBlock(4, 8), SplitConvBlock(8, 8)
             )
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train

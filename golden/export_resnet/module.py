@@ -23,7 +23,12 @@ TENSOR_VIEWS = {}
 
 
 class ConvNormAct(nn.Sequential):  # tests/models.py:471 ConvNormAct
-    pass
+    def __init__(self) -> None:
+        super().__init__(
+            nn.Conv2d(3, 8, 3, padding=1, bias=False),
+            nn.BatchNorm2d(8),
+            nn.ReLU(inplace=True),
+        )
 
 
 class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
@@ -63,11 +68,7 @@ class FxModule(nn.Module):
     ) -> None:
         super().__init__()
         with torch.device("meta"), skip_init():
-            self.stem = ConvNormAct(
-                nn.Conv2d(3, 8, 3, padding=1, bias=False),
-                nn.BatchNorm2d(8),
-                nn.ReLU(inplace=True),
-            )
+            self.stem = ConvNormAct()
             self.layer1 = nn.Sequential(BasicBlock(8, 8), BasicBlock(8, 8))
             self.layer2 = nn.Sequential(BasicBlock(8, 16, stride=2), BasicBlock(16, 16))
             self.head = nn.Module()

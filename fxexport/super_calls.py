@@ -1,0 +1,48 @@
+"""A generated nn.Sequential subclass builds its children in its `super().__init__(...)` call.
+
+collect writes the `__init__` of a source Sequential subclass (torchvision's Conv2dNormActivation)
+child by child, `self.add_module("0", nn.Conv2d(...))`, so that generalize reads its literals as it
+reads any class's. The source passes the children to nn.Sequential's constructor, and so does the
+class written: `super().__init__(nn.Conv2d(in_channels, out_channels, 3), nn.BatchNorm2d(out_channels))`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from .ir import ClassIR
+from .runs import repeated
+from .spelled_calls import node_text
+
+
+def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
+    """The classes, each Sequential subclass whose `__init__` adds its numbered children in order, and
+    nothing else, building them in its `super().__init__` call."""
+    out = []
+    for cls in classes:
+        children = _numbered_children(cls.init_lines) if cls.is_sequential and not cls.takes_children else None
+        out.append(cls if children is None else replace(cls, init_lines=(), super_args=", ".join(repeated(children))))
+    return tuple(out)
+
+
+def _numbered_children(lines: tuple[str, ...]) -> list[str] | None:
+    """The code of each child `self.add_module("0", ...)`, `self.add_module("1", ...)`, ... adds, or None."""
+    children = []
+    for position, line in enumerate(lines):
+        try:
+            statement = ast.parse(line).body
+        except SyntaxError:
+            return None
+        call = statement[0].value if len(statement) == 1 and isinstance(statement[0], ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and ast.unparse(call.func) == "self.add_module"
+            and len(call.args) == 2
+            and not call.keywords
+            and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value == str(position)
+        ):
+            return None
+        children.append(node_text(line, call.args[1]))
+    return children or None
