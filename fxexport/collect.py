@@ -277,7 +277,7 @@ class _Collector:
         if type(holder) is nn.Sequential and (built := self.sequential_class(holder, path)) is not None:
             owner.init_lines.append(_assign_module(_access(owner, path[:-1]), path[-1], built))
             return built
-        constructor = None
+        constructor = self.named_sequential_class(path) if type(holder) is nn.Sequential else None
         constructor = constructor or f"{self.imports.use('nn')}.{kind}"
         start = len(owner.init_lines)
         target = _access(owner, path[:-1])
@@ -298,8 +298,8 @@ class _Collector:
         subclass of nn.Sequential whose `__init__` builds its children, shared by equal instances; generalize
         turns their literals into parameters, or has the callers pass the children (passed_children.py)."""
         source = self.structure.source_of(".".join(path))
-        if source is None:
-            return None
+        if source is None or list(holder._modules) != [str(i) for i in range(len(holder._modules))]:
+            return None  # named children: built one by one in place (its callers could not pass them)
         draft = _ClassDraft(cast(fx.GraphModule, holder), path)
         self.build_children(draft, holder, path)
         self.declare_tensors(draft, holder, path)
@@ -311,6 +311,20 @@ class _Collector:
             self.classes[key] = ClassIR(name, False, init, (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
         self.class_paths[".".join(path)] = self.classes[key].name
         return f"{self.classes[key].name}()"
+
+    def named_sequential_class(self, path: tuple[str, ...]) -> str | None:
+        """The generated subclass of nn.Sequential for a source Sequential subclass whose children are named
+        (one per source class, with nothing of its own): its instances are filled child by child."""
+        source = self.structure.source_of(".".join(path))
+        if source is None:
+            return None
+        comment = class_annotation(source) if self.annotate else ""
+        key = ("sequential", qualified_name(source), comment)
+        if key not in self.classes:
+            name, wanted = self.class_name_for(source_class_name(source))
+            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
+        self.class_paths[".".join(path)] = self.classes[key].name
+        return self.classes[key].name
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
         """What follows a torch layer's constructor call: children a fused reference layer gets swapped in, and plain

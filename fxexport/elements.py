@@ -81,24 +81,25 @@ def container(line: str) -> Container | None:
     return Container(match[1], match[2], tuple(line[s:e] for s, e in spans), spans)
 
 
-def pad(classes: list[ClassIR], known: Known) -> tuple[list[ClassIR], dict[str, Absent]]:
+def pad(classes: list[ClassIR], known: Known, layered: frozenset[str] = frozenset()) -> tuple[list[ClassIR], dict[str, Absent]]:
     """The classes, those of one source class whose container calls hold some elements of a common
-    list written with all of them, and for each of those the elements it lacks."""
+    list written with all of them, and for each of those the elements it lacks. `layered`: the generated
+    Sequential subclasses, whose calls build layers of their own (`ConvNormAct(8, 16)`)."""
     families: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in classes:
-        key = _family(cls, known)
+        key = _family(cls, known, layered)
         if key is not None:
             families.setdefault(key, []).append(cls)
     padded: dict[str, ClassIR] = {}
     absent: dict[str, Absent] = {}
     for family in families.values():
-        for cls, lines, lacks in _padded(family, known):
+        for cls, lines, lacks in _padded(family, known, layered):
             padded[cls.name] = replace(cls, init_lines=lines)
             absent[cls.name] = lacks
     return [padded.get(c.name, c) for c in classes], absent
 
 
-def _family(cls: ClassIR, known: Known) -> tuple[object, ...] | None:
+def _family(cls: ClassIR, known: Known, layered: frozenset[str]) -> tuple[object, ...] | None:
     """What classes must share to be padded to one container call: their source class, forward
     parameters and every other `__init__` line (literals aside); None for a class with no container to pad."""
     if cls.is_root or cls.parent or cls.takes_children:
@@ -106,7 +107,7 @@ def _family(cls: ClassIR, known: Known) -> tuple[object, ...] | None:
     shape: list[object] = []
     for line in cls.init_lines:
         found = container(line)
-        if found is not None and _paddable(found, cls):
+        if found is not None and _paddable(found, cls, layered):
             shape.append((found.attribute, found.func))
         else:
             shape.append(masked((line,), literal_slots((line,), known))[0])
@@ -115,15 +116,16 @@ def _family(cls: ClassIR, known: Known) -> tuple[object, ...] | None:
     return (*cls.source, cls.forward_params, tuple(shape))
 
 
-def _paddable(found: Container, cls: ClassIR) -> bool:
+def _paddable(found: Container, cls: ClassIR, layered: frozenset[str]) -> bool:
     """True when the container is only called whole (its elements' indices may shift) and holds an element
-    with layers of its own: a container of plain layers is passed in whole by callers (generalize.py)."""
+    with layers of its own (a call nesting calls, or of a class in `layered`): a container of plain layers
+    is passed in whole by callers (generalize.py)."""
     attribute = re.escape(found.attribute)
     if any(re.search(rf"self\.{attribute}\b(?!\()", line) for line in cls.forward_lines):
         return False
     if sum(bool(re.search(rf"self\.{attribute}\b", line)) for line in cls.init_lines) != 1:
         return False
-    return any(_nests_calls(element) for element in found.elements)
+    return any(_nests_calls(element) or element.partition("(")[0] in layered for element in found.elements)
 
 
 def _nests_calls(element: str) -> bool:
@@ -140,12 +142,12 @@ class _Item:
     text: str
 
 
-def _padded(family: list[ClassIR], known: Known) -> Iterator[tuple[ClassIR, tuple[str, ...], Absent]]:
+def _padded(family: list[ClassIR], known: Known, layered: frozenset[str]) -> Iterator[tuple[ClassIR, tuple[str, ...], Absent]]:
     """(class, its `__init__` with every container holding the union of elements, the elements it lacks)."""
     unions: dict[int, tuple[tuple[str, ...], list[tuple[int, ...]]]] = {}  # line -> (union texts, each class's places)
     for number in range(len(family[0].init_lines)):
         found = [container(cls.init_lines[number]) for cls in family]
-        if any(c is None or not _paddable(c, cls) for c, cls in zip(found, family)):
+        if any(c is None or not _paddable(c, cls, layered) for c, cls in zip(found, family)):
             continue
         sequences = [tuple(_item(e, known) for e in c.elements) for c in found if c is not None]
         if len({tuple(i.template for i in s) for s in sequences}) < 2:

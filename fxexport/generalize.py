@@ -63,6 +63,7 @@ from .optional_children import (
     with_child,
     with_optional_children,
 )
+from .optional_layers import added_back, set_aside
 from .passed_children import chained_children_passed_in, children_passed_in
 from .regions import code_lines
 from .runs import with_runs
@@ -87,17 +88,19 @@ def generalize(
         level = _level(pending)
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
+        level, aside = set_aside(level, params)
         level, passed = children_passed_in(level, params)
         level, chained = chained_children_passed_in(level, params)
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
         unpadded = in_place_children(across_codes(identity_children(level), params), params)
-        level, lacking = pad(unpadded, params)
+        level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
             merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, before_padding)
+            merged, instance_calls = added_back(merged, group, instance_calls, aside, instances, params)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line, params) for line in merged.init_lines)))
             for cls in group:

@@ -134,9 +134,8 @@ def _respelled(line: str, full: bool, known: Signatures) -> str:
         return line
     if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Assign, ast.Expr)):
         return line
-    value = tree.body[0].value
-    if isinstance(tree.body[0], ast.Expr):  # `self.add_module("0", nn.Conv2d(...))`: the child's call
-        value = _added_module(value)
+    statement = tree.body[0]
+    value = _added_module(statement.value) if isinstance(statement, ast.Expr) else statement.value  # `self.add_module("0", nn.Conv2d(...))`: the child's call
     if not isinstance(value, ast.Call):
         return line
     return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full, known) + line[char_offset(line, value.end_col_offset) :]

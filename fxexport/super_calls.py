@@ -21,15 +21,36 @@ def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     nothing else, building them in its `super().__init__` call."""
     out = []
     for cls in classes:
-        children = _numbered_children(cls.init_lines) if cls.is_sequential and not cls.takes_children else None
-        out.append(cls if children is None else replace(cls, init_lines=(), super_args=", ".join(repeated(children))))
+        if not cls.is_sequential or cls.takes_children:
+            out.append(cls)
+        elif (children := _numbered_children(cls.init_lines)) is not None:
+            out.append(replace(cls, init_lines=(), super_args=", ".join(repeated(children))))
+        elif (flagged := _flagged_last(cls.init_lines)) is not None:
+            out.append(replace(cls, init_lines=flagged, super_args=f"*{_LAYERS}"))
+        else:
+            out.append(cls)
     return tuple(out)
 
 
-def _numbered_children(lines: tuple[str, ...]) -> list[str] | None:
+_LAYERS = "layers"
+
+
+def _flagged_last(lines: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The lines that build the list of layers, where the last is added under a flag (optional_layers.py):
+    `layers = [a, b]`, `if activation:`, `    layers.append(c)`; else None."""
+    if len(lines) < 3 or not lines[-2].startswith("if ") or not lines[-2].endswith(":"):
+        return None
+    children = _numbered_children(lines[:-2])
+    last = _numbered_children((lines[-1].strip(),), start=len(children or ()))
+    if children is None or last is None or _LAYERS in lines[-2]:
+        return None
+    return (f"{_LAYERS} = [{', '.join(children)}]", lines[-2], f"    {_LAYERS}.append({last[0]})")
+
+
+def _numbered_children(lines: tuple[str, ...], start: int = 0) -> list[str] | None:
     """The code of each child `self.add_module("0", ...)`, `self.add_module("1", ...)`, ... adds, or None."""
     children = []
-    for position, line in enumerate(lines):
+    for position, line in enumerate(lines, start):
         try:
             statement = ast.parse(line).body
         except SyntaxError:

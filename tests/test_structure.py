@@ -312,15 +312,15 @@ SHAPES = [
           frozenset({"PooledStage", "StagePool"}), counts={"shape = x.shape": 1, "getattr": 0}),
     # a container only some blocks build is passed as its holders build it, never padded with another's elements
     Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
-          frozenset({"Bodied", "ConvBNAct"}), counts={"self.body = body": 1, "Bodied(body=nn.Sequential(ConvBNAct(3, padding=1, groups=4),": 2,
-                                                     "ConvBNAct(1)": 1, "if use_": 0}),
+          frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
     # a Sequential subclass builds its children in its super().__init__ call, its literals parameters; one whose
-    # instances differ in their children (with and without an activation) is passed them by its callers
+    # instances differ in ending with an activation or not adds it under a flag
     Shape("sequential_subclasses", _model(models.SequentialSubclasses), _image, _trace, frozenset({"ConvNormReLU", "ConvBNAct", "PairOfConvs"}),
           counts={"class ConvNormReLU(nn.Sequential):": 1, "def __init__(self, in_channels, out_channels, stride=1) -> None:": 1,
                   "super().__init__(nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False),": 1,
                   "self.stem = ConvNormReLU(3, 8, stride=2)": 1, "self.widen = ConvNormReLU(8, 16)": 1,
-                  "self.narrow = ConvBNAct(nn.Conv2d(16, 8, 1, bias=False), nn.BatchNorm2d(8))": 1,
+                  "self.project = ConvBNAct(16, activation=True)": 1, "self.narrow = ConvBNAct(8)": 1, "if activation:": 1,
+                  "layers.append(nn.ReLU6(inplace=True))": 1, "super().__init__(*layers)": 1,
                   "super().__init__(ConvNormReLU(8, 8), ConvNormReLU(8, 8))": 1, "nn.Sequential(*[ConvNormReLU(8, 8) for _ in range(3)])": 1,
                   "self.add_module(": 0, "getattr(": 0}),
     # an activation that is an element of its own is an activation parameter, not one flag per class

@@ -34,7 +34,14 @@ class ConvNormReLU(nn.Sequential):  # tests/models.py:4181 ConvNormReLU
 
 
 class ConvBNAct(nn.Sequential):  # tests/models.py:947 ConvBNAct
-    pass
+    def __init__(self, out_channels, activation=False) -> None:
+        layers = [
+            nn.Conv2d(16, out_channels, 1, bias=False),
+            nn.BatchNorm2d(out_channels),
+        ]
+        if activation:
+            layers.append(nn.ReLU6(inplace=True))
+        super().__init__(*layers)
 
 
 class PairOfConvs(nn.Sequential):  # tests/models.py:4188 PairOfConvs
@@ -50,12 +57,8 @@ class FxModule(nn.Module):
         with torch.device("meta"), skip_init():
             self.stem = ConvNormReLU(3, 8, stride=2)
             self.widen = ConvNormReLU(8, 16)
-            self.project = ConvBNAct(
-                nn.Conv2d(16, 16, 1, bias=False),
-                nn.BatchNorm2d(16),
-                nn.ReLU6(inplace=True),
-            )
-            self.narrow = ConvBNAct(nn.Conv2d(16, 8, 1, bias=False), nn.BatchNorm2d(8))
+            self.project = ConvBNAct(16, activation=True)
+            self.narrow = ConvBNAct(8)
             self.pairs = nn.Sequential(PairOfConvs(), PairOfConvs())
             self.tail = nn.Sequential(*[ConvNormReLU(8, 8) for _ in range(3)])
         self.eval()

@@ -1,0 +1,104 @@
+"""A layer some instances of a Sequential subclass end with: a flag of its `__init__`.
+
+torchvision's Conv2dNormActivation ends with its activation, unless built with
+`activation_layer=None` (the projection of every MBConv and InvertedResidual). Its instances build
+two or three layers, so their `__init__`s differ in more than literals and the class would take its
+layers from its callers. Where the instances of a Sequential subclass differ only in whether they
+end with one layer, built alike by all that do, that layer is set aside while generalize merges
+their other layers as any class's, then added back under a flag named after it, on by default where
+most instances build it: `Conv2dNormActivation(out_channels, out_channels_3, 1, activation=False)`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from torch import nn
+
+from .child_lines import init_template
+from .instances import Instances
+from .ir import ClassIR
+from .names import unique_identifier
+from .spelled_calls import without_defaults
+
+_ACTIVATIONS = frozenset(
+    name for name in dir(nn.modules.activation) if isinstance(getattr(nn.modules.activation, name), type) and name[0].isupper()
+) - {"Module", "MultiheadAttention", "Parameter", "Tensor", "NonDynamicallyQuantizableLinear"}
+_ADDED = re.compile(r'self\.add_module\("(\d+)", (.+)\)')
+
+
+@dataclass(frozen=True)
+class LastLayer:
+    """The layer (its `add_module` line) that the instances `holders` of one source class end with."""
+
+    line: str
+    holders: frozenset[str]
+
+
+def set_aside(level: list[ClassIR], known: dict[str, tuple[str, ...]]) -> tuple[list[ClassIR], dict[str, LastLayer]]:
+    """The classes, those of a Sequential subclass whose instances differ in ending with one layer
+    without it, and for each class of such a source class the layer set aside."""
+    groups: dict[tuple[str, str], list[ClassIR]] = {}
+    for cls in level:
+        if cls.is_sequential and not cls.takes_children and cls.init_lines and _numbered(cls.init_lines):
+            groups.setdefault(cls.source, []).append(cls)
+    aside: dict[str, LastLayer] = {}
+    for group in groups.values():
+        longest = max(len(c.init_lines) for c in group)
+        ending = [c for c in group if len(c.init_lines) == longest]
+        if len(ending) == len(group) or any(len(c.init_lines) != longest - 1 for c in group if c not in ending):
+            continue
+        lasts = {c.init_lines[-1] for c in ending}
+        shortened = [replace(c, init_lines=c.init_lines[:-1]) if c in ending else c for c in group]
+        if len(lasts) != 1 or len({init_template(c, known) for c in shortened}) != 1:
+            continue
+        layer = LastLayer(lasts.pop(), frozenset(c.name for c in ending))
+        aside.update({c.name: layer for c in group})
+    out = [replace(c, init_lines=c.init_lines[:-1]) if c.name in aside and c.name in aside[c.name].holders else c for c in level]
+    return out, aside
+
+
+def added_back(
+    merged: ClassIR, group: list[ClassIR], calls: dict[str, str], aside: Mapping[str, LastLayer], instances: Instances,
+    known: dict[str, tuple[str, ...]],
+) -> tuple[ClassIR, dict[str, str]]:
+    """The merged class with its set-aside layer under a flag, and each instance's call with the flag where
+    it is not the default."""
+    layer = next((aside[c.name] for c in group if c.name in aside), None)
+    if layer is None:
+        return merged, calls
+    names = [c.name for c in group]
+    default = instances.most(frozenset(i for i, name in enumerate(names) if name in layer.holders), names)
+    taken = {p.lstrip("*").partition("=")[0] for p in merged.init_params}
+    flag = unique_identifier(_flag_base(layer.line), taken, "layer", start=2)
+    line = without_defaults(layer.line, known)
+    cls = replace(merged, init_params=(*merged.init_params, f"{flag}={default}"), init_lines=(*merged.init_lines, f"if {flag}:", f"    {line}"))
+    flagged = {name: _with_keyword(call, flag, name in layer.holders) if (name in layer.holders) != default else call for name, call in calls.items()}
+    return cls, flagged
+
+
+def _numbered(lines: tuple[str, ...]) -> bool:
+    """Every line adds the next numbered child: `self.add_module("0", ...)`, `self.add_module("1", ...)`, ..."""
+    return all((m := _ADDED.fullmatch(line)) is not None and m[1] == str(i) for i, line in enumerate(lines))
+
+
+def _flag_base(line: str) -> str:
+    """`activation` for an activation layer, else the layer's class in snake case (`dropout`)."""
+    try:
+        call = ast.parse(line).body[0].value.args[1]  # type: ignore[attr-defined]
+        name = ast.unparse(call.func).rpartition(".")[2]
+    except (SyntaxError, IndexError, AttributeError):
+        return "layer"
+    if name in _ACTIVATIONS:
+        return "activation"
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower() or "layer"
+
+
+def _with_keyword(call: str, flag: str, value: bool) -> str:
+    """`Conv(8, 16)` -> `Conv(8, 16, activation=False)`."""
+    head, _, _ = call.rpartition(")")
+    separator = "" if head.endswith("(") else ", "
+    return f"{head}{separator}{flag}={value})"
