@@ -73,7 +73,8 @@ def added_back(
     names = [c.name for c in group]
     default = instances.most(frozenset(i for i, name in enumerate(names) if name in layer.holders), names)
     taken = {p.lstrip("*").partition("=")[0] for p in merged.init_params}
-    flag = unique_identifier(_flag_base(layer.line), taken, "layer", start=2)
+    base = _flag_base(layer.line)
+    flag = unique_identifier(base if base not in taken else f"use_{base}", taken, "layer", start=2)  # not `activation_2`
     line = without_defaults(layer.line, known)
     cls = replace(merged, init_params=(*merged.init_params, f"{flag}={default}"), init_lines=(*merged.init_lines, f"if {flag}:", f"    {line}"))
     flagged = {name: _with_keyword(call, flag, name in layer.holders) if (name in layer.holders) != default else call for name, call in calls.items()}

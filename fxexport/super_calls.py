@@ -44,7 +44,7 @@ def _flagged_last(lines: tuple[str, ...]) -> tuple[str, ...] | None:
     last = _numbered_children((lines[-1].strip(),), start=len(children or ()))
     if children is None or last is None or _LAYERS in lines[-2]:
         return None
-    return (f"{_LAYERS} = [{', '.join(children)}]", lines[-2], f"    {_LAYERS}.append({last[0]})")
+    return (f"{_LAYERS} = [{', '.join(repeated(children))}]", lines[-2], f"    {_LAYERS}.append({last[0]})")
 
 
 def _numbered_children(lines: tuple[str, ...], start: int = 0) -> list[str] | None:
