@@ -294,9 +294,10 @@ class _Collector:
         return None if settings else filled
 
     def sequential_class(self, holder: nn.Module, path: tuple[str, ...]) -> str | None:
-        """The constructor call of a source Sequential subclass's instance (`Conv2dNormActivation()`): a generated
-        subclass of nn.Sequential whose `__init__` builds its children, shared by equal instances; generalize
-        turns their literals into parameters, or has the callers pass the children (passed_children.py)."""
+        """The constructor call of a source Sequential subclass's instance with numbered children
+        (`Conv2dNormActivation()`): a generated subclass of nn.Sequential whose `__init__` builds its children,
+        shared by equal instances; generalize turns their literals into parameters, or has the callers pass
+        the children (passed_children.py). None for another holder."""
         source = self.structure.source_of(".".join(path))
         if source is None or list(holder._modules) != [str(i) for i in range(len(holder._modules))]:
             return None  # named children: built one by one in place (its callers could not pass them)
@@ -304,27 +305,23 @@ class _Collector:
         self.build_children(draft, holder, path)
         self.declare_tensors(draft, holder, path)
         init = tuple(draft.init_lines)
-        comment = class_annotation(source) if self.annotate else ""
-        key = ("sequential", init, comment)
-        if key not in self.classes:
-            name, wanted = self.class_name_for(source_class_name(source))
-            self.classes[key] = ClassIR(name, False, init, (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
-        self.class_paths[".".join(path)] = self.classes[key].name
-        return f"{self.classes[key].name}()"
+        return f"{self.sequential_subclass(source, path, init, init)}()"
 
     def named_sequential_class(self, path: tuple[str, ...]) -> str | None:
         """The generated subclass of nn.Sequential for a source Sequential subclass whose children are named
         (one per source class, with nothing of its own): its instances are filled child by child."""
         source = self.structure.source_of(".".join(path))
-        if source is None:
-            return None
+        return None if source is None else self.sequential_subclass(source, path, qualified_name(source), ())
+
+    def sequential_subclass(self, source: type | str, path: tuple[str, ...], key: object, init: tuple[str, ...]) -> str:
+        """The name of the generated Sequential subclass of `source` with `__init__` lines `init`, one per `key`."""
         comment = class_annotation(source) if self.annotate else ""
-        key = ("sequential", qualified_name(source), comment)
-        if key not in self.classes:
+        entry = ("sequential", key, comment)
+        if entry not in self.classes:
             name, wanted = self.class_name_for(source_class_name(source))
-            self.classes[key] = ClassIR(name, False, (), (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
-        self.class_paths[".".join(path)] = self.classes[key].name
-        return self.classes[key].name
+            self.classes[entry] = ClassIR(name, False, init, (), (), (), comment, is_sequential=True, base="Sequential", source_name=wanted)
+        self.class_paths[".".join(path)] = self.classes[entry].name
+        return self.classes[entry].name
 
     def extra_lines(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...], code: str) -> list[str]:
         """What follows a torch layer's constructor call: children a fused reference layer gets swapped in, and plain

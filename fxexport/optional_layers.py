@@ -16,18 +16,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from torch import nn
-
 from .child_lines import init_template
+from .code_slots import ACTIVATIONS
 from .instances import Instances
 from .ir import ClassIR
 from .names import unique_identifier
-from .spelled_calls import without_defaults
-
-_ACTIVATIONS = frozenset(
-    name for name in dir(nn.modules.activation) if isinstance(getattr(nn.modules.activation, name), type) and name[0].isupper()
-) - {"Module", "MultiheadAttention", "Parameter", "Tensor", "NonDynamicallyQuantizableLinear"}
-_ADDED = re.compile(r'self\.add_module\("(\d+)", (.+)\)')
+from .spelled_calls import added_module, layer_name, without_defaults
+from .super_calls import numbered_children
 
 
 @dataclass(frozen=True)
@@ -43,7 +38,7 @@ def set_aside(level: list[ClassIR], known: dict[str, tuple[str, ...]]) -> tuple[
     without it, and for each class of such a source class the layer set aside."""
     groups: dict[tuple[str, str], list[ClassIR]] = {}
     for cls in level:
-        if cls.is_sequential and not cls.takes_children and cls.init_lines and _numbered(cls.init_lines):
+        if cls.is_sequential and not cls.takes_children and numbered_children(cls.init_lines) is not None:
             groups.setdefault(cls.source, []).append(cls)
     aside: dict[str, LastLayer] = {}
     for group in groups.values():
@@ -81,21 +76,15 @@ def added_back(
     return cls, flagged
 
 
-def _numbered(lines: tuple[str, ...]) -> bool:
-    """Every line adds the next numbered child: `self.add_module("0", ...)`, `self.add_module("1", ...)`, ..."""
-    return all((m := _ADDED.fullmatch(line)) is not None and m[1] == str(i) for i, line in enumerate(lines))
-
-
 def _flag_base(line: str) -> str:
-    """`activation` for an activation layer, else the layer's class in snake case (`dropout`)."""
-    try:
-        call = ast.parse(line).body[0].value.args[1]  # type: ignore[attr-defined]
-        name = ast.unparse(call.func).rpartition(".")[2]
-    except (SyntaxError, IndexError, AttributeError):
+    """`activation` for an activation layer (code_slots.ACTIVATIONS), else the layer's class in snake case (`dropout`)."""
+    added = added_module(ast.parse(line, mode="eval").body)
+    call = added[1] if added is not None else None
+    if not isinstance(call, ast.Call):
         return "layer"
-    if name in _ACTIVATIONS:
+    if layer_name(call) in ACTIVATIONS:
         return "activation"
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower() or "layer"
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", ast.unparse(call.func).rpartition(".")[2]).lower() or "layer"
 
 
 def _with_keyword(call: str, flag: str, value: bool) -> str:

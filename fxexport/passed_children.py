@@ -20,11 +20,10 @@ import ast
 import re
 from dataclasses import replace
 
-from .child_lines import init_template
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
 from .names import quote
-from .spelled_calls import node_text, without_defaults
+from .spelled_calls import added_module, node_text, without_defaults
 
 _CONTAINER_BASES = frozenset({"Sequential", "ModuleDict"})
 _NUMBERED_CHILD = re.compile(r"self\.([A-Za-z_]+?)([0-9]+) = ([A-Za-z_][\w.]*\(.*\))")
@@ -42,7 +41,7 @@ def children_passed_in(level: list[ClassIR], known: dict[str, tuple[str, ...]]) 
     arguments: dict[str, str] = {}
     for group in groups.values():
         children = [_children(tuple(without_defaults(line, known) for line in cls.init_lines)) for cls in group]
-        templates = {init_template(cls, known) if cls.is_sequential else masked(cls.init_lines, literal_slots(cls.init_lines, known)) for cls in group}
+        templates = {masked(cls.init_lines, literal_slots(cls.init_lines, known)) for cls in group}
         if len(group) < 2 or len(templates) < 2 or any(c is None for c in children):
             continue  # one instance, or instances a class with literal parameters serves
         for cls, items in zip(group, children):
@@ -64,10 +63,8 @@ def _children(init_lines: tuple[str, ...]) -> list[tuple[str, str]] | None:
             target = statement.targets[0]
             assert isinstance(target, ast.Attribute)
             name, value = target.attr, statement.value
-        elif isinstance(statement, ast.Expr) and _adds_module(statement.value):
-            call = statement.value
-            assert isinstance(call, ast.Call)
-            name, value = call.args[0].value, call.args[1]  # type: ignore[attr-defined]
+        elif isinstance(statement, ast.Expr) and (added := added_module(statement.value)) is not None:
+            name, value = added
         else:
             return None
         if not isinstance(value, ast.Call) or ast.unparse(value.func).startswith(_NOT_CHILDREN):
@@ -78,19 +75,6 @@ def _children(init_lines: tuple[str, ...]) -> list[tuple[str, str]] | None:
 
 def _on_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
-def _adds_module(node: ast.expr) -> bool:
-    """`self.add_module("name", Child(...))`."""
-    return (
-        isinstance(node, ast.Call)
-        and _on_self(node.func)
-        and node.func.attr == "add_module"  # type: ignore[attr-defined]
-        and len(node.args) == 2
-        and not node.keywords
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    )
 
 
 def _arguments(base: str, children: list[tuple[str, str]]) -> str:

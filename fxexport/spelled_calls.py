@@ -135,17 +135,22 @@ def _respelled(line: str, full: bool, known: Signatures) -> str:
     if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Assign, ast.Expr)):
         return line
     statement = tree.body[0]
-    value = _added_module(statement.value) if isinstance(statement, ast.Expr) else statement.value  # `self.add_module("0", nn.Conv2d(...))`: the child's call
+    if isinstance(statement, ast.Expr):  # `self.add_module("0", nn.Conv2d(...))`: the child's call
+        added = added_module(statement.value)
+        value = added[1] if added is not None else None
+    else:
+        value = statement.value
     if not isinstance(value, ast.Call):
         return line
     return line[: char_offset(line, value.col_offset)] + _spelled(value, line, full, known) + line[char_offset(line, value.end_col_offset) :]
 
 
-def _added_module(call: ast.expr) -> ast.expr | None:
-    """The child of a `self.add_module(name, child)` call, else None."""
-    if isinstance(call, ast.Call) and ast.unparse(call.func) == "self.add_module" and len(call.args) == 2 and not call.keywords:
-        return call.args[1]
-    return None
+def added_module(node: ast.expr) -> tuple[str, ast.expr] | None:
+    """(name, child) of a `self.add_module("name", child)` call, else None."""
+    if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "self.add_module" and len(node.args) == 2 and not node.keywords):
+        return None
+    name = node.args[0]
+    return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
 def node_text(line: str, node: ast.expr) -> str:

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from .ir import ClassIR
 from .runs import repeated
-from .spelled_calls import node_text
+from .spelled_calls import added_module, node_text, parsed_line
 
 
 def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
@@ -23,7 +23,7 @@ def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     for cls in classes:
         if not cls.is_sequential or cls.takes_children:
             out.append(cls)
-        elif (children := _numbered_children(cls.init_lines)) is not None:
+        elif (children := numbered_children(cls.init_lines)) is not None:
             out.append(replace(cls, init_lines=(), super_args=", ".join(repeated(children))))
         elif (flagged := _flagged_last(cls.init_lines)) is not None:
             out.append(replace(cls, init_lines=flagged, super_args=f"*{_LAYERS}"))
@@ -40,30 +40,22 @@ def _flagged_last(lines: tuple[str, ...]) -> tuple[str, ...] | None:
     `layers = [a, b]`, `if activation:`, `    layers.append(c)`; else None."""
     if len(lines) < 3 or not lines[-2].startswith("if ") or not lines[-2].endswith(":"):
         return None
-    children = _numbered_children(lines[:-2])
-    last = _numbered_children((lines[-1].strip(),), start=len(children or ()))
+    children = numbered_children(lines[:-2])
+    last = numbered_children((lines[-1].strip(),), start=len(children or ()))
     if children is None or last is None or _LAYERS in lines[-2]:
         return None
     return (f"{_LAYERS} = [{', '.join(repeated(children))}]", lines[-2], f"    {_LAYERS}.append({last[0]})")
 
 
-def _numbered_children(lines: tuple[str, ...], start: int = 0) -> list[str] | None:
-    """The code of each child `self.add_module("0", ...)`, `self.add_module("1", ...)`, ... adds, or None."""
+def numbered_children(lines: tuple[str, ...], start: int = 0) -> list[str] | None:
+    """The code of each child `self.add_module("0", ...)`, `self.add_module("1", ...)`, ... adds (numbered
+    from `start`), or None where a line does anything else or there is none."""
     children = []
     for position, line in enumerate(lines, start):
-        try:
-            statement = ast.parse(line).body
-        except SyntaxError:
+        tree = parsed_line(line)
+        statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+        added = added_module(statement.value) if isinstance(statement, ast.Expr) else None
+        if added is None or added[0] != str(position):
             return None
-        call = statement[0].value if len(statement) == 1 and isinstance(statement[0], ast.Expr) else None
-        if not (
-            isinstance(call, ast.Call)
-            and ast.unparse(call.func) == "self.add_module"
-            and len(call.args) == 2
-            and not call.keywords
-            and isinstance(call.args[0], ast.Constant)
-            and call.args[0].value == str(position)
-        ):
-            return None
-        children.append(node_text(line, call.args[1]))
+        children.append(node_text(line, added[1]))
     return children or None
