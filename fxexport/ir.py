@@ -104,6 +104,7 @@ class ClassIR:
     parent: str = ""  # a generated class whose `__init__` this one shares (a variant of the same source class), or ""
     takes_children: bool = False  # a container subclass without `__init__`: its callers pass its children
     super_args: str = ""  # the arguments of its `super().__init__(...)` call, as code (a Sequential subclass's children)
+    layer_lines: tuple[str, ...] = ()  # lines before that call that build the list of layers it passes (`layers = [...]`)
     whole_children: frozenset[str] = frozenset()  # attributes whose child callers pass whole (an nn.Identity in some instances)
     source_name: str = ""  # the name asked for it, after its source class (`Block_1` for a class an export named so), or ""
     source_forward: str = ""  # its source class's `forward` as written there (where literals' names are read), or ""

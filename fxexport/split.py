@@ -413,7 +413,7 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
     names = list(module._modules) if names is None else names
     numbered = bool(names) and names == [str(i) for i in range(len(names))]
     renumbered = numbered_in_any_order(names)
-    if sequential and names and not _holds_tensors(module) and type(module) in (nn.Module, nn.Sequential):
+    if sequential and names and type(module) in (nn.Module, nn.Sequential):
         return nn.Sequential  # a recorded Sequential: numbered, or named as an OrderedDict Sequential is
     if (type(module) is nn.Sequential and not numbered) or (type(module) is nn.ModuleList and not renumbered):
         return nn.Module

@@ -17,19 +17,33 @@ from .spelled_calls import added_module, node_text, parsed_line
 
 
 def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
-    """The classes, each Sequential subclass whose `__init__` adds its numbered children in order, and
-    nothing else, building them in its `super().__init__` call."""
+    """The classes, each Sequential subclass whose `__init__` first adds its numbered children in order
+    building them in its `super().__init__` call; its other lines (tensors of its own) follow that call."""
     out = []
     for cls in classes:
-        if not cls.is_sequential or cls.takes_children:
+        lines = cls.init_lines
+        start = _first_own_line(lines) if cls.is_sequential and not cls.takes_children else 0
+        if not start:
             out.append(cls)
-        elif (children := numbered_children(cls.init_lines)) is not None:
-            out.append(replace(cls, init_lines=(), super_args=", ".join(repeated(children))))
-        elif (flagged := _flagged_last(cls.init_lines)) is not None:
-            out.append(replace(cls, init_lines=flagged, super_args=f"*{_LAYERS}"))
+        elif (children := numbered_children(lines[:start])) is not None:
+            out.append(replace(cls, init_lines=lines[start:], super_args=", ".join(repeated(children))))
+        elif (flagged := _flagged_last(lines[:start])) is not None:
+            out.append(replace(cls, init_lines=lines[start:], layer_lines=flagged, super_args=f"*{_LAYERS}"))
         else:
             out.append(cls)
     return tuple(out)
+
+
+def _first_own_line(lines: tuple[str, ...]) -> int:
+    """The index of the first line after the last that adds a child (or its flag's `if`), or 0 where none adds one."""
+    adds = [i for i, line in enumerate(lines) if _adds_child(line)]
+    return adds[-1] + 1 if adds else 0
+
+
+def _adds_child(line: str) -> bool:
+    tree = parsed_line(line.strip())
+    statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+    return isinstance(statement, ast.Expr) and added_module(statement.value) is not None
 
 
 _LAYERS = "layers"

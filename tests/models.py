@@ -4190,9 +4190,18 @@ class PairOfConvs(nn.Sequential):
         super().__init__(ConvNormReLU(channels, channels), ConvNormReLU(channels, channels))
 
 
+class ScaledConvs(nn.Sequential):
+    """A Sequential subclass holding a parameter of its own, which its parent reads (a layer scale)."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__(nn.Conv2d(channels, channels, 1), nn.ReLU())
+        self.gamma = nn.Parameter(torch.full((channels, 1, 1), 0.5))
+
+
 class SequentialSubclasses(nn.Module):
     """Sequential subclasses built from literals (one class with parameters), built with and without their
-    activation (ConvBNAct: its callers pass the children), and holding others (PairOfConvs)."""
+    activation (ConvBNAct: its callers pass the children), holding others (PairOfConvs) and holding a
+    parameter its parent reads (ScaledConvs: called as a Sequential, its parameter set after its layers)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -4202,6 +4211,8 @@ class SequentialSubclasses(nn.Module):
         self.narrow = ConvBNAct(16, 8, act=None)
         self.pairs = nn.Sequential(PairOfConvs(8), PairOfConvs(8))
         self.tail = nn.Sequential(ConvNormReLU(8, 8), ConvNormReLU(8, 8), ConvNormReLU(8, 8))
+        self.scaled = ScaledConvs(8)
 
     def forward(self, x):
-        return self.tail(self.pairs(self.narrow(self.project(self.widen(self.stem(x))))))
+        x = self.tail(self.pairs(self.narrow(self.project(self.widen(self.stem(x))))))
+        return self.scaled(x) * self.scaled.gamma

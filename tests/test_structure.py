@@ -314,14 +314,16 @@ SHAPES = [
     Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
           frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
     # a Sequential subclass builds its children in its super().__init__ call, its literals parameters; one whose
-    # instances differ in ending with an activation or not adds it under a flag
-    Shape("sequential_subclasses", _model(models.SequentialSubclasses), _image, _trace, frozenset({"ConvNormReLU", "ConvBNAct", "PairOfConvs"}),
+    # instances differ in ending with an activation or not adds it under a flag; one holding a parameter sets it after that call
+    Shape("sequential_subclasses", _model(models.SequentialSubclasses), _image, _trace, frozenset({"ConvNormReLU", "ConvBNAct", "PairOfConvs", "ScaledConvs"}),
           counts={"class ConvNormReLU(nn.Sequential):": 1, "def __init__(self, in_channels, out_channels, stride=1) -> None:": 1,
                   "super().__init__(nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1, bias=False),": 1,
                   "self.stem = ConvNormReLU(3, 8, stride=2)": 1, "self.widen = ConvNormReLU(8, 16)": 1,
                   "self.project = ConvBNAct(16, activation=True)": 1, "self.narrow = ConvBNAct(8)": 1, "if activation:": 1,
                   "layers.append(nn.ReLU6(inplace=True))": 1, "super().__init__(*layers)": 1,
                   "super().__init__(ConvNormReLU(8, 8), ConvNormReLU(8, 8))": 1, "nn.Sequential(*[ConvNormReLU(8, 8) for _ in range(3)])": 1,
+                  "class ScaledConvs(nn.Sequential):": 1, "super().__init__(nn.Conv2d(8, 8, 1), nn.ReLU())": 1,
+                  "self.gamma = nn.Parameter(torch.empty(8, 1, 1))": 1, "x = self.scaled(x)": 1, "return x * self.scaled.gamma": 1,
                   "self.add_module(": 0, "getattr(": 0}),
     # an activation that is an element of its own is an activation parameter, not one flag per class
     Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),

@@ -1,6 +1,6 @@
 """FxModule: a torch.fx GraphModule exported by fxexport.
 
-Parameters: 5,992; buffers: 33; 24,888 bytes of tensors in weights.safetensors.
+Parameters: 6,072; buffers: 33; 25,208 bytes of tensors in weights.safetensors.
 Producer: torch.fx.symbolic_trace; torch 2.13.0.
 
     model = FxModule()
@@ -17,7 +17,7 @@ from torch import nn
 from .loader import load_tensors, skip_init
 
 WEIGHT_FILES = ("weights.safetensors",)
-TENSOR_COUNT = 66
+TENSOR_COUNT = 69
 TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
@@ -44,6 +44,12 @@ class ConvBNAct(nn.Sequential):  # tests/models.py:947 ConvBNAct
         super().__init__(*layers)
 
 
+class ScaledConvs(nn.Sequential):  # tests/models.py:4193 ScaledConvs
+    def __init__(self) -> None:
+        super().__init__(nn.Conv2d(8, 8, 1), nn.ReLU())
+        self.gamma = nn.Parameter(torch.empty(8, 1, 1))
+
+
 class PairOfConvs(nn.Sequential):  # tests/models.py:4188 PairOfConvs
     def __init__(self) -> None:
         super().__init__(ConvNormReLU(8, 8), ConvNormReLU(8, 8))
@@ -61,6 +67,7 @@ class FxModule(nn.Module):
             self.narrow = ConvBNAct(8)
             self.pairs = nn.Sequential(PairOfConvs(), PairOfConvs())
             self.tail = nn.Sequential(*[ConvNormReLU(8, 8) for _ in range(3)])
+            self.scaled = ScaledConvs()
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train
             if module is not self and next(module.children(), None) is not None:
@@ -84,4 +91,6 @@ class FxModule(nn.Module):
         x = self.project(x)
         x = self.narrow(x)
         x = self.pairs(x)
-        return self.tail(x)
+        x = self.tail(x)
+        x = self.scaled(x)
+        return x * self.scaled.gamma
