@@ -411,6 +411,51 @@ def called_name(node: fx.Node) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def passed_as(placeholder: fx.Node) -> str | None:
+    """The one name the source passes where the graph passes the input to a call, in the statement of its
+    module's forward each reader ran in: the one call there of that name with as many arguments and the
+    same keywords (`x.permute(0, 2, 1).reshape(B, C, H, W)`: the graph's `reshape(B, C, x_1, x_2)` passes
+    `x_1` where the source passes `H`); None where no reader's statement has one or they disagree."""
+    names: set[str] = set()
+    for user in placeholder.users:
+        frames = source_frames(user)
+        tree = statement_syntax(frames[0][0], int(frames[0][1]), frames[0][2]) if len(frames) == 1 else None
+        found = _passed_names(user, placeholder, tree) if tree is not None else None
+        names |= found or set()
+    return names.pop() if len(names) == 1 else None
+
+
+def _passed_names(user: fx.Node, value: fx.Node, tree: ast.stmt) -> set[str] | None:
+    """The names the one call of `tree` that `user` is passes where `user` passes `value`; None where there
+    is not one such call, or it passes something else than a name there."""
+    callee = called_name(user) if user.op in ("call_method", "call_function", "call_module") else None
+    if callee is None:
+        return None
+    method = user.op == "call_method"  # its receiver is its first argument
+    matches = []
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or _call_name(call) != callee or (method and not isinstance(call.func, ast.Attribute)):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        positional = [call.func.value] if method and isinstance(call.func, ast.Attribute) else []
+        positional += call.args
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        if len(positional) == len(user.args) and set(keywords) == set(user.kwargs):
+            matches.append((positional, keywords))
+    if len(matches) != 1:
+        return None
+    positional, keywords = matches[0]
+    passed = [plain_name(positional[i]) for i, arg in enumerate(user.args) if arg is value]
+    passed += [plain_name(keywords[key]) for key, arg in user.kwargs.items() if arg is value]
+    return None if None in passed else {name for name in passed if name is not None}
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 @functools.lru_cache(maxsize=1024)
 def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The parameters of a module class's `forward` that its body unpacks into names, once each, with

@@ -37,8 +37,17 @@ from .kept_values import may_keep_values
 from .packing import list_arguments
 from .rebuild import is_holder
 from .scopes import blocks_of
-from .source_names import forward_reads, passes_whole, source_parameters, unpacked_parameters
-from .subgraphs import Builder, ListArgument, generic_input, interface, module_from, rename_inputs, source_input_names
+from .source_names import forward_reads, passed_as, passes_whole, source_parameters, unpacked_parameters
+from .subgraphs import (
+    Builder,
+    ListArgument,
+    generic_input,
+    interface,
+    local_name,
+    module_from,
+    rename_inputs,
+    source_input_names,
+)
 
 
 @dataclass(frozen=True)
@@ -111,14 +120,21 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
     """The name every graph of a class (its `inputs`) proposes for its input `i`, else None. A graph whose input is a
     model input named after a parameter of the source forward (the first block of a chain takes the
     model's `hidden_states`) proposes that name; one whose input is named `x` for want of a name and read
-    by no statement it recorded (symbolic_trace records none) goes with the others' name of a parameter."""
+    by no statement it recorded (symbolic_trace records none) goes with the others' name of a parameter.
+    A graph's only input, of a source forward with one parameter, is that parameter,
+    whatever the caller's value was called (timm's `self.meta_mlp(self.relative_coordinates_log)`). A graph
+    with fewer inputs has no say (timm gcvit's attention called without its `q_global`)."""
     names: set[str | None] = set()
     unknown = False
     for proposal, placeholders in zip(proposals, inputs):
-        name = proposal[i] if i < len(proposal) else ""
+        if i >= len(proposal):
+            continue
+        name = proposal[i]
         if name is None and i < len(placeholders):
             placeholder = placeholders[i]
-            if not generic_input(placeholder):
+            if len(placeholders) == 1 and (required := _sole_parameter(placeholder, cls)) is not None:
+                name = required
+            elif not generic_input(placeholder):
                 name = str(placeholder.target) if str(placeholder.target) in source_parameters(cls) else None
             elif all(forward_reads(user) is None for user in placeholder.users):
                 unknown = True
@@ -130,12 +146,36 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
     return name if name and (not unknown or name in source_parameters(cls)) else None
 
 
+def _sole_parameter(placeholder: fx.Node, cls: type | str) -> str | None:
+    """The source forward's one parameter, where the input is passed on as itself: an input the graph
+    packs into a list or tuple is an item of what the source passes (symbolic_trace takes a list apart:
+    `self.cat(features)` is `self.cat([x])`), as is one of a parameter the source unpacks (`a, b = pair`).
+    A forward with other parameters may have been given the input as one of those (`kv=x`)."""
+    parameters = source_parameters(cls)
+    if len(parameters) != 1 or not local_name(parameters[0]) or any(p == parameters[0] for p, _ in unpacked_parameters(cls)):
+        return None
+    packed = any(placeholder in (value for value in arg if isinstance(value, fx.Node)) for user in placeholder.users for arg in _containers(user))
+    return None if packed else parameters[0]
+
+
+def _containers(node: fx.Node) -> list[list[object]]:
+    """The list, tuple and dict arguments of a node, each as its items."""
+    values = [*node.args, *node.kwargs.values()]
+    return [list(v.values()) if isinstance(v, dict) else list(v) for v in values if isinstance(v, (list, tuple, dict))]
+
+
 def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> list[str | None]:
     """The source parameter name of each input of `graph` (source_input_names), else the one the children
-    it is passed to have named theirs (passed_on_as)."""
+    it is passed to have named theirs (passed_on_as), else the one the source passes where its statements
+    pass the input to a call (passed_as: `reshape(B, C, H, W)`)."""
     own = source_input_names(graph, cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
     passed = [passed_on_as(p, path, cls, graphs, kinds) if name is None else name for p, name in zip(placeholders, own)]
+    parameters = source_parameters(cls)
+    passed = [
+        name if name is not None or not generic_input(p) else found if (found := passed_as(p)) in parameters and local_name(found) else None
+        for p, name in zip(placeholders, passed)
+    ]
     if passed != own:  # a statement reading a passed-on name and another parameter: the other is now the one left
         passed = source_input_names(graph, cls, passed)
     return [None if name is not None and passed.count(name) > 1 else name for name in passed]

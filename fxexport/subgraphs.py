@@ -146,7 +146,7 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
         reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(forward_reads, placeholder.users)]
         if generic_input(placeholder) and reads and not any(r is None for r in reads):
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
-            commons[i] = {name for name in read[i] & set(names) if _local_name(name)}
+            commons[i] = {name for name in read[i] & set(names) if local_name(name)}
             texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
@@ -216,7 +216,7 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
         named = list(out)
         if parameter in items:  # `x, cls_tokens = x`: an input named `x` for the statements reading it is an item
             out[:] = [None if name == parameter else name for name in out]
-        if parameter in out or not all(_local_name(item) and item not in out for item in items):
+        if parameter in out or not all(local_name(item) and item not in out for item in items):
             out[:] = named
             continue
         place = order.index(parameter)
@@ -276,9 +276,10 @@ def rename_inputs(graph: fx.Graph, names: Sequence[str | None]) -> bool:
 _GENERATED = frozenset({"self", "device", "dtype", "weights", "load_weights", "torch", "nn", "F", "math", "operator"})
 
 
-def _local_name(name: str) -> bool:
-    """A name a forward parameter may take: a plain lowercase identifier, no builtin's, none the module binds."""
-    return is_plain_identifier(name) and name == name.lower() and name not in BUILTIN_NAMES and name not in _GENERATED
+def local_name(name: str) -> bool:
+    """A name a forward parameter may take: a plain identifier (`H` too: module-level names avoid every
+    parameter's), no builtin's, none the module binds."""
+    return is_plain_identifier(name) and name not in BUILTIN_NAMES and name not in _GENERATED
 
 
 def _holds(path: str, inner: str) -> bool:

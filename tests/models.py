@@ -1549,13 +1549,22 @@ class UnderscoreInput(nn.Module):
         return a * c + _
 
 
+class BlockNamedStage(BlockStage):
+    """A stage whose forward names its input `block`."""
+
+    def forward(self, block):
+        for child in self.children():
+            block = child(block)
+        return block
+
+
 class BlockInput(nn.Module):
-    """Numbered stages called with an input named `block`: the loop variable takes another name."""
+    """Numbered stages whose input is named `block`: the loop variable takes another name."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.s1 = BlockStage(4, 4, 1)
-        self.s2 = BlockStage(4, 4, 2)
+        self.s1 = BlockNamedStage(4, 4, 1)
+        self.s2 = BlockNamedStage(4, 4, 2)
 
     def forward(self, block):
         return self.s1(block) + self.s2(block)
@@ -4216,3 +4225,136 @@ class SequentialSubclasses(nn.Module):
     def forward(self, x):
         x = self.tail(self.pairs(self.narrow(self.project(self.widen(self.stem(x))))))
         return self.scaled(x) * self.scaled.gamma
+
+
+class TwoLayerMlp(nn.Module):
+    def __init__(self, cin: int, hidden: int, cout: int, act_layer: type[nn.Module] = nn.GELU) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(cin, hidden)
+        self.act = act_layer()
+        self.fc2 = nn.Linear(hidden, cout)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class MetaMlpAttention(nn.Module):
+    """timm swinv2_cr's attention: a small Mlp fed a buffer of its own (the Mlp's one input is named after
+    the buffer in the graph, and after the Mlp's forward parameter in the export)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.meta_mlp = TwoLayerMlp(2, 16, 1, act_layer=nn.ReLU)
+        self.proj = nn.Linear(dim, dim)
+        self.register_buffer("relative_coordinates_log", torch.randn(dim, 2))
+
+    def forward(self, x):
+        return self.proj(x) * self.meta_mlp(self.relative_coordinates_log).squeeze(-1)
+
+
+class MetaMlpBlock(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.attn = MetaMlpAttention(dim)
+        self.mlp = TwoLayerMlp(dim, 2 * dim, dim)
+
+    def forward(self, x):
+        x = x + self.attn(x)
+        return x + self.mlp(x)
+
+
+class MetaMlpNet(nn.Module):
+    """One Mlp class for the block's Mlp and the attention's (both `forward(self, x)` in the source)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(MetaMlpBlock(4), MetaMlpBlock(4))
+
+    def forward(self, features):
+        return self.blocks(features)
+
+
+class KeyedPool(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.query = nn.Parameter(torch.randn(1, 4))
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, q, kv=None):
+        kv = q if kv is None else kv
+        return self.fc(q * kv)
+
+
+class ScaledBy(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, scale, feat=None):
+        return self.fc(feat) * scale
+
+
+class UnpackedPair(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, pair):
+        a, b = pair
+        return self.fc(a) * b
+
+
+class BoundElsewhere(nn.Module):
+    """Children whose graph's one input is not their forward's one parameter: given as another parameter
+    (`kv=x`, `feat=x`, the first given the child's own tensor or a number), or an item of a pair the
+    forward unpacks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = KeyedPool()
+        self.scaled = ScaledBy()
+        self.pair = UnpackedPair()
+
+    def forward(self, x):
+        return self.pool(self.pool.query, kv=x) + self.scaled(2.0, feat=x) + self.pair((x, x))
+
+
+class PatchMixer(nn.Module):
+    """timm xcit's LPI: sizes passed as their own inputs, read only together in one call."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1, groups=dim)
+
+    def forward(self, x, H: int, W: int):
+        B, N, C = x.shape
+        x = x.permute(0, 2, 1).reshape(B, C, H, W)
+        x = self.conv(x)
+        return x.reshape(B, C, N).permute(0, 2, 1)
+
+
+class SizedBlock(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.mixer = PatchMixer(dim)
+
+    def forward(self, x, H: int, W: int):
+        return x + self.mixer(self.norm(x), H, W)
+
+
+class SizedBlocks(nn.Module):
+    """Inputs named by where their statements pass them (`reshape(B, C, H, W)`, `self.mixer(..., H, W)`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Conv2d(3, 8, 2, stride=2)
+        self.blocks = nn.ModuleList([SizedBlock(8), SizedBlock(8)])
+
+    def forward(self, x):
+        x = self.embed(x)
+        B, C, Hp, Wp = x.shape
+        x = x.flatten(2).transpose(1, 2)
+        for block in self.blocks:
+            x = block(x, Hp, Wp)
+        return x

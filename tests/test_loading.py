@@ -392,6 +392,13 @@ def _entry(key: str, **change: object):
     return damage
 
 
+def _true_first(text: str) -> str:
+    """proj.weight's shape with `true` in front: the same number of bytes, were true a 1."""
+    header = json.loads(text)
+    header["proj.weight"]["shape"] = [True, *header["proj.weight"]["shape"]]
+    return json.dumps(header)
+
+
 def _listed_twice(text: str) -> str:
     return text.rstrip()[:-1] + ', "scale": ' + json.dumps(json.loads(text)["scale"]) + "}"
 
@@ -401,6 +408,7 @@ HEADER_DAMAGE = [
     ("wrong_size", _entry("proj.weight", shape=[5, 4]), "does not fit its offsets"),
     ("unknown_dtype", _entry("proj.weight", dtype="F4"), "has dtype 'F4', which this loader cannot read"),
     ("negative", _entry("proj.weight", shape=[-5, -3]), "has a bad shape or offsets"),
+    ("size_true", _true_first, "has a bad shape or offsets"),  # JSON's true is no size, though isinstance(True, int)
     ("not_an_object", lambda text: f"[{text}]", "its header is not a JSON object"),
     ("truncated", lambda text: text.rstrip()[:-40], "(Expecting|Unterminated)"),
     ("listed_twice", _listed_twice, "its header lists 'scale' twice"),

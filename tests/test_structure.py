@@ -220,10 +220,10 @@ SHAPES = [
     Shape("layer_argument_of_a_child", _model(models.ConvUnits), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct", "ConvUnit"}),
           counts={"ConvUnit(norm=NormAct(act=nn.SiLU(inplace=True)))": 2, "ConvUnit(norm=NormAct(act=nn.Identity()))": 1}),
     Shape("chain_of_blocks", _model(models.Encoder), _rows, _trace, frozenset({"Layer"}),
-          counts={"for layer in self.layers:": 1, "out = layer(out, sigmoid)": 1, "= self.layers[": 0, "self.pair[1](": 1}),  # two calls stay calls
+          counts={"for layer in self.layers:": 1, "out = layer(out, scale)": 1, "= self.layers[": 0, "self.pair[1](": 1}),  # two calls stay calls
     Shape("chain_of_blocks_export", _model(models.Encoder), _rows, _export, frozenset({"Layer"}), counts={"for layer in self.layers:": 1}),
     Shape("list_edited_by_its_reader", _model(models.DoublingBlock), lambda: (torch.randn(3, 2),), _trace, frozenset({"DoublingLayer"}),
-          counts={"for layer in": 0, "def forward(self, tensors):": 1}),  # a user function may edit the list: no shared one
+          counts={"for layer in": 0, "def forward(self, features):": 1}),  # a user function may edit the list: no shared one
     Shape("list_read_in_a_child", _model(models.NestedBlock), lambda: (torch.randn(3, 2),), _trace,
           frozenset({"Concat", "NestedReader", "NestedReader_1", "NestedReader_2"}), counts={"self.cat([x, x_1])": 1}),
     Shape("flag_beside_a_buffer", _model(models.GatedBlocks), _rows, _trace, frozenset({"Gated"}),
@@ -239,14 +239,14 @@ SHAPES = [
     Shape("container_children", _model(models.Stages2), _rows, _trace, frozenset({"Stage", "Mix"}),
           counts={"Stage(downsample=nn.Identity(), blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample": 1}),
     Shape("list_arguments", _model(models.DenseNetLike), _image, _trace, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
-          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, 1)": 1, "features = [x]": 1, "for layer in self.values():": 1,
-                  "features.append(layer(features))": 1, "torch.cat(features, 1)": 1, "([x]": 0, "([x, layer1": 0,
+          counts={"def forward(self, features):": 1, "features = [x]": 1, "for layer in self.values():": 1,
+                  "features.append(layer(features))": 1, "torch.cat(features, 1)": 2, "([x]": 0, "([x, layer1": 0,
                   'DenseBlock({"layer1": DenseLayer(3), "layer2": DenseLayer(5), "layer3": DenseLayer(7),})': 1,
                   'DenseBlock({"layer1": DenseLayer(9), "layer2": DenseLayer(11)})': 1,
                   "def forward(self, a, b):": 1, "self.join(x, b)": 1}),  # one arity: one parameter per input, the source's
     Shape("list_arguments_export", _model(models.DenseNetLike), _image, _export, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
-          counts={"def forward(self, tensors):": 1, "torch.cat(tensors, dim=1)": 1, "def forward(self, a, b):": 1,
-                  "for layer in self.values():": 1, "torch.cat(features, dim=1)": 1}),
+          counts={"def forward(self, features):": 1, "def forward(self, a, b):": 1,
+                  "for layer in self.values():": 1, "torch.cat(features, dim=1)": 2}),
     # elements only some instances build: a parameter only those pass, else a flag
     Shape("optional_elements", _model(models.ExpandingNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Expanding", "SqueezeGate", "ConvBNAct"}),
           counts={"layers = []": 1, "if in_channels is not None:": 1, "if out_channels_2 is not None:": 1,
@@ -325,6 +325,19 @@ SHAPES = [
                   "class ScaledConvs(nn.Sequential):": 1, "super().__init__(nn.Conv2d(8, 8, 1), nn.ReLU())": 1,
                   "self.gamma = nn.Parameter(torch.empty(8, 1, 1))": 1, "x = self.scaled(x)": 1, "return x * self.scaled.gamma": 1,
                   "self.add_module(": 0, "getattr(": 0}),
+    # a module's only input is its source forward's only parameter, whatever its caller's value is called: the
+    # Mlp fed a buffer (`relative_coordinates_log`) and the one fed a block's `x` are one class; a block given the
+    # model's `features` names it `x` as its source does
+    Shape("sole_input_named_as_in_source", _model(models.MetaMlpNet), _rows, _trace, frozenset({"TwoLayerMlp", "MetaMlpAttention", "MetaMlpBlock"}),
+          counts={"class TwoLayerMlp(nn.Module):": 1, "def forward(self, x):": 3, "self.meta_mlp(self.relative_coordinates_log)": 1,
+                  "def forward(self, relative_coordinates_log)": 0, "def forward(self, features):": 1}),
+    # ... but not where the forward has other parameters the caller may have passed it as, or unpacks it
+    Shape("sole_input_bound_elsewhere", _model(models.BoundElsewhere), _rows, _trace, frozenset({"KeyedPool", "ScaledBy", "UnpackedPair"}),
+          counts={"def forward(self, q):": 0, "def forward(self, scale):": 0, "def forward(self, pair):": 0, "def forward(self, feat):": 1,
+                  "def forward(self, x):": 3}),
+    # an input no statement reads alone takes the name the source passes where a statement passes it to a call
+    Shape("inputs_named_where_passed", _model(models.SizedBlocks), _image, _trace, frozenset({"PatchMixer", "SizedBlock"}),
+          counts={"def forward(self, x, H, W):": 2, ".reshape(B, C, H, W)": 1, "self.mixer(self.norm(x), H, W)": 1, "x_1": 0}),
     # an activation that is an element of its own is an activation parameter, not one flag per class
     Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),
           counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),
@@ -349,9 +362,9 @@ SHAPES = [
           counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
     # an input some callers leave out, the block using another in its place: one forward, the input defaulting to None
     Shape("defaulted_input", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcutted"}),
-          counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1, "x_1 = x\n": 1, "self.second = Shortcutted()": 1}),
+          counts={"def forward(self, x, shortcut=None):": 1, "if shortcut is None:": 1, "shortcut = x\n": 1, "self.second = Shortcutted()": 1}),
     Shape("defaulted_input_export", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcutted"}),
-          counts={"def forward(self, x, x_1=None):": 1, "if x_1 is None:": 1}),
+          counts={"def forward(self, x, shortcut=None):": 1, "if shortcut is None:": 1}),
     # an input some callers leave out in the middle (cross-attention beside self-attention): taken last, callers reordered
     Shape("defaulted_middle_input", _model(models.Decoding), lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(5, 5)), _trace,
           frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, memory=None):": 1, "if memory is None:": 1,
@@ -463,7 +476,7 @@ SHAPES = [
     Shape("underscore_input_export", _model(models.UnderscoreInput), lambda: (torch.randn(2, 6), torch.randn(2, 2)), _export, frozenset(),
           counts={", unused, ": 1}),
     # numbered stages called with an input named `block`: the loop variable is `child`
-    Shape("block_input", _model(models.BlockInput), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockStage", "Shortcut"}),
+    Shape("block_input", _model(models.BlockInput), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockNamedStage", "Shortcut"}),
           counts={"for child in self.children():": 1}),
     # torch.export drops the identity: an optional child whose code a comment quotes
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),

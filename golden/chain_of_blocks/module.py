@@ -27,8 +27,8 @@ class Layer(nn.Module):  # tests/models.py:839 Layer
         super().__init__()
         self.lin = nn.Linear(4, 4)
 
-    def forward(self, x, x_1):
-        return x + self.lin(x) * x_1
+    def forward(self, x, scale):
+        return x + self.lin(x) * scale
 
 
 class FxModule(nn.Module):
@@ -62,10 +62,10 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
-        sigmoid = torch.sigmoid(x.mean())
+        scale = torch.sigmoid(x.mean())
         out = self.embed(x)
         for layer in self.layers:
-            out = layer(out, sigmoid)
-        out = self.pair[0](out, sigmoid)
-        out = self.pair[1](out, sigmoid)
+            out = layer(out, scale)
+        out = self.pair[0](out, scale)
+        out = self.pair[1](out, scale)
         return out + x

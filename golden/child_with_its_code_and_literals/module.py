@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class ShuffledSplit(nn.Module):  # tests/models.py:1811 ShuffledSplit
+class ShuffledSplit(nn.Module):  # tests/models.py:1820 ShuffledSplit
     def __init__(self, in_features, out_features, width, use_branch1=False) -> None:
         super().__init__()
         if use_branch1:

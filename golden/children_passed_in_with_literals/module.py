@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class SplitConvs(nn.ModuleDict):  # tests/models.py:3387 SplitConvs
+class SplitConvs(nn.ModuleDict):  # tests/models.py:3396 SplitConvs
     def __init__(
         self,
         in_channels,
@@ -56,7 +56,7 @@ class SplitConvs(nn.ModuleDict):  # tests/models.py:3387 SplitConvs
         return torch.cat([out, out_1], 1)
 
 
-class SplitConvBlock(nn.Module):  # tests/models.py:3401 SplitConvBlock
+class SplitConvBlock(nn.Module):  # tests/models.py:3410 SplitConvBlock
     def __init__(self, in_channels, out_channels) -> None:
         super().__init__()
         self.conv_dw = SplitConvs(

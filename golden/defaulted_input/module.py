@@ -28,11 +28,11 @@ class Shortcutted(nn.Module):  # tests/models.py:1345 Shortcutted
         self.conv1 = nn.Conv2d(6, 6, 3, padding=1)
         self.conv2 = nn.Conv2d(6, 6, 3, padding=1)
 
-    def forward(self, x, x_1=None):
-        if x_1 is None:
-            x_1 = x
+    def forward(self, x, shortcut=None):
+        if shortcut is None:
+            shortcut = x
         out = self.conv2(torch.relu(self.conv1(x)))
-        out = out + x_1 * 0.5
+        out = out + shortcut * 0.5
         return torch.relu(out)
 
 

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class Attending(nn.Module):  # tests/models.py:1564 Attending
+class Attending(nn.Module):  # tests/models.py:1573 Attending
     def __init__(self) -> None:
         super().__init__()
         self.q = nn.Linear(8, 8)
@@ -37,7 +37,7 @@ class Attending(nn.Module):  # tests/models.py:1564 Attending
         return softmax @ self.v(memory)
 
 
-class DecoderLayer(nn.Module):  # tests/models.py:1580 DecoderLayer
+class DecoderLayer(nn.Module):  # tests/models.py:1589 DecoderLayer
     def __init__(self) -> None:
         super().__init__()
         self.self_attn = Attending()

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class FrozenNorm(nn.Module):  # tests/models.py:4041 FrozenNorm
+class FrozenNorm(nn.Module):  # tests/models.py:4050 FrozenNorm
     def __init__(self) -> None:
         super().__init__()
 
@@ -31,7 +31,7 @@ class FrozenNorm(nn.Module):  # tests/models.py:4041 FrozenNorm
         return scale + _tensor_constant1
 
 
-class FrozenBlock(nn.Module):  # tests/models.py:4062 FrozenBlock
+class FrozenBlock(nn.Module):  # tests/models.py:4071 FrozenBlock
     def __init__(self) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)

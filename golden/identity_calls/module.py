@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class DropPathBlock(nn.Module):  # tests/models.py:1937 DropPathBlock
+class DropPathBlock(nn.Module):  # tests/models.py:1946 DropPathBlock
     def __init__(self) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(4)

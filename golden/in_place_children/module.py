@@ -35,7 +35,7 @@ class SqueezeGate(nn.Module):  # tests/models.py:953 SqueezeGate
         return x * out
 
 
-class Ghosted(nn.Module):  # tests/models.py:1882 Ghosted
+class Ghosted(nn.Module):  # tests/models.py:1891 Ghosted
     def __init__(
         self, in_channels, out_channels, use_conv_dw=False, use_se=False, shortcut=None
     ) -> None:

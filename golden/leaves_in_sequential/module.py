@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class SqueezeExcite(nn.Module):  # tests/models.py:3948 SqueezeExcite
+class SqueezeExcite(nn.Module):  # tests/models.py:3957 SqueezeExcite
     def __init__(self, in_channels, out_channels) -> None:
         super().__init__()
         self.reduce = nn.Conv2d(in_channels, out_channels, 1)
@@ -38,7 +38,7 @@ class SqueezeExcite(nn.Module):  # tests/models.py:3948 SqueezeExcite
         return x * out
 
 
-class SEBlock(nn.Module):  # tests/models.py:3961 SEBlock
+class SEBlock(nn.Module):  # tests/models.py:3970 SEBlock
     def __init__(self, out_channels, out_channels_2, stride=1) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(4, out_channels, 3, stride=stride, padding=1, bias=False)

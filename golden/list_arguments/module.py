@@ -28,8 +28,8 @@ class DenseLayer(nn.Module):  # tests/models.py:701 DenseLayer
         self.norm = nn.BatchNorm2d(num_features)
         self.conv = nn.Conv2d(num_features, 2, 3, padding=1, bias=False)
 
-    def forward(self, tensors):
-        return self.conv(torch.relu(self.norm(torch.cat(tensors, 1))))
+    def forward(self, features):
+        return self.conv(torch.relu(self.norm(torch.cat(features, 1))))
 
 
 class Joined(nn.Module):  # tests/models.py:726 Joined

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class FusedBranches(nn.Module):  # tests/models.py:3547 FusedBranches
+class FusedBranches(nn.Module):  # tests/models.py:3556 FusedBranches
     def __init__(self) -> None:
         super().__init__()
         self.branches = nn.ModuleList(
@@ -40,7 +40,7 @@ class FusedBranches(nn.Module):  # tests/models.py:3547 FusedBranches
         return (x, self.fuse_act(out))
 
 
-class FusedBranches_1(nn.Module):  # tests/models.py:3547 FusedBranches
+class FusedBranches_1(nn.Module):  # tests/models.py:3556 FusedBranches
     def __init__(self) -> None:
         super().__init__()
         self.branches = nn.ModuleList([nn.Conv2d(4, 4, 3, padding=1) for _ in range(3)])
@@ -59,7 +59,7 @@ class FusedBranches_1(nn.Module):  # tests/models.py:3547 FusedBranches
         return (x, out, self.fuse_act(out_1))
 
 
-class ListSequential(nn.Sequential):  # tests/models.py:3538 ListSequential
+class ListSequential(nn.Sequential):  # tests/models.py:3547 ListSequential
     def __init__(self) -> None:
         super().__init__()
         self.add_module("0", FusedBranches())
@@ -69,7 +69,7 @@ class ListSequential(nn.Sequential):  # tests/models.py:3538 ListSequential
         return (x, x_1)
 
 
-class ListSequential_1(nn.Sequential):  # tests/models.py:3538 ListSequential
+class ListSequential_1(nn.Sequential):  # tests/models.py:3547 ListSequential
     def __init__(self) -> None:
         super().__init__()
         self.add_module("0", FusedBranches_1())

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class Pointwise(nn.Module):  # tests/models.py:3584 Pointwise
+class Pointwise(nn.Module):  # tests/models.py:3593 Pointwise
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(4, 4, 1)
@@ -31,7 +31,7 @@ class Pointwise(nn.Module):  # tests/models.py:3584 Pointwise
         return self.conv(x) * 2
 
 
-class ProjectedBlock(nn.Module):  # tests/models.py:3618 ProjectedBlock
+class ProjectedBlock(nn.Module):  # tests/models.py:3627 ProjectedBlock
     def __init__(self, proj) -> None:
         super().__init__()
         self.proj = proj
@@ -43,7 +43,7 @@ class ProjectedBlock(nn.Module):  # tests/models.py:3618 ProjectedBlock
         return x + 1
 
 
-class KeptShortcut(nn.Module):  # tests/models.py:3631 KeptShortcut
+class KeptShortcut(nn.Module):  # tests/models.py:3640 KeptShortcut
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(4, 4, 3, padding=1)
@@ -56,7 +56,7 @@ class KeptShortcut(nn.Module):  # tests/models.py:3631 KeptShortcut
         return x + shortcut
 
 
-class KeptShortcutOfInput(nn.Module):  # tests/models.py:3648 KeptShortcutOfInput
+class KeptShortcutOfInput(nn.Module):  # tests/models.py:3657 KeptShortcutOfInput
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(4, 4, 3, padding=1)
@@ -68,7 +68,7 @@ class KeptShortcutOfInput(nn.Module):  # tests/models.py:3648 KeptShortcutOfInpu
         return out + shortcut
 
 
-class ValueHead(nn.Module):  # tests/models.py:3595 ValueHead
+class ValueHead(nn.Module):  # tests/models.py:3604 ValueHead
     def __init__(self, stride_conv=None) -> None:
         super().__init__()
         self.stride_conv = stride_conv

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class ConvNormReLU(nn.Sequential):  # tests/models.py:4181 ConvNormReLU
+class ConvNormReLU(nn.Sequential):  # tests/models.py:4190 ConvNormReLU
     def __init__(self, in_channels, out_channels, stride=1) -> None:
         super().__init__(
             nn.Conv2d(
@@ -44,13 +44,13 @@ class ConvBNAct(nn.Sequential):  # tests/models.py:947 ConvBNAct
         super().__init__(*layers)
 
 
-class ScaledConvs(nn.Sequential):  # tests/models.py:4193 ScaledConvs
+class ScaledConvs(nn.Sequential):  # tests/models.py:4202 ScaledConvs
     def __init__(self) -> None:
         super().__init__(nn.Conv2d(8, 8, 1), nn.ReLU())
         self.gamma = nn.Parameter(torch.empty(8, 1, 1))
 
 
-class PairOfConvs(nn.Sequential):  # tests/models.py:4188 PairOfConvs
+class PairOfConvs(nn.Sequential):  # tests/models.py:4197 PairOfConvs
     def __init__(self) -> None:
         super().__init__(ConvNormReLU(8, 8), ConvNormReLU(8, 8))
 

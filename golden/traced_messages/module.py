@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class CheckedPatches(nn.Module):  # tests/models.py:2905 CheckedPatches
+class CheckedPatches(nn.Module):  # tests/models.py:2914 CheckedPatches
     def __init__(self, value) -> None:
         super().__init__()
         self.proj = nn.Conv2d(3, 3, 2, stride=2)

@@ -340,25 +340,24 @@ def aligned(tensor: torch.Tensor, data: torch.UntypedStorage) -> torch.Tensor:
 
 def header_members(text: str):
     """(key, value) of each member of the JSON object `text`; ValueError for anything
-    but one JSON object with each key once. A small header is parsed whole (a fifth of
-    the time), a large one a member at a time."""
+    but one JSON object with each key once. A header of up to WHOLE_HEADER_CHARS is
+    parsed whole (a fifth of the time), a larger one a member at a time."""
     if len(text) <= WHOLE_HEADER_CHARS:
         try:
-            header = json.loads(text, object_pairs_hook=JsonObject)
+            header = json.loads(text, object_pairs_hook=unique_members)
         except (ValueError, RecursionError):
             header = None  # the member parser below says where
-        if isinstance(header, JsonObject) and header.member_count == len(header):
+        if isinstance(header, dict):
             return iter(header.items())
     return parsed_members(text)
 
 
-class JsonObject(dict):
-    """A JSON object, knowing how many members it was written with (a key given twice
-    counts twice)."""
-
-    def __init__(self, pairs) -> None:
-        super().__init__(pairs)
-        self.member_count = len(pairs)
+def unique_members(pairs: list) -> dict:
+    """A JSON object's members; ValueError where one key is given twice."""
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise ValueError("a key is given twice")
+    return members
 
 
 def parsed_members(text: str):
@@ -401,7 +400,8 @@ def tensor_entry(key: str, info, data_start: int, size: int):
         raise ValueError(
             f"tensor {key!r} has dtype {info['dtype']!r}, which this loader cannot read"
         )
-    if not all(isinstance(n, int) and n >= 0 for n in (*shape, start, end)):
+    # type(n) is int: JSON's true is no size, though isinstance(True, int)
+    if not all(type(n) is int and n >= 0 for n in (*shape, start, end)):
         raise ValueError(f"tensor {key!r} has a bad shape or offsets")
     if end - start != math.prod(shape) * dtype.itemsize or data_start + end > size:
         raise ValueError(
