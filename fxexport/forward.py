@@ -720,10 +720,11 @@ class _Emitter:
 
     def chain_lines(self, chain: Chain) -> list[str]:
         """`x = start` (unless x is its name), then each child called on the value so far."""
-        name, first = self.names[chain.calls[-1]], chain.calls[0]
+        name, first, position = self.names[chain.calls[-1]], chain.calls[0], chain.position
         start = self.code(chain.start, first)
-        rest = self.call_args(first, first.args[1:], dict(first.kwargs))
-        call = f"{self.loop_variable}({name}{', ' if rest else ''}{rest})"
+        before = self.call_args(first, first.args[:position], {})
+        after = self.call_args(first, first.args[position + 1 :], dict(first.kwargs))
+        call = f"{self.loop_variable}({', '.join(part for part in (before, name, after) if part)})"
         return [*([] if start == name else [f"{name} = {start}"]), f"for {self.loop_variable} in {chain.children}:", f"    {name} = {call}"]
 
     def roll_lines(self, node: fx.Node) -> list[str]:

@@ -79,10 +79,30 @@ def _layer_runs(gm: fx.GraphModule) -> list[tuple[str, type[nn.Module], list[fx.
 def _restore(
     gm: fx.GraphModule, modules: dict[str, nn.Module], layers: dict[str, nn.Module], path: str, cls: type[nn.Module], nodes: list[fx.Node]
 ) -> Restored | None:
+    """The layer call the nodes are, its inputs the values they read from outside: not the tensors they read
+    (its weights, wherever held), but for a tensor of another module it takes as its input where it cannot be
+    read otherwise (timm's `self.meta_mlp(self.relative_coordinates_log)`: its first Linear's input)."""
     inside = set(nodes)
-    inputs = tuple(dict.fromkeys(i for n in nodes for i in n.all_input_nodes if i not in inside and i.op != "get_attr"))
+    read = list(dict.fromkeys(i for n in nodes for i in n.all_input_nodes if i not in inside))
     if any(u not in inside for n in nodes[:-1] for u in n.users) or not nodes[-1].users:
         return None
+    values = tuple(i for i in read if i.op != "get_attr")
+    found = _restored(gm, modules, layers, path, cls, nodes, values)
+    if found is None and len(read) > len(values):
+        elsewhere = tuple(i for i in read if i.op != "get_attr" or not str(i.target).startswith(f"{path}."))
+        found = _restored(gm, modules, layers, path, cls, nodes, elsewhere) if elsewhere != values else None
+    return found
+
+
+def _restored(
+    gm: fx.GraphModule,
+    modules: dict[str, nn.Module],
+    layers: dict[str, nn.Module],
+    path: str,
+    cls: type[nn.Module],
+    nodes: list[fx.Node],
+    inputs: tuple[fx.Node, ...],
+) -> Restored | None:
     holder = modules.get(path)
     state = _state(holder) if holder is not None else {}
     calls = bound_calls(nodes)

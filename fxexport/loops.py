@@ -52,12 +52,14 @@ class Accumulation:
 
 @dataclass(frozen=True)
 class Chain:
-    """Calls of every child of one container in order, each taking the one before's output first and
-    the same other arguments: `for layer in self.layers: x = layer(x, mask)`."""
+    """Calls of every child of one container in order, each taking the one before's output (at one
+    position: first, or where its source forward lists it) and the same other arguments: `for layer in
+    self.layers: x = layer(x, mask)`, `for block in self.blocks: cls_tokens = block(x, cls_tokens)`."""
 
     calls: tuple[fx.Node, ...]
     start: fx.Node
     children: str
+    position: int = 0  # of the value carried from call to call among each call's arguments
 
 
 Loop = Accumulation | Chain
@@ -79,15 +81,20 @@ def loops(gm: fx.GraphModule, statement: set[fx.Node], graph: fx.Graph | None = 
 def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
     """The chain of calls that starts at `nodes[at]`, if it is one of at least MIN_CHAIN calls."""
     first = nodes[at]
-    if first.op != "call_module" or not first.args or not isinstance(first.args[0], fx.Node) or not first.users:
+    if first.op != "call_module" or not first.users:
+        return None
+    following = nodes[at + 1] if at + 1 < len(nodes) else None
+    carried = [p for p, arg in enumerate(following.args) if arg is first] if following is not None else []
+    position = carried[0] if len(carried) == 1 else 0
+    if len(first.args) <= position or not isinstance(first.args[position], fx.Node):
         return None
     calls = [first]
     parent = str(first.target).rpartition(".")[0]
     for node in itertools.islice(nodes, at + 1, None):
         previous = calls[-1]
-        if node.op != "call_module" or not node.args or node.args[0] is not previous or set(previous.users) != {node}:
+        if node.op != "call_module" or len(node.args) <= position or node.args[position] is not previous or set(previous.users) != {node}:
             break
-        if str(node.target).rpartition(".")[0] != parent or not _same_arguments(node, first):
+        if str(node.target).rpartition(".")[0] != parent or not _same_arguments(node, first, position):
             break
         calls.append(node)
     if len(calls) < MIN_CHAIN or not calls[-1].users:
@@ -98,7 +105,7 @@ def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
     own = children in ("self", "self.values()")  # a container's own forward over all its children, as nn.Sequential runs them
     if not own and len({_code(gm.get_submodule(str(c.target))) for c in calls}) != 1:
         return None  # blocks of other classes or codes: each call says which
-    return Chain(tuple(calls), first.args[0], children)
+    return Chain(tuple(calls), cast(fx.Node, first.args[position]), children, position)
 
 
 def _code(module: nn.Module) -> tuple[object, ...]:
@@ -109,9 +116,9 @@ def _code(module: nn.Module) -> tuple[object, ...]:
     return type(module).__name__, *((n.op, str(n.target), str(n.args), str(n.kwargs)) for n in module.graph.nodes)
 
 
-def _same_arguments(a: fx.Node, b: fx.Node) -> bool:
-    """The same arguments but the first: the same values, or equal plain literals."""
-    rest_a, rest_b = a.args[1:], b.args[1:]
+def _same_arguments(a: fx.Node, b: fx.Node, position: int = 0) -> bool:
+    """The same arguments but the one at `position`: the same values, or equal plain literals."""
+    rest_a, rest_b = (*a.args[:position], *a.args[position + 1 :]), (*b.args[:position], *b.args[position + 1 :])
     if len(rest_a) != len(rest_b) or a.kwargs.keys() != b.kwargs.keys():
         return False
     pairs = [*zip(rest_a, rest_b), *((a.kwargs[k], b.kwargs[k]) for k in a.kwargs)]

@@ -32,6 +32,7 @@ from .calls import (
     resolve_class,
     stack_frames,
 )
+from .input_order import Orders, reorder_calls, source_ordered
 from .ir import InlineModule
 from .kept_values import may_keep_values
 from .packing import list_arguments
@@ -84,9 +85,10 @@ def split(gm: fx.GraphModule) -> Structure:
     inline.update(_unrecorded(gm, nodes, modules, inline))
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds)
+    input_orders = source_ordered(graphs, kinds, {c.frame.path for c in calls if c.frame.key in lists})
     if not calls and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, modules, items, calls, graphs, kinds, lists, tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, modules, items, calls, graphs, kinds, lists, input_orders, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
 def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> None:
@@ -530,9 +532,11 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
     return copy(gm, "")
 
 
-def _root_module(gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument]) -> fx.GraphModule:
+def _root_module(gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument], orders: Orders) -> fx.GraphModule:
     """The root's graph with its calls cut out, running in the mirrored module tree `root`."""
-    return module_from(root, Builder.for_root(gm, items, lists).graph, type(gm).__name__)
+    graph = Builder.for_root(gm, items, lists).graph
+    reorder_calls(graph, "", orders)
+    return module_from(root, graph, type(gm).__name__)
 
 
 def _sharing_graph(gm: fx.GraphModule, root: nn.Module) -> fx.GraphModule:
@@ -568,6 +572,7 @@ def _assemble(
     graphs: dict[str, fx.Graph],
     kinds: dict[str, type | str],
     lists: dict[str, ListArgument],
+    input_orders: Orders,
     inline: tuple[InlineModule, ...],
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
@@ -590,7 +595,7 @@ def _assemble(
         parent, _, name = path.rpartition(".")
         holders[parent]._modules[name] = module
         holders[path] = module
-    top = _root_module(gm, root, items, lists) if calls or lists else _sharing_graph(gm, root)
+    top = _root_module(gm, root, items, lists, input_orders) if calls or lists else _sharing_graph(gm, root)
     top.meta = dict(getattr(gm, "meta", {}))
     containers = {p for p in sequential & cut if type(holders.get(p)) is nn.Sequential and not is_library_sequential(kinds[p])}
     sources = tuple((path, kinds[path]) for path in sorted((built & cut) | containers))

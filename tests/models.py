@@ -4358,3 +4358,53 @@ class SizedBlocks(nn.Module):
         for block in self.blocks:
             x = block(x, Hp, Wp)
         return x
+
+
+class SizedEncoding(nn.Module):
+    """timm xcit's PositionalEncodingFourier: reads its inputs in another order than it lists them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Conv2d(4, 3, 1)
+
+    def forward(self, B: int, H: int, W: int):
+        y = torch.arange(1, H + 1).to(torch.float32).unsqueeze(1).repeat(1, 1, W)
+        x = torch.arange(1, W + 1).to(torch.float32).repeat(1, H, 1)
+        pos = torch.stack([y, x, y * 2, x * 2], dim=1)
+        return self.proj(pos).repeat(B, 1, 1, 1)
+
+
+class EncodedImage(nn.Module):
+    """A forward whose inputs come out in the source's order (`B, H, W`), its caller passing them so."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoding = SizedEncoding()
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        return x + self.encoding(B, H, W)
+
+
+class MaskedBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, mask, x):
+        y = self.fc(x)
+        return y * mask.sigmoid()
+
+
+class MaskedChain(nn.Module):
+    """A chain of blocks carrying the value they return as their second input (cait's `blk(x, cls_tokens)`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(MaskedBlock() for _ in range(4))
+
+    def forward(self, x):
+        mask = x.cos()
+        for block in self.blocks:
+            x = block(mask, x)
+        return x

@@ -331,6 +331,10 @@ SHAPES = [
     Shape("sole_input_named_as_in_source", _model(models.MetaMlpNet), _rows, _trace, frozenset({"TwoLayerMlp", "MetaMlpAttention", "MetaMlpBlock"}),
           counts={"class TwoLayerMlp(nn.Module):": 1, "def forward(self, x):": 3, "self.meta_mlp(self.relative_coordinates_log)": 1,
                   "def forward(self, relative_coordinates_log)": 0, "def forward(self, features):": 1}),
+    # by torch.export too: the Linear fed its parent's buffer is an nn.Linear again (it was a holder and F.linear)
+    Shape("sole_input_named_as_in_source_export", _model(models.MetaMlpNet), _rows, _export,
+          frozenset({"TwoLayerMlp", "MetaMlpAttention", "MetaMlpBlock"}),
+          counts={"class TwoLayerMlp(nn.Module):": 1, "self.fc1 = nn.Linear(in_features, out_features)": 1, "F.linear": 0, "nn.Module()": 0}),
     # ... but not where the forward has other parameters the caller may have passed it as, or unpacks it
     Shape("sole_input_bound_elsewhere", _model(models.BoundElsewhere), _rows, _trace, frozenset({"KeyedPool", "ScaledBy", "UnpackedPair"}),
           counts={"def forward(self, q):": 0, "def forward(self, scale):": 0, "def forward(self, pair):": 0, "def forward(self, feat):": 1,
@@ -338,6 +342,12 @@ SHAPES = [
     # an input no statement reads alone takes the name the source passes where a statement passes it to a call
     Shape("inputs_named_where_passed", _model(models.SizedBlocks), _image, _trace, frozenset({"PatchMixer", "SizedBlock"}),
           counts={"def forward(self, x, H, W):": 2, ".reshape(B, C, H, W)": 1, "self.mixer(self.norm(x), H, W)": 1, "x_1": 0}),
+    # inputs named after the source forward's parameters are taken in its order, however the graph first reads them
+    Shape("inputs_in_source_order", _model(models.EncodedImage), _image, _trace, frozenset({"SizedEncoding"}),
+          counts={"def forward(self, B, H, W):": 1, "def forward(self, H, W, B):": 0}),
+    # ... and a chain of blocks carrying their value in another than the first input is still a loop
+    Shape("chain_carried_second", _model(models.MaskedChain), _rows, _trace, frozenset({"MaskedBlock"}),
+          counts={"def forward(self, mask, x):": 1, "for layer in self.blocks:": 1, "x = layer(mask, x)": 1, "= self.blocks[": 0}),
     # an activation that is an element of its own is an activation parameter, not one flag per class
     Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),
           counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),

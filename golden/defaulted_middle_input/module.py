@@ -43,7 +43,7 @@ class DecoderLayer(nn.Module):  # tests/models.py:1589 DecoderLayer
         self.self_attn = Attending()
         self.cross_attn = Attending()
 
-    def forward(self, x, mask, memory):
+    def forward(self, x, memory, mask):
         x = x + self.self_attn(x, mask)
         return x + self.cross_attn(x, mask, memory)
 
@@ -73,5 +73,5 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x, memory, mask):
-        x = self.layers[0](x, mask, memory)
-        return self.layers[1](x, mask, memory)
+        x = self.layers[0](x, memory, mask)
+        return self.layers[1](x, memory, mask)
