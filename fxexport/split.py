@@ -134,8 +134,8 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
         name = proposal[i]
         if name is None and i < len(placeholders):
             placeholder = placeholders[i]
-            if len(placeholders) == 1 and (required := _sole_parameter(placeholder, cls)) is not None:
-                name = required
+            if len(placeholders) == 1 and (sole := _sole_parameter(placeholder, cls)) is not None:
+                name = sole
             elif not generic_input(placeholder):
                 name = str(placeholder.target) if str(placeholder.target) in source_parameters(cls) else None
             elif all(forward_reads(user) is None for user in placeholder.users):
