@@ -22,7 +22,7 @@ from .instances import Instances
 from .ir import ClassIR
 from .names import unique_identifier
 from .spelled_calls import added_module, layer_name, without_defaults
-from .super_calls import numbered_children
+from .super_calls import children_end, numbered_children
 
 
 @dataclass(frozen=True)
@@ -38,22 +38,28 @@ def set_aside(level: list[ClassIR], known: dict[str, tuple[str, ...]]) -> tuple[
     without it, and for each class of such a source class the layer set aside."""
     groups: dict[tuple[str, str], list[ClassIR]] = {}
     for cls in level:
-        if cls.is_sequential and not cls.takes_children and numbered_children(cls.init_lines) is not None:
+        if cls.is_sequential and not cls.takes_children and numbered_children(cls.init_lines[: children_end(cls.init_lines)]) is not None:
             groups.setdefault(cls.source, []).append(cls)
     aside: dict[str, LastLayer] = {}
     for group in groups.values():
-        longest = max(len(c.init_lines) for c in group)
-        ending = [c for c in group if len(c.init_lines) == longest]
-        if len(ending) == len(group) or any(len(c.init_lines) != longest - 1 for c in group if c not in ending):
+        longest = max(children_end(c.init_lines) for c in group)
+        ending = [c for c in group if children_end(c.init_lines) == longest]
+        if len(ending) == len(group) or any(children_end(c.init_lines) != longest - 1 for c in group if c not in ending):
             continue
-        lasts = {c.init_lines[-1] for c in ending}
-        shortened = [replace(c, init_lines=c.init_lines[:-1]) if c in ending else c for c in group]
+        lasts = {c.init_lines[longest - 1] for c in ending}
+        shortened = [_without_last_layer(c) if c in ending else c for c in group]
         if len(lasts) != 1 or len({init_template(c, known) for c in shortened}) != 1:
             continue
         layer = LastLayer(lasts.pop(), frozenset(c.name for c in ending))
         aside.update({c.name: layer for c in group})
-    out = [replace(c, init_lines=c.init_lines[:-1]) if c.name in aside and c.name in aside[c.name].holders else c for c in level]
+    out = [_without_last_layer(c) if c.name in aside and c.name in aside[c.name].holders else c for c in level]
     return out, aside
+
+
+def _without_last_layer(cls: ClassIR) -> ClassIR:
+    """The class without its last `add_module` line (its own tensors, set after its layers, stay)."""
+    end = children_end(cls.init_lines)
+    return replace(cls, init_lines=(*cls.init_lines[: end - 1], *cls.init_lines[end:]))
 
 
 def added_back(
@@ -71,7 +77,9 @@ def added_back(
     base = _flag_base(layer.line)
     flag = unique_identifier(base if base not in taken else f"use_{base}", taken, "layer", start=2)  # not `activation_2`
     line = without_defaults(layer.line, known)
-    cls = replace(merged, init_params=(*merged.init_params, f"{flag}={default}"), init_lines=(*merged.init_lines, f"if {flag}:", f"    {line}"))
+    end = children_end(merged.init_lines)  # after its layers, before its own tensors
+    lines = (*merged.init_lines[:end], f"if {flag}:", f"    {line}", *merged.init_lines[end:])
+    cls = replace(merged, init_params=(*merged.init_params, f"{flag}={default}"), init_lines=lines)
     flagged = {name: _with_keyword(call, flag, name in layer.holders) if (name in layer.holders) != default else call for name, call in calls.items()}
     return cls, flagged
 

@@ -22,7 +22,7 @@ def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     out = []
     for cls in classes:
         lines = cls.init_lines
-        start = _first_own_line(lines) if cls.is_sequential and not cls.takes_children else 0
+        start = children_end(lines) if cls.is_sequential and not cls.takes_children else 0
         if not start:
             out.append(cls)
         elif (children := numbered_children(lines[:start])) is not None:
@@ -34,7 +34,7 @@ def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
     return tuple(out)
 
 
-def _first_own_line(lines: tuple[str, ...]) -> int:
+def children_end(lines: tuple[str, ...]) -> int:
     """The index of the first line after the last that adds a child (or its flag's `if`), or 0 where none adds one."""
     adds = [i for i, line in enumerate(lines) if _adds_child(line)]
     return adds[-1] + 1 if adds else 0

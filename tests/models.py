@@ -4408,3 +4408,27 @@ class MaskedChain(nn.Module):
         for block in self.blocks:
             x = block(mask, x)
         return x
+
+
+class ScaledConvBN(nn.Sequential):
+    """A Sequential subclass ending with an activation only some instances build, holding a parameter of its own."""
+
+    def __init__(self, cin: int, cout: int, act: bool = True) -> None:
+        layers = [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout)]
+        if act:
+            layers.append(nn.ReLU())
+        super().__init__(*layers)
+        self.gamma = nn.Parameter(torch.full((cout, 1, 1), 0.1))
+
+
+class ScaledConvBNs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = ScaledConvBN(3, 8)
+        self.b = ScaledConvBN(8, 16, act=False)
+        self.c = ScaledConvBN(16, 16)
+
+    def forward(self, x):
+        x = self.a(x) * self.a.gamma
+        x = self.b(x) * self.b.gamma
+        return self.c(x) * self.c.gamma

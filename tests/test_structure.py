@@ -348,6 +348,10 @@ SHAPES = [
     # ... and a chain of blocks carrying their value in another than the first input is still a loop
     Shape("chain_carried_second", _model(models.MaskedChain), _rows, _trace, frozenset({"MaskedBlock"}),
           counts={"def forward(self, mask, x):": 1, "for layer in self.blocks:": 1, "x = layer(mask, x)": 1, "= self.blocks[": 0}),
+    # ... its flagged last layer added to the list of layers, its own parameter set after them
+    Shape("sequential_subclass_flag_and_tensor", _model(models.ScaledConvBNs), _image, _trace, frozenset({"ScaledConvBN"}),
+          counts={"class ScaledConvBN(nn.Sequential):": 1, "if activation:": 1, "layers.append(nn.ReLU())": 1, "super().__init__(*layers)": 1,
+                  "self.gamma = nn.Parameter(torch.empty(out_channels, 1, 1))": 1, "self.b = ScaledConvBN(8, 16, activation=False)": 1}),
     # an activation that is an element of its own is an activation parameter, not one flag per class
     Shape("activation_element", _model(models.ActivatedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"Activated", "ConvBNAct"}),
           counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),
