@@ -87,10 +87,10 @@ def _restore(
     if any(u not in inside for n in nodes[:-1] for u in n.users) or not nodes[-1].users:
         return None
     values = tuple(i for i in read if i.op != "get_attr")
+    elsewhere = tuple(i for i in read if i.op != "get_attr" or not str(i.target).startswith(f"{path}."))
     found = _restored(gm, modules, layers, path, cls, nodes, values)
-    if found is None and len(read) > len(values):
-        elsewhere = tuple(i for i in read if i.op != "get_attr" or not str(i.target).startswith(f"{path}."))
-        found = _restored(gm, modules, layers, path, cls, nodes, elsewhere) if elsewhere != values else None
+    if found is None and elsewhere != values:
+        found = _restored(gm, modules, layers, path, cls, nodes, elsewhere)
     return found
 
 

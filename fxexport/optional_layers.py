@@ -21,7 +21,7 @@ from .code_slots import ACTIVATIONS
 from .instances import Instances
 from .ir import ClassIR
 from .names import unique_identifier
-from .spelled_calls import added_module, layer_name, without_defaults
+from .spelled_calls import added_line, layer_name, without_defaults
 from .super_calls import children_end, numbered_children
 
 
@@ -37,29 +37,31 @@ def set_aside(level: list[ClassIR], known: dict[str, tuple[str, ...]]) -> tuple[
     """The classes, those of a Sequential subclass whose instances differ in ending with one layer
     without it, and for each class of such a source class the layer set aside."""
     groups: dict[tuple[str, str], list[ClassIR]] = {}
+    ends: dict[str, int] = {}  # by class: where its layers end (its own tensors follow)
     for cls in level:
-        if cls.is_sequential and not cls.takes_children and numbered_children(cls.init_lines[: children_end(cls.init_lines)]) is not None:
-            groups.setdefault(cls.source, []).append(cls)
+        if cls.is_sequential and not cls.takes_children:
+            end = ends[cls.name] = children_end(cls.init_lines)
+            if numbered_children(cls.init_lines[:end]) is not None:
+                groups.setdefault(cls.source, []).append(cls)
     aside: dict[str, LastLayer] = {}
     for group in groups.values():
-        longest = max(children_end(c.init_lines) for c in group)
-        ending = [c for c in group if children_end(c.init_lines) == longest]
-        if len(ending) == len(group) or any(children_end(c.init_lines) != longest - 1 for c in group if c not in ending):
+        longest = max(ends[c.name] for c in group)
+        ending = [c for c in group if ends[c.name] == longest]
+        if len(ending) == len(group) or any(ends[c.name] != longest - 1 for c in group if c not in ending):
             continue
         lasts = {c.init_lines[longest - 1] for c in ending}
-        shortened = [_without_last_layer(c) if c in ending else c for c in group]
+        shortened = [_without_line(c, longest - 1) if c in ending else c for c in group]
         if len(lasts) != 1 or len({init_template(c, known) for c in shortened}) != 1:
             continue
         layer = LastLayer(lasts.pop(), frozenset(c.name for c in ending))
         aside.update({c.name: layer for c in group})
-    out = [_without_last_layer(c) if c.name in aside and c.name in aside[c.name].holders else c for c in level]
+    out = [_without_line(c, ends[c.name] - 1) if c.name in aside and c.name in aside[c.name].holders else c for c in level]
     return out, aside
 
 
-def _without_last_layer(cls: ClassIR) -> ClassIR:
-    """The class without its last `add_module` line (its own tensors, set after its layers, stay)."""
-    end = children_end(cls.init_lines)
-    return replace(cls, init_lines=(*cls.init_lines[: end - 1], *cls.init_lines[end:]))
+def _without_line(cls: ClassIR, index: int) -> ClassIR:
+    """The class without its `__init__` line `index` (its last layer; its own tensors, set after its layers, stay)."""
+    return replace(cls, init_lines=(*cls.init_lines[:index], *cls.init_lines[index + 1 :]))
 
 
 def added_back(
@@ -86,7 +88,7 @@ def added_back(
 
 def _flag_base(line: str) -> str:
     """`activation` for an activation layer (code_slots.ACTIVATIONS), else the layer's class in snake case (`dropout`)."""
-    added = added_module(ast.parse(line, mode="eval").body)
+    added = added_line(line)
     call = added[1] if added is not None else None
     if not isinstance(call, ast.Call):
         return "layer"

@@ -434,7 +434,7 @@ def _passed_names(user: fx.Node, value: fx.Node, tree: ast.stmt) -> set[str] | N
     method = user.op == "call_method"  # its receiver is its first argument
     matches = []
     for call in ast.walk(tree):
-        if not isinstance(call, ast.Call) or _call_name(call) != callee or (method and not isinstance(call.func, ast.Attribute)):
+        if not isinstance(call, ast.Call) or _callee(call) != callee or (method and not isinstance(call.func, ast.Attribute)):
             continue
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             continue
@@ -449,11 +449,6 @@ def _passed_names(user: fx.Node, value: fx.Node, tree: ast.stmt) -> set[str] | N
     passed = [plain_name(positional[i]) for i, arg in enumerate(user.args) if arg is value]
     passed += [plain_name(keywords[key]) for key, arg in user.kwargs.items() if arg is value]
     return None if None in passed else {name for name in passed if name is not None}
-
-
-def _call_name(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 @functools.lru_cache(maxsize=1024)

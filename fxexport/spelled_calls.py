@@ -153,6 +153,13 @@ def added_module(node: ast.expr) -> tuple[str, ast.expr] | None:
     return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
+def added_line(line: str) -> tuple[str, ast.expr] | None:
+    """(name, child) of a line that is one `self.add_module("name", child)` statement, else None."""
+    tree = parsed_line(line)
+    statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+    return added_module(statement.value) if isinstance(statement, ast.Expr) else None
+
+
 def node_text(line: str, node: ast.expr) -> str:
     """ast.get_source_segment, without splitting the line again for each node of a one-line source."""
     if node.lineno == node.end_lineno == 1:

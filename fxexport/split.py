@@ -173,14 +173,16 @@ def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.
     own = source_input_names(graph, cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
     passed = [passed_on_as(p, path, cls, graphs, kinds) if name is None else name for p, name in zip(placeholders, own)]
-    parameters = source_parameters(cls)
-    passed = [
-        name if name is not None or not generic_input(p) else found if (found := passed_as(p)) in parameters and local_name(found) else None
-        for p, name in zip(placeholders, passed)
-    ]
+    passed = [name if name is not None or not generic_input(p) else _passed_parameter(p, cls) for p, name in zip(placeholders, passed)]
     if passed != own:  # a statement reading a passed-on name and another parameter: the other is now the one left
         passed = source_input_names(graph, cls, passed)
     return [None if name is not None and passed.count(name) > 1 else name for name in passed]
+
+
+def _passed_parameter(placeholder: fx.Node, cls: type | str) -> str | None:
+    """The source forward's parameter passed_as finds for the input, where a forward input may take its name."""
+    found = passed_as(placeholder)
+    return found if found is not None and found in source_parameters(cls) and local_name(found) else None
 
 
 def passed_on_as(

@@ -8,12 +8,11 @@ class written: `super().__init__(nn.Conv2d(in_channels, out_channels, 3), nn.Bat
 
 from __future__ import annotations
 
-import ast
 from dataclasses import replace
 
 from .ir import ClassIR
 from .runs import repeated
-from .spelled_calls import added_module, node_text, parsed_line
+from .spelled_calls import added_line, node_text
 
 
 def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
@@ -36,14 +35,8 @@ def with_super_calls(classes: tuple[ClassIR, ...]) -> tuple[ClassIR, ...]:
 
 def children_end(lines: tuple[str, ...]) -> int:
     """The index of the first line after the last that adds a child (or its flag's `if`), or 0 where none adds one."""
-    adds = [i for i, line in enumerate(lines) if _adds_child(line)]
+    adds = [i for i, line in enumerate(lines) if added_line(line.strip()) is not None]
     return adds[-1] + 1 if adds else 0
-
-
-def _adds_child(line: str) -> bool:
-    tree = parsed_line(line.strip())
-    statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
-    return isinstance(statement, ast.Expr) and added_module(statement.value) is not None
 
 
 _LAYERS = "layers"
@@ -66,9 +59,7 @@ def numbered_children(lines: tuple[str, ...], start: int = 0) -> list[str] | Non
     from `start`), or None where a line does anything else or there is none."""
     children = []
     for position, line in enumerate(lines, start):
-        tree = parsed_line(line)
-        statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
-        added = added_module(statement.value) if isinstance(statement, ast.Expr) else None
+        added = added_line(line)
         if added is None or added[0] != str(position):
             return None
         children.append(node_text(line, added[1]))
