@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 from .code_slots import (
     ASSIGNED,
+    filled,
     line_tokens,
     number_slots,
     parameter_names,
@@ -137,7 +138,8 @@ def _reads(lines: tuple[str, ...]) -> list[str]:
 
 def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The forward parameters and lines of `longer`, its last input defaulting to None and then computed as
-    `shorter` computes it; the shared ending with the numbers of `numbers` when given."""
+    `shorter` computes it; the shared ending with the numbers of `numbers` when given (`shorter` is then the
+    class's own side, else `longer` is). The side the class never runs takes its own side's numbers."""
     *inputs, extra = parameter_names(longer.forward_params)
     mine = _parts(longer.forward_lines, n, inputs, extra)
     theirs = _parts(shorter.forward_lines, n, parameter_names(shorter.forward_params), None)
@@ -148,10 +150,21 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
     taken |= set(_reads(mine.head))  # a global the other side reads (binding it would make it a local there too)
     renames = dict(zip(parameter_names(shorter.forward_params), inputs)) | {theirs.value: mine.value}
     renames |= {name: unique_identifier(name, taken, "x") for name in sorted(_bound(theirs.head) - set(renames))}
-    computed = tuple(INDENT + rename_variables(line, renames) for line in theirs.head)
+    head = mine.head if numbers is None else _numbered_like(mine.head, theirs.head)
+    their_head = theirs.head if numbers is not None else _numbered_like(theirs.head, mine.head)
+    computed = tuple(INDENT + rename_variables(line, renames) for line in their_head)
     tail = mine.tail if numbers is None else renumbered(mine.tail, _cut(numbers.forward_lines, n)[1])
     if exclusive:
-        branch = (f"if {extra} is None:", *computed, "else:", *(INDENT + line for line in mine.head))
+        branch = (f"if {extra} is None:", *computed, "else:", *(INDENT + line for line in head))
     else:
         branch = (*mine.head, f"if {extra} is None:", *computed)
     return (*longer.forward_params[:-1], f"{extra}=None"), (*branch, *tail)
+
+
+def _numbered_like(unrun: tuple[str, ...], run: tuple[str, ...]) -> tuple[str, ...]:
+    """The beginning a class never runs with the numbers of the one it runs, where both have as many: the
+    instances of a class then differ in those numbers as in their own (one parameter each, not two
+    classes apart for numbers of another instance's); else as it is (its numbers change nothing)."""
+    slots = number_slots(unrun)
+    own = number_slots(run)
+    return filled(unrun, slots, [slot.text for slot in own]) if len(slots) == len(own) else unrun

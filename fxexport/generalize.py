@@ -157,7 +157,7 @@ def _groups(classes: list[ClassIR], known: dict[str, tuple[str, ...]]) -> list[l
         forward = positional(cls.forward_params, tuple(_TRACED_PROXY.sub("Proxy()", line) for line in cls.forward_lines))
         shape = tuple(p.startswith("*") or "=" in p for p in cls.forward_params)
         # a class its callers pass the children of keeps no `__init__` to store a literal in: one forward each
-        code = forward if cls.takes_children else masked(forward, number_slots(forward))
+        code = forward if cls.takes_children else masked(forward, number_slots(forward, nested=True))
         key = (*cls.source, init_template(cls, known), shape, code, cls.takes_children)
         groups.setdefault(key, []).append(cls)
     return list(groups.values())

@@ -7,8 +7,15 @@ child nor the call, and came back as code of their own. Where an instance holds 
 names another instance of its class calls an identity child by, and its body is that one's but for
 those calls (the same ops on the same targets, inside the same module calls; identity children
 both call, as timm's `ls1`, included), it gets the calls and an nn.Identity for each child: an
-identity returns its input, so every value is the same, and both run one code. Nested classes are done innermost first (a body matches only once the
-bodies inside it do). The pass runs before split (split.py) and works on a copy of the GraphModule.
+identity returns its input, so every value is the same, and both run one code.
+
+torch.export leaves out a `.contiguous()` whose tensor is already contiguous (a window partition of
+one window: timm's davit and swinv2_cr, transformers' swin): where another instance of the class
+calls it at that place and is otherwise the same op for op, the instance gets the call, on a value
+its recorded `meta["val"]` says is contiguous, so the call returns that tensor itself.
+
+Nested classes are done innermost first (a body matches only once the bodies inside it do). The
+pass runs before split (split.py) and works on a copy of the GraphModule.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import torch
 from torch import fx, nn
 
 from .calls import graph_body_nodes, stack_frames
@@ -34,15 +42,17 @@ class _Body:
 
 @dataclass(frozen=True)
 class _Added:
-    """An identity call to add: `call` (the donor's, of its child `name`) copied into `body` before its
-    node `before` (None: at the end), reading `source`, read in place of it by `readers`."""
+    """An identity call to add: `call` (the donor's, of its child `name`; None: a `.contiguous()`)
+    copied into `body` before its node `before` (None: at the end), reading `source`, read in place of
+    it by `readers`. A `.contiguous()` runs inside the module calls `stack` records."""
 
     body: _Body
     call: fx.Node
-    name: str
+    name: str | None
     before: fx.Node | None
     source: fx.Node
     readers: tuple[fx.Node, ...]
+    stack: dict[str, Any] | None = None
 
 
 class _Mismatch(Exception):
@@ -53,7 +63,9 @@ def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` where each module lacking just the identity calls another instance of its class makes has
     them (and the nn.Identity children); `gm` itself where none does."""
     modules = dict(gm.named_modules(remove_duplicate=False))
-    if not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")):
+    if not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")) and not any(
+        map(_is_contiguous_call, gm.graph.find_nodes(op="call_method", target="contiguous"))
+    ):
         return gm  # no identity called: most graphs
     first = _all_additions(gm.graph, modules)
     if not first:
@@ -107,6 +119,17 @@ def _identity_calls(body: _Body, modules: dict[str, nn.Module]) -> list[fx.Node]
     ]  # fmt: skip
 
 
+def _is_contiguous_call(node: fx.Node) -> bool:
+    """`x.contiguous()`: returns `x` itself where `x` is contiguous."""
+    return node.op == "call_method" and node.target == "contiguous" and len(node.args) == 1 and not node.kwargs and isinstance(node.args[0], fx.Node)
+
+
+def _is_contiguous(node: fx.Node) -> bool:
+    """True where the value `node` made, as recorded (torch.export's `meta["val"]`), is contiguous."""
+    value = node.meta.get("val")
+    return isinstance(value, torch.Tensor) and value.is_contiguous()
+
+
 def _is_child(path: str, owner: str) -> bool:
     name = _relative(path, owner)
     return bool(name) and "." not in name
@@ -118,16 +141,17 @@ def _relative(path: str, owner: str) -> str:
 
 
 def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_Added]:
-    """The calls to add to each body, from the first body that calls identity children of more names
-    (all of the body's among them) and that it matches."""
+    """The calls to add to each body, from the first body that it matches and that calls identity
+    children of more names (all of the body's among them), or of as many and `.contiguous()` more often."""
     calls = {body.path: _identity_calls(body, modules) for body in bodies}
     names = {path: {_relative(str(c.target), path) for c in found} for path, found in calls.items()}
-    donors = [b for b in bodies if names[b.path]]  # few or none: 2,000 Linear layers make 2,000 bodies
+    copies = {body.path: sum(map(_is_contiguous_call, body.nodes)) for body in bodies}
+    donors = [b for b in bodies if names[b.path] or copies[b.path]]  # few or none: 2,000 Linear layers make 2,000 bodies
     for body in bodies if donors else ():
         for donor in donors:
-            if not names[body.path] < names[donor.path]:
+            if not (names[body.path] < names[donor.path] or (names[body.path] == names[donor.path] and copies[body.path] < copies[donor.path])):
                 continue
-            missing = [c for c in calls[donor.path] if _relative(str(c.target), donor.path) not in names[body.path]]
+            missing = {c for c in calls[donor.path] if _relative(str(c.target), donor.path) not in names[body.path]}
             try:
                 found = _matched(donor, missing, body, modules)
             except _Mismatch:
@@ -136,20 +160,37 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_
             break
 
 
-def _matched(donor: _Body, calls: list[fx.Node], body: _Body, modules: dict[str, nn.Module]) -> list[_Added]:
+def _left_out(donor: _Body, missing: set[fx.Node], body: _Body) -> list[fx.Node]:
+    """The donor's calls `body` lacks, in order: the `missing` identity calls and each `.contiguous()` of
+    the donor's own where the body runs the donor's next op instead; _Mismatch where the ops differ otherwise."""
+    out = []
+    j = 0
+    for node in donor.nodes:
+        if node in missing:
+            out.append(node)
+        elif j < len(body.nodes) and _same_op(node, body.nodes[j], donor.path, body.path):
+            j += 1
+        elif _is_contiguous_call(node) and not _inner_calls(node, donor.path):  # a nested module's: added to it first
+            out.append(node)
+        else:
+            raise _Mismatch
+    if j != len(body.nodes) or not out:
+        raise _Mismatch
+    return out
+
+
+def _matched(donor: _Body, missing: set[fx.Node], body: _Body, modules: dict[str, nn.Module]) -> list[_Added]:
     """The additions that make `body` run `donor`'s code, or _Mismatch."""
-    names = [_relative(str(c.target), donor.path) for c in calls]
+    names = [_relative(str(c.target), donor.path) for c in missing]
     holder = modules.get(body.path)
     if holder is not None and any(hasattr(holder, name) for name in names):
         raise _Mismatch  # it holds something of that name: not a child the graph left out
+    calls = _left_out(donor, missing, body)
     left_out = set(calls)
-    rest = [n for n in donor.nodes if n not in left_out]
-    if len(rest) != len(body.nodes) or not all(_same_op(a, b, donor.path, body.path) for a, b in zip(rest, body.nodes)):
-        raise _Mismatch
-    index = {node: i for i, node in enumerate(rest)}
+    index = {node: i for i, node in enumerate(n for n in donor.nodes if n not in left_out)}
     position = {node: i for i, node in enumerate(donor.nodes)}
     out = []
-    for call, name in zip(calls, names):
+    for call in calls:
         source = call.args[0]
         if not isinstance(source, fx.Node) or source not in index or any(user not in index for user in call.users):
             raise _Mismatch  # it reads or feeds a value outside the call: no place to map it to
@@ -159,8 +200,25 @@ def _matched(donor: _Body, calls: list[fx.Node], body: _Body, modules: dict[str,
             _swapped(user.args, reader.args, call, twin, None)
             _swapped(user.kwargs, reader.kwargs, call, twin, None)
         after = next((index[n] for n in donor.nodes[position[call] + 1 :] if n in index), None)
-        out.append(_Added(body, call, name, None if after is None else body.nodes[after], twin, readers))
+        before = None if after is None else body.nodes[after]
+        if call in missing:
+            out.append(_Added(body, call, _relative(str(call.target), donor.path), before, twin, readers))
+        else:
+            out.append(_Added(body, call, None, before, twin, readers, _contiguous_stack(call, twin, readers, index, body)))
     return out
+
+
+def _contiguous_stack(call: fx.Node, twin: fx.Node, readers: tuple[fx.Node, ...], index: dict[fx.Node, int], body: _Body) -> dict[str, Any]:
+    """The module calls a `.contiguous()` added to `body` runs inside: those of the body's node that stands
+    where a node of the donor running inside the call's module calls does (its value, else a reader); _Mismatch
+    where the body's value is not contiguous (the call would copy it) or no such node is."""
+    if not _is_contiguous(twin):
+        raise _Mismatch
+    frames = stack_frames(call)
+    for node in (call.args[0], *call.users):
+        if isinstance(node, fx.Node) and stack_frames(node) == frames:
+            return dict(body.nodes[index[node]].meta.get("nn_module_stack") or {})
+    raise _Mismatch
 
 
 def _same_op(a: fx.Node, b: fx.Node, a_path: str, b_path: str) -> bool:
@@ -199,10 +257,13 @@ def _apply(graph: fx.Graph, root: nn.Module, private: set[int], added: list[_Add
     children: dict[str, nn.Module] = {}
     calls: dict[str, int] = {}
     for item in added:
-        path = f"{item.body.path}.{item.name}"
-        children[path] = root.get_submodule(str(item.call.target))
-        new = _inserted(graph, item, path, calls.get(path, 0))
-        calls[path] = calls.get(path, 0) + 1
+        if item.name is None:
+            new = _inserted_contiguous(graph, item)
+        else:
+            path = f"{item.body.path}.{item.name}"
+            children[path] = root.get_submodule(str(item.call.target))
+            new = _inserted(graph, item, path, calls.get(path, 0))
+            calls[path] = calls.get(path, 0) + 1
         for user, reader in zip(item.call.users, item.readers):
             reader.args = _swapped(user.args, reader.args, item.call, item.source, new)
             reader.kwargs = _swapped(user.kwargs, reader.kwargs, item.call, item.source, new)
@@ -213,11 +274,26 @@ def _apply(graph: fx.Graph, root: nn.Module, private: set[int], added: list[_Add
         install(root, path.split("."), identity, private, uses)
 
 
+def _inserted_contiguous(graph: fx.Graph, item: _Added) -> fx.Node:
+    """The `.contiguous()` the body lacks, placed where the donor's is, inside the module calls `item.stack`."""
+    with _place(graph, item):
+        new = graph.call_method("contiguous", (item.source,))
+    new.meta = {k: v for k, v in item.call.meta.items() if k not in ("nn_module_stack", "val", "tensor_meta")}
+    new.meta["nn_module_stack"] = item.stack
+    for key in ("val", "tensor_meta"):
+        if key in item.source.meta:
+            new.meta[key] = item.source.meta[key]
+    return new
+
+
+def _place(graph: fx.Graph, item: _Added) -> Any:
+    return graph.inserting_before(item.before) if item.before is not None else graph.inserting_after(item.body.nodes[-1])
+
+
 def _inserted(graph: fx.Graph, item: _Added, path: str, earlier: int) -> fx.Node:
     """The call of the new child at `path`, placed where the donor's is, with the body's module stack
     and the child's frame (keyed `path@1` for its second call, as symbolic_trace keys it)."""
-    place = graph.inserting_before(item.before) if item.before is not None else graph.inserting_after(item.body.nodes[-1])
-    with place:
+    with _place(graph, item):
         new = graph.call_module(path, (item.source,))
     stack: dict[str, tuple[str, object]] = {}
     for frame in stack_frames(item.body.nodes[0]):

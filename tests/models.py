@@ -4432,3 +4432,106 @@ class ScaledConvBNs(nn.Module):
         x = self.a(x) * self.a.gamma
         x = self.b(x) * self.b.gamma
         return self.c(x) * self.c.gamma
+
+
+class WindowPartition(nn.Module):
+    """Cuts an image into windows, as swin's blocks do: `.contiguous()` after the permute, which
+    torch.export leaves out where the image is one window (the permute moves nothing)."""
+
+    def __init__(self, dim: int, window: int) -> None:
+        super().__init__()
+        self.window = window
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, H, W, C = x.shape
+        x = x.view(B, H // self.window, self.window, W // self.window, self.window, C)
+        windows = x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, self.window, self.window, C)
+        return self.proj(windows)
+
+
+class WindowBlock(nn.Module):
+    """A block whose partition child calls `.contiguous()` or not by its window, and which puts the
+    windows back together with a `.contiguous()` of its own, left out alike."""
+
+    def __init__(self, dim: int, window: int) -> None:
+        super().__init__()
+        self.window = window
+        self.partition = WindowPartition(dim, window)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        B, H, W, C = x.shape
+        windows = self.partition(x).view(B, H // self.window, W // self.window, self.window, self.window, C)
+        windows = windows.permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, C)
+        return self.norm(x + windows)
+
+
+class WindowedNet(nn.Module):
+    """Windows of 4 (4 windows) and of 8 (one window) over an 8x8 image: by torch.export the second
+    block's trace has no `.contiguous()`, in its partition or of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(WindowBlock(8, 4), WindowBlock(8, 8))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class QueryAttention(nn.Module):
+    """Attention that scales by a global query where its block is given one (gcvit's WindowAttentionGlobal)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim)
+
+    def forward(self, x, q_global=None):
+        if q_global is not None:
+            return self.qkv(x) * q_global.mean()
+        return self.qkv(x)
+
+
+class QueryWindowBlock(nn.Module):
+    """A window block passing its attention a global query some callers give (gcvit's GlobalContextVitBlock):
+    by torch.export the blocks given one and the others are one forward, `q_global=None`, its window
+    sizes literals of the instance."""
+
+    def __init__(self, dim: int, window: int) -> None:
+        super().__init__()
+        self.window = window
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = QueryAttention(dim)
+
+    def forward(self, x, q_global=None):
+        B, H, W, C = x.shape
+        w = self.window
+        y = self.norm1(x).view(B, H // w, w, W // w, w, C).permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, w * w, C)
+        y = self.attn(y, q_global)
+        y = y.view(B, H // w, W // w, w, w, C).permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, C)
+        return x + y
+
+
+class QueryStage(nn.Module):
+    """A block without the global query, then one with it."""
+
+    def __init__(self, dim: int, window: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([QueryWindowBlock(dim, window), QueryWindowBlock(dim, window)])
+
+    def forward(self, x):
+        q_global = x.mean()
+        x = self.blocks[0](x)
+        return self.blocks[1](x, q_global)
+
+
+class QueryStages(nn.Module):
+    """Two stages of other window sizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s1 = QueryStage(8, 2)
+        self.s2 = QueryStage(8, 4)
+
+    def forward(self, x):
+        return self.s2(self.s1(x))

@@ -371,6 +371,18 @@ SHAPES = [
           counts={"OuterDropPath()": 2, "self.drop_path = nn.Identity()": 2}),
     Shape("identity_call_in_other_calls", _model(models.DropPathElsewhereNet), _rows, _trace,
           frozenset({"DropPathElsewhere", "PreScaled", "PreScaled_1"}), counts={"self.drop_path = nn.Identity()": 1, "sub=PreScaled()": 1}),
+    # a `.contiguous()` torch.export left out where the tensor was contiguous already, where another instance calls
+    # it: added, one class (was a `use_contiguous` flag or a class per window size); nested and at the block's level
+    Shape("elided_contiguous_export", _model(models.WindowedNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
+          frozenset({"WindowBlock", "WindowPartition"}),
+          counts={".contiguous()": 2, "use_contiguous": 0, "variant": 0, "WindowPartition(": 2, "if self.": 0}),
+    # blocks some callers give an input the others leave out, whose literals differ from stage to stage: one
+    # class, each literal a parameter in both branches (the branch an instance never runs has its own side's
+    # literals); was a class per stage, each branch with another instance's numbers
+    Shape("defaulted_input_literals_apart_export", _model(models.QueryStages), lambda: (torch.randn(1, 8, 8, 8),), _export,
+          frozenset({"QueryWindowBlock", "QueryAttention", "QueryAttention_1", "QueryStage"}),
+          counts={"class QueryWindowBlock(nn.Module):": 1, "def forward(self, x, q_global=None):": 1, ".view(-1, self.value_3, 8)": 2,
+                  "class QueryStage(nn.Module):": 1}),
     # the same where the graph kept the identity's call (timm's CrossStage conv_down, symbolic_trace)
     Shape("called_identity_child", _model(models.IdentityStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"IdentityStage"}),
           counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
