@@ -20,12 +20,14 @@ computes exactly what it did. Callers are unchanged.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, replace
 
 from .code_slots import (
     ASSIGNED,
     filled,
     line_tokens,
+    masked,
     number_slots,
     parameter_names,
     rename_variables,
@@ -162,9 +164,18 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
 
 
 def _numbered_like(unrun: tuple[str, ...], run: tuple[str, ...]) -> tuple[str, ...]:
-    """The beginning a class never runs with the numbers of the one it runs, where both have as many: the
-    instances of a class then differ in those numbers as in their own (one parameter each, not two
-    classes apart for numbers of another instance's); else as it is (its numbers change nothing)."""
-    slots = number_slots(unrun)
-    own = number_slots(run)
-    return filled(unrun, slots, [slot.text for slot in own]) if len(slots) == len(own) else unrun
+    """The beginning a class never runs with the numbers of the one it runs, line for line where the two
+    have the same line but for numbers (difflib's matching runs): the instances of a class then differ in
+    those numbers as in their own (one parameter each, not two classes apart for numbers of another
+    instance's); its other lines as they are (their numbers change nothing)."""
+    mine, theirs = [_masked_line(line) for line in unrun], [_masked_line(line) for line in run]
+    out = list(unrun)
+    for block in difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_matching_blocks():
+        for k in range(block.size):
+            line, own = unrun[block.a + k], run[block.b + k]
+            out[block.a + k] = filled((line,), number_slots((line,)), [slot.text for slot in number_slots((own,))])[0]
+    return tuple(out)
+
+
+def _masked_line(line: str) -> str:
+    return masked((line,), number_slots((line,)))[0]

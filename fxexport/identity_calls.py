@@ -164,11 +164,13 @@ def _left_out(donor: _Body, missing: set[fx.Node], body: _Body) -> list[fx.Node]
     """The donor's calls `body` lacks, in order: the `missing` identity calls and each `.contiguous()` of
     the donor's own where the body runs the donor's next op instead; _Mismatch where the ops differ otherwise."""
     out = []
+    twins: dict[fx.Node, fx.Node] = {}
     j = 0
     for node in donor.nodes:
         if node in missing:
             out.append(node)
-        elif j < len(body.nodes) and _same_op(node, body.nodes[j], donor.path, body.path):
+        elif j < len(body.nodes) and _same_op(node, body.nodes[j], donor.path, body.path) and _same_source(node, body.nodes[j], twins):
+            twins[node] = body.nodes[j]
             j += 1
         elif _is_contiguous_call(node) and not _inner_calls(node, donor.path):  # a nested module's: added to it first
             out.append(node)
@@ -177,6 +179,15 @@ def _left_out(donor: _Body, missing: set[fx.Node], body: _Body) -> list[fx.Node]
     if j != len(body.nodes) or not out:
         raise _Mismatch
     return out
+
+
+def _same_source(node: fx.Node, twin: fx.Node, twins: dict[fx.Node, fx.Node]) -> bool:
+    """For two `.contiguous()` calls: True when the body's reads the value standing for the donor's (two
+    calls in a row, `a.contiguous()` and `b.contiguous()`, pair by what they read, not by their order)."""
+    if not _is_contiguous_call(node):
+        return True
+    source = node.args[0]
+    return not isinstance(source, fx.Node) or source not in twins or twins[source] is twin.args[0]
 
 
 def _matched(donor: _Body, missing: set[fx.Node], body: _Body, modules: dict[str, nn.Module]) -> list[_Added]:

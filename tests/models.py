@@ -4535,3 +4535,74 @@ class QueryStages(nn.Module):
 
     def forward(self, x):
         return self.s2(self.s1(x))
+
+
+class TwoPartitions(nn.Module):
+    """Two window partitions whose `.contiguous()` calls come one after the other: an instance lacking
+    the first (its window is the whole image) pairs the second with the other instances' second."""
+
+    def __init__(self, first: int, second: int) -> None:
+        super().__init__()
+        self.first, self.second = first, second
+        self.fa = nn.Linear(8, 8)
+        self.fb = nn.Linear(8, 8)
+
+    def forward(self, x):
+        a = x.view(1, 8 // self.first, self.first, 8 // self.first, self.first, 8).permute(0, 1, 3, 2, 4, 5)
+        b = x.view(1, 8 // self.second, self.second, 8 // self.second, self.second, 8).permute(0, 1, 3, 2, 4, 5)
+        a = a.contiguous()
+        b = b.contiguous()
+        return self.fa(a.view(-1, 8)).sum() + self.fb(b.view(-1, 8)).sum()
+
+
+class TwoPartitionsNet(nn.Module):
+    """Windows (4, 4), (8, 4) and (4, 8): the second instance lacks the first call, the third the second."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t = nn.ModuleList([TwoPartitions(4, 4), TwoPartitions(8, 4), TwoPartitions(4, 8)])
+
+    def forward(self, x):
+        return self.t[0](x) + self.t[1](x) + self.t[2](x)
+
+
+class ComputedScale(nn.Module):
+    """Computes `g` where its caller gives none, by other code with as many literals as the other side's."""
+
+    def __init__(self, w: int, k: float) -> None:
+        super().__init__()
+        self.w, self.k = w, k
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, g=None):
+        if g is None:
+            g = x.reshape(1, -1, self.w).mean(-1) * self.k
+        else:
+            g = (x.mean() + g.reshape(self.w, -1) * self.k + 1.0).sum(0)
+        return self.fc(x) + g.sum() * self.k
+
+
+class ComputedScaleStage(nn.Module):
+    """A block computing `g`, then one given it."""
+
+    def __init__(self, w: int, k: float) -> None:
+        super().__init__()
+        self.b = nn.ModuleList([ComputedScale(w, k), ComputedScale(w, k)])
+
+    def forward(self, x):
+        g = x * 2.0
+        x = self.b[0](x)
+        return self.b[1](x, g)
+
+
+class ComputedScaleStages(nn.Module):
+    """Three stages of other sizes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s1 = ComputedScaleStage(2, 0.5)
+        self.s2 = ComputedScaleStage(4, 0.25)
+        self.s3 = ComputedScaleStage(8, 0.125)
+
+    def forward(self, x):
+        return self.s3(self.s2(self.s1(x)))

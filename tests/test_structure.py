@@ -376,14 +376,23 @@ SHAPES = [
     Shape("elided_contiguous_export", _model(models.WindowedNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
           frozenset({"WindowBlock", "WindowPartition"}),
           counts={".contiguous()": 2, "use_contiguous": 0, "variant": 0, "WindowPartition(": 2, "if self.": 0}),
-    # blocks some callers give an input the others leave out, whose literals differ from stage to stage: one
+    # ... two such calls in a row pair by the value they read: each instance gets the one it lacks (the greedy
+    # match took the second instance's `b.contiguous()` for the donor's `a.contiguous()`: a `variant` flag)
+    Shape("elided_contiguous_pairs_export", _model(models.TwoPartitionsNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
+          frozenset({"TwoPartitions"}), counts={".contiguous()": 2, "variant": 0, "if self.": 0}),
+
     # class, each literal a parameter in both branches (the branch an instance never runs has its own side's
     # literals); was a class per stage, each branch with another instance's numbers
     Shape("defaulted_input_literals_apart_export", _model(models.QueryStages), lambda: (torch.randn(1, 8, 8, 8),), _export,
           frozenset({"QueryWindowBlock", "QueryAttention", "QueryAttention_1", "QueryStage"}),
           counts={"class QueryWindowBlock(nn.Module):": 1, "def forward(self, x, q_global=None):": 1, ".view(-1, self.value_3, 8)": 2,
                   "class QueryStage(nn.Module):": 1}),
-    # the same where the graph kept the identity's call (timm's CrossStage conv_down, symbolic_trace)
+    # ... numbers taken line for line only: where the branches' lines differ, the `1`, `-1` and `1.0` stay
+    # literals (were parameters holding one side's `1` and the other's `0.5`)
+    Shape("defaulted_input_other_lines_export", _model(models.ComputedScaleStages), lambda: (torch.randn(2, 8),), _export,
+          frozenset({"ComputedScale", "ComputedScaleStage"}),
+          counts={"x.reshape(1, -1, self.w).mean(-1)": 1, "+ 1.0).sum(0)": 1, "class ComputedScale(nn.Module):": 1}),
+
     Shape("called_identity_child", _model(models.IdentityStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"IdentityStage"}),
           counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
     # an input some callers leave out, the block using another in its place: one forward, the input defaulting to None
