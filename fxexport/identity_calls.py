@@ -11,8 +11,9 @@ identity returns its input, so every value is the same, and both run one code.
 
 torch.export leaves out a `.contiguous()` whose tensor is already contiguous (a window partition of
 one window: timm's davit and swinv2_cr, transformers' swin): where another instance of the class
-calls it at that place and is otherwise the same op for op, the instance gets the call, on a value
-its recorded `meta["val"]` says is contiguous, so the call returns that tensor itself.
+calls it at that place and is otherwise the same op for op (the calls of children only it builds
+aside), the instance gets the call, on a value its recorded `meta["val"]` says is contiguous, so the
+call returns that tensor itself.
 
 Nested classes are done innermost first (a body matches only once the bodies inside it do). The
 pass runs before split (split.py) and works on a copy of the GraphModule.
@@ -196,6 +197,7 @@ def _matched(donor: _Body, missing: set[fx.Node], body: _Body, modules: dict[str
     holder = modules.get(body.path)
     if holder is not None and any(hasattr(holder, name) for name in names):
         raise _Mismatch  # it holds something of that name: not a child the graph left out
+    body = body if missing else _shared_part(body, donor, modules)
     calls = _left_out(donor, missing, body)
     left_out = set(calls)
     index = {node: i for i, node in enumerate(n for n in donor.nodes if n not in left_out)}
@@ -217,6 +219,21 @@ def _matched(donor: _Body, missing: set[fx.Node], body: _Body, modules: dict[str
         else:
             out.append(_Added(body, call, None, before, twin, readers, _contiguous_stack(call, twin, readers, index, body)))
     return out
+
+
+def _shared_part(body: _Body, donor: _Body, modules: dict[str, nn.Module]) -> _Body:
+    """The body without the nodes that run in calls of children the donor has none of (timm swinv2_cr's
+    last block's `norm3`, an nn.Identity the graph does not hold in the others): a `.contiguous()` the
+    body lacks is added to the code both run."""
+    holder = modules.get(donor.path)
+    if holder is None:
+        return body
+
+    def own_child(node: fx.Node) -> bool:
+        inner = _inner_calls(node, body.path)
+        return bool(inner) and not hasattr(holder, inner[0][0].split(".")[0])
+
+    return _Body(body.path, tuple(n for n in body.nodes if not own_child(n)))
 
 
 def _contiguous_stack(call: fx.Node, twin: fx.Node, readers: tuple[fx.Node, ...], index: dict[fx.Node, int], body: _Body) -> dict[str, Any]:

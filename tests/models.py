@@ -4606,3 +4606,34 @@ class ComputedScaleStages(nn.Module):
 
     def forward(self, x):
         return self.s3(self.s2(self.s1(x)))
+
+
+class NormedWindowBlock(nn.Module):
+    """A window block some build with a last norm (timm swinv2_cr's `norm3`, an nn.Identity elsewhere)."""
+
+    def __init__(self, dim: int, window: int, extra_norm: bool) -> None:
+        super().__init__()
+        self.window = window
+        self.proj = nn.Linear(dim, dim)
+        self.norm3 = nn.LayerNorm(dim) if extra_norm else nn.Identity()
+
+    def forward(self, x):
+        B, H, W, C = x.shape
+        w = self.window
+        windows = x.view(B, H // w, w, W // w, w, C).permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, w, w, C)
+        windows = self.proj(windows).view(B, H // w, W // w, w, w, C)
+        x = x + windows.permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, C)
+        x = self.norm3(x)
+        return x.reshape(B, H * W, C).view(B, H, W, C)
+
+
+class NormedWindowNet(nn.Module):
+    """Blocks of 4 windows, then one of one window with the last norm: by torch.export that block has
+    neither `.contiguous()` and a norm the others lack."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(NormedWindowBlock(8, 4, False), NormedWindowBlock(8, 4, False), NormedWindowBlock(8, 8, True))
+
+    def forward(self, x):
+        return self.blocks(x)

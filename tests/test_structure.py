@@ -380,7 +380,11 @@ SHAPES = [
     # match took the second instance's `b.contiguous()` for the donor's `a.contiguous()`: a `variant` flag)
     Shape("elided_contiguous_pairs_export", _model(models.TwoPartitionsNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
           frozenset({"TwoPartitions"}), counts={".contiguous()": 2, "variant": 0, "if self.": 0}),
-
+    # ... also where that instance builds a child the others lack (timm swinv2_cr's last `norm3`): the call is
+    # added to the code both run, and the child is optional
+    Shape("elided_contiguous_beside_child_export", _model(models.NormedWindowNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
+          frozenset({"NormedWindowBlock"}), counts={".contiguous()": 2, "if self.norm3 is not None:": 1, "x = self.norm3(x)": 1, "else:": 0}),
+    # blocks some callers give an input the others leave out, whose literals differ from stage to stage: one
     # class, each literal a parameter in both branches (the branch an instance never runs has its own side's
     # literals); was a class per stage, each branch with another instance's numbers
     Shape("defaulted_input_literals_apart_export", _model(models.QueryStages), lambda: (torch.randn(1, 8, 8, 8),), _export,
