@@ -481,6 +481,46 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     return tuple((parameter, unpackings[0]) for parameter, unpackings in found.items() if len(set(unpackings)) == 1)
 
 
+@functools.lru_cache(maxsize=1024)
+def rebound_parameters(cls: type | str) -> frozenset[str]:
+    """The parameters of a module class's `forward` that a statement of its body (not one under an `if`)
+    binds to a value not made of them (`x, y = y, x`): the source's later statements read another value
+    under that name, so no input is named after it."""
+    parameters = set(source_parameters(cls))
+    source = forward_source(cls) if parameters else ""
+    if not source:
+        return frozenset()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    found: set[str] = set()
+    for statement in function.body if function else []:
+        if isinstance(statement, ast.Assign):
+            pairs = [pair for target in statement.targets for pair in _bound_values(target, statement.value)]
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            pairs = _bound_values(statement.target, statement.value)
+        else:
+            continue
+        found |= {name for name, value in pairs if name in parameters and name not in _read_names(value)}
+    return frozenset(found)
+
+
+def _bound_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """(name, the value it is bound to) for each name an assignment binds; a tuple bound item by item to
+    a tuple of as many, else each name to the whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
+        return [pair for t, v in zip(target.elts, value.elts) for pair in _bound_values(t, v)]
+    return [(node.id, value) for node in ast.walk(target) if isinstance(node, ast.Name)]
+
+
+def _read_names(value: ast.expr) -> set[str]:
+    return {node.id for node in ast.walk(value) if isinstance(node, ast.Name)}
+
+
 def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of a function body, not those of the functions, lambdas and classes it defines."""
     pending: list[ast.AST] = list(statements)

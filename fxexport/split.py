@@ -38,7 +38,14 @@ from .kept_values import may_keep_values
 from .packing import list_arguments
 from .rebuild import is_holder
 from .scopes import blocks_of
-from .source_names import forward_reads, passed_as, passes_whole, source_parameters, unpacked_parameters
+from .source_names import (
+    forward_reads,
+    passed_as,
+    passes_whole,
+    rebound_parameters,
+    source_parameters,
+    unpacked_parameters,
+)
 from .subgraphs import (
     Builder,
     ListArgument,
@@ -145,6 +152,8 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
     if len(names) != 1 or None in names:
         return None
     name = names.pop()
+    if name in rebound_parameters(cls):  # `x, y = y, x`: the source's statements read another value as `x`
+        return None
     return name if name and (not unknown or name in source_parameters(cls)) else None
 
 

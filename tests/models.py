@@ -4637,3 +4637,28 @@ class NormedWindowNet(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class SwapsInputs(nn.Module):
+    """A forward that swaps its parameters first: its statements read the caller's `x` as `y`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, y):
+        x, y = y, x
+        u = y.sigmoid()
+        return self.fc(x) * u
+
+
+class SwappedInputsNet(nn.Module):
+    """Calls SwapsInputs with its input and the input's cosine."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.m = SwapsInputs()
+
+    def forward(self, x):
+        y = x.cos()
+        return self.m(x, y)

@@ -342,6 +342,10 @@ SHAPES = [
     # an input no statement reads alone takes the name the source passes where a statement passes it to a call
     Shape("inputs_named_where_passed", _model(models.SizedBlocks), _image, _trace, frozenset({"PatchMixer", "SizedBlock"}),
           counts={"def forward(self, x, H, W):": 2, ".reshape(B, C, H, W)": 1, "self.mixer(self.norm(x), H, W)": 1, "x_1": 0}),
+    # ... but not after a parameter the forward binds to another value first (`x, y = y, x`): its statements read
+    # the caller's first input as `y`; named so, and taken in the source's order, a caller passing `(x, y)` got another result
+    Shape("inputs_swapped_in_source_export", _model(models.SwappedInputsNet), _rows, _export, frozenset({"SwapsInputs"}),
+          counts={"def forward(self, x, y):": 0, "self.m(y, x)": 0, "self.m(x, y)": 1}),
     # inputs named after the source forward's parameters are taken in its order, however the graph first reads them
     Shape("inputs_in_source_order", _model(models.EncodedImage), _image, _trace, frozenset({"SizedEncoding"}),
           counts={"def forward(self, B, H, W):": 1, "def forward(self, H, W, B):": 0}),
