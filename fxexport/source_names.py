@@ -484,8 +484,9 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
 @functools.lru_cache(maxsize=1024)
 def rebound_parameters(cls: type | str) -> frozenset[str]:
     """The parameters of a module class's `forward` that a statement of its body (not one under an `if`)
-    binds to a value not made of them (`x, y = y, x`): the source's later statements read another value
-    under that name, so no input is named after it."""
+    binds to a value not made of them before any statement reads them (`x, y = y, x`): the source's
+    statements read another value under that name, so no input is named after it. (GPT-2's
+    `hidden_states = attn_output + residual` comes after `residual = hidden_states`.)"""
     parameters = set(source_parameters(cls))
     source = forward_source(cls) if parameters else ""
     if not source:
@@ -498,14 +499,15 @@ def rebound_parameters(cls: type | str) -> frozenset[str]:
         return frozenset()
     function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     found: set[str] = set()
+    read: set[str] = set()  # the names statements read so far
     for statement in function.body if function else []:
+        pairs: list[tuple[str, ast.expr]] = []
         if isinstance(statement, ast.Assign):
             pairs = [pair for target in statement.targets for pair in _bound_values(target, statement.value)]
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
             pairs = _bound_values(statement.target, statement.value)
-        else:
-            continue
-        found |= {name for name, value in pairs if name in parameters and name not in _read_names(value)}
+        found |= {name for name, value in pairs if name in parameters and name not in read and name not in _read_names(value)}
+        read |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
     return frozenset(found)
 
 
