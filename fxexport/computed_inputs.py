@@ -21,6 +21,7 @@ computes exactly what it did. Callers are unchanged.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, replace
 
 from .code_slots import (
@@ -164,17 +165,39 @@ def _merged(longer: ClassIR, shorter: ClassIR, n: int, numbers: ClassIR | None =
 
 
 def _numbered_like(unrun: tuple[str, ...], run: tuple[str, ...]) -> tuple[str, ...]:
-    """The beginning a class never runs with the numbers of the one it runs, line for line where the two
-    have the same line but for numbers (difflib's matching runs): the instances of a class then differ in
-    those numbers as in their own (one parameter each, not two classes apart for numbers of another
-    instance's); its other lines as they are (their numbers change nothing)."""
-    mine, theirs = [_masked_line(line) for line in unrun], [_masked_line(line) for line in run]
+    """The beginning a class never runs with the numbers of the one it runs where they stand alike: the
+    instances of a class then differ in those numbers as in their own (one parameter each, not two classes
+    apart for numbers of another instance's). Lines are paired as difflib matches them with their numbers
+    masked, and those it replaces one for one where one adds tokens to the other that are not numbers
+    (`self.attn(out.view(-1, 4, 64))` beside `self.attn(out.view(-1, 4, 64), q_global)`); other numbers
+    stay as they are (they change nothing)."""
+    masked_unrun, masked_run = [_masked_line(line) for line in unrun], [_masked_line(line) for line in run]
     out = list(unrun)
-    for block in difflib.SequenceMatcher(None, mine, theirs, autojunk=False).get_matching_blocks():
-        for k in range(block.size):
-            line, own = unrun[block.a + k], run[block.b + k]
-            out[block.a + k] = filled((line,), number_slots((line,)), [slot.text for slot in number_slots((own,))])[0]
+    matcher = difflib.SequenceMatcher(None, masked_unrun, masked_run, autojunk=False)
+    for tag, a, a_end, b, b_end in matcher.get_opcodes():
+        if tag in ("equal", "replace"):
+            for i, j in zip(range(a, a_end), range(b, b_end)):
+                out[i] = _line_numbered_like(unrun[i], run[j])
     return tuple(out)
+
+
+def _line_numbered_like(unrun: str, run: str) -> str:
+    """`unrun` with the numbers of `run`, where one is the other with tokens added that are not numbers
+    (an argument more: `self.attn(out.view(-1, 4, 64), q_global)`); else as it is."""
+    mine, theirs = number_slots((unrun,)), number_slots((run,))
+    if len(mine) != len(theirs) or not mine:
+        return unrun
+    tokens_mine, tokens_theirs = _TOKEN.findall(_masked_line(unrun)), _TOKEN.findall(_masked_line(run))
+    if tokens_mine.count("\0") != len(mine) or tokens_theirs.count("\0") != len(theirs):
+        return unrun  # a number the tokens do not show alone: leave the line
+    matcher = difflib.SequenceMatcher(None, tokens_mine, tokens_theirs, autojunk=False)
+    for tag, a, a_end, b, b_end in matcher.get_opcodes():
+        if tag == "replace" or "\0" in (*tokens_mine[a:a_end], *tokens_theirs[b:b_end]) and tag != "equal":
+            return unrun  # other tokens in a place, or a number only one has: another computation
+    return filled((unrun,), mine, [slot.text for slot in theirs])[0]
+
+
+_TOKEN = re.compile(r"\0|\w+|[^\w\s]")
 
 
 def _masked_line(line: str) -> str:
