@@ -4506,8 +4506,8 @@ class QueryWindowBlock(nn.Module):
     def forward(self, x, q_global=None):
         B, H, W, C = x.shape
         w = self.window
-        y = self.norm1(x).view(B, H // w, w, W // w, w, C).permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, w * w, C)
-        y = self.attn(y, q_global)
+        y = self.norm1(x).view(B, H // w, w, W // w, w, C).permute(0, 1, 3, 2, 4, 5).contiguous()
+        y = self.attn(y.view(-1, w * w, C), q_global)
         y = y.view(B, H // w, W // w, w, w, C).permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, C)
         return x + y
 
