@@ -266,6 +266,7 @@ def _problems(
 
     counts = Counter(c.frame.key for c in calls)
     calls_of = Counter(c.frame.path for c in calls)
+    missing = set(calls_of) - set(modules)  # modules the GraphModule does not hold (stateless, traced through)
     paths_of = Counter(id(m) for m in modules.values())
     bodies: dict[str, set[tuple[str, object]]] = {}
     for call in calls:
@@ -277,7 +278,7 @@ def _problems(
             refuse(frame, "the module is not a plain holder of its own path")
         elif counts[frame.key] > 1:
             refuse(frame, "its body interleaves with code of its caller")
-        elif (why := _cannot_cut(call, module, modules)) is not None:
+        elif (why := _cannot_cut(call, module, modules, missing)) is not None:
             refuse(frame, why)
         elif not is_sequential(frame.cls):
             graph = Builder.for_call(call, lists).graph
@@ -300,7 +301,7 @@ def _creatable(path: str, modules: dict[str, nn.Module]) -> nn.Module | None:
     return nn.Module()
 
 
-def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module]) -> str | None:
+def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module], missing: set[str]) -> str | None:
     """Why this call cannot become a method of its module, or None."""
     path = call.frame.path
     inputs, outputs = interface(call)
@@ -313,7 +314,7 @@ def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module]) ->
             return f"it calls module {item.frame.path!r}, which is not one of its submodules"
     if len(outputs) > 1 and (why := _not_returned(call, body, inputs, outputs, modules)) is not None:
         return why
-    if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs):
+    if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs, missing):
         return "its body is not its children called one after another"
     return None
 
@@ -348,20 +349,21 @@ def _keeper(call: Call, modules: dict[str, nn.Module]) -> str | None:
     return None
 
 
-def _call_order(call: Call, module: nn.Module) -> list[str] | None:
+def _call_order(call: Call, module: nn.Module, missing: set[str]) -> list[str] | None:
     """The named children of a Sequential (an OrderedDict's) in the order the call runs them, each once,
     where that is the order the module holds them but for children without state: those may stand anywhere
     in the module (a GraphModule holds them where the graph first named them: levit's `proj`, act then ln,
-    comes back holding ln first) without changing its state_dict. None otherwise, or for numbered children."""
-    names = list(module._modules)
-    if not names or all(name.isdigit() for name in names):
-        return None
+    comes back holding ln first; it holds none it traced through, `missing` paths: timm tresnet's `s2d`,
+    the first of `body`) without changing its state_dict. None otherwise, or for numbered children."""
     prefix = f"{call.frame.path}."
     called = [item.frame.path if isinstance(item, Call) else str(item.target) for item in call.items]
     order = [path[len(prefix) :] for path in called if path.startswith(prefix)]
+    names = [*module._modules, *(name for name in order if name not in module._modules and f"{prefix}{name}" in missing)]
+    if not names or all(name.isdigit() for name in names):
+        return None
     if sorted(order) != sorted(names):
         return None
-    stateful = [n for n in names if not _stateless(module._modules[n])]
+    stateful = [n for n in names if not _stateless(module._modules.get(n))]
     return order if [n for n in order if n in stateful] == stateful else None
 
 
@@ -375,11 +377,11 @@ def _holds_tensors(module: nn.Module) -> bool:
     return bool(module._parameters or module._buffers) or any(isinstance(v, torch.Tensor) for v in vars(module).values())
 
 
-def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node]) -> bool:
+def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: list[fx.Node], missing: set[str]) -> bool:
     """True when the body is `for child in self: x = child(x)`, as nn.Sequential.forward runs it."""
     names = list(module._modules)
     if names and not all(name.isdigit() for name in names):  # named children (OrderedDict): all held, once each
-        order = _call_order(call, module)
+        order = _call_order(call, module, missing)
         if order is None:
             return False
         children: list[str] | None = [f"{call.frame.path}.{name}" for name in order]
@@ -588,8 +590,9 @@ def _assemble(
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
     cut = {c.frame.path for c in calls}
-    orders = {c.frame.path: order for c in calls if c.frame.path in sequential and c.frame.path in modules and (order := _call_order(c, modules[c.frame.path]))}
-    root = _mirror(gm, sequential, cut - set(modules), orders)
+    missing = cut - set(modules)
+    orders = {c.frame.path: order for c in calls if c.frame.path in sequential and c.frame.path in modules and (order := _call_order(c, modules[c.frame.path], missing))}
+    root = _mirror(gm, sequential, missing, orders)
     holders = dict(root.named_modules(remove_duplicate=False))
     built: set[str] = set()
     for call in sorted(calls, key=lambda c: -c.frame.path.count(".")):

@@ -4662,3 +4662,25 @@ class SwappedInputsNet(nn.Module):
     def forward(self, x):
         y = x.cos()
         return self.m(x, y)
+
+
+class SpaceToDepth(nn.Module):
+    """A stateless module symbolic_trace traces through (timm tresnet's `s2d`): the GraphModule holds none."""
+
+    def forward(self, x):
+        N, C, H, W = x.size()
+        x = x.view(N, C, H // 2, 2, W // 2, 2).permute(0, 3, 5, 1, 2, 4).contiguous()
+        return x.view(N, C * 4, H // 2, W // 2)
+
+
+class SpaceToDepthBody(nn.Module):
+    """A Sequential of named layers whose first and fourth are SpaceToDepth (timm tresnet's `body`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        layers = [("s2d", SpaceToDepth()), ("conv1", nn.Conv2d(12, 8, 3)), ("act", nn.ReLU()), ("s2d_2", SpaceToDepth()), ("conv2", nn.Conv2d(32, 4, 1))]
+        self.body = nn.Sequential(collections.OrderedDict(layers))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.body(x).mean((2, 3)))

@@ -325,6 +325,13 @@ SHAPES = [
                   "class ScaledConvs(nn.Sequential):": 1, "super().__init__(nn.Conv2d(8, 8, 1), nn.ReLU())": 1,
                   "self.gamma = nn.Parameter(torch.empty(8, 1, 1))": 1, "x = self.scaled(x)": 1, "return x * self.scaled.gamma": 1,
                   "self.add_module(": 0, "getattr(": 0}),
+    # a Sequential's stateless children the GraphModule does not hold (traced through) stand where the source has
+    # them, so the container runs as the source's (they were appended last: `model.body(x)` failed) and is called whole
+    Shape("traced_through_children_in_order", _model(models.SpaceToDepthBody), lambda: (torch.randn(1, 3, 16, 16),), _trace,
+          frozenset({"SpaceToDepth"}), counts={"self.body.s2d = SpaceToDepth()\n            self.body.conv1 = nn.Conv2d(12, 8, 3)": 1,
+                                               "self.body.act = nn.ReLU()\n            self.body.s2d_2 = SpaceToDepth()": 1, "self.body(x)": 1}),
+    Shape("traced_through_children_in_order_export", _model(models.SpaceToDepthBody), lambda: (torch.randn(1, 3, 16, 16),), _export,
+          frozenset({"SpaceToDepth"}), counts={"self.body.s2d = SpaceToDepth(": 1, "self.body(x)": 1, "self.body.s2d(": 0}),
     # a module's only input is its source forward's only parameter, whatever its caller's value is called: the
     # Mlp fed a buffer (`relative_coordinates_log`) and the one fed a block's `x` are one class; a block given the
     # model's `features` names it `x` as its source does
