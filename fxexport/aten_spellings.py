@@ -239,6 +239,39 @@ def batch_norm_rule(call: Call) -> Spelling:
     return Spelling("call_function", F.batch_norm, args, {k: v for k, v in kwargs.items() if not _same(v, _BATCH_NORM_DEFAULTS[k])})
 
 
+_INSTANCE_NORM_DEFAULTS = {"use_input_stats": True, "momentum": 0.1, "eps": 1e-5}  # F.instance_norm's
+
+
+def instance_norm_rule(call: Call) -> Spelling:
+    """F.instance_norm takes the running statistics before weight and bias, those left out where None,
+    and its flags as keywords where they are not its defaults."""
+    kwargs = {k: call[k] for k in ("running_mean", "running_var", "weight", "bias") if call[k] is not None}
+    kwargs.update({k: call[k] for k, default in _INSTANCE_NORM_DEFAULTS.items() if not _same(call[k], default)})
+    return Spelling("call_function", F.instance_norm, (call["input"],), kwargs)
+
+
+# grid_sampler's interpolation and padding codes -> F.grid_sample's names for them
+_GRID_MODES = {0: "bilinear", 1: "nearest", 2: "bicubic"}
+_GRID_PADDINGS = {0: "zeros", 1: "border", 2: "reflection"}
+
+
+def grid_sample_rule(call: Call) -> Spelling | None:
+    """F.grid_sample with the mode and padding by name, `align_corners` always written (F's None warns)."""
+    mode, padding = _GRID_MODES.get(call["interpolation_mode"]), _GRID_PADDINGS.get(call["padding_mode"])
+    if mode is None or padding is None or isinstance(call["align_corners"], fx.Node):
+        return None
+    kwargs: dict[str, Any] = {} if mode == "bilinear" else {"mode": mode}
+    if padding != "zeros":
+        kwargs["padding_mode"] = padding
+    kwargs["align_corners"] = call["align_corners"]
+    return Spelling("call_function", F.grid_sample, (call["input"], call["grid"]), kwargs)
+
+
+def meshgrid_rule(call: Call) -> Spelling:
+    """torch.meshgrid of the tensors, the indexing written (its absence warns; the overload without it is "ij")."""
+    return Spelling("call_function", torch.meshgrid, tuple(call["tensors"]), {"indexing": call.values.get("indexing", "ij")})
+
+
 def embedding_rule(call: Call) -> Spelling | None:
     """F.embedding takes the indices first; it normalises a negative padding index, -1 being none."""
     if call["scale_grad_by_freq"] or call["sparse"]:
@@ -534,6 +567,9 @@ SPELLINGS: dict[Any, Rule] = {
     aten.ones_like.default: fn(torch.ones_like, "self", _CREATE + " memory_format"),
     aten.full_like.default: fn(torch.full_like, "self fill_value", _CREATE + " memory_format"),
     aten.scalar_tensor.default: fn(torch.scalar_tensor, "s", _CREATE),
+    aten.linspace.default: fn(torch.linspace, "start end steps", _CREATE),
+    aten.meshgrid.default: meshgrid_rule,
+    aten.meshgrid.indexing: meshgrid_rule,
     aten.cat.default: fn(torch.cat, "tensors", "dim"),
     aten.stack.default: fn(torch.stack, "tensors", "dim"),
     # linear algebra
@@ -557,6 +593,8 @@ SPELLINGS: dict[Any, Rule] = {
     aten.batch_norm.default: batch_norm_rule,
     aten._native_batch_norm_legit_no_training.default: batch_norm_rule,  # its first output only
     aten.layer_norm.default: fn(F.layer_norm, "input normalized_shape weight bias", "eps"),
+    aten.instance_norm.default: instance_norm_rule,
+    aten.grid_sampler.default: grid_sample_rule,
     aten.group_norm.default: fn(torch.group_norm, "input num_groups weight bias", "eps"),  # F's refuses one value per group
     aten.embedding.default: embedding_rule,
     aten.dropout.default: dropout_rule(inplace=False),

@@ -120,6 +120,26 @@ def group_norm(run: Run, call: Call) -> Recovered | None:
     return Recovered({"num_groups": call["num_groups"], "num_channels": int(channels), "eps": call["eps"], "affine": call["weight"] is not None})
 
 
+def instance_norm(run: Run, call: Call) -> Recovered | None:
+    """nn.InstanceNormNd: running statistics where it tracks them (then the flag says whether it trains),
+    the channels from its tensors or the input."""
+    if not (run.optional(call["weight"], "weight") and run.optional(call["bias"], "bias")) or call["momentum"] == 0:
+        return None  # a momentum of 0 is momentum=None or 0.0: which, the ops do not say
+    tracks = call["running_mean"] is not None
+    if tracks and not (run.tensor(call["running_mean"], "running_mean") and run.tensor(call["running_var"], "running_var")):
+        return None
+    if not tracks and (call["running_var"] is not None or "running_mean" in run.state or not call["use_input_stats"]):
+        return None
+    value = run.inputs[0].meta.get("val")
+    held = run.state.get("weight", run.state.get("running_mean"))
+    channels = held.shape[0] if held is not None else (value.shape[1] if isinstance(value, torch.Tensor) and value.dim() > 1 else None)
+    if channels is None:
+        return None
+    kwargs = {"num_features": int(channels), "eps": call["eps"], "momentum": call["momentum"], "affine": call["weight"] is not None,
+              "track_running_stats": tracks}  # fmt: skip
+    return Recovered(kwargs, training=bool(call["use_input_stats"]) if tracks else None)
+
+
 def embedding(run: Run, call: Call) -> Recovered | None:
     """nn.Embedding: -1 is no padding index."""
     if not run.tensor(call["weight"], "weight") or call["sparse"]:
@@ -234,6 +254,7 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     **{getattr(nn, f"BatchNorm{d}d"): dict.fromkeys(_NORMS, batch_norm) for d in (1, 2, 3)},
     nn.LayerNorm: {aten.layer_norm.default: layer_norm},
     nn.GroupNorm: {aten.group_norm.default: group_norm},
+    **{getattr(nn, f"InstanceNorm{d}d"): {aten.instance_norm.default: instance_norm} for d in (1, 2, 3)},
     nn.Embedding: {aten.embedding.default: embedding},
     nn.ReLU: {aten.relu.default: same(), aten.relu_.default: inplace()},
     nn.ReLU6: {aten.hardtanh.default: same(min_val=0.0, max_val=6.0), aten.hardtanh_.default: inplace(min_val=0.0, max_val=6.0)},

@@ -58,6 +58,15 @@ def S(op: Any, *args: Any, kept: bool = False, why: str = "", **kwargs: Any) -> 
 
 L = torch.long
 SAMPLES = [
+    S(aten.instance_norm.default, t(2, 3, 4, 4), t(3), t(3), None, None, True, 0.1, 1e-5, True),
+    S(aten.instance_norm.default, t(2, 3, 4, 4), None, None, t(3), t(3).abs(), False, 0.2, 1e-3, False, why="running_stats"),
+    S(aten.grid_sampler.default, t(1, 2, 4, 4), t(1, 3, 3, 2), 0, 0, False),
+    S(aten.grid_sampler.default, t(1, 2, 4, 4), t(1, 3, 3, 2), 1, 2, True, why="nearest_reflection"),
+    S(aten.grid_sampler.default, t(1, 2, 4, 4), t(1, 3, 3, 2), 2, 1, True, why="bicubic_border"),
+    S(aten.linspace.default, -3, 3, 7),
+    S(aten.linspace.default, 0.0, 1.0, 5, dtype=torch.float64, why="dtype"),
+    S(aten.meshgrid.default, [t(3), t(4)]),
+    S(aten.meshgrid.indexing, [t(3), t(4)], indexing="xy"),
     S(aten.add.Tensor, t(2, 3), t(2, 3)),
     S(aten.add.Tensor, t(2, 3), t(2, 3), alpha=2, why="alpha"),
     S(aten.add.Tensor, t(2, 3), 1.5, why="scalar"),

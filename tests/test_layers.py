@@ -60,6 +60,10 @@ CASES = [
     Layer(lambda: nn.LayerNorm((3, 4), elementwise_affine=False), (2, 3, 4)),
     Layer(lambda: nn.LayerNorm(4, bias=False), (2, 4)),
     Layer(lambda: nn.GroupNorm(2, 4), (2, 4, 3)),
+    Layer(lambda: nn.InstanceNorm2d(3), (2, 3, 4, 4)),
+    Layer(lambda: nn.InstanceNorm1d(4, eps=1e-3, affine=True), (2, 4, 5)),
+    Layer(lambda: _eval(nn.InstanceNorm3d(2, affine=True, track_running_stats=True)), (1, 2, 3, 3, 3)),
+    Layer(lambda: nn.InstanceNorm2d(3, momentum=0.2, track_running_stats=True), (2, 3, 4, 4), restored=False),  # training: as BatchNorm's
     Layer(lambda: nn.GroupNorm(2, 4, affine=False), (2, 4, 3)),
     Layer(lambda: nn.Embedding(10, 4), (2, 3), torch.long),
     Layer(lambda: nn.Embedding(10, 4, padding_idx=0), (2, 3), torch.long),
