@@ -194,7 +194,7 @@ TIMM = [
              not_fixed_point=ATTRIBUTE_ORDER),
     ZooModel("timm_swin_tiny", "timm", "vit", tm("swin_tiny_patch4_window7_224", img_size=64, window_size=4, depths=(1, 1, 1, 1),
              embed_dim=16, num_heads=(1, 2, 2, 4)), image(), not_fixed_point=INDEXED_SEQUENTIAL),  # fmt: skip
-    ZooModel("timm_levit", "timm", "vit", tm("levit_128s", img_size=64), image(), not_fixed_point=INDEXED_SEQUENTIAL),
+    ZooModel("timm_levit", "timm", "vit", tm("levit_128s", img_size=64), image()),
     ZooModel("timm_mobilevit", "timm", "vit", tm("mobilevit_xxs"), image(), unsupported=traced_branch(
              "MobileVitBlock.forward branches on the feature map's size (`if new_h != H or new_w != W`: interpolate to a "
              "multiple of the patch size)")),  # fmt: skip
