@@ -192,7 +192,7 @@ def _line_numbered_like(unrun: str, run: str) -> str:
         return unrun  # a number the tokens do not show alone: leave the line
     matcher = difflib.SequenceMatcher(None, tokens_mine, tokens_theirs, autojunk=False)
     for tag, a, a_end, b, b_end in matcher.get_opcodes():
-        if tag == "replace" or "\0" in (*tokens_mine[a:a_end], *tokens_theirs[b:b_end]) and tag != "equal":
+        if tag == "replace" or (tag != "equal" and "\0" in (*tokens_mine[a:a_end], *tokens_theirs[b:b_end])):
             return unrun  # other tokens in a place, or a number only one has: another computation
     return filled((unrun,), mine, [slot.text for slot in theirs])[0]
 

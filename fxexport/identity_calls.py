@@ -67,7 +67,7 @@ def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     if not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")) and not any(
         map(_is_contiguous_call, gm.graph.find_nodes(op="call_method", target="contiguous"))
     ):
-        return gm  # no identity called: most graphs
+        return gm  # no identity and no `.contiguous()` called: most graphs
     first = _all_additions(gm.graph, modules)
     if not first:
         return gm
@@ -217,7 +217,7 @@ def _matched(donor: _Body, missing: set[fx.Node], body: _Body, modules: dict[str
         if call in missing:
             out.append(_Added(body, call, _relative(str(call.target), donor.path), before, twin, readers))
         else:
-            out.append(_Added(body, call, None, before, twin, readers, _contiguous_stack(call, twin, readers, index, body)))
+            out.append(_Added(body, call, None, before, twin, readers, _contiguous_stack(call, twin, index, body)))
     return out
 
 
@@ -236,7 +236,7 @@ def _shared_part(body: _Body, donor: _Body, modules: dict[str, nn.Module]) -> _B
     return _Body(body.path, tuple(n for n in body.nodes if not own_child(n)))
 
 
-def _contiguous_stack(call: fx.Node, twin: fx.Node, readers: tuple[fx.Node, ...], index: dict[fx.Node, int], body: _Body) -> dict[str, Any]:
+def _contiguous_stack(call: fx.Node, twin: fx.Node, index: dict[fx.Node, int], body: _Body) -> dict[str, Any]:
     """The module calls a `.contiguous()` added to `body` runs inside: those of the body's node that stands
     where a node of the donor running inside the call's module calls does (its value, else a reader); _Mismatch
     where the body's value is not contiguous (the call would copy it) or no such node is."""
@@ -306,11 +306,7 @@ def _inserted_contiguous(graph: fx.Graph, item: _Added) -> fx.Node:
     """The `.contiguous()` the body lacks, placed where the donor's is, inside the module calls `item.stack`."""
     with _place(graph, item):
         new = graph.call_method("contiguous", (item.source,))
-    new.meta = {k: v for k, v in item.call.meta.items() if k not in ("nn_module_stack", "val", "tensor_meta")}
-    new.meta["nn_module_stack"] = item.stack
-    for key in ("val", "tensor_meta"):
-        if key in item.source.meta:
-            new.meta[key] = item.source.meta[key]
+    _set_meta(new, item, item.stack or {})
     return new
 
 
@@ -329,9 +325,14 @@ def _inserted(graph: fx.Graph, item: _Added, path: str, earlier: int) -> fx.Node
         if frame.path == item.body.path:
             break
     stack[f"{path}@{earlier}" if earlier else path] = (path, nn.Identity)
+    _set_meta(new, item, stack)
+    return new
+
+
+def _set_meta(new: fx.Node, item: _Added, stack: dict[str, Any]) -> None:
+    """The donor's call's meta (its source line) but the module calls, and the value it returns: its input's."""
     new.meta = {k: v for k, v in item.call.meta.items() if k not in ("nn_module_stack", "val", "tensor_meta")}
     new.meta["nn_module_stack"] = stack
     for key in ("val", "tensor_meta"):
         if key in item.source.meta:
             new.meta[key] = item.source.meta[key]
-    return new

@@ -458,18 +458,8 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     (("position_embeddings", ("cos", "sin")),); () where the source cannot be read. A parameter unpacked into
     its own name among others (timm's pit: `x, cls_tokens = x`) counts where that is the first statement."""
     parameters = set(source_parameters(cls))
-    source = forward_source(cls) if parameters else ""
-    if not source:
-        return ()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+    body = _forward_body(cls) if parameters else []
     found: dict[str, list[tuple[str, ...]]] = {}
-    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    body = function.body if function else []
     first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body[0] if body else None
     for node in _own_nodes(body):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
@@ -488,19 +478,9 @@ def rebound_parameters(cls: type | str) -> frozenset[str]:
     statements read another value under that name, so no input is named after it. (GPT-2's
     `hidden_states = attn_output + residual` comes after `residual = hidden_states`.)"""
     parameters = set(source_parameters(cls))
-    source = forward_source(cls) if parameters else ""
-    if not source:
-        return frozenset()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     found: set[str] = set()
     read: set[str] = set()  # the names statements read so far
-    for statement in function.body if function else []:
+    for statement in _forward_body(cls) if parameters else []:
         pairs: list[tuple[str, ast.expr]] = []
         if isinstance(statement, ast.Assign):
             pairs = [pair for target in statement.targets for pair in _bound_values(target, statement.value)]
@@ -509,6 +489,21 @@ def rebound_parameters(cls: type | str) -> frozenset[str]:
         found |= {name for name, value in pairs if name in parameters and name not in read and name not in _read_names(value)}
         read |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
     return frozenset(found)
+
+
+def _forward_body(cls: type | str) -> list[ast.stmt]:
+    """The statements of a module class's `forward`; [] where its source cannot be read or parsed."""
+    source = forward_source(cls)
+    if not source:
+        return []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    function = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    return function.body if function else []
 
 
 def _bound_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
