@@ -152,6 +152,8 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
         if not found:  # else the one its statements pass it as: `self.fc(cls_token)` in `return (self.conv(x), self.fc(cls_token))`
             found = {i: name for i, common in commons.items() if out[i] is None and (name := _passed_as(placeholders[i], common - set(out)))}
+        if not found:  # else the one named like the keyword the op takes it by: `attn_mask=` for `attention_mask`
+            found = {i: name for i, common in commons.items() if out[i] is None and (name := _keyword_like(placeholders[i], common - set(out)))}
         if not found:
             break
         for i, name in found.items():
@@ -159,6 +161,19 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     _name_unpacked(out, read, cls, texts)
     taken = [str(p.target) for p, name in zip(placeholders, out) if name is None]
     return [None if name is None or out.count(name) > 1 or name in taken else name for name in out]
+
+
+def _keyword_like(placeholder: fx.Node, names: set[str]) -> str | None:
+    """The one of `names` sharing a word (of three letters or more) with the keyword every node reading the
+    input passes it by, where they pass it by one keyword only: falcon's `attention_interface(self, query_states,
+    key_states, value_states, attention_mask, position_ids=position_ids)` runs `F.scaled_dot_product_attention(...,
+    attn_mask=x_3)`, so the input is `attention_mask`."""
+    keywords = {key for user in placeholder.users for key, value in user.kwargs.items() if value is placeholder}
+    if len(keywords) != 1 or any(placeholder in user.args for user in placeholder.users):
+        return None
+    words = {word for word in keywords.pop().split("_") if len(word) > 2}
+    matching = [name for name in names if words & set(name.split("_"))]
+    return matching[0] if len(matching) == 1 else None
 
 
 def _passed_as(placeholder: fx.Node, names: set[str]) -> str | None:

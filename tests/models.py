@@ -4684,3 +4684,35 @@ class SpaceToDepthBody(nn.Module):
 
     def forward(self, x):
         return self.head(self.body(x).mean((2, 3)))
+
+
+def _sdpa_attention(query, key, value, attention_mask, position_ids=None):
+    return F.scaled_dot_product_attention(query, key, value, attn_mask=attention_mask)
+
+
+ATTENTION_FUNCTIONS = {"sdpa": _sdpa_attention}
+
+
+class InterfaceAttention(nn.Module):
+    """transformers' attention calling its kernel through a table (falcon's `attention_interface(self, q, k,
+    v, attention_mask, position_ids=position_ids)`): the statement reads two parameters besides the states."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, hidden_states, attention_mask, position_ids=None):
+        query_states, key_states, value_states = self.qkv(hidden_states).chunk(3, dim=-1)
+        attention_interface = ATTENTION_FUNCTIONS["sdpa"]
+        attn_output = attention_interface(query_states, key_states, value_states, attention_mask, position_ids=position_ids)
+        return attn_output
+
+
+class InterfaceAttentionNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = InterfaceAttention()
+
+    def forward(self, x):
+        mask = x[0] @ x[0].transpose(0, 1)  # a value of the graph's own: the attention's input takes no model input's name
+        return self.attn(x, mask)

@@ -353,6 +353,10 @@ SHAPES = [
     # the caller's first input as `y`; named so, and taken in the source's order, a caller passing `(x, y)` got another result
     Shape("inputs_swapped_in_source_export", _model(models.SwappedInputsNet), _rows, _export, frozenset({"SwapsInputs"}),
           counts={"def forward(self, x, y):": 0, "self.m(y, x)": 0, "self.m(x, y)": 1}),
+    # an input a statement reads beside two parameters, passed to the op by a keyword sharing a word with one of
+    # them (`attn_mask=` for `attention_mask`, not `position_ids`): named after that one (falcon, stablelm; was `x_1`)
+    Shape("input_named_like_its_keyword_export", _model(models.InterfaceAttentionNet), lambda: (torch.randn(2, 3, 8),),
+          _export, frozenset({"InterfaceAttention"}), counts={"def forward(self, hidden_states, attention_mask):": 1, "attn_mask=attention_mask": 1}),
     # inputs named after the source forward's parameters are taken in its order, however the graph first reads them
     Shape("inputs_in_source_order", _model(models.EncodedImage), _image, _trace, frozenset({"SizedEncoding"}),
           counts={"def forward(self, B, H, W):": 1, "def forward(self, H, W, B):": 0}),
