@@ -748,17 +748,20 @@ class _Emitter:
         frees = self.frees()
         lines = _BlockedLines(list(self.bindings))
         last_note: str | None = None
+        # the inputs are checked before any statement reads them (PT2E's convert places its quantize calls first)
+        unchecked = self.checks and any(is_guards_call(self.gm, node) for node in self.graph.nodes)
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 continue
             lines.enter(scopes_of(node))
+            if unchecked and node.op != "get_attr" and (node.op == "output" or is_guards_call(self.gm, node) or node not in self.dead):
+                placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
+                lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
+                unchecked = False
             if node.op == "output":
                 lines.append(f"return {self.output_code(node.args[0], node)}")
                 break
             if is_guards_call(self.gm, node):
-                if self.checks:
-                    placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
-                    lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 continue
             if node in self.dead or node.op == "get_attr" or node in self.inlined or (node in self.looped and node not in self.accumulations):
                 continue

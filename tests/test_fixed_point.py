@@ -55,9 +55,6 @@ NOT_FIXED_POINTS: dict[str, tuple[type[BaseException], str]] = {
                       "module's tensors"),
     "unflatten_mixed": (AssertionError, "unflatten names a submodule's inputs after its caller's arguments, and the "
                         "root's inputs of an unflattened module are arg0, arg1, ...: the inner Linear's `x` becomes `arg0`"),
-    "pt2e_quantized_mlp": (AssertionError, "torch.export of the export names its nodes after their ops "
-                           "(dequantize_per_channel, where convert_pt2e wrote dequantize_per_channel_default) and places "
-                           "the input checks before the weights' dequantization"),
 }  # fmt: skip
 
 

@@ -59,6 +59,7 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x):
+        check_input(x, "x", torch.float32, (4, 16))
         # tests/quantized.py:298 in forward: return self.out(self.relu(self.hidden(x)))
         dequantize_per_channel_default = (
             torch.ops.quantized_decomposed.dequantize_per_channel.default(
@@ -88,7 +89,6 @@ class FxModule(nn.Module):
         out = torch.ops.quantized_decomposed.dequantize_per_tensor.default(
             out, 0.006862745154649019, 146, 0, 255, torch.uint8
         )
-        check_input(x, "x", torch.float32, (4, 16))
         out = F.linear(out, dequantize_per_channel_default, self.hidden.bias)
         out = self.relu(out)
         out = torch.ops.quantized_decomposed.quantize_per_tensor.default(
