@@ -43,16 +43,33 @@ def _bounds(expr: str, size: Any, seen: dict[str, str], equal: list[str]) -> int
     if isinstance(size, int):
         return size
     symbol = str(size.node.expr)
-    if not size.node.expr.is_Symbol:
-        return None
     if symbol in seen:
         equal.append(f"{expr} != {seen[symbol]}")
         return None
     seen[symbol] = expr
+    if not size.node.expr.is_Symbol:
+        return _derived_bounds(expr, size, equal)
     low, high = _symbol_range(size)
     if low is not None and low <= 2:
         low = None  # 2 is the shape environment's own floor for a dynamic size, not the user's minimum
     return None if low is None and high is None else (low, high)
+
+
+def _derived_bounds(expr: str, size: torch.SymInt, equal: list[str]) -> tuple[None, int] | None:
+    """A size derived from a dynamic dimension (`32 * h`): a multiple of its factor (`equal` gets that
+    condition), at most its largest value; no least, as the shape environment keeps 2 as the floor of
+    `h` whatever the user's minimum."""
+    node = size.node.expr
+    coefficient, rest = node.as_coeff_Mul()
+    if coefficient.is_Integer and int(coefficient) > 1 and rest.is_Symbol:
+        equal.append(f"{expr} % {int(coefficient)} != 0")
+    try:
+        upper = size.node.shape_env.bound_sympy(node).upper
+    except Exception:  # noqa: BLE001 - an expression the shape environment cannot bound: no range
+        return None
+    if not getattr(upper, "is_finite", True) or str(upper) in ("oo", "int_oo"):
+        return None
+    return (None, int(upper))
 
 
 def _tensor_check(name: str, value: torch.Tensor, seen: dict[str, str], literal: Literal) -> list[str]:

@@ -78,6 +78,25 @@ def test_a_dynamic_size_shared_by_two_inputs_is_checked_equal(tmp_path: Path) ->
         model(_x(4, 3), _x(3, 3))
 
 
+def test_a_derived_size_is_checked_for_its_factor_bound_and_twin(tmp_path: Path) -> None:
+    class Pool(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.mean((2, 3))
+
+    h = torch.export.Dim("h", min=1, max=8)
+    program = torch.export.export(Pool(), (_x(2, 3, 64, 64),), dynamic_shapes=({2: 32 * h, 3: 32 * h},))
+    fxexport.export(program, tmp_path / "pkg")
+    with imported(tmp_path / "pkg") as package:
+        model = package.FxModule()
+    assert torch.equal(model(_x(2, 3, 96, 96)), program.module()(_x(2, 3, 96, 96)))
+    with pytest.raises(ValueError, match=r"x: expected x.shape\[2\] % 32 == 0, got \[2, 3, 80, 80\]"):
+        model(_x(2, 3, 80, 80))
+    with pytest.raises(ValueError, match=r"x: expected a float32 tensor of shape \[2, 3, \.\.256, \.\.\]"):
+        model(_x(2, 3, 288, 288))
+    with pytest.raises(ValueError, match=r"x: expected x.shape\[3\] == x.shape\[2\], got \[2, 3, 64, 96\]"):
+        model(_x(2, 3, 64, 96))
+
+
 def test_cli_pt2_via_export_and_missing_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     program = torch.export.export(_seeded(Dynamic), (_x(2, 3, 6),))
     torch.export.save(program, str(tmp_path / "model.pt2"))
