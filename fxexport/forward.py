@@ -748,20 +748,21 @@ class _Emitter:
         frees = self.frees()
         lines = _BlockedLines(list(self.bindings))
         last_note: str | None = None
+        guards = next((node for node in self.graph.nodes if is_guards_call(self.gm, node)), None)
         # the inputs are checked before any statement reads them (PT2E's convert places its quantize calls first)
-        unchecked = self.checks and any(is_guards_call(self.gm, node) for node in self.graph.nodes)
+        unchecked = self.checks and guards is not None
         for node in self.graph.nodes:
             if node.op == "placeholder":
                 continue
             lines.enter(scopes_of(node))
-            if unchecked and node.op != "get_attr" and (node.op == "output" or is_guards_call(self.gm, node) or node not in self.dead):
+            if unchecked and node.op != "get_attr" and (node.op == "output" or node is guards or node not in self.dead):
                 placeholders = [(n, self.names[n]) for n in self.graph.find_nodes(op="placeholder")]
                 lines += input_checks(placeholders, lambda v: literal(v, self.imports, lambda _: None, "input check"))
                 unchecked = False
             if node.op == "output":
                 lines.append(f"return {self.output_code(node.args[0], node)}")
                 break
-            if is_guards_call(self.gm, node):
+            if node is guards:
                 continue
             if node in self.dead or node.op == "get_attr" or node in self.inlined or (node in self.looped and node not in self.accumulations):
                 continue

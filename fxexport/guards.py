@@ -32,8 +32,12 @@ def _symbol_range(value: torch.SymInt) -> tuple[int | None, int | None]:
         return None, None
     lower, upper = bounds.lower, bounds.upper
     low = int(lower) if getattr(lower, "is_finite", True) and lower != -float("inf") else None
-    high = int(upper) if getattr(upper, "is_finite", True) and str(upper) not in ("oo", "int_oo") else None
-    return low, high
+    return low, _finite_upper(upper)
+
+
+def _finite_upper(upper: Any) -> int | None:
+    """A shape environment's upper bound as an int; None for no bound (`oo`, `int_oo`)."""
+    return int(upper) if getattr(upper, "is_finite", True) and str(upper) not in ("oo", "int_oo") else None
 
 
 def _bounds(expr: str, size: Any, seen: dict[str, str], equal: list[str]) -> int | tuple[int | None, int | None] | None:
@@ -64,12 +68,10 @@ def _derived_bounds(expr: str, size: torch.SymInt, equal: list[str]) -> tuple[No
     if coefficient.is_Integer and int(coefficient) > 1 and rest.is_Symbol:
         equal.append(f"{expr} % {int(coefficient)} != 0")
     try:
-        upper = size.node.shape_env.bound_sympy(node).upper
+        high = _finite_upper(size.node.shape_env.bound_sympy(node).upper)
     except Exception:  # noqa: BLE001 - an expression the shape environment cannot bound: no range
         return None
-    if not getattr(upper, "is_finite", True) or str(upper) in ("oo", "int_oo"):
-        return None
-    return (None, int(upper))
+    return None if high is None else (None, high)
 
 
 def _tensor_check(name: str, value: torch.Tensor, seen: dict[str, str], literal: Literal) -> list[str]:

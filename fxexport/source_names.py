@@ -250,8 +250,8 @@ def _int_constant(node: ast.expr) -> int | None:
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
-def _loaded(statement: ast.stmt) -> frozenset[str]:
-    """The names a statement reads."""
+def _loaded(statement: ast.AST) -> frozenset[str]:
+    """The names a statement (or an expression) reads."""
     return frozenset(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
 
@@ -486,8 +486,8 @@ def rebound_parameters(cls: type | str) -> frozenset[str]:
             pairs = [pair for target in statement.targets for pair in _bound_values(target, statement.value)]
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
             pairs = _bound_values(statement.target, statement.value)
-        found |= {name for name, value in pairs if name in parameters and name not in read and name not in _read_names(value)}
-        read |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+        found |= {name for name, value in pairs if name in parameters and name not in read and name not in _loaded(value)}
+        read |= _loaded(statement)
     return frozenset(found)
 
 
@@ -512,10 +512,6 @@ def _bound_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
     if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
         return [pair for t, v in zip(target.elts, value.elts) for pair in _bound_values(t, v)]
     return [(node.id, value) for node in ast.walk(target) if isinstance(node, ast.Name)]
-
-
-def _read_names(value: ast.expr) -> set[str]:
-    return {node.id for node in ast.walk(value) if isinstance(node, ast.Name)}
 
 
 def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
