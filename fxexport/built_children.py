@@ -1,4 +1,5 @@
 """An optional child the shared class builds itself, as the source did: `if stride != 1: self.downsample = ...`.
+The same for a child some instances build as an nn.Identity (`else: self.downsample = nn.Identity()`).
 
 An optional child (optional_children.py) is passed in by the caller where the class cannot build
 it: `Block(64, 128, stride=2, downsample=nn.Sequential(...))`. Where every holder builds it with one
@@ -52,12 +53,14 @@ def built_children(
     parameters: tuple[Parameter, ...],
     name: Callable[[str], str],
     weights: tuple[int, ...] | None = None,
+    otherwise: str = "None",
 ) -> BuiltChildren | None:
     """How the class of a group of instances (their `__init__` lines) builds the optional children that the
     `held` ones build (name, line), adjacent lines one after another; None where it cannot: the holders
     build them with different code, or with literals of their own. `parameters` are the class's keyword
     parameters, the positional ones with no default; `name` gives a new flag an unused name; `weights`: the
-    instances of each row (one each where not given), a new flag on by default where most build the children."""
+    instances of each row (one each where not given), a new flag on by default where most build the children;
+    `otherwise`: what the others set them to (`nn.Identity()` where they build an identity in their place)."""
     rows = sorted(held)
     lines = [k for _, k in children]
     if not rows or lines != list(range(lines[0], lines[0] + len(lines))):
@@ -72,7 +75,7 @@ def built_children(
         used |= found[1]
     test, flag = _condition(held, weights or (1,) * len(inits), parameters, name, children[0][0], used)
     code = [f"if {test}:", *(f"    self.{child} = {text}" for child, text in built), "else:"]
-    code += [f"    self.{child} = None" for child, _ in built]
+    code += [f"    self.{child} = {otherwise}" for child, _ in built]
     return BuiltChildren(lines[0], tuple(code), (flag,) if flag else ())
 
 

@@ -359,14 +359,16 @@ def _merge(
     blocks = tuple(p for p in first.init_params if p.startswith("*"))  # the blocks callers pass (passed_children.py)
     built_here = {j for j in children if f"self.{children[j]} = {child_params[j]}" in some.expansions}
     passed = [child_params[j] for j in children if j not in built_here]
-    optional_params = [f"{name}=None" for name in passed if name in some.absent]
-    passed = [name for name in passed if name not in some.absent]
+    optional_params = [f"{name}=None" for name in passed if name in some.absent or name in some.identities]
+    passed = [name for name in passed if name not in some.absent and name not in some.identities]
     init_params = (*positional, *passed, *blocks, *(f"{name}={defaults[name]}" for name in keywords), *optional_params)
     merged = replace(first, init_lines=init_lines, forward_lines=forward_lines, init_params=init_params, whole_children=whole)
     if optional is not None:
         merged = with_child(merged, optional, merged.forward_lines, built)
     if some.expansions:
         merged = replace(merged, init_lines=tuple(out for line in merged.init_lines for out in some.expansions.get(line, (line,))))
+    if some.identities:
+        merged = replace(merged, init_lines=tuple(_identity_default(line, some.identities) for line in merged.init_lines))
     if conditions:
         steps = {element: _condition_code(condition, element_only) for element, (condition, _) in conditions.items()}
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
@@ -377,7 +379,8 @@ def _merge(
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = core_lines((unpadded or {}).get(cls.name, cls), optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()
-                 if j not in built_here and core[j] != f"self.{children[j]} = None"]  # None: the default
+                 if j not in built_here and core[j] != f"self.{children[j]} = None"  # None: the default
+                 and not (name in some.identities and core[j] == f"self.{children[j]} = {_IDENTITY}")]
         if optional is not None and built is None and cls.name in optional.holders:
             args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
@@ -391,6 +394,7 @@ class _SomeBuild:
     absent: frozenset[str]  # their parameters: None by default
     expansions: dict[str, tuple[str, ...]]  # `self.<child> = <parameter>` -> the lines that build it in the class
     flags: tuple[Parameter, ...]  # the flags those lines test
+    identities: frozenset[str] = frozenset()  # parameters of children passed in or else an nn.Identity: None by default
 
 
 def _children_some_build(
@@ -403,30 +407,49 @@ def _children_some_build(
     weights: tuple[int, ...],
 ) -> _SomeBuild:
     """Which child parameters default to None, and which children the class builds instead where it can
-    (built_children.py; adjacent children of the same holders under one `if`)."""
+    (built_children.py; adjacent children of the same holders under one `if`): those some instances set to
+    None, and those some build as an nn.Identity (`self.act = nn.ReLU() if use_act else nn.Identity()`)."""
     absent = {j for j in children if any(core[j] == f"self.{children[j]} = None" for core in cores)}
+    identities = {j for j in children if j not in absent and any(core[j] == f"self.{children[j]} = {_IDENTITY}" for core in cores)}
+    expansions: dict[str, tuple[str, ...]] = {}
+    flags: list[Parameter] = []
+    for otherwise, lines in (("None", absent), (_IDENTITY, identities)):
+        for run in _runs(cores, children, sorted(lines), otherwise):
+            found = tuple((children[j], j) for j in run)
+            held = _held(cores, children, run[0], otherwise)
+            built = built_children(cores, held, found, known, (*parameters, *flags), flag_name_of, weights, otherwise)
+            if built is not None:
+                flags += built.parameters
+                built_lines = [f"self.{children[j]} = {child_params[j]}" for j in run]
+                expansions.update({built_lines[0]: built.lines, **{line: () for line in built_lines[1:]}})
+    passed = frozenset(child_params[j] for j in identities if f"self.{children[j]} = {child_params[j]}" not in expansions)
+    return _SomeBuild(frozenset(child_params[j] for j in absent), expansions, tuple(flags), passed)
+
+
+def _identity_default(line: str, parameters: frozenset[str]) -> str:
+    """`self.se = se if se is not None else nn.Identity()` for `self.se = se` of such a parameter: callers
+    whose instance has an identity there pass nothing (timm's `self.se = se_layer(...) if se_layer else nn.Identity()`)."""
+    target, _, value = line.partition(" = ")
+    return f"{target} = {value} if {value} is not None else {_IDENTITY}" if value in parameters and target.startswith("self.") else line
+
+
+_IDENTITY = "nn.Identity()"
+
+
+def _runs(cores: list[tuple[str, ...]], children: dict[int, str], lines: list[int], otherwise: str) -> list[list[int]]:
+    """The lines, in runs of adjacent ones the same rows build."""
     runs: list[list[int]] = []
-    for j in sorted(absent):
-        held = _held(cores, children, j)
-        if runs and runs[-1][-1] == j - 1 and _held(cores, children, runs[-1][0]) == held:
+    for j in lines:
+        if runs and runs[-1][-1] == j - 1 and _held(cores, children, runs[-1][0], otherwise) == _held(cores, children, j, otherwise):
             runs[-1].append(j)
         else:
             runs.append([j])
-    expansions: dict[str, tuple[str, ...]] = {}
-    flags: list[Parameter] = []
-    for run in runs:
-        found = tuple((children[j], j) for j in run)
-        built = built_children(cores, _held(cores, children, run[0]), found, known, (*parameters, *flags), flag_name_of, weights)
-        if built is not None:
-            flags += built.parameters
-            lines = [f"self.{children[j]} = {child_params[j]}" for j in run]
-            expansions.update({lines[0]: built.lines, **{line: () for line in lines[1:]}})
-    return _SomeBuild(frozenset(child_params[j] for j in absent), expansions, tuple(flags))
+    return runs
 
 
-def _held(cores: list[tuple[str, ...]], children: dict[int, str], j: int) -> frozenset[int]:
-    """The rows that build the child of line j."""
-    return frozenset(r for r, core in enumerate(cores) if core[j] != f"self.{children[j]} = None")
+def _held(cores: list[tuple[str, ...]], children: dict[int, str], j: int, otherwise: str = "None") -> frozenset[int]:
+    """The rows that build the child of line j (the others set it to `otherwise`)."""
+    return frozenset(r for r, core in enumerate(cores) if core[j] != f"self.{children[j]} = {otherwise}")
 
 
 _MISSING = "\0missing"  # a literal of an element the instance does not build

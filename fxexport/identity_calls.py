@@ -15,6 +15,13 @@ calls it at that place and is otherwise the same op for op (the calls of childre
 aside), the instance gets the call, on a value its recorded `meta["val"]` says is contiguous, so the
 call returns that tensor itself.
 
+torch.export records no call of an nn.Identity at all (timm's MbConvBlock: `shortcut = self.shortcut(x)`,
+a Downsample2d in the first block of a stage, an identity in the others; bottleneck_attn's `self.pool`):
+where the class's `forward` calls the child whatever the instance (source_names.called_always) and
+another instance's call of it reads one value and gives one, the instances lacking it get an
+nn.Identity and its call likewise. Where the source calls it under an `if` (torchvision's
+`if self.downsample is not None:`), the child stays optional (optional_children.py).
+
 Nested classes are done innermost first (a body matches only once the bodies inside it do). The
 pass runs before split (split.py) and works on a copy of the GraphModule.
 """
@@ -30,6 +37,7 @@ from torch import fx, nn
 
 from .calls import graph_body_nodes, stack_frames
 from .layers import first_uses, install
+from .source_names import called_always
 from .subgraphs import copy_graph, holder_copy, with_graph
 
 
@@ -42,17 +50,31 @@ class _Body:
 
 
 @dataclass(frozen=True)
+class _Run:
+    """A call of a donor's that others run nothing in place of: of its child `name` (at `child`; None: a
+    `.contiguous()`), its `nodes` in order, reading one value `input` and giving `output`, read by `users`."""
+
+    name: str | None
+    child: str
+    nodes: tuple[fx.Node, ...]
+    input: fx.Node
+    output: fx.Node
+    users: tuple[fx.Node, ...]
+
+
+@dataclass(frozen=True)
 class _Added:
-    """An identity call to add: `call` (the donor's, of its child `name`; None: a `.contiguous()`)
-    copied into `body` before its node `before` (None: at the end), reading `source`, read in place of
-    it by `readers`. A `.contiguous()` runs inside the module calls `stack` records."""
+    """An identity call to add: the donor's `run` copied into `body` before its node `before` (None: at
+    the end), reading `source`, read in place of it by `readers` (each user of the run's output inside
+    the donor, and the body's node standing for it) and by `outside` (where the run ends the donor: what
+    reads the body's last value after it). A `.contiguous()` runs inside the module calls `stack` records."""
 
     body: _Body
-    call: fx.Node
-    name: str | None
+    run: _Run
     before: fx.Node | None
     source: fx.Node
-    readers: tuple[fx.Node, ...]
+    readers: tuple[tuple[fx.Node, fx.Node], ...]
+    outside: tuple[fx.Node, ...] = ()
     stack: dict[str, Any] | None = None
 
 
@@ -64,11 +86,12 @@ def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` where each module lacking just the identity calls another instance of its class makes has
     them (and the nn.Identity children); `gm` itself where none does."""
     modules = dict(gm.named_modules(remove_duplicate=False))
-    if not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")) and not any(
+    elides = _elides_identities(gm.graph)
+    if not elides and not any(type(modules.get(str(n.target))) is nn.Identity for n in gm.graph.find_nodes(op="call_module")) and not any(
         map(_is_contiguous_call, gm.graph.find_nodes(op="call_method", target="contiguous"))
     ):
-        return gm  # no identity and no `.contiguous()` called: most graphs
-    first = _all_additions(gm.graph, modules)
+        return gm  # no identity and no `.contiguous()` called: most traced graphs
+    first = _all_additions(gm.graph, modules, elides)
     if not first:
         return gm
     copies: dict[fx.Node, fx.Node] = {}
@@ -77,9 +100,16 @@ def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     added = [_in_copy(item, copies) for item in first]
     while added:
         _apply(graph, root, private, added)
-        added = _all_additions(graph, dict(root.named_modules(remove_duplicate=False)))
+        added = _all_additions(graph, dict(root.named_modules(remove_duplicate=False)), elides)
     graph.lint()
     return with_graph(gm, graph, root)
+
+
+def _elides_identities(graph: fx.Graph) -> bool:
+    """True for a graph that records no call of an nn.Identity: one with the values its ops made
+    (torch.export's `val`, dynamo's `example_value`); symbolic_trace calls every identity as a leaf."""
+    first = next((n for n in graph.nodes if n.op == "call_function"), None)
+    return first is not None and ("val" in first.meta or "example_value" in first.meta)
 
 
 def _in_copy(item: _Added, copies: dict[fx.Node, fx.Node]) -> _Added:
@@ -87,11 +117,16 @@ def _in_copy(item: _Added, copies: dict[fx.Node, fx.Node]) -> _Added:
     its users, only read, stay the original's)."""
     body = _Body(item.body.path, tuple(copies[n] for n in item.body.nodes))
     before = None if item.before is None else copies[item.before]
-    return replace(item, body=body, before=before, source=copies[item.source], readers=tuple(copies[n] for n in item.readers))
+    readers = tuple((user, copies[reader]) for user, reader in item.readers)
+    return replace(item, body=body, before=before, source=copies[item.source], readers=readers, outside=tuple(copies[n] for n in item.outside))
 
 
-def _all_additions(graph: fx.Graph, modules: dict[str, nn.Module]) -> list[_Added]:
-    return [a for bodies in _instances(graph, modules).values() for a in _additions(bodies, modules)]
+def _all_additions(graph: fx.Graph, modules: dict[str, nn.Module], elides: bool) -> list[_Added]:
+    """The additions to the innermost bodies that gain any: one inside another reads values the outer
+    one's may change (a stage's downsample read by its first block); the outer ones are found anew after."""
+    found = [a for (cls, bodies) in _instances(graph, modules).items() for a in _additions(bodies, modules, called_always(cls) if elides else frozenset())]
+    paths = {item.body.path for item in found}
+    return [item for item in found if not any(path.startswith(f"{item.body.path}.") for path in paths)]
 
 
 def _instances(graph: fx.Graph, modules: dict[str, nn.Module]) -> dict[object, list[_Body]]:
@@ -111,13 +146,56 @@ def _instances(graph: fx.Graph, modules: dict[str, nn.Module]) -> dict[object, l
     return {cls: bodies for cls, bodies in by_class.items() if len(bodies) > 1}
 
 
-def _identity_calls(body: _Body, modules: dict[str, nn.Module]) -> list[fx.Node]:
-    """The body's calls of an nn.Identity child of its own, on one value."""
-    return [
-        n for n in body.nodes
+def _identity_calls(body: _Body, modules: dict[str, nn.Module], always: frozenset[str], children: dict[str, list[fx.Node]]) -> list[_Run]:
+    """The body's calls of an nn.Identity child of its own on one value, and of its children `always`
+    called (the class's forward calls them whatever the instance; `children`: their calls' nodes) that
+    read one value and give one."""
+    found = [
+        _Run(_relative(str(n.target), body.path), str(n.target), (n,), n.args[0], n, tuple(n.users)) for n in body.nodes
         if n.op == "call_module" and _is_child(str(n.target), body.path) and type(modules.get(str(n.target))) is nn.Identity
         and len(n.args) == 1 and not n.kwargs and isinstance(n.args[0], fx.Node)
     ]  # fmt: skip
+    taken = {run.name for run in found}
+    for name, nodes in children.items():
+        run = _one_value_run(name, f"{body.path}.{name}", nodes) if name in always and name not in taken else None
+        if run is not None and _contiguous_in(nodes, body):
+            found.append(run)
+    return found
+
+
+def _child_calls(body: _Body) -> dict[str, list[fx.Node]]:
+    """The nodes of each direct child's call, by the child's name (not of a child called twice)."""
+    nodes: dict[str, list[fx.Node]] = {}
+    keys: dict[str, set[str]] = {}
+    for node in body.nodes:
+        frame = next((f for f in stack_frames(node) if _relative(f.path, body.path)), None)
+        if frame is not None and _is_child(frame.path, body.path):
+            name = _relative(frame.path, body.path)
+            nodes.setdefault(name, []).append(node)
+            keys.setdefault(name, set()).add(frame.key)
+    return {name: found for name, found in nodes.items() if len(keys[name]) == 1}
+
+
+def _one_value_run(name: str, child: str, nodes: list[fx.Node]) -> _Run | None:
+    """The call of `child` made of `nodes` where it reads one value (its weights aside) and gives one; else None."""
+    inside = set(nodes)
+    inputs = {i for n in nodes for i in n.all_input_nodes if i not in inside and i.op != "get_attr"}
+    outputs = [n for n in nodes if any(u not in inside for u in n.users)]
+    if len(inputs) != 1 or len(outputs) != 1:
+        return None
+    output = outputs[0]
+    return _Run(name, child, tuple(nodes), inputs.pop(), output, tuple(u for u in output.users if u not in inside))
+
+
+def _contiguous_in(nodes: list[fx.Node], body: _Body) -> bool:
+    start = body.nodes.index(nodes[0])
+    return body.nodes[start : start + len(nodes)] == tuple(nodes)
+
+
+def _contiguous_run(node: fx.Node) -> _Run:
+    source = node.args[0]
+    assert isinstance(source, fx.Node)
+    return _Run(None, "", (node,), source, node, tuple(node.users))
 
 
 def _is_contiguous_call(node: fx.Node) -> bool:
@@ -141,18 +219,26 @@ def _relative(path: str, owner: str) -> str:
     return path[len(owner) + 1 :] if path.startswith(f"{owner}.") else ""
 
 
-def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_Added]:
+def _additions(bodies: list[_Body], modules: dict[str, nn.Module], always: frozenset[str]) -> Iterator[_Added]:
     """The calls to add to each body, from the first body that it matches and that calls identity
-    children of more names (all of the body's among them), or of as many and `.contiguous()` more often."""
-    calls = {body.path: _identity_calls(body, modules) for body in bodies}
-    names = {path: {_relative(str(c.target), path) for c in found} for path, found in calls.items()}
+    children of names it calls none of (all of the body's identity children among its), or all the body
+    calls and `.contiguous()` more often.
+    `always`: the children the class's forward calls whatever the instance, in a graph that records no
+    identity call (see _identity_calls)."""
+    children = {body.path: _child_calls(body) if always else {} for body in bodies}
+    calls = {body.path: _identity_calls(body, modules, always, children[body.path]) for body in bodies}
+    names = {path: {run.name for run in found} for path, found in calls.items()}
+    called: dict[str, set[str | None]] = {path: {*children[path], *names[path]} for path in names}
     copies = {body.path: sum(map(_is_contiguous_call, body.nodes)) for body in bodies}
     donors = [b for b in bodies if names[b.path] or copies[b.path]]  # few or none: 2,000 Linear layers make 2,000 bodies
+    every, most = set().union(*names.values()), max(copies.values())
     for body in bodies if donors else ():
+        if names[body.path] == every and copies[body.path] == most:
+            continue  # no donor has more
         for donor in donors:
-            if not (names[body.path] < names[donor.path] or (names[body.path] == names[donor.path] and copies[body.path] < copies[donor.path])):
+            missing = {run for run in calls[donor.path] if run.name not in called[body.path]}
+            if not (names[body.path] <= names[donor.path] if missing else copies[body.path] < copies[donor.path]):
                 continue
-            missing = {c for c in calls[donor.path] if _relative(str(c.target), donor.path) not in names[body.path]}
             try:
                 found = _matched(donor, missing, body, modules)
             except _Mismatch:
@@ -161,20 +247,22 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module]) -> Iterator[_
             break
 
 
-def _left_out(donor: _Body, missing: set[fx.Node], body: _Body) -> list[fx.Node]:
+def _left_out(donor: _Body, missing: set[_Run], body: _Body) -> list[_Run]:
     """The donor's calls `body` lacks, in order: the `missing` identity calls and each `.contiguous()` of
     the donor's own where the body runs the donor's next op instead; _Mismatch where the ops differ otherwise."""
     out = []
     twins: dict[fx.Node, fx.Node] = {}
+    runs = {node: run for run in missing for node in run.nodes}
     j = 0
     for node in donor.nodes:
-        if node in missing:
-            out.append(node)
+        if node in runs:
+            if node is runs[node].nodes[0]:
+                out.append(runs[node])
         elif j < len(body.nodes) and _same_op(node, body.nodes[j], donor.path, body.path) and _same_source(node, body.nodes[j], twins):
             twins[node] = body.nodes[j]
             j += 1
         elif _is_contiguous_call(node) and not _inner_calls(node, donor.path):  # a nested module's: added to it first
-            out.append(node)
+            out.append(_contiguous_run(node))
         else:
             raise _Mismatch
     if j != len(body.nodes) or not out:
@@ -191,34 +279,81 @@ def _same_source(node: fx.Node, twin: fx.Node, twins: dict[fx.Node, fx.Node]) ->
     return not isinstance(source, fx.Node) or source not in twins or twins[source] is twin.args[0]
 
 
-def _matched(donor: _Body, missing: set[fx.Node], body: _Body, modules: dict[str, nn.Module]) -> list[_Added]:
+def _matched(donor: _Body, missing: set[_Run], body: _Body, modules: dict[str, nn.Module]) -> list[_Added]:
     """The additions that make `body` run `donor`'s code, or _Mismatch."""
-    names = [_relative(str(c.target), donor.path) for c in missing]
     holder = modules.get(body.path)
-    if holder is not None and any(hasattr(holder, name) for name in names):
+    if holder is not None and any(hasattr(holder, str(run.name)) for run in missing):
         raise _Mismatch  # it holds something of that name: not a child the graph left out
     body = body if missing else _shared_part(body, donor, modules)
-    calls = _left_out(donor, missing, body)
-    left_out = set(calls)
+    runs = _left_out(donor, missing, body)
+    left_out = {node for run in runs for node in run.nodes}
     index = {node: i for i, node in enumerate(n for n in donor.nodes if n not in left_out)}
     position = {node: i for i, node in enumerate(donor.nodes)}
     out = []
-    for call in calls:
-        source = call.args[0]
-        if not isinstance(source, fx.Node) or source not in index or any(user not in index for user in call.users):
-            raise _Mismatch  # it reads or feeds a value outside the call: no place to map it to
-        twin = body.nodes[index[source]]
-        readers = tuple(body.nodes[index[user]] for user in call.users)
-        for user, reader in zip(call.users, readers):
-            _swapped(user.args, reader.args, call, twin, None)
-            _swapped(user.kwargs, reader.kwargs, call, twin, None)
-        after = next((index[n] for n in donor.nodes[position[call] + 1 :] if n in index), None)
+    for run in runs:
+        users = [user for user in run.users if user in index]
+        if any(user in left_out for user in run.users) or (run.name is None and len(users) != len(run.users)):
+            raise _Mismatch  # read by another call left out, or a `.contiguous()` read after the body
+        twin = _twin(run, users, donor, body, index)
+        readers = tuple((user, body.nodes[index[user]]) for user in users)
+        for user, reader in readers:
+            _swapped(user.args, reader.args, run.output, twin, None)
+            _swapped(user.kwargs, reader.kwargs, run.output, twin, None)
+        after = next((index[n] for n in donor.nodes[position[run.nodes[-1]] + 1 :] if n in index), None)
         before = None if after is None else body.nodes[after]
-        if call in missing:
-            out.append(_Added(body, call, _relative(str(call.target), donor.path), before, twin, readers))
-        else:
-            out.append(_Added(body, call, None, before, twin, readers, _contiguous_stack(call, twin, index, body)))
+        outside = _read_after(run, users, twin, donor, body, position)
+        stack = None if run.name is not None else _contiguous_stack(run.output, twin, index, body)
+        out.append(_Added(body, run, before, twin, readers, outside, stack))
     return out
+
+
+def _twin(run: _Run, users: list[fx.Node], donor: _Body, body: _Body, index: dict[fx.Node, int]) -> fx.Node:
+    """The body's value standing for the one the run reads: its node's where the donor's run reads a value of
+    the donor's; else (the donor's input, as `shortcut = self.shortcut(x)`) the one value the body reads
+    where the donor reads that input or the run's output, made before the body; _Mismatch where none is."""
+    if run.input in index:
+        return body.nodes[index[run.input]]
+    if run.input in donor.nodes:
+        raise _Mismatch  # made inside the donor by another call left out
+    readers = [u for u in run.input.users if u in index]
+    found = {t for u in readers for t in _read_at((u.args, u.kwargs), _args_of(body.nodes[index[u]]), run.input)}
+    found |= {t for u in users for t in _read_at((u.args, u.kwargs), _args_of(body.nodes[index[u]]), run.output)}
+    if len(found) != 1:
+        raise _Mismatch
+    twin = found.pop()
+    if not isinstance(twin, fx.Node) or twin in body.nodes:
+        raise _Mismatch
+    return twin
+
+
+def _args_of(node: fx.Node) -> tuple[Any, Any]:
+    return node.args, node.kwargs
+
+
+def _read_at(value: Any, twin: Any, target: fx.Node) -> Iterator[Any]:
+    """What `twin` holds where `value` holds `target` (their args alike)."""
+    if value is target:
+        yield twin
+    elif isinstance(value, (tuple, list)) and isinstance(twin, (tuple, list)) and len(twin) == len(value):
+        for v, t in zip(value, twin):
+            yield from _read_at(v, t, target)
+    elif isinstance(value, dict) and isinstance(twin, dict) and twin.keys() == value.keys():
+        for key in value:
+            yield from _read_at(value[key], twin[key], target)
+
+
+def _read_after(run: _Run, users: list[fx.Node], twin: fx.Node, donor: _Body, body: _Body, position: dict[fx.Node, int]) -> tuple[fx.Node, ...]:
+    """Where the run's output is read after the donor (it ends the donor, as `return self.pool(out)`): the
+    nodes reading the body's value `twin` after the body, which read the new call instead; () where it is not."""
+    if len(users) == len(run.users):
+        return ()
+    if twin not in body.nodes or any(u not in position for u in run.input.users):
+        raise _Mismatch  # the run's input is read after the donor too: no telling which reads the call
+    inside = set(body.nodes)
+    outside = tuple(u for u in twin.users if u not in inside)
+    if not outside:
+        raise _Mismatch
+    return outside
 
 
 def _shared_part(body: _Body, donor: _Body, modules: dict[str, nn.Module]) -> _Body:
@@ -282,24 +417,51 @@ def _swapped(value: Any, twin: Any, call: fx.Node, source: fx.Node, new: fx.Node
 
 def _apply(graph: fx.Graph, root: nn.Module, private: set[int], added: list[_Added]) -> None:
     """Add the calls to `graph` (the bodies' nodes are its own) and their children under `root`."""
-    children: dict[str, nn.Module] = {}
+    children: dict[str, str] = {}  # the path of each new identity: the donor's child's
     calls: dict[str, int] = {}
     for item in added:
-        if item.name is None:
+        if item.run.name is None:
             new = _inserted_contiguous(graph, item)
         else:
-            path = f"{item.body.path}.{item.name}"
-            children[path] = root.get_submodule(str(item.call.target))
+            path = f"{item.body.path}.{item.run.name}"
+            children[path] = item.run.child
             new = _inserted(graph, item, path, calls.get(path, 0))
             calls[path] = calls.get(path, 0) + 1
-        for user, reader in zip(item.call.users, item.readers):
-            reader.args = _swapped(user.args, reader.args, item.call, item.source, new)
-            reader.kwargs = _swapped(user.kwargs, reader.kwargs, item.call, item.source, new)
+        for user, reader in item.readers:
+            reader.args = _swapped(user.args, reader.args, item.run.output, item.source, new)
+            reader.kwargs = _swapped(user.kwargs, reader.kwargs, item.run.output, item.source, new)
+        for reader in item.outside:
+            reader.replace_input_with(item.source, new)
     uses = first_uses(graph)
     for path, donor in children.items():
         identity = nn.Identity()
-        identity.training = donor.training
-        install(root, path.split("."), identity, private, uses)
+        identity.training = _training(root, (donor, path.rpartition(".")[0]))
+        install(root, path.split("."), identity, private, {**uses, **_sibling_order(root, path, donor)})
+
+
+def _sibling_order(root: nn.Module, path: str, donor: str) -> dict[str, dict[str, int]]:
+    """Where the new identity at `path` stands among its siblings: where the donor's child stands among
+    its own (timm's `res_scale1` between `norm1` and `norm2`, as its class builds them), by the holder's
+    path as first_uses gives it; {} where the root holds no donor's child (it holds no tensor)."""
+    holder, _, name = donor.rpartition(".")
+    try:
+        order = list(root.get_submodule(holder)._modules)
+    except AttributeError:
+        return {}
+    if name not in order:
+        return {}
+    return {path.rpartition(".")[0]: {child: i for i, child in enumerate(order)}}
+
+
+def _training(root: nn.Module, paths: tuple[str, ...]) -> bool:
+    """The training flag of the first module of `paths` the root holds (the donor's child, else the
+    body's module; torch.export's GraphModule holds neither where they hold no tensors), else the root's."""
+    for path in paths:
+        try:
+            return root.get_submodule(path).training
+        except AttributeError:
+            continue
+    return root.training
 
 
 def _inserted_contiguous(graph: fx.Graph, item: _Added) -> fx.Node:
@@ -331,7 +493,7 @@ def _inserted(graph: fx.Graph, item: _Added, path: str, earlier: int) -> fx.Node
 
 def _set_meta(new: fx.Node, item: _Added, stack: dict[str, Any]) -> None:
     """The donor's call's meta (its source line) but the module calls, and the value it returns: its input's."""
-    new.meta = {k: v for k, v in item.call.meta.items() if k not in ("nn_module_stack", "val", "tensor_meta")}
+    new.meta = {k: v for k, v in item.run.output.meta.items() if k not in ("nn_module_stack", "val", "tensor_meta")}
     new.meta["nn_module_stack"] = stack
     for key in ("val", "tensor_meta"):
         if key in item.source.meta:

@@ -125,6 +125,28 @@ def built_always(cls: type | str) -> frozenset[str]:
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=1024)
+def called_always(cls: type | str) -> frozenset[str]:
+    """The children a module class's `forward` calls whenever it runs: `self.pool(out)` in a simple
+    statement at its top level (a `with` block's included); not one under an `if`, in a loop, in a
+    conditional expression or after a block that may return. Empty where the source cannot be read."""
+    found: set[str] = set()
+    for statement in _unconditional(_forward_body(cls)):
+        simple = isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return))
+        if not simple and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
+            break  # `if self.res_scale1 is None: ... return ...`: what follows runs only where it does not
+        if simple and not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement)):
+            found.update(_self_callees(statement))
+    return frozenset(found)
+
+
+def _self_callees(statement: ast.stmt) -> Iterator[str]:
+    """The attributes of `self` a statement calls (`self.pool` in `out = self.pool(out)`)."""
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+            yield node.func.attr
+
+
 def function_syntax(code: Any) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The syntax tree of the function whose code is `code` (its own, not that of what it wraps)."""
     try:
@@ -549,6 +571,7 @@ def forget_statements() -> None:
     source_parameters.cache_clear()
     forward_source.cache_clear()
     unpacked_parameters.cache_clear()
+    called_always.cache_clear()
 
 
 def statement_name(node: fx.Node) -> str | None:

@@ -491,10 +491,12 @@ def copy_graph(graph: fx.Graph, copies: dict[fx.Node, fx.Node] | None = None) ->
     """A copy of `graph` (nodes and their meta copied, shallowly) sharing its codegen (the pytree specs);
     `copies` gets each node's copy."""
     new = fx.Graph(tracer_cls=graph._tracer_cls)
-    result = new.graph_copy(graph, {} if copies is None else copies, return_output_node=True)
+    mapping = {} if copies is None else copies
+    result = new.graph_copy(graph, mapping, return_output_node=True)
     new._codegen = graph._codegen
     if result is None:  # no output: a container torch.export.unflatten holds its children in, never called
         return new
     value, output = cast("tuple[Any, fx.Node]", result)
-    new.output(value, type_expr=getattr(output, "type", None)).meta = copy.copy(output.meta)
+    mapping[output] = new.output(value, type_expr=getattr(output, "type", None))
+    mapping[output].meta = copy.copy(output.meta)
     return new

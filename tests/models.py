@@ -4716,3 +4716,53 @@ class InterfaceAttentionNet(nn.Module):
     def forward(self, x):
         mask = x[0] @ x[0].transpose(0, 1)  # a value of the graph's own: the attention's input takes no model input's name
         return self.attn(x, mask)
+
+
+class PooledMix(nn.Module):
+    """timm's BottleneckAttn: a pool ending the blocks that stride, an nn.Identity in the others (torch.export
+    records no call of it)."""
+
+    def __init__(self, width: int, stride: int) -> None:
+        super().__init__()
+        self.proj = nn.Conv2d(width, width, 1)
+        self.pool = nn.AvgPool2d(2, 2) if stride == 2 else nn.Identity()
+
+    def forward(self, x):
+        out = torch.relu(self.proj(x)) * 2
+        out = self.pool(out)
+        return out
+
+
+class PooledMixes(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(PooledMix(4, 1), PooledMix(4, 2), PooledMix(4, 1))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class ShortcutFirstBlock(nn.Module):
+    """timm's MbConvBlock: a shortcut and a downsampling, identities but in a stage's first block, the
+    shortcut read from the block's input first (`shortcut = self.shortcut(x)`)."""
+
+    def __init__(self, cin: int, cout: int, first: bool) -> None:
+        super().__init__()
+        self.shortcut = nn.Sequential(nn.AvgPool2d(2), nn.Conv2d(cin, cout, 1)) if first else nn.Identity()
+        self.down = nn.AvgPool2d(2) if first else nn.Identity()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+
+    def forward(self, x):
+        shortcut = self.shortcut(x)
+        x = self.down(x)
+        x = self.conv(x)
+        return x + shortcut
+
+
+class ShortcutFirstStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(ShortcutFirstBlock(4, 8, True), ShortcutFirstBlock(8, 8, False), ShortcutFirstBlock(8, 16, True), ShortcutFirstBlock(16, 16, False))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -216,9 +216,10 @@ SHAPES = [
     Shape("child_with_its_code_and_literals_export", _model(models.ShuffledSplits), _rows, _export, frozenset({"ShuffledSplit"}),
           counts={"if self.branch1 is not None:": 1, "ShuffledSplit(": 6}),
     Shape("child_arguments", _model(models.NormActs), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct"}),
-          counts={"self.act = act": 1, "NormAct(4, act=nn.SiLU(inplace=True))": 1, "NormAct(4, act=nn.Identity())": 1}),
+          counts={"if use_act:": 1, "self.act = nn.SiLU(inplace=True)": 1, "self.act = nn.Identity()": 1, "NormAct(4, use_act=False)": 1,
+                  "(4, act=": 0}),  # as the source builds it: `nn.SiLU(inplace=True) if act else nn.Identity()`
     Shape("layer_argument_of_a_child", _model(models.ConvUnits), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct", "ConvUnit"}),
-          counts={"ConvUnit(norm=NormAct(act=nn.SiLU(inplace=True)))": 2, "ConvUnit(norm=NormAct(act=nn.Identity()))": 1}),
+          counts={"ConvUnit(norm=NormAct())": 2, "ConvUnit(norm=NormAct(use_act=False))": 1}),
     Shape("chain_of_blocks", _model(models.Encoder), _rows, _trace, frozenset({"Layer"}),
           counts={"for layer in self.layers:": 1, "out = layer(out, scale)": 1, "= self.layers[": 0, "self.pair[1](": 1}),  # two calls stay calls
     Shape("chain_of_blocks_export", _model(models.Encoder), _rows, _export, frozenset({"Layer"}), counts={"for layer in self.layers:": 1}),
@@ -237,7 +238,7 @@ SHAPES = [
           counts={"class Getter(nn.ModuleDict):": 1, "for layer in self.values():": 1, 'self.inner.add_module("2", nn.Linear(4, 4))': 1,
                   "for layer in self.inner:": 1, "out = layer(x)": 1, "getattr(": 0}),
     Shape("container_children", _model(models.Stages2), _rows, _trace, frozenset({"Stage", "Mix"}),
-          counts={"Stage(downsample=nn.Identity(), blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample": 1}),
+          counts={"Stage(blocks=nn.Sequential(Mix(4), Mix(4)))": 1, "self.downsample = downsample if downsample is not None else nn.Identity()": 1}),
     Shape("list_arguments", _model(models.DenseNetLike), _image, _trace, frozenset({"DenseLayer", "DenseBlock", "Joined"}),
           counts={"def forward(self, features):": 1, "features = [x]": 1, "for layer in self.values():": 1,
                   "features.append(layer(features))": 1, "torch.cat(features, 1)": 2, "([x]": 0, "([x, layer1": 0,
@@ -372,7 +373,7 @@ SHAPES = [
           counts={"activation()": 1, "Activated(activation=nn.SiLU)": 1, "use_": 0}),
     # a child some blocks build as nn.Identity (no call in the graph): all run the others' forward, callers pass it
     Shape("identity_child", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcut"}),
-          counts={"Shortcut(6, 6, downsample=nn.Identity())": 1, "self.downsample = downsample": 1, "out = out + self.downsample(x)": 1}),
+          counts={"Shortcut(6, 6)": 1, "if stride != 1:": 1, "self.downsample = nn.Identity()": 1, "out = out + self.downsample(x)": 1}),
     # identity calls only some blocks make, where the others ran through an eval-mode DropPath (timm's
     # drop_path1, symbolic_trace): every block calls an nn.Identity, one class
     Shape("identity_calls_some_make", _model(models.DropPathNet), _rows, _trace, frozenset({"DropPathBlock"}),
@@ -395,10 +396,11 @@ SHAPES = [
     # match took the second instance's `b.contiguous()` for the donor's `a.contiguous()`: a `variant` flag)
     Shape("elided_contiguous_pairs_export", _model(models.TwoPartitionsNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
           frozenset({"TwoPartitions"}), counts={".contiguous()": 2, "variant": 0, "if self.": 0}),
-    # ... also where that instance builds a child the others lack (timm swinv2_cr's last `norm3`): the call is
-    # added to the code both run, and the child is optional
+    # ... also where that instance builds a child the others build as an nn.Identity (timm swinv2_cr's last `norm3`,
+    # which torch.export records no call of): the call is added to the code both run, the identity to the others
     Shape("elided_contiguous_beside_child_export", _model(models.NormedWindowNet), lambda: (torch.randn(1, 8, 8, 8),), _export,
-          frozenset({"NormedWindowBlock"}), counts={".contiguous()": 2, "if self.norm3 is not None:": 1, "x = self.norm3(x)": 1, "else:": 0}),
+          frozenset({"NormedWindowBlock"}), counts={".contiguous()": 2, "if self.norm3 is not None:": 0, "x = self.norm3(x)": 1, "else:": 0,
+                                                    "NormedWindowBlock(2, 4)": 2, "norm3=nn.LayerNorm(8)": 1}),
     # blocks some callers give an input the others leave out, whose literals differ from stage to stage: one
     # class, each literal a parameter in both branches (the branch an instance never runs has its own side's
     # literals); was a class per stage, each branch with another instance's numbers
@@ -413,7 +415,7 @@ SHAPES = [
           counts={"x.reshape(1, -1, self.w).mean(-1)": 1, "+ 1.0).sum(0)": 1, "class ComputedScale(nn.Module):": 1}),
 
     Shape("called_identity_child", _model(models.IdentityStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"IdentityStage"}),
-          counts={"IdentityStage(4, 8, 4, conv_down=nn.Identity())": 1, "self.conv_down = conv_down": 1, "x = self.conv_down(x)": 1}),
+          counts={"IdentityStage(4, 8, 4, use_conv_down=False)": 1, "self.conv_down = nn.Identity()": 1, "x = self.conv_down(x)": 1}),
     # an input some callers leave out, the block using another in its place: one forward, the input defaulting to None
     Shape("defaulted_input", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"Shortcutted"}),
           counts={"def forward(self, x, shortcut=None):": 1, "if shortcut is None:": 1, "shortcut = x\n": 1, "self.second = Shortcutted()": 1}),
@@ -532,9 +534,18 @@ SHAPES = [
     # numbered stages called with an input named `block`: the loop variable is `child`
     Shape("block_input", _model(models.BlockInput), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"BlockNamedStage", "Shortcut"}),
           counts={"for child in self.children():": 1}),
-    # torch.export drops the identity: an optional child whose code a comment quotes
+    # torch.export records no call of the identity: the source calls the child whatever the block, so the blocks
+    # lacking it get an nn.Identity and the call, as symbolic_trace's (was an optional child, `if self.downsample is not None:`)
     Shape("identity_child_export", _model(models.ShortcutNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcut"}),
-          counts={"if self.downsample is not None:": 1, "Shortcut(6, 6)": 1}),
+          counts={"if self.downsample is not None:": 0, "Shortcut(6, 6)": 1, "self.downsample = nn.Identity()": 1, "out = out + self.downsample(x)": 1}),
+    # ... a child ending the block (timm's BottleneckAttn pool), read after it: one class, the pool passed in
+    Shape("identity_child_ending_export", _model(models.PooledMixes), lambda: (torch.randn(1, 4, 8, 8),), _export, frozenset({"PooledMix"}),
+          counts={"return self.pool(out)": 1, "PooledMix()": 2, "PooledMix(pool=nn.AvgPool2d(2, stride=2))": 1,
+                  "self.pool = pool if pool is not None else nn.Identity()": 1}),
+    # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
+    Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
+          counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
+                  "ShortcutFirstBlock(8, 16, use_shortcut=True)": 1}),
     # two children only some blocks build, with code of their own: one class branching on the first
     Shape("two_optional_children", _model(models.MetaBlocks), _rows, _trace, frozenset({"MetaBlock", "LayerScale"}),
           counts={"if self.res_scale1 is not None:": 1, "MetaBlock(res_scale1=LayerScale(), res_scale2=LayerScale())": 1,
@@ -851,17 +862,17 @@ def test_an_unknown_structure_is_a_one_line_error() -> None:
 class _Shadowing(nn.Module):
     """Attributes named like the module-level names the generated code reads."""
 
-    def __init__(self, width: int, act: bool) -> None:
+    def __init__(self, width: int, act: type[nn.Module] | None) -> None:
         super().__init__()
         self.torch = nn.Linear(width, width)
-        self.nn = nn.SiLU() if act else nn.Identity()
+        self.nn = act() if act else nn.Identity()  # two kinds and an identity: passed whole, as `nn=`
 
     def forward(self, x):
         return self.nn(self.torch(x))
 
 
 def test_parameters_never_shadow_the_names_init_reads(tmp_path: Path) -> None:
-    model = nn.Sequential(_Shadowing(4, True), _Shadowing(4, False), nn.Linear(4, 8), _Shadowing(8, True)).eval()
+    model = nn.Sequential(_Shadowing(4, nn.SiLU), _Shadowing(4, None), nn.Linear(4, 8), _Shadowing(8, nn.GELU)).eval()
     fxexport.export(fx.symbolic_trace(model), tmp_path / "shadowing")
     sys.path.insert(0, str(tmp_path))
     try:

@@ -32,9 +32,9 @@ class Pointwise(nn.Module):  # tests/models.py:3593 Pointwise
 
 
 class ProjectedBlock(nn.Module):  # tests/models.py:3627 ProjectedBlock
-    def __init__(self, proj) -> None:
+    def __init__(self, proj=None) -> None:
         super().__init__()
-        self.proj = proj
+        self.proj = proj if proj is not None else nn.Identity()
         self.conv = nn.Conv2d(4, 4, 3, padding=1)
 
     def forward(self, x):
@@ -97,8 +97,7 @@ class FxModule(nn.Module):
                 ValueHead(),
             )
             self.blocks = nn.Sequential(
-                ProjectedBlock(proj=nn.Conv2d(4, 4, 1)),
-                ProjectedBlock(proj=nn.Identity()),
+                ProjectedBlock(proj=nn.Conv2d(4, 4, 1)), ProjectedBlock()
             )
             self.kept = KeptShortcut()
             self.kept_input = KeptShortcutOfInput()

@@ -23,10 +23,13 @@ TENSOR_VIEWS = {}
 
 
 class NormAct(nn.Module):  # tests/models.py:586 NormAct
-    def __init__(self, num_features, act) -> None:
+    def __init__(self, num_features, use_act=True) -> None:
         super().__init__()
         self.bn = nn.BatchNorm2d(num_features)
-        self.act = act
+        if use_act:
+            self.act = nn.SiLU(inplace=True)
+        else:
+            self.act = nn.Identity()
 
     def forward(self, x):
         return self.act(self.bn(x))
@@ -38,10 +41,10 @@ class FxModule(nn.Module):
     ) -> None:
         super().__init__()
         with torch.device("meta"), skip_init():
-            self.first = NormAct(4, act=nn.SiLU(inplace=True))
-            self.second = NormAct(4, act=nn.Identity())
+            self.first = NormAct(4)
+            self.second = NormAct(4, use_act=False)
             self.conv = nn.Conv2d(4, 8, 1)
-            self.third = NormAct(8, act=nn.SiLU(inplace=True))
+            self.third = NormAct(8)
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train
             if module is not self and next(module.children(), None) is not None:

@@ -23,11 +23,14 @@ TENSOR_VIEWS = {}
 
 
 class Shortcut(nn.Module):  # tests/models.py:1233 Shortcut
-    def __init__(self, in_channels, out_channels, downsample, stride=1) -> None:
+    def __init__(self, in_channels, out_channels, stride=1) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(in_channels, out_channels, 3, stride=stride, padding=1)
         self.conv2 = nn.Conv2d(out_channels, out_channels, 1)
-        self.downsample = downsample
+        if stride != 1:
+            self.downsample = nn.Conv2d(in_channels, out_channels, 1, stride=stride)
+        else:
+            self.downsample = nn.Identity()
 
     def forward(self, x):
         out = self.conv2(torch.relu(self.conv1(x)))
@@ -53,18 +56,11 @@ class FxModule(nn.Module):
     ) -> None:
         super().__init__()
         with torch.device("meta"), skip_init():
-            self.s1 = BlockStage(
-                Shortcut(4, 6, downsample=nn.Conv2d(4, 6, 1, stride=2), stride=2)
-            )
+            self.s1 = BlockStage(Shortcut(4, 6, stride=2))
             self.s2 = BlockStage(
-                Shortcut(6, 8, downsample=nn.Conv2d(6, 8, 1, stride=2), stride=2),
-                Shortcut(8, 8, downsample=nn.Identity()),
-                Shortcut(8, 8, downsample=nn.Identity()),
+                Shortcut(6, 8, stride=2), Shortcut(8, 8), Shortcut(8, 8)
             )
-            self.s3 = BlockStage(
-                Shortcut(8, 8, downsample=nn.Conv2d(8, 8, 1, stride=2), stride=2),
-                Shortcut(8, 8, downsample=nn.Identity()),
-            )
+            self.s3 = BlockStage(Shortcut(8, 8, stride=2), Shortcut(8, 8))
         self.eval()
         for module in self.modules():  # as traced: the modules holding children train
             if module is not self and next(module.children(), None) is not None:
