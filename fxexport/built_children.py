@@ -119,6 +119,8 @@ def _condition(
     for p in parameters:
         if p.default == "None" and frozenset(r for r in rows if p.values[r] != "None") == held:
             return f"{p.name} is not None", None
+        if p.values == tuple(repr(r in held) for r in rows):
+            return p.name, None  # a flag an earlier child of the same holders added
     tests = [test for p in parameters if p.name in used and (test := _telling(p, held)) is not None]
     if tests:
         return min(tests)[1], None

@@ -488,6 +488,7 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
     empty module at each `missing` path (a stateless module the GraphModule did not keep) and the
     children of each path in `orders` held in that order (a Sequential's, as its call runs them)."""
     orders = orders or {}
+    uses: dict[str, int] = {}  # filled when first needed
     memo: dict[int, nn.Module] = {}
     kept: list[nn.Module] = []
     created: dict[str, list[str]] = {}
@@ -511,6 +512,8 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
             if name not in children:
                 children[name] = made = nn.Module()
                 kept.append(made)  # alive while copying: `memo` goes by id, and a freed module's id is reused
+        if any(name not in module._modules and not name.isdigit() for name in created.get(path, [])):
+            children = _by_first_use(children, set(module._modules), path, uses or _first_uses(gm.graph, uses))
         held = list(module._modules)
         if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))
@@ -543,6 +546,35 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
         return new
 
     return copy(gm, "")
+
+
+def _by_first_use(children: dict[str, nn.Module | None], held: set[str], path: str, uses: dict[str, int]) -> dict[str, nn.Module | None]:
+    """`children` with each named one the GraphModule does not hold before the first sibling the graph uses
+    after it (as layers._place puts a restored layer or a shared identity): by call order, not by name, so
+    instances whose stateless children some build as an identity list them alike."""
+    out = {name: child for name, child in children.items() if name in held or name.isdigit()}
+    prefix = f"{path}." if path else ""
+    for name, child in children.items():
+        if name in out:
+            continue
+        mine = uses.get(prefix + name)
+        later = None if mine is None else next((k for k, key in enumerate(out) if uses.get(prefix + key, -1) > mine), None)
+        items = list(out.items())
+        items.insert(len(items) if later is None else later, (name, child))
+        out = dict(items)
+    return out
+
+
+def _first_uses(graph: fx.Graph, out: dict[str, int]) -> dict[str, int]:
+    """`out` filled with the position of the first node that reads or calls each module path, or runs inside its call."""
+    for position, node in enumerate(graph.nodes):
+        paths = [f.path for f in stack_frames(node)]
+        if node.op in ("call_module", "get_attr"):
+            parts = str(node.target).split(".")
+            paths += [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+        for path in paths:
+            out.setdefault(path, position)
+    return out
 
 
 def _root_module(gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument], orders: Orders) -> fx.GraphModule:

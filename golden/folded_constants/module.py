@@ -35,9 +35,9 @@ class FrozenBlock(nn.Module):  # tests/models.py:4071 FrozenBlock
     def __init__(self) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.bn1 = FrozenNorm()
         self.relu = nn.ReLU()
         self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
-        self.bn1 = FrozenNorm()
         self.bn2 = FrozenNorm()
 
     def forward(
