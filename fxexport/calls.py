@@ -53,6 +53,27 @@ class Call:
             out += item._nodes if isinstance(item, Call) else [item]
         return tuple(out)
 
+    def interface(self) -> tuple[list[fx.Node], list[fx.Node]]:
+        """(inputs, outputs): the values its nodes use from outside it (a parameter of a module outside its
+        own subtree included) and its values used after it, each in the order the graph first uses or computes them."""
+        inputs, outputs = self._interface
+        return list(inputs), list(outputs)
+
+    @functools.cached_property
+    def _interface(self) -> tuple[tuple[fx.Node, ...], tuple[fx.Node, ...]]:
+        # Asked of each call by several stages of split, while no node it reads or is read by changes.
+        body = self._nodes
+        inside = set(body)
+        prefix = f"{self.frame.path}."
+        inputs: dict[fx.Node, None] = {}
+        for node in body:
+            for used in node.all_input_nodes:
+                if used in inside or used in inputs or (used.op == "get_attr" and str(used.target).startswith(prefix)):
+                    continue
+                inputs[used] = None
+        outputs = tuple(n for n in body if any(u not in inside for u in n.users))
+        return tuple(inputs), outputs
+
     def calls(self) -> list[Call]:
         """This call and every nested call, children before their parents."""
         out: list[Call] = []

@@ -15,7 +15,7 @@ from collections import defaultdict
 from torch import fx
 
 from .calls import Call
-from .subgraphs import ListArgument, interface
+from .subgraphs import ListArgument
 
 
 def list_arguments(calls: list[Call]) -> dict[str, ListArgument]:
@@ -35,7 +35,7 @@ def list_arguments(calls: list[Call]) -> dict[str, ListArgument]:
 def _list_argument(call: Call) -> ListArgument | None:
     """The one list (or tuple) of the body's arguments that holds all the call's inputs, in order,
     when the body reads them nowhere else."""
-    inputs, _ = interface(call)
+    inputs, _ = call.interface()
     inside = set(call.nodes())
     users = {u for node in inputs for u in node.users if u in inside}
     if not inputs or len(users) != 1:

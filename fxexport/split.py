@@ -50,7 +50,6 @@ from .subgraphs import (
     Builder,
     ListArgument,
     generic_input,
-    interface,
     local_name,
     module_from,
     rename_inputs,
@@ -304,7 +303,7 @@ def _creatable(path: str, modules: dict[str, nn.Module]) -> nn.Module | None:
 def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module], missing: set[str]) -> str | None:
     """Why this call cannot become a method of its module, or None."""
     path = call.frame.path
-    inputs, outputs = interface(call)
+    inputs, outputs = call.interface()
     body = call.nodes()
     for node in body:
         if node.op == "call_module" and not _under(str(node.target), path):
@@ -392,7 +391,7 @@ def _is_chain(call: Call, module: nn.Module, inputs: list[fx.Node], outputs: lis
     previous: fx.Node = inputs[0]
     for item, child in zip(call.items, children):
         if isinstance(item, Call):
-            item_inputs, item_outputs = interface(item)
+            item_inputs, item_outputs = item.interface()
             path, last = item.frame.path, item_outputs
         elif item.op == "call_module" and not item.kwargs and len(item.args) == 1:
             path, item_inputs, last = str(item.target), [a for a in item.args if isinstance(a, fx.Node)], [item]

@@ -47,21 +47,6 @@ def _graph_module_class() -> type[fx.GraphModule]:
 _GRAPH_MODULE = _graph_module_class()
 
 
-def interface(call: Call) -> tuple[list[fx.Node], list[fx.Node]]:
-    """(inputs, outputs) of a call, each in the order the graph first uses or computes them."""
-    body = call.nodes()
-    inside = set(body)
-    prefix = f"{call.frame.path}."
-    inputs: list[fx.Node] = []
-    for node in body:
-        for used in node.all_input_nodes:
-            if used in inside or used in inputs or (used.op == "get_attr" and str(used.target).startswith(prefix)):
-                continue
-            inputs.append(used)
-    outputs = [n for n in body if any(u not in inside for u in n.users)]
-    return inputs, outputs
-
-
 @dataclass(frozen=True)
 class ListArgument:
     """A call whose method takes its inputs as one list: the body node that reads them, and the list
@@ -329,7 +314,7 @@ class Builder:
         """The graph of one call's body: its inputs are placeholders (or one list), its outputs returned."""
         builder = cls(call.frame.path, call.frame.cls, lists)
         builder.applied = call_site_scopes(call.nodes(), call.frame.path)
-        inputs, outputs = interface(call)
+        inputs, outputs = call.interface()
         taken: set[str] = set()
         packed = builder.lists.get(call.frame.key)
         if packed is not None:
@@ -406,7 +391,7 @@ class Builder:
 
     def call(self, call: Call) -> None:
         """`call_module` of the called module; several outputs come back as a tuple, taken apart."""
-        inputs, outputs = interface(call)
+        inputs, outputs = call.interface()
         values = tuple(self.value(i) for i in inputs)
         packed = self.lists.get(call.frame.key)
         args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
