@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import fx, nn
 
 from .aten_spellings import bind
+from .module_paths import submodule
 
 
 def identity_source(node: fx.Node, gm: fx.GraphModule) -> fx.Node | None:
@@ -47,7 +48,7 @@ def _dropout_source(node: fx.Node, gm: fx.GraphModule) -> fx.Node | None:
     of a dropout function (torch.nn.functional's or ATen's) with training False."""
     training: object  # False only where the call says so
     if node.op == "call_module":
-        module = gm.get_submodule(str(node.target))
+        module = submodule(gm, str(node.target))
         training = module.training if isinstance(module, nn.modules.dropout._DropoutNd) else True
     elif node.op == "call_function" and node.target in _DROPOUTS:
         training = _signature_bound(node.target, node.args, node.kwargs).get("training", True)

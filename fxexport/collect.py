@@ -33,6 +33,7 @@ from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .lifted_names import local_lifted_names
 from .literals import literal
+from .module_paths import submodule
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote, sanitize, variant_names
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing, unpacking_once
@@ -623,7 +624,7 @@ def _run_by_calls(gm: fx.GraphModule, targets: list[str]) -> frozenset[str]:
         if target in out:
             continue
         out.add(target)
-        module = gm.get_submodule(target)
+        module = submodule(gm, target)
         if type(module) is nn.Sequential:
             targets += [f"{target}.{name}" for name in module._modules]
     return frozenset(out)

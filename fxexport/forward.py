@@ -23,6 +23,7 @@ from .imports import ImportTable
 from .inlining import Planner, statement_note
 from .literals import function_reference, index_code, literal
 from .loops import Accumulation, Chain, loops
+from .module_paths import submodule
 from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
@@ -147,7 +148,7 @@ def is_guards_call(gm: fx.GraphModule, node: fx.Node) -> bool:
     """True for a call of torch.export's input-guards submodule (emitted as input checks, not a call)."""
     if node.op != "call_module":
         return False
-    return is_guards_module(gm.get_submodule(str(node.target)))
+    return is_guards_module(submodule(gm, str(node.target)))
 
 
 class _Emitter:

@@ -21,6 +21,7 @@ from torch.fx.immutable_collections import immutable_dict
 from .annotations import own_stack_trace, recovered, source_statement
 from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
+from .module_paths import submodule
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
 from .scopes import SCOPES, Scope, after, call_site_scopes
@@ -335,7 +336,7 @@ class Builder:
         builder = cls("", None, lists)
         builder.graph._codegen = gm.graph._codegen
         for node in gm.graph.nodes:
-            if node.op == "placeholder" or (node.op == "call_module" and is_guards_module(gm.get_submodule(str(node.target)))):
+            if node.op == "placeholder" or (node.op == "call_module" and is_guards_module(submodule(gm, str(node.target)))):
                 builder.env[node] = builder.graph.node_copy(node, builder.value)
         builder.emit(items, keep_names=True)
         for node in gm.graph.find_nodes(op="output"):
