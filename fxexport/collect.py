@@ -13,7 +13,7 @@ import torch
 from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
-from .annotations import class_annotation, recovering, source_class_name, without_echoes
+from .annotations import class_annotation, forget_traces, recovering, source_class_name, without_echoes
 from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
@@ -663,6 +663,7 @@ def collect(
         forget_frames()
         forget_kept_values()
         forget_statements()
+        forget_traces()
 
 
 def _collect(
