@@ -142,6 +142,7 @@ def is_library_layer(cls: type | str) -> bool:
 def forget_frames() -> None:
     """Drop the frames and classes kept during an export, so that no user class outlives it here."""
     _frame.cache_clear()
+    _kept_frames.cache_clear()
     is_library_layer.cache_clear()
 
 
@@ -163,10 +164,25 @@ def graph_body_nodes(graph: fx.Graph, modules: dict[str, nn.Module]) -> list[fx.
 
 def stack_frames(node: fx.Node) -> list[Frame]:
     """Every well-formed entry of the node's `nn_module_stack`, outermost first."""
-    stack = node.meta.get("nn_module_stack") or {}
-    path = module_path if _DYNAMO_GRAPH.get() else str
-    return [_frame(str(key), path(entry[0]), entry[1]) for key, entry in stack.items()
-            if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)]  # fmt: skip
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return []
+    entries, dynamo = tuple(stack.items()), _DYNAMO_GRAPH.get()
+    try:
+        return list(_kept_frames(entries, dynamo))
+    except TypeError:  # an entry that cannot be hashed
+        return list(_read_frames(entries, dynamo))
+
+
+def _read_frames(entries: tuple[tuple[object, object], ...], dynamo: bool) -> tuple[Frame, ...]:
+    path = module_path if dynamo else str
+    return tuple(_frame(str(key), path(entry[0]), entry[1]) for key, entry in entries
+                 if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str))  # fmt: skip
+
+
+# The nodes of a call record equal stacks, each read several times (split, its recovered statements, called
+# functions): read once per stack during one export (forget_frames).
+_kept_frames = functools.lru_cache(maxsize=1 << 14)(_read_frames)
 
 
 SOURCE_CLASS = "fxexport_source_class"  # in a GraphModule split cut out of a module call (its meta): the module's class
