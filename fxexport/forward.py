@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import fx
+from torch.fx.immutable_collections import immutable_dict, immutable_list
 
 from .access import module_access
 from .annotations import shape_comment
@@ -107,12 +108,14 @@ def _is_syntax(node: fx.Node) -> bool:
 
 
 _PLAIN = frozenset({int, float, bool, str, type(None), torch.dtype, torch.device})
+# The containers of nodes' arguments: no output class, so not asked (500 times in the bench transformer's export).
+_CONTAINERS = frozenset({tuple, list, dict, immutable_list, immutable_dict})
 
 
 def _register_value(value: Any, imports: ImportTable, where: str) -> None:
     if type(value) in _PLAIN or isinstance(value, fx.Node):
         return
-    if is_output_class(type(value)):
+    if type(value) not in _CONTAINERS and is_output_class(type(value)):
         function_reference(type(value), imports, where)
     if isinstance(value, (tuple, list)):
         for item in value:
