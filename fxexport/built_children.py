@@ -54,13 +54,15 @@ def built_children(
     name: Callable[[str], str],
     weights: tuple[int, ...] | None = None,
     otherwise: str = "None",
+    flags: tuple[Parameter, ...] = (),
 ) -> BuiltChildren | None:
     """How the class of a group of instances (their `__init__` lines) builds the optional children that the
     `held` ones build (name, line), adjacent lines one after another; None where it cannot: the holders
     build them with different code, or with literals of their own. `parameters` are the class's keyword
     parameters, the positional ones with no default; `name` gives a new flag an unused name; `weights`: the
     instances of each row (one each where not given), a new flag on by default where most build the children;
-    `otherwise`: what the others set them to (`nn.Identity()` where they build an identity in their place)."""
+    `otherwise`: what the others set them to (`nn.Identity()` where they build an identity in their place);
+    `flags`: those earlier children of the class added, one of which serves where it is true for the same holders."""
     rows = sorted(held)
     lines = [k for _, k in children]
     if not rows or lines != list(range(lines[0], lines[0] + len(lines))):
@@ -73,7 +75,7 @@ def built_children(
             return None
         built.append((child, found[0]))
         used |= found[1]
-    test, flag = _condition(held, weights or (1,) * len(inits), parameters, name, children[0][0], used)
+    test, flag = _condition(held, weights or (1,) * len(inits), parameters, name, children[0][0], used, flags)
     code = [f"if {test}:", *(f"    self.{child} = {text}" for child, text in built), "else:"]
     code += [f"    self.{child} = {otherwise}" for child, _ in built]
     return BuiltChildren(lines[0], tuple(code), (flag,) if flag else ())
@@ -110,17 +112,25 @@ def _carrying(column: tuple[str, ...], rows: list[int], parameters: tuple[Parame
 
 
 def _condition(
-    held: frozenset[int], weights: tuple[int, ...], parameters: tuple[Parameter, ...], name: Callable[[str], str], child: str, used: set[str]
+    held: frozenset[int],
+    weights: tuple[int, ...],
+    parameters: tuple[Parameter, ...],
+    name: Callable[[str], str],
+    child: str,
+    used: set[str],
+    flags: tuple[Parameter, ...] = (),
 ) -> tuple[str, Parameter | None]:
     """The test true for the holders alone, and the flag it adds (None where a parameter serves): a
     parameter only holders pass, one the child's code reads whose int value sets the holders apart
-    (`if stride != 1:`), or a new flag."""
+    (`if stride != 1:`), a flag an earlier child of the same holders added (`if use_partition_swap:` for
+    `departition_swap` too), or a new flag."""
     rows = range(len(weights))
+    for p in flags:
+        if p.values == tuple(repr(r in held) for r in rows):
+            return p.name, None
     for p in parameters:
         if p.default == "None" and frozenset(r for r in rows if p.values[r] != "None") == held:
             return f"{p.name} is not None", None
-        if p.values == tuple(repr(r in held) for r in rows):
-            return p.name, None  # a flag an earlier child of the same holders added
     tests = [test for p in parameters if p.name in used and (test := _telling(p, held)) is not None]
     if tests:
         return min(tests)[1], None

@@ -417,7 +417,7 @@ def _children_some_build(
         for run in _runs(cores, children, sorted(lines), otherwise):
             found = tuple((children[j], j) for j in run)
             held = _held(cores, children, run[0], otherwise)
-            built = built_children(cores, held, found, known, (*parameters, *flags), flag_name_of, weights, otherwise)
+            built = built_children(cores, held, found, known, (*parameters, *flags), flag_name_of, weights, otherwise, tuple(flags))
             if built is not None:
                 flags += built.parameters
                 built_lines = [f"self.{children[j]} = {child_params[j]}" for j in run]
