@@ -65,7 +65,7 @@ from .optional_children import (
 )
 from .optional_layers import added_back, set_aside
 from .passed_children import chained_children_passed_in, children_passed_in
-from .regions import code_lines
+from .regions import IN_PLACE, code_lines
 from .runs import with_runs
 from .spelled_calls import with_defaults, without_defaults
 from .super_calls import with_super_calls
@@ -374,13 +374,14 @@ def _merge(
         lines = built_in_steps(tuple(without_defaults(line, known) for line in merged.init_lines), steps, _parameter_name("layers", taken))
         merged = replace(merged, init_lines=lines)
     calls = {}
+    skipped = {name for j, name in child_params.items() if name in some.absent and _applied_if_present(merged.forward_lines, children[j])}
     for row, cls in enumerate(group):
         args = [values[name][row] for name in positional]
         args += [f"{name}={values[name][row]}" for name in keywords if values[name][row] != defaults[name]]
         core = core_lines((unpadded or {}).get(cls.name, cls), optional)
         args += [f"{name}={without_defaults(core[j], known).split(' = ', 1)[1]}" for j, name in child_params.items()
                  if j not in built_here and core[j] != f"self.{children[j]} = None"  # None: the default
-                 and not (name in some.identities and core[j] == f"self.{children[j]} = {_IDENTITY}")]
+                 and not (name in some.identities | skipped and core[j] == f"self.{children[j]} = {_IDENTITY}")]
         if optional is not None and built is None and cls.name in optional.holders:
             args += [f"{child}={without_defaults(cls.init_lines[i], known).split(' = ', 1)[1]}" for child, i in zip(optional.children, optional.init_lines)]
         calls[cls.name] = f"{first.name}({', '.join(args)})"
@@ -424,6 +425,23 @@ def _children_some_build(
                 expansions.update({built_lines[0]: built.lines, **{line: () for line in built_lines[1:]}})
     passed = frozenset(child_params[j] for j in identities if f"self.{children[j]} = {child_params[j]}" not in expansions)
     return _SomeBuild(frozenset(child_params[j] for j in absent), expansions, tuple(flags), passed)
+
+
+def _applied_if_present(forward: tuple[str, ...], child: str) -> bool:
+    """True when the forward reads `self.<child>` only in `if self.<child> is not None:` over one line
+    applying it in place (`shortcut = self.shortcut(shortcut)`), with no `else`: there an identity does
+    what None does, and a caller whose instance has one passes nothing (ghostnet's `shortcut`, an empty
+    nn.Sequential in some blocks, which torch.export records no call of in the others)."""
+    lines = [line for line in forward if not line.lstrip().startswith("#")]
+    reads = [k for k, line in enumerate(lines) if re.search(rf"self\.{re.escape(child)}\b", line)]
+    if len(reads) != 2 or reads[1] != reads[0] + 1 or lines[reads[0]].strip() != f"if self.{child} is not None:":
+        return False
+    indent = len(lines[reads[0]]) - len(lines[reads[0]].lstrip())
+    body = lines[reads[1]]
+    applied = IN_PLACE.fullmatch(body.strip())
+    after = lines[reads[1] + 1] if reads[1] + 1 < len(lines) else ""
+    more = len(after) - len(after.lstrip()) > indent or after.strip() == "else:" or after.strip().startswith("elif ")
+    return applied is not None and applied[2] == child and len(body) - len(body.lstrip()) == indent + 4 and not more
 
 
 def _identity_default(line: str, parameters: frozenset[str]) -> str:
