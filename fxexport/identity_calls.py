@@ -52,7 +52,9 @@ class _Body:
 @dataclass(frozen=True)
 class _Run:
     """A call of a donor's that others run nothing in place of: of its child `name` (at `child`; None: a
-    `.contiguous()`), its `nodes` in order, reading one value `input` and giving `output`, read by `users`."""
+    `.contiguous()`), its `nodes` in order, reading one value `input` and giving `output`, read by `users`.
+    `always`: the class's forward calls the child whatever the instance; only then may the input be made
+    before the body (`shortcut = self.shortcut(x)`) or the output read after it (`return self.pool(out)`)."""
 
     name: str | None
     child: str
@@ -60,6 +62,7 @@ class _Run:
     input: fx.Node
     output: fx.Node
     users: tuple[fx.Node, ...]
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,9 +101,12 @@ def shared_identity_calls(gm: fx.GraphModule) -> fx.GraphModule:
     graph, root = copy_graph(gm.graph, copies), holder_copy(gm)
     private: set[int] = {id(root)}  # the holders of the copy that are its own (install copies the others it changes)
     added = [_in_copy(item, copies) for item in first]
-    while added:
-        _apply(graph, root, private, added)
-        added = _all_additions(graph, dict(root.named_modules(remove_duplicate=False)), elides)
+    try:
+        while added:
+            _apply(graph, root, private, added)
+            added = _all_additions(graph, dict(root.named_modules(remove_duplicate=False)), elides)
+    except _Mismatch:
+        return gm  # an addition another one changed the reads of (none known): the graph as it was
     graph.lint()
     return with_graph(gm, graph, root)
 
@@ -126,7 +132,22 @@ def _all_additions(graph: fx.Graph, modules: dict[str, nn.Module], elides: bool)
     one's may change (a stage's downsample read by its first block); the outer ones are found anew after."""
     found = [a for (cls, bodies) in _instances(graph, modules).items() for a in _additions(bodies, modules, called_always(cls) if elides else frozenset())]
     paths = {item.body.path for item in found}
-    return [item for item in found if not any(path.startswith(f"{item.body.path}.") for path in paths)]
+    return _apart([item for item in found if not any(path.startswith(f"{item.body.path}.") for path in paths)])
+
+
+def _apart(added: list[_Added]) -> list[_Added]:
+    """The additions, but one whose rewired nodes another's rewires too, left for the next round: a block
+    ending in an identity read by the next one starting with another rewires the same node, each expecting
+    the value the other replaces (the next round finds the second anew)."""
+    taken: set[fx.Node] = set()
+    out = []
+    for item in added:
+        touched = {reader for _, reader in item.readers} | set(item.outside)
+        if touched & taken:
+            continue
+        taken |= touched
+        out.append(item)
+    return out
 
 
 def _instances(graph: fx.Graph, modules: dict[str, nn.Module]) -> dict[object, list[_Body]]:
@@ -151,7 +172,8 @@ def _identity_calls(body: _Body, modules: dict[str, nn.Module], always: frozense
     called (the class's forward calls them whatever the instance; `children`: their calls' nodes) that
     read one value and give one."""
     found = [
-        _Run(_relative(str(n.target), body.path), str(n.target), (n,), n.args[0], n, tuple(n.users)) for n in body.nodes
+        _Run(_relative(str(n.target), body.path), str(n.target), (n,), n.args[0], n, tuple(n.users), _relative(str(n.target), body.path) in always)
+        for n in body.nodes
         if n.op == "call_module" and _is_child(str(n.target), body.path) and type(modules.get(str(n.target))) is nn.Identity
         and len(n.args) == 1 and not n.kwargs and isinstance(n.args[0], fx.Node)
     ]  # fmt: skip
@@ -184,7 +206,7 @@ def _one_value_run(name: str, child: str, nodes: list[fx.Node]) -> _Run | None:
     if len(inputs) != 1 or len(outputs) != 1:
         return None
     output = outputs[0]
-    return _Run(name, child, tuple(nodes), inputs.pop(), output, tuple(u for u in output.users if u not in inside))
+    return _Run(name, child, tuple(nodes), inputs.pop(), output, tuple(u for u in output.users if u not in inside), always=True)
 
 
 def _contiguous_in(nodes: list[fx.Node], body: _Body) -> bool:
@@ -292,8 +314,8 @@ def _matched(donor: _Body, missing: set[_Run], body: _Body, modules: dict[str, n
     out = []
     for run in runs:
         users = [user for user in run.users if user in index]
-        if any(user in left_out for user in run.users) or (run.name is None and len(users) != len(run.users)):
-            raise _Mismatch  # read by another call left out, or a `.contiguous()` read after the body
+        if any(user in left_out for user in run.users) or (not run.always and (len(users) != len(run.users) or run.input not in index)):
+            raise _Mismatch  # read by another call left out; or, of a call the source may skip, a value outside the body
         twin = _twin(run, users, donor, body, index)
         readers = tuple((user, body.nodes[index[user]]) for user in users)
         for user, reader in readers:

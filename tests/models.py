@@ -4766,3 +4766,78 @@ class ShortcutFirstStages(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class PoolEnding(nn.Module):
+    """A block ending in a child that is an nn.Identity in some instances (timm's BottleneckAttn `pool`)."""
+
+    def __init__(self, real: bool) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, 1, 1)
+        self.pool = nn.AvgPool2d(3, 1, 1) if real else nn.Identity()
+
+    def forward(self, x):
+        out = self.conv(x)
+        return self.pool(out)
+
+
+class ShortcutStarting(nn.Module):
+    """A block starting with a child that is an nn.Identity in some instances (timm's MbConvBlock `shortcut`)."""
+
+    def __init__(self, real: bool) -> None:
+        super().__init__()
+        self.shortcut = nn.Sequential(nn.Conv2d(4, 4, 1)) if real else nn.Identity()
+        self.conv = nn.Conv2d(4, 4, 3, 1, 1)
+
+    def forward(self, x):
+        s = self.shortcut(x)
+        return self.conv(x) + s
+
+
+class EndToStart(nn.Module):
+    """By torch.export the identity ending `a1` and the one starting `b1` rewire the same node (`b1` reads
+    `a1`'s value): added one round after the other (the first version raised, or wired `b1`'s to `a1`'s conv)."""
+
+    def __init__(self, b_first: bool) -> None:
+        super().__init__()
+        self.b_first = b_first
+        self.a0, self.b0, self.a1, self.b1 = PoolEnding(True), ShortcutStarting(True), PoolEnding(False), ShortcutStarting(False)
+
+    def forward(self, x):
+        x = self.a0(self.b0(x)) if self.b_first else self.b0(self.a0(x))
+        return self.b1(self.a1(x))
+
+
+class EndToStartNet(EndToStart):
+    def __init__(self) -> None:
+        super().__init__(False)
+
+
+class StartToEndNet(EndToStart):
+    def __init__(self) -> None:
+        super().__init__(True)
+
+
+class NoneOrIdentityShortcut(nn.Module):
+    """A shortcut some blocks build as None, some as an nn.Identity, some as a conv, the forward testing it for None."""
+
+    def __init__(self, kind: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, 1, 1)
+        self.shortcut = None if kind == 0 else nn.Identity() if kind == 1 else nn.Sequential(nn.Conv2d(4, 4, 1))
+
+    def forward(self, x):
+        shortcut = x
+        x = self.conv(x)
+        if self.shortcut is not None:
+            shortcut = self.shortcut(shortcut)
+        return x + shortcut
+
+
+class NoneOrIdentityShortcuts(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(NoneOrIdentityShortcut(kind) for kind in (2, 0, 1, 2, 1)))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -542,6 +542,16 @@ SHAPES = [
     Shape("identity_child_ending_export", _model(models.PooledMixes), lambda: (torch.randn(1, 4, 8, 8),), _export, frozenset({"PooledMix"}),
           counts={"return self.pool(out)": 1, "PooledMix()": 2, "PooledMix(pool=nn.AvgPool2d(2, stride=2))": 1,
                   "self.pool = pool if pool is not None else nn.Identity()": 1}),
+    # ... one ending a block and one starting the next, rewiring the same node: one round after the other
+    Shape("identity_children_end_to_start_export", _model(models.EndToStartNet), lambda: (torch.randn(1, 4, 8, 8),), _export,
+          frozenset({"PoolEnding", "ShortcutStarting"}), counts={"return self.pool(out)": 1, "s = self.shortcut(x)": 1, "variant": 0}),
+    Shape("identity_children_start_to_end_export", _model(models.StartToEndNet), lambda: (torch.randn(1, 4, 8, 8),), _export,
+          frozenset({"PoolEnding", "ShortcutStarting"}), counts={"return self.pool(out)": 1, "s = self.shortcut(x)": 1, "variant": 0}),
+    # symbolic_trace: a shortcut the source tests for None stays None where a block has none (an identity
+    # reading the block's input was added to it, as the source never calls the child there)
+    Shape("none_or_identity_child", _model(models.NoneOrIdentityShortcuts), lambda: (torch.randn(1, 4, 8, 8),), _trace,
+          frozenset({"NoneOrIdentityShortcut"}), counts={"NoneOrIdentityShortcut()": 1, "NoneOrIdentityShortcut(shortcut=nn.Identity())": 2,
+                                                         "if self.shortcut is not None:": 1}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
