@@ -432,7 +432,7 @@ def _applied_if_present(forward: tuple[str, ...], child: str) -> bool:
     applying it in place (`shortcut = self.shortcut(shortcut)`), with no `else`: there an identity does
     what None does, and a caller whose instance has one passes nothing (ghostnet's `shortcut`, an empty
     nn.Sequential in some blocks, which torch.export records no call of in the others)."""
-    lines = [line for line in forward if not line.lstrip().startswith("#")]
+    lines = code_lines(forward)
     reads = [k for k, line in enumerate(lines) if re.search(rf"self\.{re.escape(child)}\b", line)]
     if len(reads) != 2 or reads[1] != reads[0] + 1 or lines[reads[0]].strip() != f"if self.{child} is not None:":
         return False

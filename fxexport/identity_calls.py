@@ -172,15 +172,14 @@ def _identity_calls(body: _Body, modules: dict[str, nn.Module], always: frozense
     called (the class's forward calls them whatever the instance; `children`: their calls' nodes) that
     read one value and give one."""
     found = [
-        _Run(_relative(str(n.target), body.path), str(n.target), (n,), n.args[0], n, tuple(n.users), _relative(str(n.target), body.path) in always)
-        for n in body.nodes
+        _leaf_run(n, body.path, always) for n in body.nodes
         if n.op == "call_module" and _is_child(str(n.target), body.path) and type(modules.get(str(n.target))) is nn.Identity
         and len(n.args) == 1 and not n.kwargs and isinstance(n.args[0], fx.Node)
     ]  # fmt: skip
     taken = {run.name for run in found}
     for name, nodes in children.items():
         run = _one_value_run(name, f"{body.path}.{name}", nodes) if name in always and name not in taken else None
-        if run is not None and _contiguous_in(nodes, body):
+        if run is not None and _adjacent_in(nodes, body):
             found.append(run)
     return found
 
@@ -209,7 +208,16 @@ def _one_value_run(name: str, child: str, nodes: list[fx.Node]) -> _Run | None:
     return _Run(name, child, tuple(nodes), inputs.pop(), output, tuple(u for u in output.users if u not in inside), always=True)
 
 
-def _contiguous_in(nodes: list[fx.Node], body: _Body) -> bool:
+def _leaf_run(node: fx.Node, path: str, always: frozenset[str]) -> _Run:
+    """The call of an nn.Identity child (a leaf the graph calls) as a run of its own."""
+    name = _relative(str(node.target), path)
+    source = node.args[0]
+    assert isinstance(source, fx.Node)
+    return _Run(name, str(node.target), (node,), source, node, tuple(node.users), name in always)
+
+
+def _adjacent_in(nodes: list[fx.Node], body: _Body) -> bool:
+    """True where `nodes` stand one after another in the body."""
     start = body.nodes.index(nodes[0])
     return body.nodes[start : start + len(nodes)] == tuple(nodes)
 

@@ -11,6 +11,7 @@ ops. The input GraphModule is not changed: modules on the way to a restored laye
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -297,15 +298,26 @@ def _caller_trace(trace: str | None) -> str | None:
     return "".join(kept).rstrip("\n") or None
 
 
-def first_uses(graph: fx.Graph) -> dict[str, dict[str, int]]:
-    """By holder path, the position of the first use of each child the graph reads or calls (or a module under it)."""
+def first_uses(graph: fx.Graph, frames: bool = False) -> dict[str, dict[str, int]]:
+    """By holder path, the position of the first use of each child the graph reads or calls (or a module under it);
+    with `frames`, of each a node runs inside the call of too (a module the GraphModule does not hold)."""
     out: dict[str, dict[str, int]] = {}
     for position, node in enumerate(graph.nodes):
+        paths = [f.path for f in stack_frames(node) if f.path] if frames else []
         if node.op in ("call_module", "get_attr"):
-            parts = str(node.target).split(".")
+            paths.append(str(node.target))
+        for path in paths:
+            parts = path.split(".")
             for end in range(len(parts)):
                 out.setdefault(".".join(parts[:end]), {}).setdefault(parts[end], position)
     return out
+
+
+def first_used_after(names: Iterable[str], uses: dict[str, int], name: str) -> int | None:
+    """The index of the first of `names` the graph uses after `name` (by `uses`, first_uses' positions of
+    one holder's children), before which `name` goes; None where none is, or `name` is not used."""
+    mine = uses.get(name)
+    return None if mine is None else next((i for i, key in enumerate(names) if uses.get(key, -1) > mine), None)
 
 
 def install(root: nn.Module, parts: list[str], layer: nn.Module, private: set[int], first_use: dict[str, dict[str, int]]) -> None:
@@ -335,8 +347,7 @@ def _place(parent: nn.Module, name: str, child: nn.Module, uses: dict[str, int])
     if name in parent._modules:  # a holder replaced where it stood
         parent._modules[name] = child
         return
-    mine = None if name.isdigit() else uses.get(name)
-    later = None if mine is None else next((i for i, key in enumerate(parent._modules) if uses.get(key, -1) > mine), None)
+    later = None if name.isdigit() else first_used_after(parent._modules, uses, name)
     if later is not None:
         items = list(parent._modules.items())
         items.insert(later, (name, child))

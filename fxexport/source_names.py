@@ -82,8 +82,13 @@ def _always_run(file: str, first: int) -> frozenset[int]:
     return frozenset(
         statement.lineno + first - 1
         for statement in _unconditional(tree.body[0].body)
-        if not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement))
+        if not _branches(statement)
     )
+
+
+def _branches(statement: ast.stmt) -> bool:
+    """True where part of the statement may not run: a conditional expression, `and` or `or`."""
+    return any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement))
 
 
 def _unconditional(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -135,7 +140,7 @@ def called_always(cls: type | str) -> frozenset[str]:
         simple = isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return))
         if not simple and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
             break  # `if self.res_scale1 is None: ... return ...`: what follows runs only where it does not
-        if simple and not any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(statement)):
+        if simple and not _branches(statement):
             found.update(_self_callees(statement))
     return frozenset(found)
 

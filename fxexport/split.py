@@ -35,6 +35,7 @@ from .calls import (
 from .input_order import Orders, reorder_calls, source_ordered
 from .ir import InlineModule
 from .kept_values import may_keep_values
+from .layers import first_used_after, first_uses
 from .packing import list_arguments
 from .rebuild import is_holder
 from .scopes import blocks_of
@@ -487,7 +488,7 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
     empty module at each `missing` path (a stateless module the GraphModule did not keep) and the
     children of each path in `orders` held in that order (a Sequential's, as its call runs them)."""
     orders = orders or {}
-    uses: dict[str, int] = {}  # filled when first needed
+    uses: dict[str, dict[str, int]] = {}  # filled when first needed
     memo: dict[int, nn.Module] = {}
     kept: list[nn.Module] = []
     created: dict[str, list[str]] = {}
@@ -512,7 +513,9 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
                 children[name] = made = nn.Module()
                 kept.append(made)  # alive while copying: `memo` goes by id, and a freed module's id is reused
         if any(name not in module._modules and not name.isdigit() for name in created.get(path, [])):
-            children = _by_first_use(children, set(module._modules), path, uses or _first_uses(gm.graph, uses))
+            if not uses:
+                uses.update(first_uses(gm.graph, frames=True))
+            children = _by_first_use(children, set(module._modules), uses.get(path, {}))
         held = list(module._modules)
         if created.get(path) and all(n.isdigit() for n in children) and held == sorted(held, key=int):  # a created child goes to its place
             children = dict(sorted(children.items(), key=lambda item: int(item[0])))
@@ -547,32 +550,18 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
     return copy(gm, "")
 
 
-def _by_first_use(children: dict[str, nn.Module | None], held: set[str], path: str, uses: dict[str, int]) -> dict[str, nn.Module | None]:
+def _by_first_use(children: dict[str, nn.Module | None], held: set[str], uses: dict[str, int]) -> dict[str, nn.Module | None]:
     """`children` with each named one the GraphModule does not hold before the first sibling the graph uses
-    after it (as layers._place puts a restored layer or a shared identity): by call order, not by name, so
-    instances whose stateless children some build as an identity list them alike."""
+    after it (`uses`: layers.first_uses of their holder), the rule layers._place puts a restored layer or a
+    shared identity by: call order, not name order, so instances whose stateless children some build as an
+    identity list them alike."""
     out = {name: child for name, child in children.items() if name in held or name.isdigit()}
-    prefix = f"{path}." if path else ""
     for name, child in children.items():
-        if name in out:
-            continue
-        mine = uses.get(prefix + name)
-        later = None if mine is None else next((k for k, key in enumerate(out) if uses.get(prefix + key, -1) > mine), None)
-        items = list(out.items())
-        items.insert(len(items) if later is None else later, (name, child))
-        out = dict(items)
-    return out
-
-
-def _first_uses(graph: fx.Graph, out: dict[str, int]) -> dict[str, int]:
-    """`out` filled with the position of the first node that reads or calls each module path, or runs inside its call."""
-    for position, node in enumerate(graph.nodes):
-        paths = [f.path for f in stack_frames(node)]
-        if node.op in ("call_module", "get_attr"):
-            parts = str(node.target).split(".")
-            paths += [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
-        for path in paths:
-            out.setdefault(path, position)
+        if name not in out:
+            items = list(out.items())
+            later = first_used_after(out, uses, name)
+            items.insert(len(items) if later is None else later, (name, child))
+            out = dict(items)
     return out
 
 
