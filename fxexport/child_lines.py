@@ -13,6 +13,7 @@ import re
 
 from .code_slots import literal_slots, masked, per_line
 from .ir import ClassIR
+from .regions import code_lines
 from .runs import CONTAINERS, repeat_count
 from .spelled_calls import parsed_line
 
@@ -90,3 +91,11 @@ def attribute(line: str) -> str:
     """The attribute a `self.<name> = ...` line sets, else ""."""
     match = re.match(r"self\.(\w+) = ", line)
     return match[1] if match else ""
+
+
+def names_on_self(cls: ClassIR) -> set[str]:
+    """Every name the class sets or reads on `self`: attributes, buffers and children registered by name
+    (in code: not in a comment quoting the source's `self.num_heads`)."""
+    lines = code_lines((*cls.init_lines, *cls.forward_lines))
+    named = {m[1] for line in lines for m in re.finditer(r"self\.(?:register_buffer|register_parameter|add_module)\(\s*[\"'](\w+)[\"']", line)}
+    return named | {m[1] for line in lines for m in re.finditer(r"self\.(\w+)", line)}

@@ -219,7 +219,7 @@ def same_code(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[st
 
 def _parts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """(shared head, plain's own lines, flagged's own lines, shared tail)."""
-    plain = _returned_by_name(_rebinding_renamed(plain, flagged, params), flagged)
+    plain = _returned_by_name(_rebinding_renamed(_head_renamed(plain, flagged, params), flagged, params), flagged)
     flagged = _kept_as_input(_rebound_input_renamed(flagged, plain, params), plain, params)
     a, b = _statements(plain), _statements(_aligned(plain, flagged, params))
     start, end = _shared(a, b)
@@ -248,6 +248,34 @@ def _aligned(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str
 
 
 _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*) = (.*)")  # `name = value`: one local bound
+
+
+def _head_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
+    """`plain` with the values its first statements bind named as the flagged side names them, where
+    they compute the same: one side writes `layers_0 = self.layers[0](x)`, ..., `x = torch.cat([x,
+    layers_0, ...])`, `return self.aggregation(x)`; the other, which adds `x` back, `out = self.layers[0](x)`,
+    ..., `out = torch.cat([x, out, ...])`, `out = self.aggregation(out)` (timm's hgnet). A value is renamed
+    from its binding on, where the name it takes is not read or bound again in `plain` after it."""
+    statements, theirs = _statements(plain), _statements(flagged)
+    for k in range(min(len(statements), len(theirs))):
+        if statements[k] == theirs[k] and not returns(statements[k][0]):
+            continue
+        mine, other = _one_binding(statements[k]), _one_binding(theirs[k])
+        if mine is None or other is None or mine[1] != other[1]:
+            break
+        later = _lines(statements[k + 1 :])
+        if other[0] in variable_names(later):
+            break
+        renamed = (f"{other[0]} = {mine[1]}", *(rename_variables(line, {mine[0]: other[0]}) for line in later))
+        statements = [*statements[:k], *_statements(renamed)]
+    renamed = _lines(statements)
+    return renamed if _common_statements(renamed, flagged, params) > _common_statements(plain, flagged, params) else plain
+
+
+def _one_binding(statement: tuple[str, ...]) -> tuple[str, str] | None:
+    """(name, value) of a statement `name = value` of one line, else None."""
+    bound = _ASSIGNMENT.fullmatch(statement[0]) if len(statement) == 1 else None
+    return (bound[1], bound[2]) if bound else None
 
 
 def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:

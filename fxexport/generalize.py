@@ -19,7 +19,7 @@ from torch import nn
 
 from .built_children import Parameter, built_children
 from .call_defaults import with_shared_keywords
-from .child_lines import attribute, init_template, is_child
+from .child_lines import attribute, init_template, is_child, names_on_self
 from .code_slots import (
     Slot,
     called_names,
@@ -58,7 +58,9 @@ from .optional_children import (
     OptionalChild,
     core_forward,
     core_lines,
+    identities_of,
     identity_children,
+    is_identity,
     one_code,
     with_child,
     with_optional_children,
@@ -99,7 +101,8 @@ def generalize(
         before_padding = {c.name: c for c in unpadded}
         groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
         for group, optional, flag in _with_flags(groups, params):
-            merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, before_padding)
+            unpadded_group = {c.name: _identities_like(before_padding[c.name], c) for c in group if c.name in before_padding}
+            merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, unpadded_group)
             merged, instance_calls = added_back(merged, group, instance_calls, aside, instances, params)
             params[merged.name] = merged.init_params
             out.append(replace(merged, init_lines=tuple(without_defaults(line, params) for line in merged.init_lines)))
@@ -185,6 +188,9 @@ def _with_flags(
         if (optional is None or one_code(group, optional)) and first.init_lines:
             core = replace(first, init_lines=core_lines(first, optional))
             keys.setdefault((*first.source, first.forward_params, init_template(core, known)), []).append(i)
+    given = pairs  # a pair padded with identities that does not join keeps none
+    pairs, padded = _identities_added(pairs, [members[0] for members in keys.values() if len(members) == 1], known)
+    keys.update({("identities", *members): list(members) for members in padded})
     joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
     for members in keys.values():
         if len(members) != 2:
@@ -215,8 +221,45 @@ def _with_flags(
             continue
         joined[members[0]] = ([*a, *b], optional, flag)
         joined[members[1]] = ([], None, None)
-    out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(pairs)]
+    out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(given)]
     return [item for item in out if item[0]]
+
+
+def _identities_added(
+    pairs: list[tuple[list[ClassIR], OptionalChild | None]], singles: list[int], known: dict[str, tuple[str, ...]]
+) -> tuple[list[tuple[list[ClassIR], OptionalChild | None]], list[tuple[int, int]]]:
+    """Two groups of one source class left unpaired whose `__init__`s differ only in children one builds
+    as `nn.Identity()` and the other lacks: the other builds them too, where the one does, so that they
+    join on a flag. timm's hgnet calls `self.drop_path` only `if self.residual:`, so symbolic_trace's
+    GraphModule holds it only in the residual blocks; every block builds it in the source. An identity
+    holds no state: the state_dict is the same. The pairs, padded, and which indices now pair."""
+    by_key: dict[tuple[object, ...], list[int]] = {}
+    for i in singles:
+        group, optional = pairs[i]
+        first = group[0]
+        if optional is None:
+            kept = replace(first, init_lines=tuple(line for line in first.init_lines if not is_identity(line)))
+            by_key.setdefault((*first.source, first.forward_params, init_template(kept, known)), []).append(i)
+    out, padded = list(pairs), []
+    for members in by_key.values():
+        if len(members) != 2:
+            continue
+        a, b = (pairs[i][0] for i in members)
+        lines_a, lines_b = identities_of(a[0], b[0].init_lines), identities_of(b[0], a[0].init_lines)
+        if lines_a is None or lines_b is None or (lines_a, lines_b) == (a[0].init_lines, b[0].init_lines):
+            continue
+        new_a = [replace(c, init_lines=identities_of(c, b[0].init_lines) or c.init_lines) for c in a]
+        new_b = [replace(c, init_lines=identities_of(c, a[0].init_lines) or c.init_lines) for c in b]
+        if init_template(new_a[0], known) != init_template(new_b[0], known):
+            continue
+        out[members[0]], out[members[1]] = (new_a, None), (new_b, None)
+        padded.append((members[0], members[1]))
+    return out, padded
+
+
+def _identities_like(unpadded: ClassIR, cls: ClassIR) -> ClassIR:
+    """The class as it was before its elements were padded, with the identity children added since."""
+    return replace(unpadded, init_lines=identities_of(unpadded, cls.init_lines) or unpadded.init_lines)
 
 
 def _member_forwards(group: list[ClassIR], holders: frozenset[str], condition: str, negated: str, regions: bool = False) -> list[Placed] | None:
@@ -327,22 +370,22 @@ def _merge(
         forwards = [core_forward(c, optional) for c in group]
         reserved = set(optional.children if optional is not None else ())
         forward_lines, stored = _forward_parameters(
-            forwards, forward_lines, reserved | _names_on_self(first), parameters, values, positional, taken, source=first.source_forward
+            forwards, forward_lines, reserved | names_on_self(first), parameters, values, positional, taken, source=first.source_forward
         )
         init_lines += tuple(stored)
     elif flag is None and optional is not None and optional.literals_vary:  # an extra child; each side's literals their own
-        child, reserved = optional.child, set(optional.children) | _names_on_self(first)
+        child, reserved = optional.child, set(optional.children) | names_on_self(first)
         on, off = f"self.{child} is not None", f"self.{child} is None"
         forward_lines, stored = _branched_parameters(group, optional.holders, (on, off), reserved, parameters, values, positional, taken)
         init_lines += tuple(stored)
     init_lines = tuple(f"self.{children[j]} = {child_params[j]}" if j in children else line for j, line in enumerate(init_lines))
     if flag is not None:
         flag_param = _parameter_name(flag.name, taken)
-        flag_attribute = _parameter_name(flag_param, _names_on_self(first))
+        flag_attribute = _parameter_name(flag_param, names_on_self(first))
         flag_default = instances.most_common([repr(c.name in flag.holders) for c in group], names)
         on, off = f"self.{flag_attribute}", f"not self.{flag_attribute}"
         if flag.literals_vary:
-            reserved = _names_on_self(first) | {flag_attribute}
+            reserved = names_on_self(first) | {flag_attribute}
             forward_lines, stored = _branched_parameters(group, flag.holders, (on, off), reserved, parameters, values, positional, taken, regions=True)
             init_lines += tuple(stored)
         else:
@@ -661,14 +704,6 @@ def _name_variants(
 # What nn.Module itself has on every instance: a forward literal stored under one of these names
 # would shadow it.
 _MODULE_NAMES = frozenset(dir(nn.Module)) | {"training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"}
-
-
-def _names_on_self(cls: ClassIR) -> set[str]:
-    """Every name the class sets or reads on `self`: attributes, buffers and children registered by name
-    (in code: not in a comment quoting the source's `self.num_heads`)."""
-    lines = code_lines((*cls.init_lines, *cls.forward_lines))
-    named = {m[1] for line in lines for m in re.finditer(r"self\.(?:register_buffer|register_parameter|add_module)\(\s*[\"'](\w+)[\"']", line)}
-    return named | {m[1] for line in lines for m in re.finditer(r"self\.(\w+)", line)}
 
 
 def _attributes(cls: ClassIR) -> set[str]:

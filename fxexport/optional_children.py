@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .built_children import BuiltChildren
-from .child_lines import attribute, init_template
+from .child_lines import attribute, init_template, names_on_self
 from .code_slots import filled, masked, number_slots
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
@@ -57,22 +57,37 @@ def with_optional_children(
         for i, (base, optional) in enumerate(out):
             if optional:
                 continue
-            for lacking, having in ((base, group), (group, base)):
+            for lacking_first in (True, False):
+                lacking, having = (base, group) if lacking_first else (group, base)
                 found = _optional_child(lacking[0], having[0], known)
                 if found is None:
                     found = _extra_child(lacking, having, known)
+                if found is None and (padded := _with_identities(lacking, having)) is not None:
+                    found = _extra_child(padded, having, known)
+                    lacking = padded if found is not None else lacking
                 if found is not None and any(attribute in found.children for c in having for attribute, _ in absent.get(c.name, ())):
                     found = None
                 if found is not None and not _tells_apart(lacking, having, found.children):
                     found = None
                 if found is not None:
-                    out[i] = ([*base, *group], replace(found, holders=frozenset(c.name for c in having)))
+                    members = [*lacking, *having] if lacking_first else [*having, *lacking]
+                    out[i] = (members, replace(found, holders=frozenset(c.name for c in having)))
                     break
             if out[i][1] is not None:
                 break
         else:
             out.append((group, None))
     return out
+
+
+def _with_identities(lacking: list[ClassIR], having: list[ClassIR]) -> list[ClassIR] | None:
+    """The lacking classes building the identity children the having ones build and they lack (timm's
+    `drop_path1`, built beside the optional `token_mixer` and `ls1`): every instance builds those, as
+    in the source. None where they lack none, or name one otherwise."""
+    padded = [identities_of(c, having[0].init_lines) for c in lacking]
+    if any(lines is None for lines in padded) or all(lines == c.init_lines for lines, c in zip(padded, lacking)):
+        return None
+    return [replace(c, init_lines=lines) for c, lines in zip(lacking, padded) if lines is not None]
 
 
 def _tells_apart(lacking: list[ClassIR], having: list[ClassIR], children: tuple[str, ...]) -> bool:
@@ -140,6 +155,8 @@ def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known) ->
     if found is None:
         return None
     children, lines = found
+    if all(b.init_lines[i].endswith(" = nn.Identity()") for i in lines):
+        return None  # no state to test for: every instance builds it, and a flag tells the codes apart (generalize._identities_added)
     condition, negated = f"self.{children[0]} is not None", f"self.{children[0]} is None"
     if _same_forward(lacking) and _same_forward(having):
         if not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
@@ -243,3 +260,27 @@ def _called_only(lines: tuple[str, ...], name: str) -> bool:
 def reads(lines: tuple[str, ...], name: str) -> bool:
     """True when a line of code (not a comment quoting the source) reads `self.<name>`."""
     return any(re.search(rf"self\.{re.escape(name)}\b", line) for line in code_lines(lines))
+
+
+def identities_of(cls: ClassIR, donor: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The class's `__init__` with the identity children of `donor` it lacks, each after the attribute it
+    follows there (first where none); None where the class names one of them otherwise."""
+    lines = list(cls.init_lines)
+    own, names = {attribute(line) for line in cls.init_lines} - {""}, names_on_self(cls)
+    after = ""
+    for line in donor:
+        name = attribute(line)
+        if is_identity(line) and name not in own:
+            if name in names:
+                return None
+            at = next((k + 1 for k, mine in enumerate(lines) if after and attribute(mine) == after), 0)
+            lines.insert(at, line)
+            own.add(name)
+        if name in own:
+            after = name
+    return tuple(lines)
+
+
+def is_identity(line: str) -> bool:
+    """True when the line builds a child as `nn.Identity()`."""
+    return bool(attribute(line)) and line.endswith(" = nn.Identity()")

@@ -4841,3 +4841,68 @@ class NoneOrIdentityShortcuts(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class ConcatenatingBlock(nn.Module):
+    """timm's hgnet HighPerfGpuBlock: its layers' outputs concatenated, the input added back only where
+    `residual`, through `drop_path` (an identity), which the other blocks hold but never call."""
+
+    def __init__(self, channels: int, residual: bool) -> None:
+        super().__init__()
+        self.residual = residual
+        self.layers = nn.ModuleList(nn.Conv2d(channels if i == 0 else 4, 4, 3, padding=1) for i in range(2))
+        self.aggregation = nn.Conv2d(channels + 8, channels, 1)
+        self.drop_path = nn.Identity()
+
+    def forward(self, x):
+        identity = x
+        output = [x]
+        for layer in self.layers:
+            x = layer(x)
+            output.append(x)
+        x = torch.cat(output, dim=1)
+        x = self.aggregation(x)
+        if self.residual:
+            x = self.drop_path(x) + identity
+        return x
+
+
+class ConcatenatingBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(ConcatenatingBlock(4, residual) for residual in (False, True, True)))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class TokenMixingBlock(nn.Module):
+    """timm's EfficientFormerV2Block: a token mixer, its layer scale and drop path only some blocks build
+    (None in the others), the drop path an identity."""
+
+    def __init__(self, channels: int, mixes: bool) -> None:
+        super().__init__()
+        if mixes:
+            self.token_mixer = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
+            self.ls1 = nn.Conv2d(channels, channels, 1, groups=channels)
+            self.drop_path1 = nn.Identity()
+        else:
+            self.token_mixer = None
+            self.ls1 = None
+            self.drop_path1 = None
+        self.mlp = nn.Conv2d(channels, channels, 1)
+        self.drop_path2 = nn.Identity()
+
+    def forward(self, x):
+        if self.token_mixer is not None:
+            x = x + self.drop_path1(self.ls1(self.token_mixer(x)))
+        return x + self.drop_path2(self.mlp(x))
+
+
+class TokenMixingBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(TokenMixingBlock(4, mixes) for mixes in (False, False, True, True)))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -552,6 +552,17 @@ SHAPES = [
     Shape("none_or_identity_child", _model(models.NoneOrIdentityShortcuts), lambda: (torch.randn(1, 4, 8, 8),), _trace,
           frozenset({"NoneOrIdentityShortcut"}), counts={"NoneOrIdentityShortcut()": 1, "NoneOrIdentityShortcut(shortcut=nn.Identity())": 2,
                                                          "if self.shortcut is not None:": 1}),
+    # an identity one side calls only under a flag (hgnet's drop_path, called `if self.residual:`): every block
+    # builds it, and the sides share the statements that compute the same under other names
+    Shape("identity_called_under_a_flag", _model(models.ConcatenatingBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
+          frozenset({"ConcatenatingBlock"}), counts={"self.drop_path = nn.Identity()": 1, "if self.residual:": 1, "self.aggregation(": 1,
+                                                     "ConcatenatingBlock(residual=False)": 1, "self.drop_path is not None": 0}),
+    Shape("identity_called_under_a_flag_export", _model(models.ConcatenatingBlocks), lambda: (torch.randn(1, 4, 8, 8),), _export,
+          frozenset({"ConcatenatingBlock"}), counts={"if self.residual:": 1, "self.aggregation(": 1, "ConcatenatingBlock(residual=False)": 1}),
+    # two optional children and an identity beside them (EfficientFormerV2Block's token_mixer, ls1, drop_path1):
+    # every block builds the identity, the others are optional
+    Shape("optional_children_beside_an_identity", _model(models.TokenMixingBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
+          frozenset({"TokenMixingBlock"}), counts={"self.drop_path1 = nn.Identity()": 1, "if self.token_mixer is not None:": 1}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
