@@ -302,14 +302,18 @@ def first_uses(graph: fx.Graph, frames: bool = False) -> dict[str, dict[str, int
     """By holder path, the position of the first use of each child the graph reads or calls (or a module under it);
     with `frames`, of each a node runs inside the call of too (a module the GraphModule does not hold)."""
     out: dict[str, dict[str, int]] = {}
-    for position, node in enumerate(graph.nodes):
+    order = {node: position for position, node in enumerate(graph.nodes)}
+    for node, position in order.items():
         paths = [f.path for f in stack_frames(node) if f.path] if frames else []
-        if node.op in ("call_module", "get_attr"):
+        if node.op == "call_module" or node.op == "get_attr" and node.users:
             paths.append(str(node.target))
+        if node.op == "get_attr" and node.users:  # torch.export puts every get_attr first: used where read
+            position = min(order[user] for user in node.users)
         for path in paths:
             parts = path.split(".")
             for end in range(len(parts)):
-                out.setdefault(".".join(parts[:end]), {}).setdefault(parts[end], position)
+                uses = out.setdefault(".".join(parts[:end]), {})
+                uses[parts[end]] = min(uses.get(parts[end], position), position)
     return out
 
 

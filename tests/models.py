@@ -4906,3 +4906,28 @@ class TokenMixingBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class PoolFirstBlock(nn.Module):
+    """timm's MbConvBlock: the shortcut, a pool where the block strides, runs before the normalization,
+    whose num_batches_tracked no op reads (torch.export puts every get_attr first)."""
+
+    def __init__(self, stride: int) -> None:
+        super().__init__()
+        self.shortcut = nn.AvgPool2d(2) if stride == 2 else nn.Identity()
+        self.pre_norm = nn.BatchNorm2d(4)
+        self.conv = nn.Conv2d(4, 4, 3, stride=stride, padding=1)
+
+    def forward(self, x):
+        shortcut = self.shortcut(x)
+        x = self.pre_norm(x)
+        return self.conv(x) + shortcut
+
+
+class PoolFirstBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(PoolFirstBlock(stride) for stride in (2, 1, 1)))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -563,6 +563,10 @@ SHAPES = [
     # every block builds the identity, the others are optional
     Shape("optional_children_beside_an_identity", _model(models.TokenMixingBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
           frozenset({"TokenMixingBlock"}), counts={"self.drop_path1 = nn.Identity()": 1, "if self.token_mixer is not None:": 1}),
+    # a stateless child runs first where torch.export puts every get_attr first, one (num_batches_tracked)
+    # read by nothing: it stands first, where its call is
+    Shape("stateless_child_first_export", _model(models.PoolFirstBlocks), lambda: (torch.randn(1, 4, 8, 8),), _export,
+          frozenset({"PoolFirstBlock"}), counts={"self.shortcut = nn.Identity()\n        self.pre_norm = nn.BatchNorm2d(4)": 1}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
