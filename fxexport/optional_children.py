@@ -159,14 +159,32 @@ def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known) ->
         return None  # no state to test for: every instance builds it, and a flag tells the codes apart (generalize._identities_added)
     condition, negated = f"self.{children[0]} is not None", f"self.{children[0]} is None"
     if _same_forward(lacking) and _same_forward(having):
-        if not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params):
+        if not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params, regions=True):
             return None
-        return OptionalChild(children, lines, frozenset(), branched(a.forward_lines, b.forward_lines, condition, negated, a.forward_params))
+        forward = branched(a.forward_lines, b.forward_lines, condition, negated, a.forward_params, regions=True)
+        return OptionalChild(children, lines, frozenset(), _tests_applied(forward, condition, children[1:]))
     members = [*lacking, *having]
     forwards = member_forwards([c.forward_lines for c in members], [k >= len(lacking) for k in range(len(members))], condition, negated, a.forward_params)
     if forwards is None or not few_lines_apart(literals_apart(a.forward_lines)[0], literals_apart(b.forward_lines)[0], a.forward_params):
         return None
     return OptionalChild(children, lines, frozenset(), forwards[0].lines, literals_vary=True)
+
+
+def _tests_applied(forward: tuple[str, ...], condition: str, others: tuple[str, ...]) -> tuple[str, ...]:
+    """The forward with an `if <condition>:` whose one line of code applies another of the children in
+    place testing that child: `if self.upsample is not None: out = self.upsample(out)` (the same instances
+    hold both; the test names the one applied)."""
+    out = list(forward)
+    for k, line in enumerate(forward):
+        if line.strip() != f"if {condition}:":
+            continue
+        indent = len(line) - len(line.lstrip())
+        end = next((j for j in range(k + 1, len(forward)) if len(forward[j]) - len(forward[j].lstrip()) <= indent), len(forward))
+        code = code_lines(tuple(text.strip() for text in forward[k + 1 : end]))
+        applied = IN_PLACE.fullmatch(code[0]) if len(code) == 1 else None
+        if applied and applied[2] in others:
+            out[k] = line.replace(condition, f"self.{applied[2]} is not None")
+    return tuple(out)
 
 
 def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str, count: int) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:

@@ -4931,3 +4931,41 @@ class PoolFirstBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class StridedMixer(nn.Module):
+    """timm's efficientformerv2 Attention2d: where it strides, a conv first and an upsample near the end,
+    each applied in place under its own test (None in the other blocks)."""
+
+    def __init__(self, stride: int | None) -> None:
+        super().__init__()
+        if stride is not None:
+            self.stride_conv = nn.Conv2d(4, 4, 3, stride=stride, padding=1, groups=4)
+            self.upsample = nn.Upsample(scale_factor=stride, mode="bilinear")
+        else:
+            self.stride_conv = None
+            self.upsample = None
+        self.q = nn.Conv2d(4, 4, 1)
+        self.k = nn.Conv2d(4, 4, 1)
+        self.proj = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        if self.stride_conv is not None:
+            x = self.stride_conv(x)
+        q = self.q(x)
+        k = self.k(x)
+        out = torch.relu(q) * torch.sigmoid(k)
+        out = out + q
+        if self.upsample is not None:
+            out = self.upsample(out)
+        out = torch.tanh(out)
+        return self.proj(out)
+
+
+class StridedMixers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(StridedMixer(stride) for stride in (2, None, None)))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -567,6 +567,12 @@ SHAPES = [
     # read by nothing: it stands first, where its call is
     Shape("stateless_child_first_export", _model(models.PoolFirstBlocks), lambda: (torch.randn(1, 4, 8, 8),), _export,
           frozenset({"PoolFirstBlock"}), counts={"self.shortcut = nn.Identity()\n        self.pre_norm = nn.BatchNorm2d(4)": 1}),
+    # two optional children applied in place apart (efficientformerv2's Attention2d: stride_conv first,
+    # upsample near the end): one class, each applied under its own test
+    Shape("optional_children_apart", _model(models.StridedMixers), lambda: (torch.randn(1, 4, 8, 8),), _trace,
+          frozenset({"StridedMixer"}), counts={"if self.stride_conv is not None:": 1, "if self.upsample is not None:": 1}),
+    Shape("optional_children_apart_export", _model(models.StridedMixers), lambda: (torch.randn(1, 4, 8, 8),), _export,
+          frozenset({"StridedMixer"}), counts={"if self.stride_conv is not None:": 1, "if self.upsample is not None:": 1}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
