@@ -15,7 +15,9 @@ it is written as the loop. Each call receives the one growing list; the callees 
 parameter (packing.py) and only read it while they run, so each sees what its unrolled list held.
 
 Blocks of one code applied one after another over a whole container, with the same other arguments,
-are a loop too (a chain): `for layer in self.layers: x = layer(x, mask)`; so is a Sequential or
+are a loop too (a chain): `for layer in self.layers: x = layer(x, mask)`. A ModuleList's, of one class
+(a strided first block has a code of its own), is a loop however short: its source loops over it, and
+stages of one, two and five blocks are then one class (timm's mvitv2). So is a Sequential or
 ModuleDict subclass whose forward runs all its children in order, whatever their classes
 (torchvision's `IntermediateLayerGetter`: `for layer in self.values(): x = layer(x)`).
 """
@@ -33,7 +35,7 @@ from torch.fx.immutable_collections import immutable_list
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 
 MIN_ACCUMULATED = 2  # layers an accumulation loop replaces
-MIN_CHAIN = 3  # calls a chain loop replaces: two read as well unrolled
+MIN_CHAIN = 3  # calls a chain loop replaces: two read as well unrolled (but over a ModuleList)
 _PLAIN = (int, float, bool, str, type(None))  # arguments compared by value (their repr)
 _LISTS = (list, immutable_list)
 
@@ -79,7 +81,7 @@ def loops(gm: fx.GraphModule, statement: set[fx.Node], graph: fx.Graph | None = 
 
 
 def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
-    """The chain of calls that starts at `nodes[at]`, if it is one of at least MIN_CHAIN calls."""
+    """The chain of calls that starts at `nodes[at]`, if it is one of at least MIN_CHAIN calls (any, over a ModuleList)."""
     first = nodes[at]
     if first.op != "call_module" or not first.users:
         return None
@@ -97,21 +99,25 @@ def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
         if str(node.target).rpartition(".")[0] != parent or not _same_arguments(node, first, position):
             break
         calls.append(node)
-    if len(calls) < MIN_CHAIN or not calls[-1].users:
+    if not calls[-1].users:
         return None
     children = _children(gm, [str(c.target) for c in calls])
     if children is None or children.endswith(".children()"):
         return None  # the layers of a block one after another are its code, not a loop over a container
+    listed = isinstance(gm.get_submodule(parent) if parent else gm, nn.ModuleList)  # a list the source loops over, however long
+    if len(calls) < (1 if listed else MIN_CHAIN):
+        return None
     own = children in ("self", "self.values()")  # a container's own forward over all its children, as nn.Sequential runs them
-    if not own and len({_code(gm.get_submodule(str(c.target))) for c in calls}) != 1:
+    if not own and len({_code(gm.get_submodule(str(c.target)), listed) for c in calls}) != 1:
         return None  # blocks of other classes or codes: each call says which
     return Chain(tuple(calls), cast(fx.Node, first.args[position]), children, position)
 
 
-def _code(module: nn.Module) -> tuple[object, ...]:
-    """Its class name and, for a generated one, its graph's nodes (what they run, on what). Only how
-    the code reads depends on it: each block runs its own module either way."""
-    if not isinstance(module, fx.GraphModule):
+def _code(module: nn.Module, listed: bool = False) -> tuple[object, ...]:
+    """Its class name and, for a generated one, its graph's nodes (what they run, on what); `listed`:
+    its class name alone (blocks of one class in a ModuleList, a variant's code of its own among them).
+    Only how the code reads depends on it: each block runs its own module either way."""
+    if listed or not isinstance(module, fx.GraphModule):
         return (type(module).__name__,)
     return type(module).__name__, *((n.op, str(n.target), str(n.args), str(n.kwargs)) for n in module.graph.nodes)
 

@@ -4969,3 +4969,26 @@ class StridedMixers(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class MixerStage(nn.Module):
+    """timm's mvitv2 MultiScaleVitStage: a ModuleList of one, two or more blocks, the first of some
+    strided (a code of its own), looped over."""
+
+    def __init__(self, strides: tuple[int | None, ...]) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(StridedMixer(stride) for stride in strides)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class MixerStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(MixerStage((None,)), MixerStage((2, None)), MixerStage((2, None, None, None)))
+
+    def forward(self, x):
+        return self.stages(x)

@@ -177,7 +177,7 @@ SHAPES = [
                   "x = self.layer2(self.layer1(self.stem(x)))": 1, "torch.ops": 0, "F.": 0}),  # one line of the source
     Shape("escapes_trace", _model(models.Escapes), _rows, _trace, frozenset({"Leaf"}),
           inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"},
-          counts={"self.twice(": 2, "self.blocks[0](": 1, "self.blocks[1](": 1, "getattr(": 0}),
+          counts={"self.twice(": 2, "for layer in self.blocks:": 1, "self.blocks[0](": 0, "getattr(": 0}),
     Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
           inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"}, counts={"self.twice(": 2}),
     # a module returning values its own later code reads (a dict of features) is cut out, returning them all; one
@@ -221,7 +221,7 @@ SHAPES = [
     Shape("layer_argument_of_a_child", _model(models.ConvUnits), lambda: (torch.randn(2, 4, 3, 3),), _trace, frozenset({"NormAct", "ConvUnit"}),
           counts={"ConvUnit(norm=NormAct())": 2, "ConvUnit(norm=NormAct(use_act=False))": 1}),
     Shape("chain_of_blocks", _model(models.Encoder), _rows, _trace, frozenset({"Layer"}),
-          counts={"for layer in self.layers:": 1, "out = layer(out, scale)": 1, "= self.layers[": 0, "self.pair[1](": 1}),  # two calls stay calls
+          counts={"for layer in self.layers:": 1, "for layer in self.pair:": 1, "out = layer(out, scale)": 2, "self.layers[0](": 0, "self.pair[0](": 0}),  # a ModuleList's two calls a loop too
     Shape("chain_of_blocks_export", _model(models.Encoder), _rows, _export, frozenset({"Layer"}), counts={"for layer in self.layers:": 1}),
     Shape("list_edited_by_its_reader", _model(models.DoublingBlock), lambda: (torch.randn(3, 2),), _trace, frozenset({"DoublingLayer"}),
           counts={"for layer in": 0, "def forward(self, features):": 1}),  # a user function may edit the list: no shared one
@@ -497,7 +497,7 @@ SHAPES = [
           _export, frozenset({"LateRotaryAttention", "LateRotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
     Shape("items_named_as_passed_on_export", _model(models.PassedPairs), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
           frozenset({"PairSource", "LateRotaryAttention", "LateRotaryLayer"}),
-          counts={"cos, sin = self.rotary(x)": 1, "self.layers[1](x, cos, sin, causal_mask)": 1}),
+          counts={"cos, sin = self.rotary(x)": 1, "x = layer(x, cos, sin, causal_mask)": 1}),
     Shape("swapped_items_export", _model(models.SwappedUses), lambda: (torch.randn(2, 8),), _export, frozenset({"SwappedUse"}),
           counts={"def forward(self, hidden_states, x_1, x_2):": 1, "cos,": 0}),
     # a forward literal passed as `training=`: kept under another attribute than nn.Module's flag
@@ -573,6 +573,11 @@ SHAPES = [
           frozenset({"StridedMixer"}), counts={"if self.stride_conv is not None:": 1, "if self.upsample is not None:": 1}),
     Shape("optional_children_apart_export", _model(models.StridedMixers), lambda: (torch.randn(1, 4, 8, 8),), _export,
           frozenset({"StridedMixer"}), counts={"if self.stride_conv is not None:": 1, "if self.upsample is not None:": 1}),
+    # a ModuleList looped over, of one, two or four blocks, some strided (a code of their own): one class, a loop
+    Shape("module_list_loops", _model(models.MixerStages), lambda: (torch.randn(1, 4, 8, 8),), _trace,
+          frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
+    Shape("module_list_loops_export", _model(models.MixerStages), lambda: (torch.randn(1, 4, 8, 8),), _export,
+          frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,

@@ -66,6 +66,6 @@ class FxModule(nn.Module):
         out = self.embed(x)
         for layer in self.layers:
             out = layer(out, scale)
-        out = self.pair[0](out, scale)
-        out = self.pair[1](out, scale)
+        for layer in self.pair:
+            out = layer(out, scale)
         return out + x

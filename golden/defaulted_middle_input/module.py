@@ -73,5 +73,6 @@ class FxModule(nn.Module):
             )
 
     def forward(self, x, memory, mask):
-        x = self.layers[0](x, memory, mask)
-        return self.layers[1](x, memory, mask)
+        for layer in self.layers:
+            x = layer(x, memory, mask)
+        return x

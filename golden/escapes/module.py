@@ -66,7 +66,7 @@ class FxModule(nn.Module):
         out = x * 2.0
         x = x * 3.0
         out = out + x
-        out = self.blocks[0](out)
-        out = self.blocks[1](out)
+        for layer in self.blocks:
+            out = layer(out)
         out = self.twice(out)
         return self.twice(out)
