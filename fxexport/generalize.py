@@ -99,8 +99,11 @@ def generalize(
         unpadded = in_place_children(across_codes(identity_children(level), params), params)
         level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}
-        groups = with_optional_children(_groups([c for c in level if not c.is_root], params), params, lacking)
-        for group, optional, flag in _with_flags(groups, params):
+        grouped = _groups([c for c in level if not c.is_root], params)
+        joined = _with_flags(with_optional_children(grouped, params, lacking), params)
+        if any(is_identity(line) for group in grouped for line in group[0].init_lines):
+            joined = _fewest_per_source(joined, _with_flags(with_optional_children(grouped, params, lacking, identities=True), params))
+        for group, optional, flag in joined:
             unpadded_group = {c.name: _identities_like(before_padding[c.name], c) for c in group if c.name in before_padding}
             merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, unpadded_group)
             merged, instance_calls = added_back(merged, group, instance_calls, aside, instances, params)
@@ -260,6 +263,32 @@ def _identities_added(
 def _identities_like(unpadded: ClassIR, cls: ClassIR) -> ClassIR:
     """The class as it was before its elements were padded, with the identity children added since."""
     return replace(unpadded, init_lines=identities_of(unpadded, cls.init_lines) or unpadded.init_lines)
+
+
+Joined = list[tuple[list[ClassIR], OptionalChild | None, "_Flag | None"]]
+
+
+def _fewest_per_source(joined: Joined, other: Joined) -> Joined:
+    """`joined`, but the classes of a source class `other` joins into fewer, as `other` joins them: an
+    identity only some build is a flag's (every instance builds it, generalize._identities_added) where
+    two codes pair, else an optional child (optional_children._extra_child), as where a third code of the
+    class pairs with one of them."""
+    def counts(items: Joined) -> dict[tuple[object, ...], int]:
+        out: dict[tuple[object, ...], int] = {}
+        for group, _, _ in items:
+            out[tuple(group[0].source)] = out.get(tuple(group[0].source), 0) + 1
+        return out
+
+    mine, theirs = counts(joined), counts(other)
+    better = {source for source, count in theirs.items() if count < mine.get(source, count)}
+    out: Joined = []
+    for item in joined:
+        source = tuple(item[0][0].source)
+        if source not in better:
+            out.append(item)
+        elif source not in {tuple(i[0][0].source) for i in out}:
+            out += [i for i in other if tuple(i[0][0].source) == source]
+    return out
 
 
 def _member_forwards(group: list[ClassIR], holders: frozenset[str], condition: str, negated: str, regions: bool = False) -> list[Placed] | None:

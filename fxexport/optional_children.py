@@ -48,10 +48,12 @@ MAX_CHILDREN = 2
 
 
 def with_optional_children(
-    groups: list[list[ClassIR]], known: Known, absent: dict[str, Absent]
+    groups: list[list[ClassIR]], known: Known, absent: dict[str, Absent], identities: bool = False
 ) -> list[tuple[list[ClassIR], OptionalChild | None]]:
     """Join a group to an earlier one of the same source class that lacks just one child it has (not a
-    container padded with elements some holders lack: callers pass the child as its line builds it)."""
+    container padded with elements some holders lack: callers pass the child as its line builds it).
+    `identities`: children that are all `nn.Identity()` may be optional too (else a flag's: every
+    instance builds them)."""
     out: list[tuple[list[ClassIR], OptionalChild | None]] = []
     for group in groups:
         for i, (base, optional) in enumerate(out):
@@ -61,9 +63,9 @@ def with_optional_children(
                 lacking, having = (base, group) if lacking_first else (group, base)
                 found = _optional_child(lacking[0], having[0], known)
                 if found is None:
-                    found = _extra_child(lacking, having, known)
+                    found = _extra_child(lacking, having, known, identities)
                 if found is None and (padded := _with_identities(lacking, having)) is not None:
-                    found = _extra_child(padded, having, known)
+                    found = _extra_child(padded, having, known, identities)
                     lacking = padded if found is not None else lacking
                 if found is not None and any(attribute in found.children for c in having for attribute, _ in absent.get(c.name, ())):
                     found = None
@@ -144,7 +146,7 @@ def core_forward(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...
     return cls.forward_lines[:start] + cls.forward_lines[end:]
 
 
-def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known) -> OptionalChild | None:
+def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known, identities: bool = False) -> OptionalChild | None:
     """The children (their holders not yet known) when the `having` classes build what the `lacking` ones
     build (literals aside) plus up to MAX_CHILDREN children, which the latter's code never reads, and all
     take the same forward parameters: their forwards may differ in any way that branching on
@@ -155,7 +157,7 @@ def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known) ->
     if found is None:
         return None
     children, lines = found
-    if all(b.init_lines[i].endswith(" = nn.Identity()") for i in lines):
+    if not identities and all(b.init_lines[i].endswith(" = nn.Identity()") for i in lines):
         return None  # no state to test for: every instance builds it, and a flag tells the codes apart (generalize._identities_added)
     condition, negated = f"self.{children[0]} is not None", f"self.{children[0]} is None"
     if _same_forward(lacking) and _same_forward(having):

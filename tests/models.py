@@ -4992,3 +4992,30 @@ class MixerStages(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class ThreeKindBlock(nn.Module):
+    """Three codes of one class, one of them calling an identity the others never call: the identity
+    is an optional child (a flag pairs the other two), not a third class (a review's case)."""
+
+    def __init__(self, kind: int) -> None:
+        super().__init__()
+        self.kind = kind
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.drop_path = nn.Identity()
+
+    def forward(self, x):
+        if self.kind == 0:
+            return self.drop_path(self.conv(x)) + x
+        if self.kind == 1:
+            return self.conv(x)
+        return torch.sigmoid(self.conv(x))
+
+
+class ThreeKindBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(ThreeKindBlock(kind) for kind in (0, 1, 2)))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -578,6 +578,8 @@ SHAPES = [
           frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
     Shape("module_list_loops_export", _model(models.MixerStages), lambda: (torch.randn(1, 4, 8, 8),), _export,
           frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
+    Shape("identity_of_one_code_in_three", _model(models.ThreeKindBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
+          frozenset({"ThreeKindBlock"})),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
