@@ -594,7 +594,7 @@ class _Emitter:
             inputs = [] if start in node.args[1:] else [start]
         else:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
-        renamable = [used for used in inputs if self.renamable(used, node)]
+        renamable = [used for used in inputs if self.renamable(used, node, chain is not None)]
         declines = False
         if renamable and kept is not None and (not _applies_child(node) or self.named_apart(node, own, renamable)):
             if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
@@ -661,10 +661,14 @@ class _Emitter:
             return self.names.get(value)
         return self.item_source.get(value) or statement_name(value)
 
-    def renamable(self, used: fx.Node, statement: fx.Node) -> bool:
-        """True when the value `statement` computes may take the name of `used`, which dies there."""
+    def renamable(self, used: fx.Node, statement: fx.Node, chained: bool = False) -> bool:
+        """True when the value `statement` computes may take the name of `used`, which dies there; `chained`:
+        `statement` is a loop of blocks over a container, whose value is what its input was, one step on
+        (`hidden_states = layer(hidden_states)`, as the source writes it), so any input's name does."""
         if self.last_use.get(used) is not statement or used.op in ("get_attr", "output") or used in self.rebinds or used in self.looped:
             return False
+        if chained:
+            return True
         # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name; where no
         # statement was recorded, `x_1`, ... are as generic as `x` (`x, x_1 = self.pool(x, x_1)`, pit's stages)
         generic = self.names.get(used) in GENERIC_INPUTS or (not self.traced and generic_input(used))

@@ -5019,3 +5019,27 @@ class ThreeKindBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class HiddenStateStage(nn.Module):
+    """transformers' ResNetStage: a ModuleList looped over on an input named for what it holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+    def forward(self, hidden_state):
+        for layer in self.layers:
+            hidden_state = layer(hidden_state)
+        return hidden_state
+
+
+class HiddenStateStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList([HiddenStateStage(), HiddenStateStage()])
+
+    def forward(self, hidden_state):
+        for stage in self.stages:
+            hidden_state = stage(hidden_state)
+        return hidden_state

@@ -580,6 +580,11 @@ SHAPES = [
           frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
     Shape("identity_of_one_code_in_three", _model(models.ThreeKindBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
           frozenset({"ThreeKindBlock"})),
+    # a loop over blocks carries its input's name, whatever it is (`hidden_state = layer(hidden_state)`, as the source)
+    Shape("loop_on_a_named_input", _model(models.HiddenStateStages), _rows, _trace, frozenset({"HiddenStateStage"}),
+          counts={"hidden_state = layer(hidden_state)": 2, " = hidden_state\n": 0}),
+    Shape("loop_on_a_named_input_export", _model(models.HiddenStateStages), _rows, _export, frozenset({"HiddenStateStage"}),
+          counts={"hidden_state = layer(hidden_state)": 2, " = hidden_state\n": 0}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
