@@ -28,7 +28,7 @@ from .module_paths import submodule
 from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
-from .rolled import Roll, Rolled, loop_of
+from .rolled import Roll, Rolled, loop_of, loop_variable
 from .scopes import Scope, common_prefix, scopes_of
 from .source_names import (
     always_run,
@@ -203,6 +203,7 @@ class _Emitter:
         in_loops = {c for loop in found for c in loop.calls}
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
+        self.chain_variables: dict[fx.Node, str] = {}  # by a chain's last call: its loop's variable (`for stage in self.stages:`)
         self.unpacked = {} if shapes else {
             result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items()
             if result not in in_loops and not (result.op == "call_module" and str(result.target) in self.held)
@@ -463,8 +464,13 @@ class _Emitter:
             self.unused = UNUSED if namespace.is_free(UNUSED) and UNUSED not in self.names.values() else namespace.create("unused")
             namespace.reserve(self.unused)
         self.list_names = {first: namespace.create("features") for first in self.accumulations}
-        if self.accumulations or self.chains:
+        if self.accumulations:
             self.loop_variable = namespace.create("layer")
+        singular: dict[str, str] = {}  # loops over containers of one name share their variable
+        for end, chain in self.chains.items():
+            container = str(chain.calls[0].target).rpartition(".")[0].rpartition(".")[2]
+            base = loop_variable(container)
+            self.chain_variables[end] = singular.get(base) or singular.setdefault(base, namespace.create(base))
 
     def passed_as(self, node: fx.Node) -> str | None:
         """The name of the parameter that every statement reading `node` passes it to a generated child as
@@ -732,8 +738,9 @@ class _Emitter:
         start = self.code(chain.start, first)
         before = self.call_args(first, first.args[:position], {})
         after = self.call_args(first, first.args[position + 1 :], dict(first.kwargs))
-        call = f"{self.loop_variable}({', '.join(part for part in (before, name, after) if part)})"
-        return [*([] if start == name else [f"{name} = {start}"]), f"for {self.loop_variable} in {chain.children}:", f"    {name} = {call}"]
+        variable = self.chain_variables[chain.calls[-1]]
+        call = f"{variable}({', '.join(part for part in (before, name, after) if part)})"
+        return [*([] if start == name else [f"{name} = {start}"]), f"for {variable} in {chain.children}:", f"    {name} = {call}"]
 
     def roll_lines(self, node: fx.Node) -> list[str]:
         """`x = start` (unless x is its name), then the loop over the container, its body written by an

@@ -260,10 +260,10 @@ def _roll(run: _Run) -> Roll:
     body.output(env[run.periods[1][-1]])
     call = str(run.periods[1][run.call_offset].target)
     container = call.rpartition(".")[0].rpartition(".")[2]
-    return Roll(body, run.children, call, _variable(container))
+    return Roll(body, run.children, call, loop_variable(container))
 
 
-def _variable(container: str) -> str:
+def loop_variable(container: str) -> str:
     """The loop variable: a container's name in the singular (`lins` -> `lin`, `branches` -> `branch`),
     else `layer`."""
     if container.endswith(("ches", "shes", "xes", "sses")):

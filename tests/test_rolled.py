@@ -13,7 +13,7 @@ from torch import fx, nn
 
 import fxexport
 from fxexport.layers import restore_layers
-from fxexport.rolled import _variable, loop_of, rolled
+from fxexport.rolled import loop_of, loop_variable, rolled
 from fxexport.split import split
 from tests import models
 from tests.packages import imported
@@ -177,7 +177,7 @@ VARIABLES = [("lins", "lin"), ("blocks", "block"), ("branches", "branch"), ("box
 
 @pytest.mark.parametrize("container,variable", VARIABLES)
 def test_the_loop_variable_is_the_container_in_the_singular(container: str, variable: str) -> None:
-    assert _variable(container) == variable
+    assert loop_variable(container) == variable
 
 
 def _swap_halves(h: torch.Tensor) -> torch.Tensor:

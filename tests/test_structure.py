@@ -177,7 +177,7 @@ SHAPES = [
                   "x = self.layer2(self.layer1(self.stem(x)))": 1, "torch.ops": 0, "F.": 0}),  # one line of the source
     Shape("escapes_trace", _model(models.Escapes), _rows, _trace, frozenset({"Leaf"}),
           inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"},
-          counts={"self.twice(": 2, "for layer in self.blocks:": 1, "self.blocks[0](": 0, "getattr(": 0}),
+          counts={"self.twice(": 2, "for block in self.blocks:": 1, "self.blocks[0](": 0, "getattr(": 0}),
     Shape("escapes_export", _model(models.Escapes), _rows, _export, frozenset({"Leaf"}),
           inline={"cached": "used outside it, and Cached 'cached' may keep values on itself", "scaled": "different bodies"}, counts={"self.twice(": 2}),
     # a module returning values its own later code reads (a dict of features) is cut out, returning them all; one
@@ -363,7 +363,7 @@ SHAPES = [
           counts={"def forward(self, B, H, W):": 1, "def forward(self, H, W, B):": 0}),
     # ... and a chain of blocks carrying their value in another than the first input is still a loop
     Shape("chain_carried_second", _model(models.MaskedChain), _rows, _trace, frozenset({"MaskedBlock"}),
-          counts={"def forward(self, mask, x):": 1, "for layer in self.blocks:": 1, "x = layer(mask, x)": 1, "= self.blocks[": 0}),
+          counts={"def forward(self, mask, x):": 1, "for block in self.blocks:": 1, "x = block(mask, x)": 1, "= self.blocks[": 0}),
     # ... its flagged last layer added to the list of layers, its own parameter set after them
     Shape("sequential_subclass_flag_and_tensor", _model(models.ScaledConvBNs), _image, _trace, frozenset({"ScaledConvBN"}),
           counts={"class ScaledConvBN(nn.Sequential):": 1, "if activation:": 1, "layers.append(nn.ReLU())": 1, "super().__init__(*layers)": 1,
@@ -580,11 +580,12 @@ SHAPES = [
           frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
     Shape("identity_of_one_code_in_three", _model(models.ThreeKindBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
           frozenset({"ThreeKindBlock"})),
-    # a loop over blocks carries its input's name, whatever it is (`hidden_state = layer(hidden_state)`, as the source)
+    # a loop over blocks carries its input's name, whatever it is, and its variable is the container's name in the
+    # singular (`for stage in self.stages: hidden_state = stage(hidden_state)`, as the source)
     Shape("loop_on_a_named_input", _model(models.HiddenStateStages), _rows, _trace, frozenset({"HiddenStateStage"}),
-          counts={"hidden_state = layer(hidden_state)": 2, " = hidden_state\n": 0}),
+          counts={"hidden_state = layer(hidden_state)": 1, "for stage in self.stages:": 1, "hidden_state = stage(hidden_state)": 1, " = hidden_state\n": 0}),
     Shape("loop_on_a_named_input_export", _model(models.HiddenStateStages), _rows, _export, frozenset({"HiddenStateStage"}),
-          counts={"hidden_state = layer(hidden_state)": 2, " = hidden_state\n": 0}),
+          counts={"hidden_state = layer(hidden_state)": 1, "for stage in self.stages:": 1, "hidden_state = stage(hidden_state)": 1, " = hidden_state\n": 0}),
     # ... two, one reading the block's input before anything else does (timm's MbConvBlock `shortcut` and `down`)
     Shape("identity_children_of_input_export", _model(models.ShortcutFirstStages), lambda: (torch.randn(1, 4, 16, 16),), _export, frozenset({"ShortcutFirstBlock"}),
           counts={"shortcut = self.shortcut(x)": 1, "x = self.down(x)": 1, "if use_shortcut:": 1, "self.down = nn.Identity()": 1,
@@ -675,7 +676,7 @@ SHAPES = [
     # torch.export's grad and autocast regions (higher-order ops with a body each): `with` blocks, where the source has them
     Shape("with_blocks_export", _model(models.ModeBlocks), lambda: (torch.randn(2, 3, 4),), _export, frozenset({"ModeAttention"}),
           counts={"torch.ops": 0, "submod": 0, 'with torch.autocast("cpu", enabled=False):': 1, "with torch.no_grad():": 1,
-                  'with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):': 1, "self.head = nn.Linear(4, 4)": 1, "for layer in self.blocks:": 1}),
+                  'with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):': 1, "self.head = nn.Linear(4, 4)": 1, "for block in self.blocks:": 1}),
     # children built by a generated class, differing deep inside (a norm or a bias in the main branch's convolutions): passed whole
     Shape("deep_children_passed", _model(models.InvertedNet), _image, _trace, frozenset({"NormedConv", "Inverted", "Residual", "InvertedStage"}),
           counts={"def __init__(self, main, use_shortcut=True) -> None:": 1, "Residual(main=Inverted(": 5}),
@@ -696,7 +697,7 @@ SHAPES = [
     # tensor constants torch.export lifted, numbered over the model: numbered within their block, one class
     Shape("lifted_constants_export", _model(models.OffsetBlocks), _rows, _export, frozenset({"OffsetBlock"}),
           counts={"self.lifted_tensor_0 = torch.empty(4)": 1, "self.lifted_tensor_1 = torch.empty(4)": 1, "lifted_tensor_2": 0,
-                  "for layer in self.blocks:": 1}),
+                  "for block in self.blocks:": 1}),
     # literals that differ between instances, named after the attribute the source passes in their place: a
     # function's argument, read from the class's forward where the graph quotes no source line (symbolic_trace;
     # an operand is not: which statement of the forward computed it is not known)

@@ -153,7 +153,7 @@ class Case:
 _CAST = 'with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):'
 CASES = [
     Case("cast_around_frozen", CastAroundFrozen, {_CAST: 1, "with torch.no_grad():": 0, "self.lin2 = nn.Linear(4, 4)": 1}),
-    Case("cast_blocks", CastBlocks, {_CAST: 1, "class Frozen(": 1, "class Frozen_1": 0, "for layer in self.blocks:": 1}),
+    Case("cast_blocks", CastBlocks, {_CAST: 1, "class Frozen(": 1, "class Frozen_1": 0, "for block in self.blocks:": 1}),
     Case("frozen_around_thawed", FrozenAroundThawed, {"with torch.no_grad():": 1, "with torch.enable_grad():": 0}),
     Case("cast_sequential", CastSequential, {'with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=True):': 1, "nn.Sequential(": 1, "F.linear": 0}),
     Case("dead_in_block", DeadInBlock, {"with torch.no_grad():": 0, "self.lin(": 0}),

@@ -66,7 +66,7 @@ class FxModule(nn.Module):
         out = x * 2.0
         x = x * 3.0
         out = out + x
-        for layer in self.blocks:
-            out = layer(out)
+        for block in self.blocks:
+            out = block(out)
         out = self.twice(out)
         return self.twice(out)
