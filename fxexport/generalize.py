@@ -99,11 +99,7 @@ def generalize(
         unpadded = in_place_children(across_codes(identity_children(level), params), params)
         level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}
-        grouped = _groups([c for c in level if not c.is_root], params)
-        joined = _with_flags(with_optional_children(grouped, params, lacking), params)
-        if any(is_identity(line) for group in grouped for line in group[0].init_lines):
-            joined = _fewest_per_source(joined, _with_flags(with_optional_children(grouped, params, lacking, identities=True), params))
-        for group, optional, flag in joined:
+        for group, optional, flag in _joined(_groups([c for c in level if not c.is_root], params), params, lacking):
             unpadded_group = {c.name: _identities_like(before_padding[c.name], c) for c in group if c.name in before_padding}
             merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, unpadded_group)
             merged, instance_calls = added_back(merged, group, instance_calls, aside, instances, params)
@@ -265,7 +261,16 @@ def _identities_like(unpadded: ClassIR, cls: ClassIR) -> ClassIR:
     return replace(unpadded, init_lines=identities_of(unpadded, cls.init_lines) or unpadded.init_lines)
 
 
-Joined = list[tuple[list[ClassIR], OptionalChild | None, "_Flag | None"]]
+Joined = list[tuple[list[ClassIR], OptionalChild | None, _Flag | None]]
+
+
+def _joined(grouped: list[list[ClassIR]], known: dict[str, tuple[str, ...]], lacking: dict[str, Absent]) -> Joined:
+    """The groups joined where one has optional children (optional_children.py) or two branch on a flag;
+    an identity child only some build taken either way, whichever leaves a source class fewer classes."""
+    joined = _with_flags(with_optional_children(grouped, known, lacking), known)
+    if any(is_identity(line) for group in grouped for line in group[0].init_lines):
+        joined = _fewest_per_source(joined, _with_flags(with_optional_children(grouped, known, lacking, identities=True), known))
+    return joined
 
 
 def _fewest_per_source(joined: Joined, other: Joined) -> Joined:
