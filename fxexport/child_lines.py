@@ -93,6 +93,11 @@ def attribute(line: str) -> str:
     return match[1] if match else ""
 
 
+def attributes(cls: ClassIR) -> set[str]:
+    """Every attribute `__init__` assigns."""
+    return {name for line in cls.init_lines if (name := attribute(line))}
+
+
 def names_on_self(cls: ClassIR) -> set[str]:
     """Every name the class sets or reads on `self`: attributes, buffers and children registered by name
     (in code: not in a comment quoting the source's `self.num_heads`)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -19,7 +20,7 @@ from torch import nn
 
 from .built_children import Parameter, built_children
 from .call_defaults import with_shared_keywords
-from .child_lines import attribute, init_template, is_child, names_on_self
+from .child_lines import attribute, attributes, init_template, is_child, names_on_self
 from .code_slots import (
     Slot,
     called_names,
@@ -63,6 +64,7 @@ from .optional_children import (
     is_identity,
     one_code,
     with_child,
+    with_identities,
     with_optional_children,
 )
 from .optional_layers import added_back, set_aside
@@ -244,13 +246,9 @@ def _identities_added(
         if len(members) != 2:
             continue
         a, b = (pairs[i][0] for i in members)
-        lines_a, lines_b = identities_of(a[0], b[0].init_lines), identities_of(b[0], a[0].init_lines)
-        if lines_a is None or lines_b is None or (lines_a, lines_b) == (a[0].init_lines, b[0].init_lines):
-            continue
-        new_a = [replace(c, init_lines=identities_of(c, b[0].init_lines) or c.init_lines) for c in a]
-        new_b = [replace(c, init_lines=identities_of(c, a[0].init_lines) or c.init_lines) for c in b]
+        new_a, new_b = with_identities(a, b) or a, with_identities(b, a) or b
         if init_template(new_a[0], known) != init_template(new_b[0], known):
-            continue
+            continue  # one names an identity of the other's otherwise: apart they stay
         out[members[0]], out[members[1]] = (new_a, None), (new_b, None)
         padded.append((members[0], members[1]))
     return out, padded
@@ -278,21 +276,19 @@ def _fewest_per_source(joined: Joined, other: Joined) -> Joined:
     identity only some build is a flag's (every instance builds it, generalize._identities_added) where
     two codes pair, else an optional child (optional_children._extra_child), as where a third code of the
     class pairs with one of them."""
-    def counts(items: Joined) -> dict[tuple[object, ...], int]:
-        out: dict[tuple[object, ...], int] = {}
-        for group, _, _ in items:
-            out[tuple(group[0].source)] = out.get(tuple(group[0].source), 0) + 1
-        return out
+    def source(item: tuple[list[ClassIR], OptionalChild | None, _Flag | None]) -> tuple[object, ...]:
+        return tuple(item[0][0].source)
 
-    mine, theirs = counts(joined), counts(other)
-    better = {source for source, count in theirs.items() if count < mine.get(source, count)}
+    mine, theirs = Counter(map(source, joined)), Counter(map(source, other))
+    better = {key for key, count in theirs.items() if count < mine[key]}
     out: Joined = []
+    placed: set[tuple[object, ...]] = set()  # source classes `other`'s items stand for, where the first of joined's stood
     for item in joined:
-        source = tuple(item[0][0].source)
-        if source not in better:
+        if source(item) not in better:
             out.append(item)
-        elif source not in {tuple(i[0][0].source) for i in out}:
-            out += [i for i in other if tuple(i[0][0].source) == source]
+        elif source(item) not in placed:
+            placed.add(source(item))
+            out += [i for i in other if source(i) == source(item)]
     return out
 
 
@@ -717,7 +713,7 @@ def _name_variants(
     for base, group in members.items():
         first, numbered = group[0], [group[0]]
         for cls in group[1:]:
-            extra = sorted(_children(cls) - _attributes(first))
+            extra = sorted(_children(cls) - attributes(first))
             if extra:
                 renames[cls.name] = create(base + "With" + "".join(camel_case(e) for e in extra[:2]))
             else:
@@ -738,11 +734,6 @@ def _name_variants(
 # What nn.Module itself has on every instance: a forward literal stored under one of these names
 # would shadow it.
 _MODULE_NAMES = frozenset(dir(nn.Module)) | {"training", "_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"}
-
-
-def _attributes(cls: ClassIR) -> set[str]:
-    """Every attribute `__init__` assigns."""
-    return {name for line in cls.init_lines if (name := attribute(line))}
 
 
 def _children(cls: ClassIR) -> set[str]:

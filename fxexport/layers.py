@@ -305,9 +305,10 @@ def first_uses(graph: fx.Graph, frames: bool = False) -> dict[str, dict[str, int
     order = {node: position for position, node in enumerate(graph.nodes)}
     for node, position in order.items():
         paths = [f.path for f in stack_frames(node) if f.path] if frames else []
-        if node.op == "call_module" or node.op == "get_attr" and node.users:
+        if node.op == "call_module":
             paths.append(str(node.target))
-        if node.op == "get_attr" and node.users:  # torch.export puts every get_attr first: used where read
+        elif node.op == "get_attr" and node.users:  # torch.export puts every get_attr first: used where read
+            paths.append(str(node.target))
             position = min(order[user] for user in node.users)
         for path in paths:
             parts = path.split(".")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .built_children import BuiltChildren
-from .child_lines import attribute, init_template, names_on_self
+from .child_lines import attribute, attributes, init_template, names_on_self
 from .code_slots import filled, masked, number_slots
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
@@ -64,7 +64,7 @@ def with_optional_children(
                 found = _optional_child(lacking[0], having[0], known)
                 if found is None:
                     found = _extra_child(lacking, having, known, identities)
-                if found is None and (padded := _with_identities(lacking, having)) is not None:
+                if found is None and (padded := with_identities(lacking, having)) is not None:
                     found = _extra_child(padded, having, known, identities)
                     lacking = padded if found is not None else lacking
                 if found is not None and any(attribute in found.children for c in having for attribute, _ in absent.get(c.name, ())):
@@ -82,7 +82,7 @@ def with_optional_children(
     return out
 
 
-def _with_identities(lacking: list[ClassIR], having: list[ClassIR]) -> list[ClassIR] | None:
+def with_identities(lacking: list[ClassIR], having: list[ClassIR]) -> list[ClassIR] | None:
     """The lacking classes building the identity children the having ones build and they lack (timm's
     `drop_path1`, built beside the optional `token_mixer` and `ls1`): every instance builds those, as
     in the source. None where they lack none, or name one otherwise."""
@@ -157,7 +157,7 @@ def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known, id
     if found is None:
         return None
     children, lines = found
-    if not identities and all(b.init_lines[i].endswith(" = nn.Identity()") for i in lines):
+    if not identities and all(is_identity(b.init_lines[i]) for i in lines):
         return None  # no state to test for: every instance builds it, and a flag tells the codes apart (generalize._identities_added)
     condition, negated = f"self.{children[0]} is not None", f"self.{children[0]} is None"
     if _same_forward(lacking) and _same_forward(having):
@@ -286,7 +286,7 @@ def identities_of(cls: ClassIR, donor: tuple[str, ...]) -> tuple[str, ...] | Non
     """The class's `__init__` with the identity children of `donor` it lacks, each after the attribute it
     follows there (first where none); None where the class names one of them otherwise."""
     lines = list(cls.init_lines)
-    own, names = {attribute(line) for line in cls.init_lines} - {""}, names_on_self(cls)
+    own, names = attributes(cls), names_on_self(cls)
     after = ""
     for line in donor:
         name = attribute(line)
