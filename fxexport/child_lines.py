@@ -15,7 +15,7 @@ from .code_slots import literal_slots, masked, per_line
 from .ir import ClassIR
 from .regions import code_lines
 from .runs import CONTAINERS, repeat_count
-from .spelled_calls import parsed_line
+from .spelled_calls import ordered_children, parsed_line
 
 # A line that builds one child: instances whose child differs in more than literals (`nn.SiLU()` or
 # `nn.Identity()`, a stage's `nn.Sequential` of 2 or 6 blocks) share a class that takes the child as
@@ -55,6 +55,8 @@ def _items(node: ast.expr) -> list[ast.expr]:
     (`*[Block(64) for _ in range(3)]`, as collect writes a run of children built alike)."""
     if isinstance(node, ast.Starred):
         return _items(node.value)
+    if (named := ordered_children(node)) is not None:
+        return [child for _, child in named]
     if isinstance(node, ast.List):
         return [item for element in node.elts for item in _items(element)]
     if isinstance(node, ast.ListComp) and repeat_count(node) is not None:

@@ -278,8 +278,8 @@ class _Collector:
         if type(holder) is nn.Sequential and (built := self.sequential_class(holder, path)) is not None:
             owner.init_lines.append(_assign_module(_access(owner, path[:-1]), path[-1], built))
             return built
-        constructor = self.named_sequential_class(path) if type(holder) is nn.Sequential else None
-        constructor = constructor or f"{self.imports.use('nn')}.{kind}"
+        subclass = self.named_sequential_class(path) if type(holder) is nn.Sequential else None
+        constructor = subclass or f"{self.imports.use('nn')}.{kind}"
         start = len(owner.init_lines)
         target = _access(owner, path[:-1])
         owner.init_lines.append(_assign_module(target, path[-1], f"{constructor}()"))
@@ -288,7 +288,8 @@ class _Collector:
         self.declare_tensors(owner, holder, path)
         filled = None
         if calls and len(owner.init_lines) == start + 1 + len(calls):
-            filled = _container_code(type(holder), constructor, calls)
+            ordered_dict = None if subclass else lambda: f"{self.imports.module('collections')}.OrderedDict"
+            filled = _container_code(type(holder), constructor, calls, ordered_dict)
             if filled is not None:
                 owner.init_lines[start:] = [_assign_module(target, path[-1], filled)]
         owner.init_lines += settings
@@ -571,14 +572,20 @@ def _class_hint(gm: fx.GraphModule, path: tuple[str, ...]) -> str:
     return (path[-1] if path[-1][:1].isalpha() else f"{path[-1]}_module") if generic else name
 
 
-def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]]) -> str | None:
+def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]], ordered_dict: Callable[[], str] | None) -> str | None:
     """`nn.Sequential(a, b)`, `nn.ModuleList([a, b])`, `nn.ModuleDict({"k": a})`, or None for another kind;
     a run of children one call builds alike as a comprehension (`nn.Sequential(a, *[b for _ in range(7)])`,
-    `nn.ModuleList([b for _ in range(n)])`: each call builds its own)."""
+    `nn.ModuleList([b for _ in range(n)])`: each call builds its own). An nn.Sequential of named children
+    is built from an OrderedDict, as torch documents it, where every name can be a keyword
+    (`nn.Sequential(collections.OrderedDict(conv=..., act=...))`, so that a class holding it may take it
+    whole; `ordered_dict` spells the class). A source Sequential subclass's instances (`ordered_dict` None)
+    are one class without an `__init__`, filled child by child: the one-call form reads no better there."""
     numbered = [name for name, _ in calls] == [str(i) for i in range(len(calls))]
     items = repeated([code for _, code in calls])
     if kind is nn.Sequential and numbered:
         return f"{constructor}({', '.join(items)})"
+    if kind is nn.Sequential and ordered_dict is not None and all(is_plain_identifier(name) for name, _ in calls):
+        return f"{constructor}({ordered_dict()}({', '.join(f'{name}={code}' for name, code in calls)}))"
     if kind is nn.ModuleList and numbered:
         whole = len(items) == 1 and items[0].startswith("*")
         return f"{constructor}({items[0][1:]})" if whole else f"{constructor}([{', '.join(items)}])"

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
-from .spelled_calls import char_offset
+from .spelled_calls import char_offset, named_children
 
 Known = dict[str, tuple[str, ...]]
 Element = tuple[str, int]  # (container attribute, index of the element in the padded call)
@@ -68,8 +68,8 @@ def container(line: str) -> Container | None:
     except (SyntaxError, IndexError):
         return None
     value = statement.value if isinstance(statement, ast.Assign) else None
-    if not isinstance(value, ast.Call) or value.keywords:
-        return None
+    if not isinstance(value, ast.Call) or value.keywords or named_children(value) is not None:
+        return None  # named children: not a list whose elements shift
     args: list[ast.expr] = value.args
     if match[2] == "nn.ModuleList":
         if len(args) != 1 or not isinstance(args[0], ast.List):

@@ -15,7 +15,7 @@ import ast
 import itertools
 import re
 
-from .spelled_calls import node_text, parsed_line
+from .spelled_calls import named_children, node_text, parsed_line
 
 MIN_REPEATED = 3  # children built by one call written as a comprehension
 _UNDERSCORE = re.compile(r"(?<![\w.])_(?!\w)")  # the comprehension's variable, if the call reads a name `_`
@@ -108,6 +108,8 @@ def _items(call: ast.Call, listed: bool, line: str) -> tuple[list[str], list[str
             written = [node_text(line, e) for e in elements]
         else:
             return None
+    elif named_children(call) is not None:
+        return None
     else:
         elements = list(call.args)
         written = [node_text(line, e) for e in elements]

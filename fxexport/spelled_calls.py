@@ -153,6 +153,20 @@ def added_module(node: ast.expr) -> tuple[str, ast.expr] | None:
     return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
+def named_children(call: ast.Call) -> list[tuple[str, ast.expr]] | None:
+    """(name, child) of each child of a Sequential built from named children, as collect writes one
+    (`nn.Sequential(collections.OrderedDict(conv=..., act=...))`); None for any other call."""
+    return ordered_children(call.args[0]) if len(call.args) == 1 and not call.keywords else None
+
+
+def ordered_children(node: ast.expr) -> list[tuple[str, ast.expr]] | None:
+    """(name, child) of each keyword of an `OrderedDict(conv=..., act=...)` call, else None."""
+    if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("OrderedDict") and not node.args):
+        return None
+    named = [(k.arg, k.value) for k in node.keywords if k.arg]
+    return named if len(named) == len(node.keywords) else None
+
+
 def added_line(line: str) -> tuple[str, ast.expr] | None:
     """(name, child) of a line that is one `self.add_module("name", child)` statement, else None."""
     tree = parsed_line(line)

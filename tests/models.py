@@ -5043,3 +5043,38 @@ class HiddenStateStages(nn.Module):
         for stage in self.stages:
             hidden_state = stage(hidden_state)
         return hidden_state
+
+
+class LevelConv(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+class PooledLevels(nn.Module):
+    """timm gcvit's FeatureBlock: a Sequential of named levels (`conv1`, `pool1`, ...), as many as asked."""
+
+    def __init__(self, dim: int, levels: int) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential()
+        for i in range(levels):
+            self.blocks.add_module(f"conv{i + 1}", LevelConv(dim))
+            self.blocks.add_module(f"pool{i + 1}", nn.MaxPool2d(2))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class PooledLevelsNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.coarse = PooledLevels(4, 2)
+        self.fine = PooledLevels(4, 1)
+        self.finer = PooledLevels(8, 1)
+        self.widen = nn.Conv2d(4, 8, 1)
+
+    def forward(self, x):
+        return self.coarse(x).mean((2, 3)) + self.fine(x).mean((2, 3)) + self.finer(self.widen(x)).mean((2, 3))[:, :4]

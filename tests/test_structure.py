@@ -329,10 +329,10 @@ SHAPES = [
     # a Sequential's stateless children the GraphModule does not hold (traced through) stand where the source has
     # them, so the container runs as the source's (they were appended last: `model.body(x)` failed) and is called whole
     Shape("traced_through_children_in_order", _model(models.SpaceToDepthBody), lambda: (torch.randn(1, 3, 16, 16),), _trace,
-          frozenset({"SpaceToDepth"}), counts={"self.body.s2d = SpaceToDepth()\n            self.body.conv1 = nn.Conv2d(12, 8, 3)": 1,
-                                               "self.body.act = nn.ReLU()\n            self.body.s2d_2 = SpaceToDepth()": 1, "self.body(x)": 1}),
+          frozenset({"SpaceToDepth"}), counts={"s2d=SpaceToDepth(), conv1=nn.Conv2d(12, 8, 3)": 1,
+                                               "act=nn.ReLU(), s2d_2=SpaceToDepth()": 1, "self.body(x)": 1}),
     Shape("traced_through_children_in_order_export", _model(models.SpaceToDepthBody), lambda: (torch.randn(1, 3, 16, 16),), _export,
-          frozenset({"SpaceToDepth"}), counts={"self.body.s2d = SpaceToDepth(": 1, "self.body(x)": 1, "self.body.s2d(": 0}),
+          frozenset({"SpaceToDepth"}), counts={"s2d=SpaceToDepth(": 1, "self.body(x)": 1, "self.body.s2d(": 0}),
     # a module's only input is its source forward's only parameter, whatever its caller's value is called: the
     # Mlp fed a buffer (`relative_coordinates_log`) and the one fed a block's `x` are one class; a block given the
     # model's `features` names it `x` as its source does
@@ -580,6 +580,14 @@ SHAPES = [
           frozenset({"MixerStage", "StridedMixer"}), counts={" in self.blocks:": 1, "self.blocks[": 0}),
     Shape("identity_of_one_code_in_three", _model(models.ThreeKindBlocks), lambda: (torch.randn(1, 4, 8, 8),), _trace,
           frozenset({"ThreeKindBlock"})),
+    # a Sequential of named children is built as torch documents it, from an OrderedDict, so that blocks holding one
+    # of other lengths are one class taking it whole (timm gcvit's FeatureBlock: levels of conv and pool)
+    Shape("named_sequential_passed_whole", _model(models.PooledLevelsNet), lambda: (torch.randn(1, 4, 8, 8),), _trace, frozenset({"PooledLevels", "LevelConv"}),
+          counts={"class PooledLevels(": 1, "self.blocks = blocks": 1, "collections.OrderedDict(conv1=LevelConv(": 3, "pool2=nn.MaxPool2d(2, stride=2)": 1,
+                  "self.blocks.conv1": 0}),
+    Shape("named_sequential_passed_whole_export", _model(models.PooledLevelsNet), lambda: (torch.randn(1, 4, 8, 8),), _export, frozenset({"PooledLevels", "LevelConv"}),
+          counts={"class PooledLevels(": 1, "self.blocks = blocks": 1, "collections.OrderedDict(conv1=LevelConv(": 3, "pool2=nn.MaxPool2d(2, stride=2)": 1,
+                  "self.blocks.conv1": 0}),
     # a loop over blocks carries its input's name, whatever it is, and its variable is the container's name in the
     # singular (`for stage in self.stages: hidden_state = stage(hidden_state)`, as the source)
     Shape("loop_on_a_named_input", _model(models.HiddenStateStages), _rows, _trace, frozenset({"HiddenStateStage"}),
