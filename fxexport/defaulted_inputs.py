@@ -19,6 +19,7 @@ self-attention `attn(x, mask)`) is taken last, and the callers that pass it pass
 
 from __future__ import annotations
 
+import ast
 import re
 import tokenize
 from collections.abc import Iterator
@@ -26,24 +27,29 @@ from dataclasses import replace
 
 from .child_lines import init_template
 from .code_slots import ASSIGNED, filled, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
+from .flags import code_counts, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
-from .regions import INDENT
+from .regions import INDENT, code_lines
 from .reordered_calls import Order, reorder_callers
 
 Known = dict[str, tuple[str, ...]]
 _GENERIC = re.compile(r"x(_\d+)?")  # the names subgraphs.py gives inputs that are no model input
 
 
-def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known) -> tuple[list[ClassIR], list[ClassIR]]:
+def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known, branching: bool = False) -> tuple[list[ClassIR], list[ClassIR]]:
     """The level with the classes of each source class whose forwards differ by an input their callers
-    may leave out given one forward, that input defaulting to another; and the pending classes, their
-    calls of such a class passing that input last where it was not."""
+    may leave out given one forward, that input defaulting to another (with `branching`, where none stands
+    for it: to None, the forward branching on it, _branch); and the pending classes, their calls of such a
+    class passing that input last where it was not."""
     out = {c.name: c for c in level}
     for longer, shorter in one_input_apart(level, known):
-        found = None if merged_already(out, longer + shorter) else _alias(longer[0], shorter[0])
-        if found is None:
+        if merged_already(out, longer + shorter):
             continue
-        extra, position = found
+        found = _alias(longer[0], shorter[0])
+        branch = _branch(longer, shorter) if found is None and branching else None
+        if found is None and branch is None:
+            continue
+        extra = found[0] if found is not None else branch[0]  # type: ignore[index]
         count = len(longer[0].forward_params)
         order = tuple(i for i in range(count) if i != extra) + (extra,)
         if extra != count - 1:
@@ -51,10 +57,15 @@ def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known)
             if callers is None:
                 continue
             pending = callers
+        if branch is not None:
+            for cls in longer + shorter:
+                out[cls.name] = _with_default(longer[0], branch[1][cls.name], order, None, cls)
+            continue
+        assert found is not None
         for cls in longer:  # each with its own inputs' names
-            out[cls.name] = _with_default(cls, cls.forward_lines, order, position)
+            out[cls.name] = _with_default(cls, cls.forward_lines, order, found[1])
         for cls in shorter:
-            out[cls.name] = _with_default(longer[0], renumbered(longer[0].forward_lines, cls.forward_lines), order, position, cls)
+            out[cls.name] = _with_default(longer[0], renumbered(longer[0].forward_lines, cls.forward_lines), order, found[1], cls)
     return [out[c.name] for c in level], pending
 
 
@@ -102,6 +113,111 @@ def _alias(longer: ClassIR, shorter: ClassIR) -> tuple[int, int] | None:
     return None
 
 
+def _branch(longer: list[ClassIR], shorter: list[ClassIR]) -> tuple[int, dict[str, tuple[str, ...]]] | None:
+    """(the position of the input the shorter forwards lack, each class's forward) where no input stands for
+    it (_alias) but both read well as one forward branching on it: `if q_global is not None:` the longer
+    side's code, else the shorter's (timm gcvit's WindowAttentionGlobal, with a global query or none).
+    Each side one code but for its number literals (flags.member_forwards); the last input is tried first."""
+    names = parameter_names(longer[0].forward_params)
+    for extra in reversed(range(len(names))):
+        rest = names[:extra] + names[extra + 1 :]
+        forwards = [_renamed(c, names) for c in longer] + [_renamed(c, rest) for c in shorter]
+        if any(f is None for f in forwards):
+            return None  # a local of a forward would read as one of the inputs
+        # the shorter side takes the longer's names (those of its own statements, which a trace of the export
+        # finds again), and the longer side's code comes first, as its `if` (_given_first)
+        flagged = [False] * len(longer) + [True] * len(shorter)
+        condition, negated = f"{names[extra]} is None", f"{names[extra]} is not None"
+        marked, plain = literals_apart(forwards[len(longer)])[0], literals_apart(forwards[0])[0]  # type: ignore[arg-type]
+        if not few_lines_apart(plain, marked, tuple(names), regions=True):
+            continue
+        placed = member_forwards(forwards, flagged, condition, negated, tuple(names), regions=True)  # type: ignore[arg-type]
+        if placed is None or _returns(plain) != _returns(marked) or _listed_only(plain, names[extra]):
+            continue
+        if _mostly_shared(plain, marked, tuple(names)):
+            return extra, {c.name: _given_first(p.lines, condition, negated) for c, p in zip(longer + shorter, placed)}
+    return None
+
+
+def _given_first(lines: tuple[str, ...], condition: str, negated: str) -> tuple[str, ...]:
+    """The lines with each `if <condition>: A else: B` written `if <negated>: B else: A`."""
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        indent = line[: len(line) - len(line.lstrip())]
+        if line.strip() != f"if {condition}:":
+            out.append(line)
+            k += 1
+            continue
+        end = _block_end(lines, k, indent)
+        if end < len(lines) and lines[end] == f"{indent}else:":
+            after = _block_end(lines, end, indent)
+            out += [f"{indent}if {negated}:", *lines[end + 1 : after], f"{indent}else:", *lines[k + 1 : end]]
+            k = after
+        else:
+            out += lines[k:end]
+            k = end
+    return tuple(out)
+
+
+def _block_end(lines: tuple[str, ...], start: int, indent: str) -> int:
+    """Where the block under the line at `start` (indented `indent`) ends."""
+    end = start + 1
+    while end < len(lines) and (lines[end].startswith(indent + " ") or not lines[end].strip()):
+        end += 1
+    return end
+
+
+def _mostly_shared(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> bool:
+    """True when the code both sides run is at least as long as either side's own, or each side has one line
+    of its own: two longer forwards that share little read the inputs they both take as other things
+    (dynamo's tensors passed in), not one forward given an input or not."""
+    shared, only_plain, only_flagged = code_counts(plain, flagged, params, regions=True)
+    return shared >= max(only_plain, only_flagged) or max(only_plain, only_flagged) <= 1
+
+
+def _returns(lines: tuple[str, ...]) -> set[int]:
+    """How many values each `return` of the forward returns: a forward returning more given an input more is a
+    list of branches growing from caller to caller (HRNet's), not one forward given an input or not."""
+    counts = set()
+    for line in code_lines(lines):
+        try:
+            statement = ast.parse(line.strip()).body[0] if line.strip().startswith("return") else None
+        except SyntaxError:
+            statement = None
+        if isinstance(statement, ast.Return):
+            counts.add(len(statement.value.elts) if isinstance(statement.value, ast.Tuple) else 1)
+    return counts
+
+
+def _listed_only(lines: tuple[str, ...], name: str) -> bool:
+    """True when the forward reads its input `name` only as an item of a list or tuple it writes
+    (`torch.cat([x, x_1])`): an input of a list that grows by one from caller to caller (DenseNet's
+    features), not one given or not. Reads after `name` is bound anew are another value's."""
+    try:
+        statements = ast.parse("\n".join(line.strip() for line in code_lines(lines) if not line.rstrip().endswith(":"))).body
+    except SyntaxError:
+        return False
+    reads: list[bool] = []  # per read of the input: an item of a list or tuple
+    for statement in statements:
+        parents = {id(child): node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
+        names = [n for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
+        reads += [isinstance(parents.get(id(n)), (ast.List, ast.Tuple)) for n in names if isinstance(n.ctx, ast.Load)]
+        if any(isinstance(n.ctx, ast.Store) for n in names):
+            break
+    return bool(reads) and all(reads)
+
+
+def _renamed(cls: ClassIR, names: list[str]) -> tuple[str, ...] | None:
+    """The class's forward lines with its inputs named `names`, in order; None where one of those names is a local of it."""
+    own = parameter_names(cls.forward_params)
+    bound = {t.string for line in cls.forward_lines for t in variable_tokens(line_tokens(line))} - set(own)
+    if bound & set(names):
+        return None
+    return tuple(rename_variables(line, dict(zip(own, names))) for line in cls.forward_lines)
+
+
 def canonical(lines: tuple[str, ...], params: list[str], aliases: dict[str, str] | None = None) -> tuple[str, ...] | None:
     """The code lines with every variable named by where it is bound (inputs by position, an alias as the
     input it stands for), numbers masked; None for code this does not read (blocks, compound statements)."""
@@ -140,12 +256,14 @@ def renumbered(lines: tuple[str, ...], own: tuple[str, ...]) -> tuple[str, ...]:
     return filled(lines, number_slots(lines), [slot.text for slot in number_slots(own)])
 
 
-def _with_default(longer: ClassIR, lines: tuple[str, ...], order: Order, position: int, cls: ClassIR | None = None) -> ClassIR:
+def _with_default(longer: ClassIR, lines: tuple[str, ...], order: Order, position: int | None, cls: ClassIR | None = None) -> ClassIR:
     """A class (`cls`, else `longer`) running `lines` with `longer`'s inputs in `order`, the last one
-    defaulting to the one at `position`; generic names (`x`, `x_1`, ...) renamed to read in order again."""
+    defaulting to the one at `position` (to None where `position` is None: the lines test it);
+    generic names (`x`, `x_1`, ...) renamed to read in order again."""
     names = parameter_names(longer.forward_params)
     *head, last = [names[i] for i in order]
-    lines = (f"if {last} is None:", f"{INDENT}{last} = {names[position]}", *lines)
+    if position is not None:
+        lines = (f"if {last} is None:", f"{INDENT}{last} = {names[position]}", *lines)
     if all(_GENERIC.fullmatch(n) for n in names):
         renames = {new: old for new, old in zip((*head, last), names) if new != old}
         lines = tuple(rename_variables(line, renames) for line in lines)

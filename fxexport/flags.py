@@ -123,6 +123,13 @@ def member_forwards(
     return out
 
 
+def code_counts(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = (), regions: bool = False) -> tuple[int, int, int]:
+    """The lines of code (comments aside) of the forward branching between the two that both sides run,
+    that only the plain side runs, and that only the flagged side runs."""
+    segments, _ = _segments(plain, flagged, "c", "not c", params, regions)
+    return tuple(sum(len(code_lines(segment[k])) for segment in segments) for k in range(3))  # type: ignore[return-value]
+
+
 def _segments(
     plain: tuple[str, ...], flagged: tuple[str, ...], condition: str, negated: str, params: tuple[str, ...], regions: bool
 ) -> tuple[tuple[Segment, ...], tuple[str, ...]]:

@@ -50,6 +50,7 @@ from .flags import (
     member_forwards,
     same_code,
 )
+from .ignored_inputs import given_ignored_inputs
 from .in_place_children import across_codes, in_place_children
 from .instances import Instances
 from .ir import ClassIR
@@ -88,8 +89,9 @@ def generalize(
     params: dict[str, tuple[str, ...]] = {}  # new class name -> its parameter names, in order
     out: list[ClassIR] = []
     pending = list(with_shared_keywords(classes))
+    ignoring: dict[str, int] = {}  # old class name -> the inputs its instances read, where the merged class takes more
     while pending:
-        level = _level(pending)
+        level = given_ignored_inputs(_level(pending), ignoring)
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
         pending = [c for c in pending if c.name not in {c.name for c in level}]
         level, aside = set_aside(level, params)
@@ -98,10 +100,14 @@ def generalize(
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
+        level, pending = defaulted_inputs(level, pending, params, branching=True)  # what neither form above joins
         unpadded = in_place_children(across_codes(identity_children(level), params), params)
         level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}
         for group, optional, flag in _joined(_groups([c for c in level if not c.is_root], params), params, lacking):
+            if optional is not None and optional.params:  # the holders take inputs more: the others default them
+                ignoring.update({c.name: len(c.forward_params) for c in group if c.name not in optional.holders})
+                group = [replace(c, forward_params=optional.params) for c in group]
             unpadded_group = {c.name: _identities_like(before_padding[c.name], c) for c in group if c.name in before_padding}
             merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, unpadded_group)
             merged, instance_calls = added_back(merged, group, instance_calls, aside, instances, params)

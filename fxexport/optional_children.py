@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from .built_children import BuiltChildren
 from .child_lines import attribute, attributes, init_template, names_on_self
-from .code_slots import filled, masked, number_slots
+from .code_slots import filled, line_tokens, masked, number_slots, variable_tokens
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
@@ -37,6 +37,7 @@ class OptionalChild:
     forward: tuple[str, ...]  # the shared forward: the holders' code for the child under `if self.<child> is not None:`
     wrapped: tuple[int, int] | None = None  # the holders' forward lines [start, end) put under that `if`; None: forwards of their own
     literals_vary: bool = False  # with forwards of their own: each side's forwards differ in number literals (flags.member_forwards)
+    params: tuple[str, ...] = ()  # with forwards of their own: the shared forward's parameters where the holders take inputs more
 
     @property
     def child(self) -> str:
@@ -153,23 +154,25 @@ def _extra_child(lacking: list[ClassIR], having: list[ClassIR], known: Known, id
     `if self.<child> is not None:` writes in a few lines. Forwards of one side may differ in their number
     literals (parameters of the merged class) where `member_forwards` places them."""
     a, b = lacking[0], having[0]
-    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*", len(b.init_lines) - len(a.init_lines)), None)
+    found = next(_added_children(a, b, known, r"self\.(\w+) = [\w.]+\(.*", len(b.init_lines) - len(a.init_lines), inputs_more=True), None)
     if found is None:
         return None
     children, lines = found
     if not identities and all(is_identity(b.init_lines[i]) for i in lines):
         return None  # no state to test for: every instance builds it, and a flag tells the codes apart (generalize._identities_added)
     condition, negated = f"self.{children[0]} is not None", f"self.{children[0]} is None"
+    names = b.forward_params  # the lacking side's, and any the holders take more (read in their own code alone)
+    params = () if a.forward_params == b.forward_params else (*a.forward_params, *(f"{p}=None" for p in b.forward_params[len(a.forward_params) :]))
     if _same_forward(lacking) and _same_forward(having):
-        if not few_lines_apart(a.forward_lines, b.forward_lines, a.forward_params, regions=True):
+        if not few_lines_apart(a.forward_lines, b.forward_lines, names, regions=True):
             return None
-        forward = branched(a.forward_lines, b.forward_lines, condition, negated, a.forward_params, regions=True)
-        return OptionalChild(children, lines, frozenset(), _tests_applied(forward, condition, children[1:]))
+        forward = branched(a.forward_lines, b.forward_lines, condition, negated, names, regions=True)
+        return OptionalChild(children, lines, frozenset(), _tests_applied(forward, condition, children[1:]), params=params)
     members = [*lacking, *having]
-    forwards = member_forwards([c.forward_lines for c in members], [k >= len(lacking) for k in range(len(members))], condition, negated, a.forward_params)
-    if forwards is None or not few_lines_apart(literals_apart(a.forward_lines)[0], literals_apart(b.forward_lines)[0], a.forward_params):
+    forwards = member_forwards([c.forward_lines for c in members], [k >= len(lacking) for k in range(len(members))], condition, negated, names)
+    if forwards is None or not few_lines_apart(literals_apart(a.forward_lines)[0], literals_apart(b.forward_lines)[0], names):
         return None
-    return OptionalChild(children, lines, frozenset(), forwards[0].lines, literals_vary=True)
+    return OptionalChild(children, lines, frozenset(), forwards[0].lines, literals_vary=True, params=params)
 
 
 def _tests_applied(forward: tuple[str, ...], condition: str, others: tuple[str, ...]) -> tuple[str, ...]:
@@ -189,11 +192,15 @@ def _tests_applied(forward: tuple[str, ...], condition: str, others: tuple[str, 
     return tuple(out)
 
 
-def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str, count: int) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:
+def _added_children(
+    a: ClassIR, b: ClassIR, known: Known, line_pattern: str, count: int, inputs_more: bool = False
+) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:
     """(children, init lines) for each set of `count` (at most MAX_CHILDREN) lines of `b` matching
     `line_pattern` without which `b` builds what `a` builds (literals and children passed in aside),
-    the children read nowhere else, when both come from one source class and take the same forward parameters."""
-    if (a.source, a.forward_params) != (b.source, b.forward_params):
+    the children read nowhere else, when both come from one source class and take the same forward
+    parameters (`inputs_more`: or `b` some more after them, which `a`'s code then never reads: timm
+    pvt_v2's Attention takes H and W for its `sr` alone)."""
+    if a.source != b.source or not (a.forward_params == b.forward_params or (inputs_more and _inputs_more(a, b))):
         return
     if not 1 <= count <= MAX_CHILDREN or len(b.init_lines) != len(a.init_lines) + count:
         return
@@ -206,6 +213,17 @@ def _added_children(a: ClassIR, b: ClassIR, known: Known, line_pattern: str, cou
         children = tuple(m[1] for m in matches if m is not None)
         if not any(f"self.{child}" in text for child in children for text in (*core, *a.init_lines, *code_lines(a.forward_lines))):
             yield children, lines
+
+
+def _inputs_more(a: ClassIR, b: ClassIR) -> bool:
+    """True when `b`'s forward takes `a`'s plain inputs, then more, none of them a name `a`'s code reads."""
+    count = len(a.forward_params)
+    if len(b.forward_params) <= count or b.forward_params[:count] != a.forward_params:
+        return False
+    if any(p.startswith("*") or "=" in p for p in b.forward_params):
+        return False
+    used = {t.string for line in code_lines(a.forward_lines) for t in variable_tokens(line_tokens(line))}
+    return not used & set(b.forward_params[count:])
 
 
 def core_lines(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...]:

@@ -117,6 +117,9 @@ CASES = [
     Case("reversed_module_list", traced(models.ReversedList), _randn(2, 4)),
     Case("blocks_on_the_graph_input", models.stackless(models.GatedStages), _randn(3, 4)),
     Case("sequential_subclasses", traced(models.SequentialSubclasses), _randn(2, 3, 16, 16)),
+    Case("named_sequential_levels", traced(models.PooledLevelsNet), _randn(1, 4, 8, 8)),
+    Case("global_query_input", traced(models.GlobalQueryNet), _randn(2, 5, 8)),
+    Case("optional_child_inputs", traced(models.ReducedStages), _randn(1, 8, 4, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

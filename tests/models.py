@@ -5078,3 +5078,95 @@ class PooledLevelsNet(nn.Module):
 
     def forward(self, x):
         return self.coarse(x).mean((2, 3)) + self.fine(x).mean((2, 3)) + self.finer(self.widen(x)).mean((2, 3))[:, :4]
+
+
+class GlobalQueryAttention(nn.Module):
+    """timm gcvit's WindowAttentionGlobal: attention whose query is given (every other block) or its own."""
+
+    def __init__(self, dim: int, use_global: bool) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * (2 if use_global else 3))
+        self.proj = nn.Linear(dim, dim)
+        self.scale = dim**-0.5
+
+    def forward(self, x, q_global: torch.Tensor | None = None):
+        B, N, C = x.shape
+        if q_global is not None:
+            k, v = self.qkv(x).chunk(2, dim=-1)
+            q = q_global.expand(B, N, C)
+        else:
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        x = (attn.softmax(dim=-1) @ v).reshape(B, N, 2, C // 2).transpose(2, 3)
+        return self.proj(x.reshape(B, N, C))
+
+
+class GlobalQueryStage(nn.Module):
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.to_query = nn.Linear(dim, dim)
+        self.blocks = nn.ModuleList([GlobalQueryAttention(dim, False), GlobalQueryAttention(dim, True)])
+
+    def forward(self, x):
+        q_global = self.to_query(x.mean(1, keepdim=True))
+        for i, block in enumerate(self.blocks):
+            x = x + (block(x) if i % 2 == 0 else block(x, q_global))
+        return x
+
+
+class GlobalQueryNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList([GlobalQueryStage(8), GlobalQueryStage(16)])
+        self.widen = nn.Linear(8, 16)
+
+    def forward(self, x):
+        return self.stages[1](self.widen(self.stages[0](x)))
+
+
+class ReducedAttention(nn.Module):
+    """timm pvt_v2's Attention: keys and values from a strided conv of the tokens where `sr_ratio` > 1, which
+    alone reads the feature map's height and width."""
+
+    def __init__(self, dim: int, sr_ratio: int) -> None:
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        if sr_ratio > 1:
+            self.sr = nn.Conv2d(dim, dim, sr_ratio, stride=sr_ratio)
+            self.norm = nn.LayerNorm(dim)
+        else:
+            self.sr = None
+        self.kv = nn.Linear(dim, dim * 2)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, H: int, W: int):
+        B, N, C = x.shape
+        q = self.q(x)
+        if self.sr is not None:
+            x = x.permute(0, 2, 1).reshape(B, C, H, W)
+            x = self.sr(x).reshape(B, C, -1).permute(0, 2, 1)
+            x = self.norm(x)
+        k, v = self.kv(x).chunk(2, dim=-1)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        return self.proj(attn @ v)
+
+
+class ReducedStage(nn.Module):
+    def __init__(self, dim: int, sr_ratio: int) -> None:
+        super().__init__()
+        self.attn = ReducedAttention(dim, sr_ratio)
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        tokens = x.flatten(2).transpose(1, 2)
+        tokens = tokens + self.attn(tokens, H, W)
+        return tokens.transpose(1, 2).reshape(B, C, H, W)
+
+
+class ReducedStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(ReducedStage(8, 2), ReducedStage(8, 4), ReducedStage(8, 1))
+
+    def forward(self, x):
+        return self.stages(x)
