@@ -117,13 +117,16 @@ def _branch(longer: list[ClassIR], shorter: list[ClassIR]) -> tuple[int, dict[st
     """(the position of the input the shorter forwards lack, each class's forward) where no input stands for
     it (_alias) but both read well as one forward branching on it: `if q_global is not None:` the longer
     side's code, else the shorter's (timm gcvit's WindowAttentionGlobal, with a global query or none).
-    Each side one code but for its number literals (flags.member_forwards); the last input is tried first."""
+    Each side one code but for its number literals (flags.member_forwards). Of the positions where the
+    other inputs keep the names the source gave them, the one under which the two share the most code
+    (the last, of those sharing as much)."""
     names = parameter_names(longer[0].forward_params)
-    for extra in reversed(range(len(names))):
+    found: list[tuple[int, int, dict[str, tuple[str, ...]]]] = []  # (shared lines, position, forwards)
+    for extra in _extra_positions(names, parameter_names(shorter[0].forward_params)):
         rest = names[:extra] + names[extra + 1 :]
         forwards = [_renamed(c, names) for c in longer] + [_renamed(c, rest) for c in shorter]
         if any(f is None for f in forwards):
-            return None  # a local of a forward would read as one of the inputs
+            continue  # a local of a forward would read as one of the inputs
         # the shorter side takes the longer's names (those of its own statements, which a trace of the export
         # finds again), and the longer side's code comes first, as its `if` (_given_first)
         flagged = [False] * len(longer) + [True] * len(shorter)
@@ -134,9 +137,24 @@ def _branch(longer: list[ClassIR], shorter: list[ClassIR]) -> tuple[int, dict[st
         placed = member_forwards(forwards, flagged, condition, negated, tuple(names), regions=True)  # type: ignore[arg-type]
         if placed is None or _returns(plain) != _returns(marked) or _listed_only(plain, names[extra]):
             continue
-        if _mostly_shared(plain, marked, tuple(names)):
-            return extra, {c.name: _given_first(p.lines, condition, negated) for c, p in zip(longer + shorter, placed)}
-    return None
+        shared, only_plain, only_flagged = code_counts(plain, marked, tuple(names), regions=True)
+        # forwards sharing less read the inputs both take as other things (dynamo's tensors passed in), and two
+        # one-line forwards under an `if` come back split apart from a trace of the export
+        if shared >= max(only_plain, only_flagged, 1):
+            found.append((shared, extra, {c.name: _given_first(p.lines, condition, negated) for c, p in zip(longer + shorter, placed)}))
+    if not found:
+        return None
+    _, extra, lines = max(found, key=lambda item: item[:2])
+    return extra, lines
+
+
+def _extra_positions(names: list[str], own: list[str]) -> list[int]:
+    """Where the input the shorter forward lacks may be: after the first (the block's own input, which every
+    caller passes), where no other input the source named has another name."""
+    def apart(a: str, b: str) -> bool:
+        return a != b and not _GENERIC.fullmatch(a) and not _GENERIC.fullmatch(b)
+
+    return [k for k in range(1, len(names)) if not any(apart(a, b) for a, b in zip(names[:k] + names[k + 1 :], own))]
 
 
 def _given_first(lines: tuple[str, ...], condition: str, negated: str) -> tuple[str, ...]:
@@ -167,14 +185,6 @@ def _block_end(lines: tuple[str, ...], start: int, indent: str) -> int:
     while end < len(lines) and (lines[end].startswith(indent + " ") or not lines[end].strip()):
         end += 1
     return end
-
-
-def _mostly_shared(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> bool:
-    """True when the code both sides run is at least as long as either side's own, or each side has one line
-    of its own: two longer forwards that share little read the inputs they both take as other things
-    (dynamo's tensors passed in), not one forward given an input or not."""
-    shared, only_plain, only_flagged = code_counts(plain, flagged, params, regions=True)
-    return shared >= max(only_plain, only_flagged) or max(only_plain, only_flagged) <= 1
 
 
 def _returns(lines: tuple[str, ...]) -> set[int]:

@@ -89,7 +89,8 @@ def generalize(
     params: dict[str, tuple[str, ...]] = {}  # new class name -> its parameter names, in order
     out: list[ClassIR] = []
     pending = list(with_shared_keywords(classes))
-    ignoring: dict[str, int] = {}  # old class name -> the inputs its instances read, where the merged class takes more
+    ignoring: dict[str, tuple[int, frozenset[str]]] = {}  # old class name -> the inputs its instances read where the class it
+    # merged into takes more, and the classes merged so
     while pending:
         level = given_ignored_inputs(_level(pending), ignoring)
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]
@@ -106,7 +107,8 @@ def generalize(
         before_padding = {c.name: c for c in unpadded}
         for group, optional, flag in _joined(_groups([c for c in level if not c.is_root], params), params, lacking):
             if optional is not None and optional.params:  # the holders take inputs more: the others default them
-                ignoring.update({c.name: len(c.forward_params) for c in group if c.name not in optional.holders})
+                merged_names = frozenset(c.name for c in group)
+                ignoring.update({c.name: (len(c.forward_params), merged_names) for c in group if c.name not in optional.holders})
                 group = [replace(c, forward_params=optional.params) for c in group]
             unpadded_group = {c.name: _identities_like(before_padding[c.name], c) for c in group if c.name in before_padding}
             merged, instance_calls = _merge(group, params, instances, optional, flag, lacking, unpadded_group)

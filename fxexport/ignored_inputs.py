@@ -19,23 +19,34 @@ from .ir import ClassIR
 _BUILT = re.compile(r"self\.(\w+) = (\w+)\(\)")  # a child built as an instance of a generated class, before generalize fills its arguments
 
 
-def given_ignored_inputs(level: list[ClassIR], ignoring: dict[str, int]) -> list[ClassIR]:
+def given_ignored_inputs(level: list[ClassIR], ignoring: dict[str, tuple[int, frozenset[str]]]) -> list[ClassIR]:
     """The level with each call of a child built as a class in `ignoring` (old class name -> how many inputs
-    its instances read; those after, defaulted, they never read) that passes only those, given the inputs
-    more another class of its source class passes there: names, which the lines before, the same in both, bound alike."""
+    its instances read, those after, defaulted, they never read; and the classes merged with it) that passes
+    only those, given the inputs more another class of its source class passes there to a child of one of
+    those classes: names, which the lines before, the same in both, bound alike."""
     out = []
     for cls in level:
-        children = {m[1]: m[2] for line in cls.init_lines if (m := _BUILT.fullmatch(line)) and m[2] in ignoring}
+        children = _built(cls, set(ignoring))
         siblings = [c for c in level if c.source == cls.source and c is not cls and len(c.forward_lines) == len(cls.forward_lines)]
         given = next((lines for c in siblings if (lines := _given(cls, c, children, ignoring)) is not None), None) if children else None
         out.append(cls if given is None else replace(cls, forward_lines=given))
     return out
 
 
-def _given(cls: ClassIR, sibling: ClassIR, children: dict[str, str], ignoring: dict[str, int]) -> tuple[str, ...] | None:
+def _built(cls: ClassIR, names: set[str]) -> dict[str, str]:
+    """The children `__init__` builds as an instance of a class in `names`: attribute -> class name."""
+    return {m[1]: m[2] for line in cls.init_lines if (m := _BUILT.fullmatch(line)) and m[2] in names}
+
+
+def _given(cls: ClassIR, sibling: ClassIR, children: dict[str, str], ignoring: dict[str, tuple[int, frozenset[str]]]) -> tuple[str, ...] | None:
     """`cls`'s forward lines taking `sibling`'s where the two differ only in a call of such a child passing
-    inputs more; None where they differ otherwise, or nowhere."""
+    inputs more, the sibling's child there one of the classes merged with it; None where they differ
+    otherwise, or nowhere."""
     if cls.forward_params != sibling.forward_params:
+        return None
+    held = _built(sibling, set().union(*(merged for _, merged in ignoring.values())))
+    children = {attribute: name for attribute, name in children.items() if held.get(attribute) in ignoring[name][1]}
+    if not children:
         return None
     lines = []
     for mine, theirs in zip(cls.forward_lines, sibling.forward_lines):
@@ -45,7 +56,7 @@ def _given(cls: ClassIR, sibling: ClassIR, children: dict[str, str], ignoring: d
     return tuple(lines) if tuple(lines) != cls.forward_lines else None
 
 
-def _passes_more(mine: str, theirs: str, children: dict[str, str], ignoring: dict[str, int]) -> bool:
+def _passes_more(mine: str, theirs: str, children: dict[str, str], ignoring: dict[str, tuple[int, frozenset[str]]]) -> bool:
     """True when `theirs` is `mine` but for one call of a child (`self.attn(x)`) passing names more
     (`self.attn(x, H, W)`), where `mine` passes the child's class exactly the inputs its instances read."""
     indent = len(mine) - len(mine.lstrip())
@@ -57,7 +68,7 @@ def _passes_more(mine: str, theirs: str, children: dict[str, str], ignoring: dic
         return False
     calls = [n for n in ast.walk(b) if isinstance(n, ast.Call) and _child(n) in children and not n.keywords]
     for call in calls:
-        read = ignoring[children[_child(call)]]  # type: ignore[index]
+        read = ignoring[children[_child(call)]][0]  # type: ignore[index]
         extra = call.args[read:]
         if not extra or not all(isinstance(e, ast.Name) for e in extra):
             continue

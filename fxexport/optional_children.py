@@ -21,6 +21,7 @@ from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
 from .regions import IN_PLACE
+from .split_forms import split_alike
 
 Known = dict[str, tuple[str, ...]]
 
@@ -64,6 +65,7 @@ def with_optional_children(
                 lacking, having = (base, group) if lacking_first else (group, base)
                 found = _optional_child(lacking[0], having[0], known)
                 if found is None:
+                    lacking, having = split_alike(lacking, having)  # tails apart only in what is inlined: written alike
                     found = _extra_child(lacking, having, known, identities)
                 if found is None and (padded := with_identities(lacking, having)) is not None:
                     found = _extra_child(padded, having, known, identities)

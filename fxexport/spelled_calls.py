@@ -161,10 +161,16 @@ def named_children(call: ast.Call) -> list[tuple[str, ast.expr]] | None:
 
 def ordered_children(node: ast.expr) -> list[tuple[str, ast.expr]] | None:
     """(name, child) of each keyword of an `OrderedDict(conv=..., act=...)` call, else None."""
-    if not (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("OrderedDict") and not node.args):
+    if not (isinstance(node, ast.Call) and _is_ordered_dict(node.func) and not node.args):
         return None
     named = [(k.arg, k.value) for k in node.keywords if k.arg]
     return named if len(named) == len(node.keywords) else None
+
+
+def _is_ordered_dict(func: ast.expr) -> bool:
+    """`collections.OrderedDict` (its module under the name module.py imports it as: `collections_1` where a
+    child is named `collections`)."""
+    return isinstance(func, ast.Attribute) and func.attr == "OrderedDict" and isinstance(func.value, ast.Name) and func.value.id.startswith("collections")
 
 
 def added_line(line: str) -> tuple[str, ast.expr] | None:

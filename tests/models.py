@@ -5146,7 +5146,8 @@ class ReducedAttention(nn.Module):
             x = x.permute(0, 2, 1).reshape(B, C, H, W)
             x = self.sr(x).reshape(B, C, -1).permute(0, 2, 1)
             x = self.norm(x)
-        k, v = self.kv(x).chunk(2, dim=-1)
+        kv = self.kv(x).reshape(B, -1, 2, C).permute(2, 0, 1, 3)
+        k, v = kv.unbind(0)
         attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
         return self.proj(attn @ v)
 
@@ -5170,3 +5171,86 @@ class ReducedStages(nn.Module):
 
     def forward(self, x):
         return self.stages(x)
+
+
+class OptionalGate(nn.Module):
+    """A child only some instances build, reading an input the others are not given."""
+
+    def __init__(self, has: bool) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.gate = nn.Linear(8, 8) if has else None
+
+    def forward(self, x, y, z=None):
+        h = self.lin(x)
+        if self.gate is not None:
+            h = h + self.gate(y)
+        return h
+
+
+class ThreeInputs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, y, z):
+        return self.lin(x) * y + z
+
+
+class GateHolder(nn.Module):
+    """Holds an OptionalGate or a ThreeInputs at one attribute: the holder of a gate without its child passes it
+    one input, the ThreeInputs holder three, which is no call to give the gate."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.m = ThreeInputs() if kind == "three" else OptionalGate(kind == "has")
+
+    def forward(self, x, y, z):
+        return self.m(x, y, z) + y + z
+
+
+class GateHolders(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.holders = nn.ModuleList([GateHolder("three"), GateHolder("lacks"), GateHolder("has")])
+
+    def forward(self, x):
+        y, z = x.sin(), x.cos()
+        for holder in self.holders:
+            x = holder(x, y, z)
+        return x
+
+
+class MiddleQueryAttention(nn.Module):
+    """A global query some blocks are given, in the middle of the inputs (a scale follows it)."""
+
+    def __init__(self, dim: int, use_global: bool) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * (2 if use_global else 3))
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, q_global, scale):
+        B, N, C = x.shape
+        if q_global is not None:
+            k, v = self.qkv(x).chunk(2, dim=-1)
+            q = q_global.expand(B, N, C)
+        else:
+            q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = (q @ k.transpose(-2, -1) * scale).softmax(-1)
+        x = (attn @ v).reshape(B, N, 2, C // 2).transpose(2, 3)
+        return self.proj(x.reshape(B, N, C))
+
+
+class MiddleQueryNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.to_query = nn.Linear(8, 8)
+        self.to_scale = nn.Linear(8, 1)
+        self.blocks = nn.ModuleList([MiddleQueryAttention(8, False), MiddleQueryAttention(8, True)])
+
+    def forward(self, x):
+        q = self.to_query(x.mean(1, keepdim=True))
+        scale = self.to_scale(x).sigmoid()
+        for i, block in enumerate(self.blocks):
+            x = x + block(x, q if i % 2 else None, scale)
+        return x

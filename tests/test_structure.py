@@ -139,6 +139,10 @@ def _rows() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 4, generator=torch.Generator().manual_seed(0)),)
 
 
+def _rows8() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(2, 8, generator=torch.Generator().manual_seed(0)),)
+
+
 def _rotary() -> tuple[torch.Tensor, ...]:
     generator = torch.Generator().manual_seed(0)
     return (torch.randn(2, 3, 8, generator=generator), torch.randn(2, 3, 4, generator=generator), torch.randn(2, 3, 4, generator=generator))
@@ -405,8 +409,8 @@ SHAPES = [
     # class, each literal a parameter in both branches (the branch an instance never runs has its own side's
     # literals); was a class per stage, each branch with another instance's numbers
     Shape("defaulted_input_literals_apart_export", _model(models.QueryStages), lambda: (torch.randn(1, 8, 8, 8),), _export,
-          frozenset({"QueryWindowBlock", "QueryAttention", "QueryStage"}),
-          counts={"class QueryWindowBlock(nn.Module):": 1, "def forward(self, x, q_global=None):": 2, ".view(-1, self.value_3, 8)": 2, "self.value_4": 0,
+          frozenset({"QueryWindowBlock", "QueryAttention", "QueryAttention_1", "QueryStage"}),
+          counts={"class QueryWindowBlock(nn.Module):": 1, "def forward(self, x, q_global=None):": 1, ".view(-1, self.value_3, 8)": 2, "self.value_4": 0,
                   "class QueryStage(nn.Module):": 1}),
     # ... numbers taken line for line only: where the branches' lines differ, the `1`, `-1` and `1.0` stay
     # literals (were parameters holding one side's `1` and the other's `0.5`)
@@ -604,6 +608,18 @@ SHAPES = [
                   "tokens + self.attn(tokens, H, W)": 1, "self.attn(tokens)": 0, "variant": 0}),
     Shape("optional_child_reading_inputs_more_export", _model(models.ReducedStages), lambda: (torch.randn(1, 8, 4, 4),), _export,
           frozenset({"ReducedAttention", "ReducedStage"}), counts={"if self.sr is not None:": 1}),
+    # ... but only to an instance of that class: a holder of another class at that attribute (three inputs) is
+    # no call to give it (it was given three: a TypeError)
+    Shape("inputs_given_to_the_same_class_only", _model(models.GateHolders), _rows8, _trace,
+          frozenset({"OptionalGate", "ThreeInputs", "GateHolder"}), counts={"class OptionalGate(": 1}),
+    Shape("inputs_given_to_the_same_class_only_export", _model(models.GateHolders), _rows8, _export,
+          frozenset({"OptionalGate", "ThreeInputs", "GateHolder"}), counts={"class OptionalGate(": 1}),
+    # the input some blocks lack in the middle of their inputs is not taken for the last one: the blocks lacking it
+    # would read their `scale` as the other blocks' `q_global` (they stay apart: their callers cannot reorder)
+    Shape("input_in_the_middle_not_misread", _model(models.MiddleQueryNet), lambda: (torch.randn(2, 5, 8),), _trace,
+          frozenset({"MiddleQueryAttention", "MiddleQueryAttention_1"}), counts={"scale=None": 0, "x_1=None": 0}),
+    Shape("input_in_the_middle_not_misread_export", _model(models.MiddleQueryNet), lambda: (torch.randn(2, 5, 8),), _export,
+          frozenset({"MiddleQueryAttention", "MiddleQueryAttention_1"}), counts={"scale=None": 0, "x_1=None": 0}),
     # a loop over blocks carries its input's name, whatever it is, and its variable is the container's name in the
     # singular (`for stage in self.stages: hidden_state = stage(hidden_state)`, as the source)
     Shape("loop_on_a_named_input", _model(models.HiddenStateStages), _rows, _trace, frozenset({"HiddenStateStage"}),
@@ -715,7 +731,7 @@ SHAPES = [
           counts={"b = a.to(torch.float32) del": 0, "c = self.lin2(b) del a, b": 1}),
     # dynamo's graph holds no module: one is made at every path its calls name, none standing for another
     Shape("dynamo_deep_holders", _model(models.DeepStack), lambda: (torch.randn(2, 4, 6, 6),), _dynamo,
-          frozenset({"DeepResidual", "Residual", "DeepBody", "DeepBody_1", "NormedConv", "NormedConv_1", "NormedConv_2"}),
+          frozenset({"DeepResidual", "DeepResidual_1", "Residual", "DeepBody", "DeepBody_1", "NormedConv", "NormedConv_1", "NormedConv_2"}),
           inline={path: "not its children called one after another" for path in ("blocks.0.main.main.body", "blocks.1.main.main.body",
                   "blocks.1.main.main.body.1", "blocks.1.main.main.body.1.1", "blocks.2.main.main.body")}),
     # tensor constants torch.export lifted, numbered over the model: numbered within their block, one class

@@ -32,25 +32,27 @@ class ReducedAttention(nn.Module):  # tests/models.py:5127 ReducedAttention
         self.proj = nn.Linear(8, 8)
 
     def forward(self, x, H=None, W=None):
+        shape = x.shape
+        B = shape[0]
+        C = shape[2]
+        q = self.q(x)
         if self.sr is not None:
-            shape = x.shape
-            B = shape[0]
-            C = shape[2]
-            q = self.q(x)
             x = x.permute(0, 2, 1).reshape(B, C, H, W)
             x = self.sr(x)
             x = x.reshape(B, C, -1).permute(0, 2, 1)
             x = self.norm(x)
-        else:
-            q = self.q(x)
-        k, v = self.kv(x).chunk(2, dim=-1)
+        kv = self.kv(x)
+        del x
+        kv = kv.reshape(B, -1, 2, C)
+        kv = kv.permute(2, 0, 1, 3)
+        k, v = kv.unbind(0)
         attn = q @ k.transpose(-2, -1)
         attn = attn.softmax(dim=-1)
         matmul = attn @ v
         return self.proj(matmul)
 
 
-class ReducedStage(nn.Module):  # tests/models.py:5154 ReducedStage
+class ReducedStage(nn.Module):  # tests/models.py:5155 ReducedStage
     def __init__(self, attn) -> None:
         super().__init__()
         self.attn = attn
