@@ -31,22 +31,26 @@ from .flags import code_counts, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
 from .regions import INDENT, code_lines
 from .reordered_calls import Order, reorder_callers
+from .spelled_calls import char_offset
 
 Known = dict[str, tuple[str, ...]]
 _GENERIC = re.compile(r"x(_\d+)?")  # the names subgraphs.py gives inputs that are no model input
 
 
-def defaulted_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known, branching: bool = False) -> tuple[list[ClassIR], list[ClassIR]]:
+def defaulted_inputs(
+    level: list[ClassIR], pending: list[ClassIR], known: Known, branching: bool = False, forwards: dict[str, tuple[str, ...]] | None = None
+) -> tuple[list[ClassIR], list[ClassIR]]:
     """The level with the classes of each source class whose forwards differ by an input their callers
     may leave out given one forward, that input defaulting to another (with `branching`, where none stands
-    for it: to None, the forward branching on it, _branch); and the pending classes, their calls of such a
-    class passing that input last where it was not."""
+    for it: to None, the forward branching on it, _branch; `forwards`: the forward parameters of the classes
+    generalized so far, by name); and the pending classes, their calls of such a class passing that input
+    last where it was not."""
     out = {c.name: c for c in level}
     for longer, shorter in one_input_apart(level, known):
         if merged_already(out, longer + shorter):
             continue
         found = _alias(longer[0], shorter[0])
-        branch = _branch(longer, shorter) if found is None and branching else None
+        branch = _branch(longer, shorter, forwards or {}) if found is None and branching else None
         if found is None and branch is None:
             continue
         extra = found[0] if found is not None else branch[0]  # type: ignore[index]
@@ -113,28 +117,32 @@ def _alias(longer: ClassIR, shorter: ClassIR) -> tuple[int, int] | None:
     return None
 
 
-def _branch(longer: list[ClassIR], shorter: list[ClassIR]) -> tuple[int, dict[str, tuple[str, ...]]] | None:
+def _branch(longer: list[ClassIR], shorter: list[ClassIR], forwards: dict[str, tuple[str, ...]]) -> tuple[int, dict[str, tuple[str, ...]]] | None:
     """(the position of the input the shorter forwards lack, each class's forward) where no input stands for
     it (_alias) but both read well as one forward branching on it: `if q_global is not None:` the longer
     side's code, else the shorter's (timm gcvit's WindowAttentionGlobal, with a global query or none).
     Each side one code but for its number literals (flags.member_forwards). Of the positions where the
     other inputs keep the names the source gave them, the one under which the two share the most code
-    (the last, of those sharing as much)."""
+    (the last, of those sharing as much). A call of a child that passes the input on where the shorter side
+    leaves it out is one call, passing it, where the child's forward defaults it to None (gcvit's
+    GlobalContextVitBlock: `self.attn(x, q_global)`; given None, the child runs as left out)."""
     names = parameter_names(longer[0].forward_params)
     found: list[tuple[int, int, dict[str, tuple[str, ...]]]] = []  # (shared lines, position, forwards)
     for extra in _extra_positions(names, parameter_names(shorter[0].forward_params)):
         rest = names[:extra] + names[extra + 1 :]
-        forwards = [_renamed(c, names) for c in longer] + [_renamed(c, rest) for c in shorter]
-        if any(f is None for f in forwards):
+        renamed = [_renamed(c, names) for c in longer] + [_renamed(c, rest) for c in shorter]
+        if any(f is None for f in renamed):
             continue  # a local of a forward would read as one of the inputs
+        lines = [f if k < len(longer) else _passed_on(f, longer[0].forward_lines, names[extra], _defaults(c, forwards))
+                 for k, (f, c) in enumerate(zip(renamed, longer + shorter)) if f is not None]  # fmt: skip
         # the shorter side takes the longer's names (those of its own statements, which a trace of the export
         # finds again), and the longer side's code comes first, as its `if` (_given_first)
         flagged = [False] * len(longer) + [True] * len(shorter)
         condition, negated = f"{names[extra]} is None", f"{names[extra]} is not None"
-        marked, plain = literals_apart(forwards[len(longer)])[0], literals_apart(forwards[0])[0]  # type: ignore[arg-type]
+        marked, plain = literals_apart(lines[len(longer)])[0], literals_apart(lines[0])[0]
         if not few_lines_apart(plain, marked, tuple(names), regions=True):
             continue
-        placed = member_forwards(forwards, flagged, condition, negated, tuple(names), regions=True)  # type: ignore[arg-type]
+        placed = member_forwards(lines, flagged, condition, negated, tuple(names), regions=True)
         if placed is None or _returns(plain) != _returns(marked) or _listed_only(plain, names[extra]):
             continue
         shared, only_plain, only_flagged = code_counts(plain, marked, tuple(names), regions=True)
@@ -144,8 +152,59 @@ def _branch(longer: list[ClassIR], shorter: list[ClassIR]) -> tuple[int, dict[st
             found.append((shared, extra, {c.name: _given_first(p.lines, condition, negated) for c, p in zip(longer + shorter, placed)}))
     if not found:
         return None
-    _, extra, lines = max(found, key=lambda item: item[:2])
-    return extra, lines
+    _, extra, forward = max(found, key=lambda item: item[:2])
+    return extra, forward
+
+
+_BUILT = re.compile(r"self\.(\w+) = (\w+)\(")
+
+
+def _defaults(cls: ClassIR, forwards: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """The children the class builds as generalized classes whose forward has a parameter defaulting to None:
+    attribute -> how many inputs come before the first such."""
+    out = {}
+    for line in cls.init_lines:
+        if (m := _BUILT.match(line)) and m[2] in forwards:
+            defaulted = [k for k, p in enumerate(forwards[m[2]]) if p.endswith("=None")]
+            if defaulted:
+                out[m[1]] = defaulted[0]
+    return out
+
+
+def _passed_on(lines: tuple[str, ...], longer: tuple[str, ...], extra: str, defaults: dict[str, int]) -> tuple[str, ...]:
+    """`lines` with each call of a child in `defaults` written as the longer forward's line passing `extra` on
+    in the first defaulted place, where that line is the same call with it."""
+    out = []
+    for line in lines:
+        for given in _calls_given(line, extra, defaults):
+            if given in longer:
+                line = given
+                break
+        out.append(line)
+    return tuple(out)
+
+
+def _calls_given(line: str, extra: str, defaults: dict[str, int]) -> list[str]:
+    """The line with `extra` passed last to one call of a child in `defaults` given exactly the inputs before
+    its first defaulted one, for each such call."""
+    indent = line[: len(line) - len(line.lstrip())]
+    text = line.strip()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            continue
+        if func.attr not in defaults or len(node.args) != defaults[func.attr] or node.keywords or node.end_lineno != 1:
+            continue
+        close = char_offset(text, node.end_col_offset) - 1
+        out.append(f"{indent}{text[:close]}{', ' if node.args else ''}{extra}{text[close:]}")
+    return out
 
 
 def _extra_positions(names: list[str], own: list[str]) -> list[int]:

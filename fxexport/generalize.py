@@ -101,7 +101,7 @@ def generalize(
         passed.update(chained)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
-        level, pending = defaulted_inputs(level, pending, params, branching=True)  # what neither form above joins
+        level, pending = defaulted_inputs(level, pending, params, branching=True, forwards={c.name: c.forward_params for c in out})  # what neither form above joins
         unpadded = in_place_children(across_codes(identity_children(level), params), params)
         level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}

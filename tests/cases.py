@@ -120,6 +120,7 @@ CASES = [
     Case("named_sequential_levels", traced(models.PooledLevelsNet), _randn(1, 4, 8, 8)),
     Case("global_query_input", traced(models.GlobalQueryNet), _randn(2, 5, 8)),
     Case("optional_child_inputs", traced(models.ReducedStages), _randn(1, 8, 4, 4)),
+    Case("query_passed_on", traced(models.PassedQueryNet), _randn(2, 5, 8)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

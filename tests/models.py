@@ -5254,3 +5254,30 @@ class MiddleQueryNet(nn.Module):
         for i, block in enumerate(self.blocks):
             x = x + block(x, q if i % 2 else None, scale)
         return x
+
+
+class GlobalQueryBlock(nn.Module):
+    """timm gcvit's GlobalContextVitBlock: passes the global query, where it is given one, on to its attention."""
+
+    def __init__(self, dim: int, use_global: bool) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.attn = GlobalQueryAttention(dim, use_global)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x, q_global: torch.Tensor | None = None):
+        x = x + self.attn(self.norm(x), q_global)
+        return x + self.mlp(x)
+
+
+class PassedQueryNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.to_query = nn.Linear(8, 8)
+        self.blocks = nn.ModuleList([GlobalQueryBlock(8, False), GlobalQueryBlock(8, True), GlobalQueryBlock(8, False)])
+
+    def forward(self, x):
+        q_global = self.to_query(x.mean(1, keepdim=True))
+        x = self.blocks[0](x)
+        x = self.blocks[1](x, q_global)
+        return self.blocks[2](x)

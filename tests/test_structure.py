@@ -614,6 +614,14 @@ SHAPES = [
           frozenset({"OptionalGate", "ThreeInputs", "GateHolder"}), counts={"class OptionalGate(": 1}),
     Shape("inputs_given_to_the_same_class_only_export", _model(models.GateHolders), _rows8, _export,
           frozenset({"OptionalGate", "ThreeInputs", "GateHolder"}), counts={"class OptionalGate(": 1}),
+    # a block passing the input on to a child whose forward defaults it to None passes it in one call, None where
+    # it is left out (timm gcvit's GlobalContextVitBlock; was `if q_global is not None:` around two calls)
+    Shape("input_passed_on_defaulted", _model(models.PassedQueryNet), lambda: (torch.randn(2, 5, 8),), _trace,
+          frozenset({"GlobalQueryAttention", "GlobalQueryBlock"}),
+          counts={"x = x + self.attn(self.norm(x), q_global)": 1, "self.attn(self.norm(x))": 0, "def forward(self, x, q_global=None):": 2}),
+    Shape("input_passed_on_defaulted_export", _model(models.PassedQueryNet), lambda: (torch.randn(2, 5, 8),), _export,
+          frozenset({"GlobalQueryAttention", "GlobalQueryBlock"}),
+          counts={"x = x + self.attn(self.norm(x), q_global)": 1, "self.attn(self.norm(x))": 0, "def forward(self, x, q_global=None):": 2}),
     # the input some blocks lack in the middle of their inputs is not taken for the last one: the blocks lacking it
     # would read their `scale` as the other blocks' `q_global` (they stay apart: their callers cannot reorder)
     Shape("input_in_the_middle_not_misread", _model(models.MiddleQueryNet), lambda: (torch.randn(2, 5, 8),), _trace,
