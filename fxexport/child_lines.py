@@ -95,6 +95,16 @@ def attribute(line: str) -> str:
     return match[1] if match else ""
 
 
+def built_child(line: str) -> tuple[str, str] | None:
+    """(attribute, class name) of a line building a child as a call of a class of module.py's own
+    (`self.attn = Attention_1()`), else None."""
+    match = _BUILT.match(line)
+    return (match[1], match[2]) if match else None
+
+
+_BUILT = re.compile(r"self\.(\w+) = (\w+)\(")
+
+
 def attributes(cls: ClassIR) -> set[str]:
     """Every attribute `__init__` assigns."""
     return {name for line in cls.init_lines if (name := attribute(line))}

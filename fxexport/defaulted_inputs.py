@@ -25,13 +25,22 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import replace
 
-from .child_lines import init_template
-from .code_slots import ASSIGNED, filled, line_tokens, number_slots, parameter_names, rename_variables, variable_tokens
+from .child_lines import built_child, init_template
+from .code_slots import (
+    ASSIGNED,
+    filled,
+    line_tokens,
+    number_slots,
+    parameter_names,
+    rename_variables,
+    variable_names,
+    variable_tokens,
+)
 from .flags import code_counts, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
-from .regions import INDENT, code_lines
+from .regions import INDENT, block_end, code_lines
 from .reordered_calls import Order, reorder_callers
-from .spelled_calls import char_offset
+from .spelled_calls import char_offset, parsed_line, self_attribute
 
 Known = dict[str, tuple[str, ...]]
 _GENERIC = re.compile(r"x(_\d+)?")  # the names subgraphs.py gives inputs that are no model input
@@ -156,18 +165,14 @@ def _branch(longer: list[ClassIR], shorter: list[ClassIR], forwards: dict[str, t
     return extra, forward
 
 
-_BUILT = re.compile(r"self\.(\w+) = (\w+)\(")
-
-
 def _defaults(cls: ClassIR, forwards: dict[str, tuple[str, ...]]) -> dict[str, int]:
     """The children the class builds as generalized classes whose forward has a parameter defaulting to None:
     attribute -> how many inputs come before the first such."""
     out = {}
-    for line in cls.init_lines:
-        if (m := _BUILT.match(line)) and m[2] in forwards:
-            defaulted = [k for k, p in enumerate(forwards[m[2]]) if p.endswith("=None")]
-            if defaulted:
-                out[m[1]] = defaulted[0]
+    for attribute, name in filter(None, map(built_child, cls.init_lines)):
+        defaulted = [k for k, p in enumerate(forwards.get(name, ())) if p.endswith("=None")]
+        if defaulted:
+            out[attribute] = defaulted[0]
     return out
 
 
@@ -189,18 +194,14 @@ def _calls_given(line: str, extra: str, defaults: dict[str, int]) -> list[str]:
     its first defaulted one, for each such call."""
     indent = line[: len(line) - len(line.lstrip())]
     text = line.strip()
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = parsed_line(text)
+    if tree is None:
         return []
     out = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or (child := self_attribute(node.func)) is None:
             continue
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-            continue
-        if func.attr not in defaults or len(node.args) != defaults[func.attr] or node.keywords or node.end_lineno != 1:
+        if child not in defaults or len(node.args) != defaults[child] or node.keywords or node.end_lineno != 1:
             continue
         close = char_offset(text, node.end_col_offset) - 1
         out.append(f"{indent}{text[:close]}{', ' if node.args else ''}{extra}{text[close:]}")
@@ -227,9 +228,9 @@ def _given_first(lines: tuple[str, ...], condition: str, negated: str) -> tuple[
             out.append(line)
             k += 1
             continue
-        end = _block_end(lines, k, indent)
+        end = block_end(lines, k)
         if end < len(lines) and lines[end] == f"{indent}else:":
-            after = _block_end(lines, end, indent)
+            after = block_end(lines, end)
             out += [f"{indent}if {negated}:", *lines[end + 1 : after], f"{indent}else:", *lines[k + 1 : end]]
             k = after
         else:
@@ -238,23 +239,13 @@ def _given_first(lines: tuple[str, ...], condition: str, negated: str) -> tuple[
     return tuple(out)
 
 
-def _block_end(lines: tuple[str, ...], start: int, indent: str) -> int:
-    """Where the block under the line at `start` (indented `indent`) ends."""
-    end = start + 1
-    while end < len(lines) and (lines[end].startswith(indent + " ") or not lines[end].strip()):
-        end += 1
-    return end
-
-
 def _returns(lines: tuple[str, ...]) -> set[int]:
     """How many values each `return` of the forward returns: a forward returning more given an input more is a
     list of branches growing from caller to caller (HRNet's), not one forward given an input or not."""
     counts = set()
     for line in code_lines(lines):
-        try:
-            statement = ast.parse(line.strip()).body[0] if line.strip().startswith("return") else None
-        except SyntaxError:
-            statement = None
+        tree = parsed_line(line.strip()) if line.strip().startswith("return") else None
+        statement = tree.body[0] if tree is not None and tree.body else None
         if isinstance(statement, ast.Return):
             counts.add(len(statement.value.elts) if isinstance(statement.value, ast.Tuple) else 1)
     return counts
@@ -264,12 +255,11 @@ def _listed_only(lines: tuple[str, ...], name: str) -> bool:
     """True when the forward reads its input `name` only as an item of a list or tuple it writes
     (`torch.cat([x, x_1])`): an input of a list that grows by one from caller to caller (DenseNet's
     features), not one given or not. Reads after `name` is bound anew are another value's."""
-    try:
-        statements = ast.parse("\n".join(line.strip() for line in code_lines(lines) if not line.rstrip().endswith(":"))).body
-    except SyntaxError:
+    tree = parsed_line("\n".join(line.strip() for line in code_lines(lines) if not line.rstrip().endswith(":")))
+    if tree is None:
         return False
     reads: list[bool] = []  # per read of the input: an item of a list or tuple
-    for statement in statements:
+    for statement in tree.body:
         parents = {id(child): node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
         names = [n for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == name]
         reads += [isinstance(parents.get(id(n)), (ast.List, ast.Tuple)) for n in names if isinstance(n.ctx, ast.Load)]
@@ -281,7 +271,7 @@ def _listed_only(lines: tuple[str, ...], name: str) -> bool:
 def _renamed(cls: ClassIR, names: list[str]) -> tuple[str, ...] | None:
     """The class's forward lines with its inputs named `names`, in order; None where one of those names is a local of it."""
     own = parameter_names(cls.forward_params)
-    bound = {t.string for line in cls.forward_lines for t in variable_tokens(line_tokens(line))} - set(own)
+    bound = variable_names(cls.forward_lines) - set(own)
     if bound & set(names):
         return None
     return tuple(rename_variables(line, dict(zip(own, names))) for line in cls.forward_lines)

@@ -89,8 +89,8 @@ def generalize(
     params: dict[str, tuple[str, ...]] = {}  # new class name -> its parameter names, in order
     out: list[ClassIR] = []
     pending = list(with_shared_keywords(classes))
-    ignoring: dict[str, tuple[int, frozenset[str]]] = {}  # old class name -> the inputs its instances read where the class it
-    # merged into takes more, and the classes merged so
+    # old class name -> how many inputs its instances read where the class it merged into takes more, and the classes merged so
+    ignoring: dict[str, tuple[int, frozenset[str]]] = {}
     while pending:
         level = given_ignored_inputs(_level(pending), ignoring)
         level = [replace(c, init_lines=tuple(_respell(rewrite_calls(line, calls), c, params) for line in c.init_lines)) for c in level]

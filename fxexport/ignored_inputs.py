@@ -11,12 +11,11 @@ them as the other callers do, and the blocks are one code again, as the source w
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 
+from .child_lines import built_child
 from .ir import ClassIR
-
-_BUILT = re.compile(r"self\.(\w+) = (\w+)\(\)")  # a child built as an instance of a generated class, before generalize fills its arguments
+from .spelled_calls import self_attribute
 
 
 def given_ignored_inputs(level: list[ClassIR], ignoring: dict[str, tuple[int, frozenset[str]]]) -> list[ClassIR]:
@@ -34,8 +33,9 @@ def given_ignored_inputs(level: list[ClassIR], ignoring: dict[str, tuple[int, fr
 
 
 def _built(cls: ClassIR, names: set[str]) -> dict[str, str]:
-    """The children `__init__` builds as an instance of a class in `names`: attribute -> class name."""
-    return {m[1]: m[2] for line in cls.init_lines if (m := _BUILT.fullmatch(line)) and m[2] in names}
+    """The children `__init__` builds as an instance of a class in `names`: attribute -> class name (a line
+    `self.attn = Attention_1()`, before generalize fills its arguments)."""
+    return {attribute: name for attribute, name in filter(None, map(built_child, cls.init_lines)) if name in names}
 
 
 def _given(cls: ClassIR, sibling: ClassIR, children: dict[str, str], ignoring: dict[str, tuple[int, frozenset[str]]]) -> tuple[str, ...] | None:
@@ -66,9 +66,9 @@ def _passes_more(mine: str, theirs: str, children: dict[str, str], ignoring: dic
         a, b = ast.parse(mine.strip()), ast.parse(theirs.strip())
     except SyntaxError:
         return False
-    calls = [n for n in ast.walk(b) if isinstance(n, ast.Call) and _child(n) in children and not n.keywords]
+    calls = [n for n in ast.walk(b) if isinstance(n, ast.Call) and self_attribute(n.func) in children and not n.keywords]
     for call in calls:
-        read = ignoring[children[_child(call)]][0]  # type: ignore[index]
+        read = ignoring[children[self_attribute(call.func)]][0]  # type: ignore[index]
         extra = call.args[read:]
         if not extra or not all(isinstance(e, ast.Name) for e in extra):
             continue
@@ -78,9 +78,3 @@ def _passes_more(mine: str, theirs: str, children: dict[str, str], ignoring: dic
         if same:
             return True
     return False
-
-
-def _child(call: ast.Call) -> str | None:
-    """`attn` for a call of `self.attn`, else None."""
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" else None

@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 
 from .built_children import BuiltChildren
 from .child_lines import attribute, attributes, init_template, names_on_self
-from .code_slots import filled, line_tokens, masked, number_slots, variable_tokens
+from .code_slots import filled, masked, number_slots, variable_names
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
-from .regions import IN_PLACE
+from .regions import IN_PLACE, block_end
 from .split_forms import split_alike
 
 Known = dict[str, tuple[str, ...]]
@@ -64,7 +64,7 @@ def with_optional_children(
             for lacking_first in (True, False):
                 lacking, having = (base, group) if lacking_first else (group, base)
                 found = _optional_child(lacking[0], having[0], known)
-                if found is None:
+                if found is None and lacking[0].source == having[0].source:  # else no child tells them apart (_added_children)
                     lacking, having = split_alike(lacking, having)  # tails apart only in what is inlined: written alike
                     found = _extra_child(lacking, having, known, identities)
                 if found is None and (padded := with_identities(lacking, having)) is not None:
@@ -185,9 +185,7 @@ def _tests_applied(forward: tuple[str, ...], condition: str, others: tuple[str, 
     for k, line in enumerate(forward):
         if line.strip() != f"if {condition}:":
             continue
-        indent = len(line) - len(line.lstrip())
-        end = next((j for j in range(k + 1, len(forward)) if len(forward[j]) - len(forward[j].lstrip()) <= indent), len(forward))
-        code = code_lines(tuple(text.strip() for text in forward[k + 1 : end]))
+        code = code_lines(tuple(text.strip() for text in forward[k + 1 : block_end(forward, k)]))
         applied = IN_PLACE.fullmatch(code[0]) if len(code) == 1 else None
         if applied and applied[2] in others:
             out[k] = line.replace(condition, f"self.{applied[2]} is not None")
@@ -224,8 +222,7 @@ def _inputs_more(a: ClassIR, b: ClassIR) -> bool:
         return False
     if any(p.startswith("*") or "=" in p for p in b.forward_params):
         return False
-    used = {t.string for line in code_lines(a.forward_lines) for t in variable_tokens(line_tokens(line))}
-    return not used & set(b.forward_params[count:])
+    return not variable_names(code_lines(a.forward_lines)) & set(b.forward_params[count:])
 
 
 def core_lines(cls: ClassIR, optional: OptionalChild | None) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from dataclasses import replace
 from .code_slots import literal_slots, masked
 from .ir import ClassIR
 from .names import quote
-from .spelled_calls import added_module, node_text, without_defaults
+from .spelled_calls import added_module, node_text, self_attribute, without_defaults
 
 _CONTAINER_BASES = frozenset({"Sequential", "ModuleDict"})
 _NUMBERED_CHILD = re.compile(r"self\.([A-Za-z_]+?)([0-9]+) = ([A-Za-z_][\w.]*\(.*\))")
@@ -74,7 +74,7 @@ def _children(init_lines: tuple[str, ...]) -> list[tuple[str, str]] | None:
 
 
 def _on_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return self_attribute(node) is not None
 
 
 def _arguments(base: str, children: list[tuple[str, str]]) -> str:

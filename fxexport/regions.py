@@ -335,6 +335,12 @@ def code_lines(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(line for line in lines if not _comment(line))
 
 
+def block_end(lines: Sequence[str], start: int) -> int:
+    """Where the block under the line at `start` (its lines indented deeper) ends."""
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    return next((j for j in range(start + 1, len(lines)) if len(lines[j]) - len(lines[j].lstrip()) <= indent), len(lines))
+
+
 def indented(lines: Sequence[str]) -> tuple[str, ...]:
     """The lines one level deeper (a branch's body)."""
     return tuple(INDENT + line for line in lines)

@@ -153,6 +153,11 @@ def added_module(node: ast.expr) -> tuple[str, ast.expr] | None:
     return (name.value, node.args[1]) if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
+def self_attribute(node: ast.expr) -> str | None:
+    """`attn` for `self.attn`, else None."""
+    return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" else None
+
+
 def named_children(call: ast.Call) -> list[tuple[str, ast.expr]] | None:
     """(name, child) of each child of a Sequential built from named children, as collect writes one
     (`nn.Sequential(collections.OrderedDict(conv=..., act=...))`); None for any other call."""
