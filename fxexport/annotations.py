@@ -19,12 +19,14 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from functools import cache, lru_cache
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import torch
 from torch import fx
 from torch.fx.passes.shape_prop import TensorMetadata
 
+from . import source_blocks
 from .calls import class_name, is_inferred, resolve_class
 from .regions import OPTIONAL_TEST
 
@@ -179,11 +181,24 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
     if source is None:
         return None
     file, start, _ = source
-    try:
-        block = inspect.getblock(linecache.getlines(file)[start - 1 :])
-    except (IndexError, SyntaxError, tokenize.TokenError):
-        return None
-    return (_resolved(file), start, start + len(block) - 1) if block else None
+    lines = linecache.getlines(file)
+    found = source_blocks.block(lines, start)
+    if found is None or start + len(found) - 1 < source_blocks.last_code_line(_own_codes(cls, file)):
+        try:
+            found = inspect.getblock(lines[start - 1 :])
+        except (IndexError, SyntaxError, tokenize.TokenError):
+            return None
+    return (_resolved(file), start, start + len(found) - 1) if found else None
+
+
+def _own_codes(cls: type | str, file: str) -> list[CodeType]:
+    """The code of the class's own functions written in `file` (its methods, properties' too)."""
+    found = resolve_class(cls)
+    if found is None:
+        return []
+    where = os.path.abspath(file)
+    functions = [getattr(v, "__func__", None) or getattr(v, "fget", None) or v for v in vars(found).values()]
+    return [f.__code__ for f in functions if inspect.isfunction(f) and os.path.abspath(f.__code__.co_filename) == where]
 
 
 def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:

@@ -688,23 +688,31 @@ class Keywords:
 
 
 @functools.cache
-def keyword_defaults() -> dict[Callable[..., Any], Keywords]:
-    """Each function the spellings call with keywords, by target. A keyword whose overloads have
-    other defaults has none here."""
-    found: dict[Callable[..., Any], Keywords] = {}
-    clashing: set[tuple[Callable[..., Any], str]] = set()
+def keyword_targets() -> dict[Callable[..., Any], tuple[tuple[Any, FunctionRule], ...]]:
+    """Each function the spellings call with keywords, with its overloads and their rules."""
+    found: dict[Callable[..., Any], list[tuple[Any, FunctionRule]]] = {}
     for overload, rule in SPELLINGS.items():
-        if not isinstance(rule, FunctionRule) or not rule.optional or not hasattr(overload, "_schema"):
-            continue
+        if isinstance(rule, FunctionRule) and rule.optional and hasattr(overload, "_schema"):
+            found.setdefault(rule.target, []).append((overload, rule))
+    return {target: tuple(rules) for target, rules in found.items()}
+
+
+@functools.cache
+def keyword_defaults(target: Callable[..., Any]) -> Keywords | None:
+    """How the spellings call `target` with keywords, None where they do not. A keyword whose overloads
+    have other defaults has none here. Read off its overloads' schemas only when asked (all of them take
+    most of a millisecond, in every first export)."""
+    known: Keywords | None = None
+    clashing: set[str] = set()
+    for overload, rule in keyword_targets().get(target, ()):
         schema = {a.name: a.default_value for a in overload._schema.arguments if a.has_default_value()}
         names = [item.partition(":") for item in rule.optional.split()]
         order = tuple(public or name for name, _, public in names)
         defaults = {public or name: _compact(name, schema[name]) for name, _, public in names if name in schema}
         defaults = {k: v for k, v in defaults.items() if type(v) in (int, float)}
-        known = found.get(rule.target)
         if known is not None:
-            clashing |= {(rule.target, k) for k in defaults.keys() & known.defaults.keys() if known.defaults[k] != defaults[k]}
+            clashing |= {k for k in defaults.keys() & known.defaults.keys() if known.defaults[k] != defaults[k]}
             order = known.order if len(known.order) >= len(order) else order
             defaults = {**known.defaults, **defaults}
-        found[rule.target] = Keywords(len(rule.positional.split()), order, defaults)
-    return {t: Keywords(k.positional, k.order, {n: v for n, v in k.defaults.items() if (t, n) not in clashing}) for t, k in found.items()}
+        known = Keywords(len(rule.positional.split()), order, defaults)
+    return None if known is None else Keywords(known.positional, known.order, {n: v for n, v in known.defaults.items() if n not in clashing})

@@ -13,12 +13,14 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from .aten_spellings import Keywords, keyword_defaults
+from .aten_spellings import Keywords, keyword_defaults, keyword_targets
 from .code_slots import masked, number_slots, per_line
 from .ir import ClassIR
 from .spelled_calls import char_offset, node_text, parsed_line
@@ -63,7 +65,7 @@ def _written(line: str, lines: list[str]) -> list[set[str]]:
 def _all_filled(line: str) -> str:
     """The line with every left-out default keyword of its known calls written (kept per line text:
     repeated blocks repeat their lines)."""
-    return _filled(line, None) if any(m.group(1) in _known() for m in _CALLED.finditer(line)) else line
+    return _filled(line, None) if any(_known(m.group(1)) is not None for m in _CALLED.finditer(line)) else line
 
 
 def _filled(line: str, wanted: list[set[str]] | None) -> str:
@@ -90,8 +92,7 @@ def _calls(line: str) -> list[tuple[Keywords, ast.Call]]:
     tree = parsed_line(line)
     if tree is None:
         return []
-    known = _known()
-    found = [(known[text], node) for node in ast.walk(tree) if isinstance(node, ast.Call) and (text := node_text(line, node.func)) in known]
+    found = [(spec, node) for node in ast.walk(tree) if isinstance(node, ast.Call) and (spec := _known(node_text(line, node.func))) is not None]
     return sorted(found, key=lambda item: (item[1].col_offset, -(item[1].end_col_offset or 0)))
 
 
@@ -104,15 +105,21 @@ def _offsets(line: str, call: ast.Call) -> tuple[int, int]:
 _CALLED = re.compile(r"(?<![\w.])((?:F|torch)\.\w+)\(")
 
 
+def _known(name: str) -> Keywords | None:
+    """How a known function called by the name generated code calls it by (`F.conv3d`, `torch.cat`) takes
+    its keywords, where some have defaults; else None."""
+    target = _targets().get(name)
+    spec = keyword_defaults(target) if target is not None else None
+    return spec if spec is not None and spec.defaults else None
+
+
 @functools.cache
-def _known() -> dict[str, Keywords]:
-    """The known functions by the names generated code calls them by (`F.conv3d`, `torch.cat`)."""
-    out: dict[str, Keywords] = {}
-    for target, spec in keyword_defaults().items():
-        if not spec.defaults:
-            continue
+def _targets() -> dict[str, Callable[..., Any]]:
+    """The functions the spellings call with keywords, by the names generated code calls them by."""
+    out: dict[str, Callable[..., Any]] = {}
+    for target in keyword_targets():
         name = getattr(target, "__name__", "")
         for prefix, module in (("F", F), ("torch", torch)):
             if getattr(module, name, None) is target:
-                out[f"{prefix}.{name}"] = spec
+                out[f"{prefix}.{name}"] = target
     return out

@@ -36,6 +36,7 @@ from typing import Any
 
 from torch import fx, nn
 
+from . import source_blocks
 from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
 from .source_names import called_name, forward_code, forward_source
 
@@ -249,7 +250,7 @@ def function_units(function: Callable[..., Any]) -> _Forward | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lines, start = inspect.getsourcelines(function)
+            lines, start = source_blocks.source_lines(function)
             file = inspect.getsourcefile(function)
             tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):

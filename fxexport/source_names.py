@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from torch import fx
 
+from . import source_blocks
 from .annotations import frame_matches, source_frames
 from .calls import resolve_class
 from .names import BUILTIN_NAMES
@@ -63,12 +64,22 @@ def _function_tree(file: str, first: int) -> ast.Module | None:
     """The parsed function whose `def` is line `first` of a source file (its lines from 1), else None (not
     kept: what its callers read off it is)."""
     lines = linecache.getlines(file)
+    quick = source_blocks.block(lines, first)
+    tree = _parsed(quick) if quick is not None else None  # None also where the quick block ended early: inspect's then
+    if tree is None:
+        try:
+            tree = _parsed(inspect.getblock(lines[first - 1 :]))
+        except (SyntaxError, tokenize.TokenError, IndexError):
+            return None
+    return tree
+
+
+def _parsed(block: list[str]) -> ast.Module | None:
     try:
-        block = inspect.getblock(lines[first - 1 :])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
             return ast.parse(textwrap.dedent("".join(block)))
-    except (SyntaxError, ValueError, tokenize.TokenError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -421,7 +432,7 @@ def forward_code(cls: type | str) -> tuple[str | None, int, tuple[str, ...]] | N
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lines, start = inspect.getsourcelines(forward)
+            lines, start = source_blocks.source_lines(forward)
             return inspect.getsourcefile(forward), start, tuple(lines)
     except (OSError, TypeError, ValueError, SyntaxError, tokenize.TokenError, RecursionError, MemoryError):
         return None
