@@ -702,7 +702,15 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
 
 
 def _parameter_name(base: str, taken: set[str]) -> str:
+    """`base`, else `base_2`, `base_3`...; a numbered base taken is numbered afresh (`size_2` taken: `size_3`,
+    not `size_2_2`)."""
+    numbered = _NUMBERED.fullmatch(base)
+    if base in taken and numbered is not None:
+        base = numbered[1]
     return unique_identifier(base, taken, "value", start=2)
+
+
+_NUMBERED = re.compile(r"(.*[^_0-9])_[0-9]+")
 
 
 def _name_variants(

@@ -165,13 +165,16 @@ class _Twins:
     starts: list[fx.Node] = field(default_factory=list)
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
-        child = (self.index[node] - self.start) % self.length == self.call  # its target is checked already
-        if node.op != twin.op or (node.target != twin.target and not child) or len(node.args) != len(twin.args):
+        args, twin_args = node.args, twin.args
+        if node.op != twin.op or len(args) != len(twin_args):
             return False
-        for value, other in zip(node.args, twin.args):  # most arguments are values and numbers: no recursion
+        if node.target != twin.target and (self.index[node] - self.start) % self.length != self.call:
+            return False  # the child call's target is checked already
+        for value, other in zip(args, twin_args):  # most arguments are values and numbers: no recursion
             if not (self._same_value(value, other) if type(value) is fx.Node is type(other) else self._same(value, other)):
                 return False
-        return (not node.kwargs and not twin.kwargs) or self._same(node.kwargs, twin.kwargs)
+        kwargs, twin_kwargs = node.kwargs, twin.kwargs
+        return (not kwargs and not twin_kwargs) or self._same(kwargs, twin_kwargs)
 
     def _same(self, value: Any, twin: Any) -> bool:
         kind = type(value)
@@ -192,12 +195,14 @@ class _Twins:
         return value is twin
 
     def _same_value(self, value: fx.Node, twin: fx.Node) -> bool:
-        at, twin_at = self.index.get(value, -1), self.index.get(twin, -1)
-        if at < self.start:
+        index, start = self.index, self.start
+        at = index.get(value, -1)
+        if at < start:
             return value is twin  # made before the run: read by every period
-        if twin_at >= self.start:
+        twin_at = index.get(twin, -1)
+        if twin_at >= start:
             return at - twin_at == self.length
-        if at != self.start + self.length - 1:
+        if at != start + self.length - 1:
             return False  # the second period reads a value of the first but its last
         if not self.starts:
             self.starts.append(twin)

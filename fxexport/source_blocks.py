@@ -5,16 +5,19 @@ first use of a model's source (1.5 ms of the bench transformer's 40 ms export, a
 classes of real models). The indentation tells the same end for code as it is written: the block ends
 before its first line of code indented no deeper than its header. A line inside a string or brackets
 may be indented less and stop the scan early, so the end it finds is kept only where the block's code
-ends within it (its code objects' last line, or, for a block that is parsed next, the parse); anything
-else goes to inspect.
+ends within it (its code objects' last line) and, where its text is kept, that text parses (a block cut
+inside a string or brackets does not); anything else goes to inspect.
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import re
 import sys
+import textwrap
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from types import CodeType
 from typing import Any
@@ -124,6 +127,17 @@ def _quick_source_lines(function: Any) -> tuple[list[str], int] | None:
     if not 1 <= start <= len(lines) or not _FIRST_LINE.match(lines[start - 1]):
         return None
     found = block(lines, start)
-    if found is None or start + len(found) - 1 < last_code_line([code]):
-        return None
+    if found is None or start + len(found) - 1 < last_code_line([code]) or not _parses(found):
+        return None  # ended early: the code, or a string or brackets the compiler drops (unreachable), goes on
     return found, start
+
+
+def _parses(lines: list[str]) -> bool:
+    """True where the lines are whole statements: a block cut inside a string, brackets or a continued line is not."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(textwrap.dedent("".join(lines)), "<block>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

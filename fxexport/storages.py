@@ -39,7 +39,7 @@ def share_storages(tensors: Iterable[TensorIR]) -> tuple[tuple[TensorIR, ...], t
             storages.append(storage)
         key = storage.key if base is None else base.key
         views.update((m.key, ViewIR(key, int(m.tensor.storage_offset()), tuple(m.tensor.stride()))) for m in members)
-    return tuple(dataclasses.replace(t, view=views.get(t.key)) for t in tensors), tuple(storages)
+    return tuple(t if views.get(t.key) is t.view else dataclasses.replace(t, view=views.get(t.key)) for t in tensors), tuple(storages)
 
 
 def _storage_identity(tensor: torch.Tensor) -> tuple[str, int] | None:

@@ -33,8 +33,12 @@ _ARITHMETIC = frozenset({operator.add, operator.sub, operator.mul, operator.floo
 def formatted_messages(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` with each string argument naming a size's proxy built from that size (module docstring);
     `gm` itself where there is none."""
+    # only a string naming a proxy can name a size's (strings are few: 20,000 nodes' arguments are read once)
+    messages = [value for node in gm.graph.nodes for value in (*node.args, *node.kwargs.values()) if isinstance(value, str) and "Proxy(" in value]
+    if not messages:
+        return gm
     names = {node.name: node for node in gm.graph.nodes}
-    if not any(_size_named(value, names) for node in gm.graph.nodes for value in (*node.args, *node.kwargs.values())):
+    if not any(_size_named(value, names) for value in messages):
         return gm
     copies: dict[fx.Node, fx.Node] = {}
     graph = copy_graph(gm.graph, copies)

@@ -8,7 +8,7 @@ import linecache
 import sys
 import textwrap
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import ModuleType
 
 import pytest
 import torch
@@ -58,7 +58,7 @@ CASES = [
             return lambda f: f
 
 
-        @staticmethod
+        @other(0)
         @other(
             1,
         )
@@ -97,6 +97,14 @@ CASES = [
         """
         z = 1
     ''', False),
+    ("unreachable_string_at_the_margin", '''
+        def f(x):  # <-
+            return x
+            """
+        text at the margin
+        """
+        z = 1
+    ''', False),
     ("body_on_the_header_line", '''
         def f(x): return x  # <-
         z = 1
@@ -128,30 +136,37 @@ def _load(name: str, source: str, tmp_path: Path) -> tuple[ModuleType, list[str]
     return module, lines, marked
 
 
-def _codes(module: ModuleType) -> list[CodeType]:
-    out = []
+def _block_object(module: ModuleType, start: int) -> object:
+    """The function or class whose source starts at line `start` (a method's function for a method)."""
+    candidates = []
     for value in vars(module).values():
-        if inspect.isfunction(value):
-            out.append(value.__code__)
-        elif isinstance(value, type):
-            out += [getattr(f, "__func__", f).__code__ for f in vars(value).values() if inspect.isfunction(getattr(f, "__func__", f))]
-    return out
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            candidates.append(value)
+            candidates += [getattr(f, "__func__", f) for f in vars(value).values()]
+        elif inspect.isfunction(value):
+            candidates.append(value)
+    for candidate in candidates:
+        if inspect.isfunction(candidate) or isinstance(candidate, type):
+            if inspect.getsourcelines(candidate)[1] == start:
+                return candidate
+    raise AssertionError(f"nothing starts at line {start}")
 
 
 @pytest.mark.parametrize("name, source, quick", CASES, ids=[c[0] for c in CASES])
-def test_quick_block_is_inspects_or_is_refused(name: str, source: str, quick: bool, tmp_path: Path) -> None:
+def test_quick_source_is_inspects_or_is_refused(name: str, source: str, quick: bool, tmp_path: Path) -> None:
+    """Where the quick block is taken it is inspect's; where it is refused, inspect's is used."""
     module, lines, start = _load(name, source, tmp_path)
-    expected = inspect.getblock(lines[start - 1 :])
-    found = source_blocks.block(lines, start)
-    end = start + len(found) - 1 if found is not None else None
-    codes = [c for c in _codes(module) if start <= c.co_firstlineno <= start + len(expected)]
-    checked = found is not None and end >= source_blocks.last_code_line(codes)  # type: ignore[operator]
-    if sys.version_info < (3, 11):
-        assert not checked  # no end lines in the code to check against
+    found = _block_object(module, start)
+    if isinstance(found, type):
+        codes = [f.__code__ for f in vars(found).values() if inspect.isfunction(f)]
+        block = source_blocks.block(lines, start)
+        taken = block is not None and start + len(block) - 1 >= source_blocks.last_code_line(codes)
+        expected = inspect.getblock(lines[start - 1 :])
+        assert taken == (quick and sys.version_info >= (3, 11))
+        assert not taken or block == expected
         return
-    assert checked == quick
-    if checked:
-        assert found == expected
+    assert source_blocks.source_lines(found) == inspect.getsourcelines(found)
+    assert (source_blocks._quick_source_lines(found) is not None) == (quick and sys.version_info >= (3, 11))
 
 
 def test_source_lines_match_inspect_for_torch_nn() -> None:
