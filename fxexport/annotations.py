@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from functools import cache, lru_cache
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
 import torch
@@ -183,22 +182,12 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
     file, start, _ = source
     lines = linecache.getlines(file)
     found = source_blocks.block(lines, start)
-    if found is None or start + len(found) - 1 < source_blocks.last_code_line(_own_codes(cls, file)):
+    if found is None or not source_blocks.parses(found):
         try:
             found = inspect.getblock(lines[start - 1 :])
         except (IndexError, SyntaxError, tokenize.TokenError):
             return None
     return (_resolved(file), start, start + len(found) - 1) if found else None
-
-
-def _own_codes(cls: type | str, file: str) -> list[CodeType]:
-    """The code of the class's own functions written in `file` (its methods, properties' too)."""
-    found = resolve_class(cls)
-    if found is None:
-        return []
-    where = os.path.abspath(file)
-    functions = [getattr(v, "__func__", None) or getattr(v, "fget", None) or v for v in vars(found).values()]
-    return [f.__code__ for f in functions if inspect.isfunction(f) and os.path.abspath(f.__code__.co_filename) == where]
 
 
 def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:

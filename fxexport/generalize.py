@@ -702,8 +702,8 @@ def _child_arguments(cores: list[tuple[str, ...]], known: dict[str, tuple[str, .
 
 
 def _parameter_name(base: str, taken: set[str]) -> str:
-    """`base`, else `base_2`, `base_3`...; a numbered base taken is numbered afresh (`size_2` taken: `size_3`,
-    not `size_2_2`)."""
+    """`base`, else `base_2`, `base_3`...; a numbered base that is taken is numbered afresh from its stem
+    (`size_2` taken: `size` where free, else the next free `size_<n>`; never `size_2_2`)."""
     numbered = _NUMBERED.fullmatch(base)
     if base in taken and numbered is not None:
         base = numbered[1]

@@ -4,9 +4,10 @@ inspect.getblock tokenizes a block in Python, about 40 us a line here: a good sh
 first use of a model's source (1.5 ms of the bench transformer's 40 ms export, and more for the long
 classes of real models). The indentation tells the same end for code as it is written: the block ends
 before its first line of code indented no deeper than its header. A line inside a string or brackets
-may be indented less and stop the scan early, so the end it finds is kept only where the block's code
-ends within it (its code objects' last line) and, where its text is kept, that text parses (a block cut
-inside a string or brackets does not); anything else goes to inspect.
+may be indented less and stop the scan early, so the block it finds is kept only where its text parses
+(a block cut inside a string, brackets or a continued line does not: then the line the scan stopped at
+begins a statement, and ends the block as the tokenizer would); anything else goes to inspect. For a
+function, its code objects' last line is checked first, a cheaper refusal of most such blocks.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ _FIRST_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s)
 
 def block(lines: Sequence[str], start: int) -> list[str] | None:
     """`inspect.getblock(lines[start - 1:])` for the decorated or plain `def` or `class` at line `start` (from
-    1), read off the indentation; None where the header is not one, is indented with tabs, or holds the
-    body too. Unchecked: see the module's docstring for when it ends too early."""
+    1), read off the indentation; None where the header is not one, a line is indented with tabs or form
+    feeds, or the header holds the body too. Unchecked: see the module's docstring for when it ends too early."""
     header = _header_line(lines, start)
     if header is None:
         return None
@@ -45,8 +46,8 @@ def block(lines: Sequence[str], start: int) -> list[str] | None:
         stripped = text.lstrip(" ")
         if not stripped.strip():
             continue
-        if stripped[0] == "\t":
-            return None
+        if stripped[0] in "\t\f":
+            return None  # the tokenizer counts columns there otherwise (a form feed restarts them)
         column = len(text) - len(stripped)
         if stripped[0] == "#":
             if body is not None and column >= body:
@@ -127,12 +128,12 @@ def _quick_source_lines(function: Any) -> tuple[list[str], int] | None:
     if not 1 <= start <= len(lines) or not _FIRST_LINE.match(lines[start - 1]):
         return None
     found = block(lines, start)
-    if found is None or start + len(found) - 1 < last_code_line([code]) or not _parses(found):
+    if found is None or start + len(found) - 1 < last_code_line([code]) or not parses(found):
         return None  # ended early: the code, or a string or brackets the compiler drops (unreachable), goes on
     return found, start
 
 
-def _parses(lines: list[str]) -> bool:
+def parses(lines: list[str]) -> bool:
     """True where the lines are whole statements: a block cut inside a string, brackets or a continued line is not."""
     try:
         with warnings.catch_warnings():

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from fxexport import source_blocks
+from fxexport import annotations, source_blocks
 
 # name, source (the block under test starts at the line marked `# <-`), whether the quick end holds
 CASES = [
@@ -105,6 +105,24 @@ CASES = [
         """
         z = 1
     ''', False),
+    ("class_docstring_at_the_margin", '''
+        class A:  # <-
+            """A docstring
+        with a line at the margin, and no method to check the end against.
+        """
+        z = 1
+    ''', False),
+    ("form_feed_before_unreachable_code", '''
+        def f(x):  # <-
+            return x
+        \f    y = 1
+        z = 1
+    ''', False),
+    ("form_feed_hiding_a_dedent", '''
+        def f(x):  # <-
+            return x
+                \fz = 1
+    ''', False),
     ("body_on_the_header_line", '''
         def f(x): return x  # <-
         z = 1
@@ -158,12 +176,13 @@ def test_quick_source_is_inspects_or_is_refused(name: str, source: str, quick: b
     module, lines, start = _load(name, source, tmp_path)
     found = _block_object(module, start)
     if isinstance(found, type):
-        codes = [f.__code__ for f in vars(found).values() if inspect.isfunction(f)]
         block = source_blocks.block(lines, start)
-        taken = block is not None and start + len(block) - 1 >= source_blocks.last_code_line(codes)
+        taken = block is not None and source_blocks.parses(block)
         expected = inspect.getblock(lines[start - 1 :])
-        assert taken == (quick and sys.version_info >= (3, 11))
+        assert taken == quick
         assert not taken or block == expected
+        span = annotations._class_span(found)
+        assert span is not None and span[1:] == (start, start + len(expected) - 1)
         return
     assert source_blocks.source_lines(found) == inspect.getsourcelines(found)
     assert (source_blocks._quick_source_lines(found) is not None) == (quick and sys.version_info >= (3, 11))
