@@ -182,7 +182,7 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
     file, start, _ = source
     lines = linecache.getlines(file)
     found = source_blocks.block(lines, start)
-    if found is None or not source_blocks.parses(found):
+    if found is None or source_blocks.parsed(found) is None:
         try:
             found = inspect.getblock(lines[start - 1 :])
         except (IndexError, SyntaxError, tokenize.TokenError):

@@ -22,7 +22,7 @@ def dumps(value: Any, level: int = 0) -> str:
         if not value:
             return "{}"
         pad = _INDENT * (level + 1)
-        items = [f"{pad}{_ESCAPE(key if type(key) is str else _key(key))}: {_item(item, level + 1)}" for key, item in sorted(value.items())]
+        items = [f"{pad}{_ESCAPE(_key(key))}: {_item(item, level + 1)}" for key, item in sorted(value.items())]
         return "{\n" + ",\n".join(items) + "\n" + _INDENT * level + "}"
     if isinstance(value, (list, tuple)):
         if not value:

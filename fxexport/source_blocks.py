@@ -6,8 +6,7 @@ classes of real models). The indentation tells the same end for code as it is wr
 before its first line of code indented no deeper than its header. A line inside a string or brackets
 may be indented less and stop the scan early, so the block it finds is kept only where its text parses
 (a block cut inside a string, brackets or a continued line does not: then the line the scan stopped at
-begins a statement, and ends the block as the tokenizer would); anything else goes to inspect. For a
-function, its code objects' last line is checked first, a cheaper refusal of most such blocks.
+begins a statement, and ends the block as the tokenizer would); anything else goes to inspect.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import re
 import sys
 import textwrap
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from types import CodeType
 from typing import Any
 
@@ -89,24 +88,9 @@ def _body_start(lines: Sequence[str], header: int) -> int | None:
     return None
 
 
-def last_code_line(codes: Iterable[CodeType]) -> float:
-    """The last line any instruction of these code objects (and of those nested in them) spans; infinite
-    before Python 3.11, whose code records where each instruction starts only."""
-    last: float = 0
-    pending = list(codes)
-    while pending:
-        code = pending.pop()
-        positions = getattr(code, "co_positions", None)
-        if positions is None:
-            return float("inf")
-        last = max([last, *(end for _, end, _, _ in positions() if end is not None)])
-        pending += [c for c in code.co_consts if isinstance(c, CodeType)]
-    return last
-
-
 def source_lines(function: Callable[..., Any]) -> tuple[list[str], int]:
-    """`inspect.getsourcelines(function)`, read off the indentation where the function's code ends within
-    what that finds (else inspect's own)."""
+    """`inspect.getsourcelines(function)`, read off the indentation where the block found so parses (else
+    inspect's own)."""
     found = _quick_source_lines(inspect.unwrap(function))
     return found if found is not None else inspect.getsourcelines(function)
 
@@ -128,17 +112,15 @@ def _quick_source_lines(function: Any) -> tuple[list[str], int] | None:
     if not 1 <= start <= len(lines) or not _FIRST_LINE.match(lines[start - 1]):
         return None
     found = block(lines, start)
-    if found is None or start + len(found) - 1 < last_code_line([code]) or not parses(found):
-        return None  # ended early: the code, or a string or brackets the compiler drops (unreachable), goes on
-    return found, start
+    return (found, start) if found is not None and parsed(found) is not None else None
 
 
-def parses(lines: list[str]) -> bool:
-    """True where the lines are whole statements: a block cut inside a string, brackets or a continued line is not."""
+def parsed(lines: list[str]) -> ast.Module | None:
+    """The lines parsed, dedented; None where they are not whole statements (a block cut inside a string,
+    brackets or a continued line)."""
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(textwrap.dedent("".join(lines)), "<block>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
+            return ast.parse(textwrap.dedent("".join(lines)))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+        return None

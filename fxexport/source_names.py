@@ -65,22 +65,13 @@ def _function_tree(file: str, first: int) -> ast.Module | None:
     kept: what its callers read off it is)."""
     lines = linecache.getlines(file)
     quick = source_blocks.block(lines, first)
-    tree = _parsed(quick) if quick is not None else None  # None also where the quick block ended early: inspect's then
+    tree = source_blocks.parsed(quick) if quick is not None else None  # None also where the quick block ended early: inspect's then
     if tree is None:
         try:
-            tree = _parsed(inspect.getblock(lines[first - 1 :]))
+            tree = source_blocks.parsed(inspect.getblock(lines[first - 1 :]))
         except (SyntaxError, tokenize.TokenError, IndexError):
             return None
     return tree
-
-
-def _parsed(block: list[str]) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the model's own code may warn as it is parsed (invalid escapes)
-            return ast.parse(textwrap.dedent("".join(block)))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 @functools.lru_cache(maxsize=1024)
