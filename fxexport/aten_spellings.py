@@ -716,3 +716,16 @@ def keyword_defaults(target: Callable[..., Any]) -> Keywords | None:
             defaults = {**known.defaults, **defaults}
         known = Keywords(len(rule.positional.split()), order, defaults)
     return None if known is None else Keywords(known.positional, known.order, {n: v for n, v in known.defaults.items() if n not in clashing})
+
+
+@functools.cache
+def none_keywords(target: Callable[..., Any]) -> frozenset[str]:
+    """The keywords the spellings pass `target` by that every overload defaults to None (`attn_mask`):
+    a call passing None there computes what one leaving it out does."""
+    found: set[str] | None = None
+    for overload, rule in keyword_targets().get(target, ()):
+        schema = {a.name: a for a in overload._schema.arguments}
+        names = {public or name for name, _, public in (item.partition(":") for item in rule.optional.split())
+                 if name in schema and schema[name].has_default_value() and schema[name].default_value is None}  # fmt: skip
+        found = names if found is None else found & names
+    return frozenset(found or ())

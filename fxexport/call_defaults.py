@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from .aten_spellings import Keywords, keyword_defaults, keyword_targets
+from .aten_spellings import Keywords, keyword_defaults, keyword_targets, none_keywords
 from .code_slots import masked, number_slots, per_line
 from .ir import ClassIR
 from .spelled_calls import char_offset, node_text, parsed_line
@@ -111,6 +111,12 @@ def _known(name: str) -> Keywords | None:
     target = _targets().get(name)
     spec = keyword_defaults(target) if target is not None else None
     return spec if spec is not None and spec.defaults else None
+
+
+def none_defaults(name: str) -> frozenset[str]:
+    """The keywords a known function called by `name` (`F.scaled_dot_product_attention`) defaults to None."""
+    target = _targets().get(name)
+    return none_keywords(target) if target is not None else frozenset()
 
 
 @functools.cache

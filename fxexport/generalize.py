@@ -68,6 +68,7 @@ from .optional_children import (
     with_identities,
     with_optional_children,
 )
+from .optional_inputs import optional_inputs
 from .optional_layers import added_back, set_aside
 from .passed_children import chained_children_passed_in, children_passed_in
 from .regions import IN_PLACE, code_lines
@@ -99,6 +100,7 @@ def generalize(
         level, passed = children_passed_in(level, params)
         level, chained = chained_children_passed_in(level, params)
         passed.update(chained)
+        level, pending = optional_inputs(level, pending, params)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
         level, pending = defaulted_inputs(level, pending, params, branching=True, forwards={c.name: c.forward_params for c in out})  # what neither form above joins

@@ -22,11 +22,18 @@ from .ir import ClassIR
 from .spelled_calls import char_offset, node_text
 
 Order = tuple[int, ...]  # new position i takes the old argument order[i]
+Spelled = tuple[tuple[str | None, int], ...]  # argument i of the new call: (its keyword or None, the old argument it passes)
 
 
 def reorder_callers(classes: list[ClassIR], names: set[str], order: Order) -> list[ClassIR] | None:
     """`classes` with every call of an instance of a class in `names` taking its arguments in `order`;
     None when an instance is built or used otherwise than as described above."""
+    return respell_callers(classes, names, tuple((None, i) for i in order))
+
+
+def respell_callers(classes: list[ClassIR], names: set[str], spelled: Spelled) -> list[ClassIR] | None:
+    """`classes` with every call of an instance of a class in `names` passing its arguments as `spelled`
+    (`self.self_attn(x, x_1)` -> `self.self_attn(x, attention_mask=x_1)`); None as reorder_callers."""
     built = [_instances(cls, names) for cls in classes]
     if any(attrs is None for attrs in built) or _reached_otherwise(classes, set().union(*built)):  # type: ignore[arg-type]
         return None
@@ -37,7 +44,7 @@ def reorder_callers(classes: list[ClassIR], names: set[str], order: Order) -> li
             return None  # a container's forward may reach its children by key or in a loop
         lines = []
         for line in cls.forward_lines:
-            new = _reordered(line, attrs, order) if attrs and _mention_count(line, attrs) else line
+            new = _reordered(line, attrs, spelled) if attrs and _mention_count(line, attrs) else line
             if new is None:
                 return None
             lines.append(new)
@@ -99,8 +106,8 @@ def _value(line: str) -> ast.expr | None:
     return statement.value if isinstance(statement, ast.Assign) else None
 
 
-def _reordered(line: str, attrs: set[str], order: Order) -> str | None:
-    """The line with each call `self.<attr>(...)` taking its arguments in `order`; None if a mention is no such call."""
+def _reordered(line: str, attrs: set[str], spelled: Spelled) -> str | None:
+    """The line with each call `self.<attr>(...)` passing its arguments as `spelled`; None if a mention is no such call."""
     indent = len(line) - len(line.lstrip())
     body = line[indent:]
     tree = _parsed(body)
@@ -112,15 +119,15 @@ def _reordered(line: str, attrs: set[str], order: Order) -> str | None:
         return None
     spans = []
     for call in calls:
-        if call.keywords or len(call.args) != len(order) or any(isinstance(a, ast.Starred) for a in call.args):
+        if call.keywords or len(call.args) != len(spelled) or any(isinstance(a, ast.Starred) for a in call.args):
             return None
-        if any(not isinstance(call.args[i], (ast.Name, ast.Constant)) for position, i in enumerate(order) if position != i):
+        if any(not isinstance(call.args[i], (ast.Name, ast.Constant)) for position, (_, i) in enumerate(spelled) if position != i):
             return None  # an argument computed in the call: moving it would change the order things run in
         texts = [node_text(body, a) for a in call.args]
         start, end = char_offset(body, call.args[0].col_offset), char_offset(body, call.args[-1].end_col_offset)
         if body[start:end] != ", ".join(texts):
             return None  # parentheses or line breaks around an argument: not rewritten as text
-        spans.append((start, end, ", ".join(texts[i] for i in order)))
+        spans.append((start, end, ", ".join(texts[i] if keyword is None else f"{keyword}={texts[i]}" for keyword, i in spelled)))
     spans.sort()
     if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
         return None  # one call inside another's arguments

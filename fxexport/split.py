@@ -91,14 +91,14 @@ def split(gm: fx.GraphModule) -> Structure:
         inline.update(found)
     inline.update(_unrecorded(gm, nodes, modules, inline))
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
-    _source_named_inputs(graphs, kinds)
+    _source_named_inputs(graphs, kinds, frozenset(str(p.target) for p in gm.graph.find_nodes(op="placeholder")))
     input_orders = source_ordered(graphs, kinds, {c.frame.path for c in calls if c.frame.key in lists})
     if not calls and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, graphs, kinds, lists, input_orders, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
-def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> None:
+def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str]) -> None:
     """Name an input of the graphs of one source class after its source forward's parameter where every
     such graph has that input and names it alike (source_input_names, or passed_on_as): instances whose
     code differs (T5's self- and cross-attention) are compared as one class by their code, names
@@ -110,10 +110,11 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
     for _ in range(_NAMING_LEVELS):
         renamed = False
         for cls, group in by_class.items():
-            proposals = [_proposed(path, graph, cls, graphs, kinds) for path, graph in group]
+            proposals = [_proposed(path, graph, cls, graphs, kinds, model_inputs) for path, graph in group]
             width = max(len(p) for p in proposals)
             inputs = [list(graph.find_nodes(op="placeholder")) for _, graph in group]
-            agreed = [_agreed(i, proposals, inputs, cls) for i in range(width)]
+            agreed = [_agreed(i, proposals, inputs, cls, model_inputs) for i in range(width)]
+            agreed = _generic_names(agreed, inputs, cls, model_inputs)
             while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
                 agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
             for _, graph in group:
@@ -125,7 +126,7 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
 
 
-def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node]], cls: type | str) -> str | None:
+def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node]], cls: type | str, model_inputs: frozenset[str] = frozenset()) -> str | None:
     """The name every graph of a class (its `inputs`) proposes for its input `i`, else None. A graph whose input is a
     model input named after a parameter of the source forward (the first block of a chain takes the
     model's `hidden_states`) proposes that name; one whose input is named `x` for want of a name and read
@@ -143,6 +144,9 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
             placeholder = placeholders[i]
             if len(placeholders) == 1 and (sole := _sole_parameter(placeholder, cls)) is not None:
                 name = sole
+            elif _foreign_model_input(placeholder, cls, model_inputs):
+                unknown = True  # a model input named otherwise than the source's parameter (`tgt` passed as `x`): no say
+                continue
             elif not generic_input(placeholder):
                 name = str(placeholder.target) if str(placeholder.target) in source_parameters(cls) else None
             elif all(forward_reads(user) is None for user in placeholder.users):
@@ -155,6 +159,38 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
     if name in rebound_parameters(cls):  # `x, y = y, x`: the source's statements read another value as `x`
         return None
     return name if name and (not unknown or name in source_parameters(cls)) else None
+
+
+def _generic_names(agreed: list[str | None], inputs: list[list[fx.Node]], cls: type | str, model_inputs: frozenset[str]) -> list[str | None]:
+    """`agreed`, with the inputs the graphs of a class name apart for want of a name, where some name one after
+    a model input the source forward has no parameter for (`tgt`, passed on as its `x`), named `x`, `x_1`, ...
+    alike in all, so that their code compares alike: in order, each a name no graph's other inputs have."""
+    apart = [i for i, name in enumerate(agreed) if name is None and _named_apart(i, inputs, cls, model_inputs)]
+    if not apart:
+        return agreed
+    kept = {str(p.target) for graph_inputs in inputs for i, p in enumerate(graph_inputs) if i not in apart}
+    kept |= {name for name in agreed if name is not None}
+    fresh = (name for k in range(len(agreed) + len(kept) + 1) if (name := f"x_{k}" if k else "x") not in kept)
+    out = list(agreed)
+    for i in apart:
+        out[i] = next(fresh)
+    return out
+
+
+def _named_apart(i: int, inputs: list[list[fx.Node]], cls: type | str, model_inputs: frozenset[str]) -> bool:
+    """True when the graphs name their input `i` apart, each for want of a name (`x`, `x_1`) or after a model
+    input that is no parameter of the source forward, and one at least for want of a name."""
+    placeholders = [graph_inputs[i] for graph_inputs in inputs if i < len(graph_inputs)]
+    if len({str(p.target) for p in placeholders}) < 2 or not any(generic_input(p) for p in placeholders):
+        return False
+    return all(generic_input(p) or _foreign_model_input(p, cls, model_inputs) for p in placeholders)
+
+
+def _foreign_model_input(placeholder: fx.Node, cls: type | str, model_inputs: frozenset[str]) -> bool:
+    """True for an input named after a model input that is no parameter of the source forward: named by the
+    caller (the model's `tgt`, passed on as a block's `x`), not after what the block takes it as."""
+    name = str(placeholder.target)
+    return name in model_inputs and not generic_input(placeholder) and name not in source_parameters(cls)
 
 
 def _sole_parameter(placeholder: fx.Node, cls: type | str) -> str | None:
@@ -175,16 +211,18 @@ def _containers(node: fx.Node) -> list[list[object]]:
     return [list(v.values()) if isinstance(v, dict) else list(v) for v in values if isinstance(v, (list, tuple, dict))]
 
 
-def _proposed(path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str]) -> list[str | None]:
+def _proposed(
+    path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str] = frozenset()
+) -> list[str | None]:
     """The source parameter name of each input of `graph` (source_input_names), else the one the children
     it is passed to have named theirs (passed_on_as), else the one the source passes where its statements
     pass the input to a call (passed_as: `reshape(B, C, H, W)`)."""
-    own = source_input_names(graph, cls)
+    own = source_input_names(graph, cls, renamable=model_inputs)
     placeholders = list(graph.find_nodes(op="placeholder"))
     passed = [passed_on_as(p, path, cls, graphs, kinds) if name is None else name for p, name in zip(placeholders, own)]
     passed = [name if name is not None or not generic_input(p) else _passed_parameter(p, cls) for p, name in zip(placeholders, passed)]
     if passed != own:  # a statement reading a passed-on name and another parameter: the other is now the one left
-        passed = source_input_names(graph, cls, passed)
+        passed = source_input_names(graph, cls, passed, model_inputs)
     return [None if name is not None and passed.count(name) > 1 else name for name in passed]
 
 

@@ -112,13 +112,14 @@ def generic_input(placeholder: fx.Node) -> bool:
     return without_number(str(placeholder.target)) == "x"
 
 
-def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str | None] = ()) -> list[str | None]:
+def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str | None] = (), renamable: frozenset[str] = frozenset()) -> list[str | None]:
     """For each input of a call's graph, the name of the source forward's parameter that every statement
     reading it reads (`hidden_states`, `attention_mask`; a statement reading the name the source keeps the
     parameter under first, `residual = hidden_states`, reads it too), where the graph recorded the statements
     (torch.export, dynamo), or the one of those no other input took; None for an input not named `x`,
-    `x_1`, ... (a model input, unless it is called `x`), read by statements that read several parameters
-    or none, or whose name another input has. `settled`: names some inputs already have (passed_on_as)."""
+    `x_1`, ... (nor after one of the `renamable` model inputs that the source forward has no parameter
+    of: the model's `tgt`, a block's `x`), read by statements that read several parameters or none, or
+    whose name another input has. `settled`: names some inputs already have (passed_on_as)."""
     names = source_parameters(cls)
     placeholders = list(graph.find_nodes(op="placeholder"))
     out: list[str | None] = list(settled) or [None] * len(placeholders)
@@ -130,7 +131,8 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     kept = kept_input_alias(forward_source(cls))  # `residual = hidden_states` first: reading `residual` reads the input
     for i, placeholder in enumerate(placeholders):
         reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(forward_reads, placeholder.users)]
-        if generic_input(placeholder) and reads and not any(r is None for r in reads):
+        unnamed = generic_input(placeholder) or (str(placeholder.target) in renamable and str(placeholder.target) not in names)
+        if unnamed and reads and not any(r is None for r in reads):
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if local_name(name)}
             texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]

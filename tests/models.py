@@ -5281,3 +5281,90 @@ class PassedQueryNet(nn.Module):
         x = self.blocks[0](x)
         x = self.blocks[1](x, q_global)
         return self.blocks[2](x)
+
+
+class MaskedMemoryBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, memory, mask):
+        x = x + self.fc(self.norm(x)).masked_fill(mask, 0.0)
+        return x * memory
+
+
+class ForeignNamedInputs(nn.Module):
+    """Blocks given values their parameters name otherwise: the first block's `x` is the model's input `tgt`,
+    the others' the block before's value; each block's `memory` a value computed first, its `mask` the model's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.blocks = nn.ModuleList([MaskedMemoryBlock() for _ in range(3)])
+
+    def forward(self, src, tgt, mask):
+        memory = self.proj(src)
+        for block in self.blocks:
+            tgt = block(tgt, memory, mask)
+        return tgt
+
+
+class SeqAttention(nn.Module):
+    """Whisper's attention: given the encoder's states, keys and values come from them, else from the input."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.k_proj = nn.Linear(dim, dim, bias=False)
+        self.v_proj = nn.Linear(dim, dim)
+        self.q_proj = nn.Linear(dim, dim)
+        self.out_proj = nn.Linear(dim, dim)
+
+    def forward(self, hidden_states, key_value_states=None, attention_mask=None):
+        b, n, d = hidden_states.shape
+        q = self.q_proj(hidden_states).view(b, n, self.heads, -1).transpose(1, 2)
+        current = key_value_states if key_value_states is not None else hidden_states
+        k = self.k_proj(current).view(b, -1, self.heads, d // self.heads).transpose(1, 2)
+        v = self.v_proj(current).view(b, -1, self.heads, d // self.heads).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+        return self.out_proj(out.transpose(1, 2).reshape(b, n, d))
+
+
+class SeqEncoderLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.self_attn = SeqAttention()
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x):
+        return x + self.self_attn(self.norm(x))
+
+
+class SeqDecoderLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.self_attn = SeqAttention()
+        self.encoder_attn = SeqAttention()
+        self.norm1 = nn.LayerNorm(16)
+        self.norm2 = nn.LayerNorm(16)
+
+    def forward(self, x, memory, mask):
+        x = x + self.self_attn(self.norm1(x), attention_mask=mask)
+        return x + self.encoder_attn(self.norm2(x), key_value_states=memory)
+
+
+class EncoderDecoder(nn.Module):
+    """An encoder and a decoder of one attention class: given its input only, a mask too, or the encoder's states."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.ModuleList([SeqEncoderLayer() for _ in range(2)])
+        self.decoder = nn.ModuleList([SeqDecoderLayer() for _ in range(2)])
+
+    def forward(self, src, tgt, mask):
+        for layer in self.encoder:
+            src = layer(src)
+        for layer in self.decoder:
+            tgt = layer(tgt, src, mask)
+        return tgt

@@ -148,6 +148,22 @@ def _rotary() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 3, 8, generator=generator), torch.randn(2, 3, 4, generator=generator), torch.randn(2, 3, 4, generator=generator))
 
 
+def _foreign() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(2, 8, generator=generator), torch.randn(2, 8, generator=generator), torch.rand(2, 8, generator=generator) > 0.5)
+
+
+def _seq() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(1, 6, 16, generator=generator), torch.randn(1, 5, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
+
+
+OPTIONAL_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, "if key_value_states is None:": 1,
+                   "key_value_states = x": 1, "self.k_proj(key_value_states)": 1, "attn_mask=attention_mask": 1,
+                   "self.self_attn(self.norm1(x), attention_mask=mask)": 1, "self.encoder_attn(self.norm2(x), memory)": 1,
+                   "self.self_attn(self.norm(x))": 1, "variant": 0}
+
+
 def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
         torch.manual_seed(0)
@@ -780,6 +796,18 @@ SHAPES = [
     Shape("value_kept_as_in_the_source_export", _model(models.KeptValueLayers), lambda: (torch.randn(2, 3, 8),), _export, frozenset({"KeptValueLayer"}),
           counts={"residual = hidden_states": 2, "hidden_states = residual + hidden_states": 1, "return residual + hidden_states": 1,
                   "hidden_states = self.post_attention_layernorm(hidden_states)": 1, "out =": 0}),
+    # blocks given values their parameters name otherwise (the model's `tgt` as the first block's `x`, the block
+    # before's value as the others'; a computed `memory`): one class, its inputs named and ordered as the source's
+    Shape("inputs_named_otherwise_by_the_model", _model(models.ForeignNamedInputs), _foreign, _trace, frozenset({"MaskedMemoryBlock"}),
+          counts={"def forward(self, x, memory, mask):": 1, "tgt = block(tgt, memory, mask)": 1}),
+    Shape("inputs_named_otherwise_by_the_model_export", _model(models.ForeignNamedInputs), _foreign, _export, frozenset({"MaskedMemoryBlock"}),
+          counts={"def forward(self, x, memory, mask):": 1, "tgt = block(tgt, memory, mask)": 1}),
+    # one attention class given its input only (encoder), a mask too, or the encoder's states (decoder), as
+    # Whisper's: one forward taking both, each defaulting to None, callers passing the mask by keyword
+    Shape("optional_inputs_of_one_forward", _model(models.EncoderDecoder), _seq, _trace, frozenset({"SeqAttention", "SeqEncoderLayer", "SeqDecoderLayer"}),
+          counts=OPTIONAL_INPUTS),
+    Shape("optional_inputs_of_one_forward_export", _model(models.EncoderDecoder), _seq, _export,
+          frozenset({"SeqAttention", "SeqEncoderLayer", "SeqDecoderLayer"}), counts=OPTIONAL_INPUTS),
     # torch.export: an input the statements read under the name the source keeps it as first (GPT-2's
     # `attn_output + residual`) is named after the parameter, and then kept as the source keeps it
     Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
