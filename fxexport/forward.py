@@ -347,7 +347,10 @@ class _Emitter:
 
     def plan_inlining(self, last_uses: dict[fx.Node, fx.Node]) -> dict[fx.Node, fx.Node]:
         """Which values are written inside the statement that uses them (inlining.py). Names are not
-        chosen yet: each is measured as one of one width."""
+        chosen yet: each is measured as one of one width, and so is an input named for want of a name (`x`
+        or `x_1`, as instances name theirs, make no line longer than another's)."""
+        inputs = {p: self.names[p] for p in self.graph.find_nodes(op="placeholder") if _GENERIC_INPUT.fullmatch(self.names.get(p, ""))}
+        self.names.update(dict.fromkeys(inputs, "x"))
         for node in self.graph.nodes:
             self.names.setdefault(node, _NAME)
         planner = Planner(
@@ -366,6 +369,7 @@ class _Emitter:
         for node in self.graph.nodes:
             if node.op not in ("placeholder", "get_attr"):
                 del self.names[node]
+        self.names.update(inputs)
         return planner.inlined
 
     def statement_length(self, node: fx.Node) -> int:
@@ -842,6 +846,7 @@ class _BlockedLines:
 
 
 _NAME, _NUMBER_WIDTH = "name_1", "12345"
+_GENERIC_INPUT = re.compile(r"x(_\d+)?")  # an input named for want of a name (subgraphs.generic_input)
 _NUMBER = re.compile(r"(?<![\w.])\d[\w.]*(?:e[+-]?\d+)?")
 # A value that dies this many statements or more before its method returns gets a `del`; in a
 # short method locals die at return instead.

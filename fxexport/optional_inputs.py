@@ -148,17 +148,33 @@ def _form(shortest: ClassIR, group: tuple[ClassIR, ...], parameters: dict[str, b
 
 def _name(cls: ClassIR, extra: str, alias: str | None, parameters: dict[str, bool], own: tuple[str, ...]) -> str | None:
     """The source parameter defaulting to None that the input `extra` is: the one the source tests for None
-    and else reads the input `alias` stands for in (`k if k is not None else hidden_states`); or, passed where
-    None is the default, the one sharing a word with the keyword it is passed by (`attn_mask=`)."""
-    if alias is not None:  # where the input it stands for has a parameter's name, the source reads that one
-        tested = {p for p, other in _tested(cls.source_forward) if parameters.get(p) and p not in own and (other == alias or alias not in parameters)}
+    and else reads the input `alias` stands for in (`k if k is not None else hidden_states`: `alias` is that
+    parameter, or the first input where it has no parameter's name); or, passed where None is the default,
+    the one the source passes by the keyword it is passed by (`attn_mask=attention_mask`), else, where the
+    source passes nothing by it (a helper does), the one sharing a word with it."""
+    if alias is not None:
+        first = next(iter(parameters), None)
+        wanted = alias if alias in parameters else first if alias == own[0] else None
+        tested = {p for p, other in _tested(cls.source_forward) if parameters.get(p) and p not in own and other == wanted}
         return tested.pop() if len(tested) == 1 else None
     keywords = {k for line in cls.forward_lines for k in _keywords_of(line, extra)}
     if len(keywords) != 1:
         return None
-    words = {w for w in keywords.pop().split("_") if len(w) > 2}
+    keyword = keywords.pop()
+    passed = _passed_by(cls.source_forward, keyword)
+    if passed:
+        found = [p for p in passed if parameters.get(p) and p not in own]
+        return found[0] if len(found) == len(passed) == 1 else None
+    words = {w for w in keyword.split("_") if len(w) > 2}
     found = [p for p, none in parameters.items() if none and p not in own and words & set(p.split("_"))]
     return found[0] if len(found) == 1 else None
+
+
+def _passed_by(source: str, keyword: str) -> set[str]:
+    """What the source passes by `keyword` to any call: a name, or "" for anything else."""
+    tree = parsed_line(source)
+    return {k.value.id if isinstance(k.value, ast.Name) else "" for node in ast.walk(tree) if isinstance(node, ast.Call)
+            for k in node.keywords if k.arg == keyword} if tree is not None and keyword else set()  # fmt: skip
 
 
 def _source_parameters(source: str) -> dict[str, bool]:

@@ -13,6 +13,7 @@ call through another module `self.layer.attn(...)`, keywords, `*args`) leaves th
 from __future__ import annotations
 
 import ast
+import re
 import tokenize
 from dataclasses import replace
 
@@ -78,8 +79,8 @@ def _reached_otherwise(classes: list[ClassIR], attrs: set[str]) -> bool:
         for line in cls.forward_lines:
             tokens = line_tokens(line)
             for i, token in enumerate(tokens):
-                if token.type == tokenize.STRING and any(attr in token.string for attr in attrs):
-                    return True
+                if token.type == tokenize.STRING and any(re.search(rf"(?<!\w){re.escape(attr)}(?!\w)", token.string) for attr in attrs):
+                    return True  # the attribute's name as a word of a string (`getattr(self, "attn")`), not inside one ("src")
                 if token.string in attrs and i > 0 and tokens[i - 1].string == "." and (i < 2 or tokens[i - 2].string != "self"):
                     return True
     return False

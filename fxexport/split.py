@@ -113,7 +113,7 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
             proposals = [_proposed(path, graph, cls, graphs, kinds, model_inputs) for path, graph in group]
             width = max(len(p) for p in proposals)
             inputs = [list(graph.find_nodes(op="placeholder")) for _, graph in group]
-            agreed = [_agreed(i, proposals, inputs, cls, model_inputs) for i in range(width)]
+            agreed = [_agreed(i, proposals, inputs, cls) for i in range(width)]
             agreed = _generic_names(agreed, inputs, cls, model_inputs)
             while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
                 agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
@@ -126,7 +126,7 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
 
 
-def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node]], cls: type | str, model_inputs: frozenset[str] = frozenset()) -> str | None:
+def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node]], cls: type | str) -> str | None:
     """The name every graph of a class (its `inputs`) proposes for its input `i`, else None. A graph whose input is a
     model input named after a parameter of the source forward (the first block of a chain takes the
     model's `hidden_states`) proposes that name; one whose input is named `x` for want of a name and read
@@ -144,9 +144,6 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
             placeholder = placeholders[i]
             if len(placeholders) == 1 and (sole := _sole_parameter(placeholder, cls)) is not None:
                 name = sole
-            elif _foreign_model_input(placeholder, cls, model_inputs):
-                unknown = True  # a model input named otherwise than the source's parameter (`tgt` passed as `x`): no say
-                continue
             elif not generic_input(placeholder):
                 name = str(placeholder.target) if str(placeholder.target) in source_parameters(cls) else None
             elif all(forward_reads(user) is None for user in placeholder.users):

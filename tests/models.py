@@ -5368,3 +5368,47 @@ class EncoderDecoder(nn.Module):
         for layer in self.decoder:
             tgt = layer(tgt, src, mask)
         return tgt
+
+
+class ShortAttention(SeqAttention):
+    """SeqAttention with short layer names: a line reading the encoder's states (`x_1`) is as short as one
+    reading the input (`x`), so both are written alike."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__(dim, heads)
+        del self.q_proj, self.k_proj, self.v_proj, self.out_proj
+        self.q, self.k, self.v, self.o = (nn.Linear(dim, dim) for _ in range(4))
+
+    def forward(self, hidden_states, key_value_states=None, attention_mask=None):
+        b, n, d = hidden_states.shape
+        q = self.q(hidden_states).view(b, n, self.heads, -1).transpose(1, 2)
+        current = key_value_states if key_value_states is not None else hidden_states
+        k = self.k(current).view(b, -1, self.heads, d // self.heads).transpose(1, 2)
+        v = self.v(current).view(b, -1, self.heads, d // self.heads).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
+        return self.o(out.transpose(1, 2).reshape(b, n, d))
+
+
+class ShortEncoderDecoder(EncoderDecoder):
+    """EncoderDecoder of ShortAttention, the decoder passing the mask after a None for the encoder's states."""
+
+    def __init__(self):
+        super().__init__()
+        for layer in self.encoder:
+            layer.self_attn = ShortAttention()
+        for layer in self.decoder:
+            layer.self_attn, layer.encoder_attn = ShortAttention(), ShortAttention()
+
+
+class DirectAttentions(nn.Module):
+    """SeqAttentions the model calls with its own inputs, named after no parameter of theirs: one given the
+    `mem` it reads keys and values from, one given the `msk`."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = SeqAttention(), SeqAttention(), SeqAttention()
+
+    def forward(self, src, mem, msk):
+        h = self.a(src)
+        h = self.b(h, mem)
+        return self.c(h, None, msk)

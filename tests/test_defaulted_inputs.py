@@ -76,6 +76,9 @@ CALLERS = [  # (name, the holder's init and forward lines, its forward after the
     ("a computed argument that moves", (HOLDER, ("return self.cross_attn(x, F.dropout(enc, 0.5), m)",)), None),
     ("a parenthesized argument", (HOLDER, ("return self.cross_attn(x, enc, (m))",)), None),
     ("in a string", (HOLDER, ("x = self.cross_attn(x, enc, m)", 'return f"{self.cross_attn(x, enc, m)}"')), None),
+    ("named by a string", (HOLDER, ('x = getattr(self, "cross_attn")(x, enc, m)', "return self.cross_attn(x, enc, m)")), None),
+    ("inside a word of a string", (HOLDER, ('check(x, "cross_attn_mask")', "return self.cross_attn(x, enc, m)")),
+     ('check(x, "cross_attn_mask")', "return self.cross_attn(x, m, enc)")),
 ]
 
 

@@ -96,3 +96,21 @@ def test_forms_passing_none_join_as_forms_leaving_it_out() -> None:
 
     joined, _ = optional_inputs(_level((MASKED, spelled(CROSS)), SOURCE, spelled(SHORTEST)), [], {})
     assert {c.forward_lines[4] for c in joined} == {"out = F.scaled_dot_product_attention(q, k, k, attn_mask=attention_mask)"}
+
+
+@pytest.mark.parametrize("source,name", [
+    (SOURCE, "attention_mask"),
+    # the source passes another parameter by the keyword than the one sharing a word with it (helper-59)
+    (SOURCE.replace("attention_mask=None", "padding=None, extra_mask=None").replace("attn_mask=attention_mask", "attn_mask=padding"), "padding"),
+    # the source passes something else by it: no parameter is taken to be the input
+    (SOURCE.replace("attn_mask=attention_mask", "attn_mask=attention_mask.float()"), None),
+    # a helper passes it (transformers' attention interfaces): the parameter sharing a word with the keyword
+    (SOURCE.replace("attn_mask=attention_mask", "mask=attention_mask"), "attention_mask"),
+], ids=["passed by it", "another passed by it", "an expression passed by it", "passed by a helper"])
+def test_an_input_passed_by_keyword_is_the_parameter_the_source_passes_by_it(source: str, name: str | None) -> None:
+    level = _level((MASKED, CROSS), source)
+    joined, _ = optional_inputs(level, [], {})
+    if name is None:
+        assert joined == level
+        return
+    assert joined[0].forward_params[-1] == f"{name}=None"

@@ -164,6 +164,15 @@ OPTIONAL_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=N
                    "self.self_attn(self.norm(x))": 1, "variant": 0}
 
 
+def _direct() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(1, 5, 16, generator=generator), torch.randn(1, 6, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
+
+
+DIRECT_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, ", mem)": 1, ", attention_mask=msk)": 1,
+                 "self.k_proj(key_value_states)": 1, "self.k_proj(attention_mask)": 0, "self.k_proj(mem)": 0}
+
+
 def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
         torch.manual_seed(0)
@@ -808,6 +817,18 @@ SHAPES = [
           counts=OPTIONAL_INPUTS),
     Shape("optional_inputs_of_one_forward_export", _model(models.EncoderDecoder), _seq, _export,
           frozenset({"SeqAttention", "SeqEncoderLayer", "SeqDecoderLayer"}), counts=OPTIONAL_INPUTS),
+    # the same with lines short enough to hold a whole statement: those reading the encoder's states (`x_1`) are
+    # written as those reading the input (`x`) are, one statement a line, so the forms compare line by line
+    Shape("optional_inputs_in_short_lines_export", _model(models.ShortEncoderDecoder), _seq, _export,
+          frozenset({"ShortAttention", "SeqEncoderLayer", "SeqDecoderLayer"}),
+          counts={"def forward(self, x, key_value_states=None, attention_mask=None):": 1, "k = self.k(key_value_states).view(1, -1, 2, 8).transpose(1, 2)": 1,
+                  "variant": 0}),
+    # attentions the model calls with its own inputs (`mem`, `msk`), whose names say nothing and are written in
+    # strings of its input checks ("src" holds the `c` of `self.c`): one class, the mask passed by keyword
+    Shape("optional_inputs_given_model_inputs", _model(models.DirectAttentions), _direct, _trace, frozenset({"SeqAttention"}),
+          counts=DIRECT_INPUTS),
+    Shape("optional_inputs_given_model_inputs_export", _model(models.DirectAttentions), _direct, _export, frozenset({"SeqAttention"}),
+          counts=DIRECT_INPUTS),
     # torch.export: an input the statements read under the name the source keeps it as first (GPT-2's
     # `attn_output + residual`) is named after the parameter, and then kept as the source keeps it
     Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
