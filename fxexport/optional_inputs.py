@@ -65,15 +65,16 @@ def optional_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known) 
     for shortest, longer in _families(level, known):
         if merged_already(out, [*shortest, *longer]):
             continue
-        forms = _forms(shortest[0], longer)
-        if forms is None:
+        found = _shortest_and_forms(shortest, longer)
+        if found is None:
             continue
-        params, lines = _union(shortest[0], forms)
+        base, forms = found
+        params, lines = _union(base, forms)
         if lines is None:
             continue
         callers: list[ClassIR] | None = pending
         for form in forms:
-            spelled = _spelled(params, len(shortest[0].forward_params), form)
+            spelled = _spelled(params, len(base.forward_params), form)
             if spelled is not None and callers is not None:
                 callers = respell_callers(callers, {c.name for c in form.classes}, spelled)
         if callers is None:
@@ -92,11 +93,49 @@ def _families(level: list[ClassIR], known: Known) -> Iterator[tuple[list[ClassIR
         if not (cls.is_root or cls.parent or cls.takes_children or not cls.source_forward) and _plain(cls.forward_params):
             families.setdefault((*cls.source, init_template(cls, known)), {}).setdefault(len(cls.forward_params), []).append(cls)
     for by_count in families.values():
+        if len(by_count) == 1:  # no class given the fewest inputs (a decoder's attentions only): [] as the shortest
+            (count, longer), = by_count.items()
+            if count >= 2 and len(_codes(longer)) >= 2:
+                yield [], longer
+            continue
         if len(by_count) != 2:
             continue
         low, high = sorted(by_count)
         if high == low + 1 and len(_codes(by_count[low])) == 1 and len(_codes(by_count[high])) >= 2:
             yield by_count[low], by_count[high]
+
+
+def _shortest_and_forms(shortest: list[ClassIR], longer: list[ClassIR]) -> tuple[ClassIR, list[_Form]] | None:
+    """The shortest form (one class of it, or, where no class is given the fewest inputs, a form's forward
+    with its input absent) and the longer forms; None where they do not join."""
+    if shortest:
+        forms = _forms(shortest[0], longer)
+        return None if forms is None else (shortest[0], forms)
+    for candidate in _absent_forms(next(iter(_codes(longer).values()))[0]):
+        forms = _forms(candidate, longer)
+        if forms is not None:
+            return candidate, forms
+    return None
+
+
+def _absent_forms(cls: ClassIR) -> Iterator[ClassIR]:
+    """The class's forward with one of its inputs but the first absent: read as another input (none bound
+    anew), given None, or left out where a known function's keyword defaults to None."""
+    names = parameter_names(cls.forward_params)
+    for extra in reversed(range(1, len(names))):
+        name, params = names[extra], cls.forward_params[:extra] + cls.forward_params[extra + 1 :]
+        for alias in names[:extra] + names[extra + 1 :]:
+            if not _binds(cls.forward_lines, names=(name, alias)):
+                yield replace(cls, forward_params=params, forward_lines=tuple(rename_variables(line, {name: alias}) for line in cls.forward_lines))
+        for keyword_left_out in (False, True):
+            lines = [_absent_line(line, name, keyword_left_out) if _reads(line, name) else line for line in cls.forward_lines]
+            if all(line is not None for line in lines):
+                yield replace(cls, forward_params=params, forward_lines=tuple(line for line in lines if line is not None))
+
+
+def _absent_line(line: str, name: str, keyword_left_out: bool) -> str | None:
+    """The line passing None in place of `name`, or leaving out the keyword passing it (None where none does)."""
+    return _without_keyword(line, name) if keyword_left_out else rename_variables(line, {name: "None"})
 
 
 def _plain(params: tuple[str, ...]) -> bool:

@@ -5412,3 +5412,16 @@ class DirectAttentions(nn.Module):
         h = self.a(src)
         h = self.b(h, mem)
         return self.c(h, None, msk)
+
+
+class DecoderStack(nn.Module):
+    """Decoder layers only: each attention given a mask or the encoder's states, none given its input alone."""
+
+    def __init__(self):
+        super().__init__()
+        self.decoder = nn.ModuleList([SeqDecoderLayer() for _ in range(2)])
+
+    def forward(self, tgt, memory, mask):
+        for layer in self.decoder:
+            tgt = layer(tgt, memory, mask)
+        return tgt

@@ -114,3 +114,20 @@ def test_an_input_passed_by_keyword_is_the_parameter_the_source_passes_by_it(sou
         assert joined == level
         return
     assert joined[0].forward_params[-1] == f"{name}=None"
+
+
+def test_without_a_shortest_form_one_is_read_off_a_longer_form() -> None:
+    """A decoder's attentions only, given a mask or the encoder's states: one forward all the same."""
+    level = [_class("Attention_1", MASKED, SOURCE), _class("Attention_2", CROSS, SOURCE)]
+    joined, _ = optional_inputs(level, [], {})
+    assert {c.forward_params for c in joined} == {JOINED}
+    assert joined[1].forward_lines == CASES[0][4]
+
+
+@pytest.mark.parametrize("forms", [
+    (MASKED, (("x", "x_1"), (*CROSS[1][:3], "out = out + 1", CROSS[1][3]))),  # a statement more
+    (MASKED, (("x", "x_1"), ("q = self.q(x)", "k = self.k(x_1)", "out = F.scaled_dot_product_attention(q, k, k, attn_mask=x_1)", "return out * 0.25"))),
+], ids=["a statement more", "the states used as a mask too"])
+def test_without_a_shortest_form_forms_apart_stay_apart(forms: tuple) -> None:
+    level = [_class("Attention_1", forms[0], SOURCE), _class("Attention_2", forms[1], SOURCE)]
+    assert optional_inputs(level, [], {})[0] == level

@@ -169,6 +169,8 @@ def _direct() -> tuple[torch.Tensor, ...]:
     return (torch.randn(1, 5, 16, generator=generator), torch.randn(1, 6, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
 
 
+DECODER_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, "def forward(self, x, memory, mask):": 1,
+                  "self.self_attn(self.norm1(x), attention_mask=mask)": 1, "self.encoder_attn(self.norm2(x), memory)": 1, "variant": 0}
 DIRECT_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, ", mem)": 1, ", attention_mask=msk)": 1,
                  "self.k_proj(key_value_states)": 1, "self.k_proj(attention_mask)": 0, "self.k_proj(mem)": 0}
 
@@ -829,6 +831,12 @@ SHAPES = [
           counts=DIRECT_INPUTS),
     Shape("optional_inputs_given_model_inputs_export", _model(models.DirectAttentions), _direct, _export, frozenset({"SeqAttention"}),
           counts=DIRECT_INPUTS),
+    # decoder layers only: no attention is given its input alone, each a mask or the encoder's states; one class
+    # all the same, the shortest form read off a longer one with its input absent
+    Shape("optional_inputs_without_the_shortest", _model(models.DecoderStack), _direct, _trace, frozenset({"SeqAttention", "SeqDecoderLayer"}),
+          counts=DECODER_INPUTS),
+    Shape("optional_inputs_without_the_shortest_export", _model(models.DecoderStack), _direct, _export,
+          frozenset({"SeqAttention", "SeqDecoderLayer"}), counts=DECODER_INPUTS),
     # torch.export: an input the statements read under the name the source keeps it as first (GPT-2's
     # `attn_output + residual`) is named after the parameter, and then kept as the source keeps it
     Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
