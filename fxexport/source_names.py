@@ -745,6 +745,25 @@ def _read_in_its_statement(node: fx.Node) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)
+def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
+    """Locals the forward binds to one of two parameters by a test for None (`current = key_value_states if
+    key_value_states is not None else hidden_states`), each with those two: a statement reading the local
+    reads either."""
+    try:
+        tree = ast.parse(source) if source else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: dict[str, frozenset[str]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.IfExp):
+            chosen = (node.value.body, node.value.orelse)
+            test = node.value.test
+            if all(isinstance(c, ast.Name) for c in chosen) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name):
+                out[node.targets[0].id] = frozenset(c.id for c in chosen if isinstance(c, ast.Name))
+    return out
+
+
 def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[str]] | None:
     """(alias, parameter, children, alias children) where the forward's first statement (after its
     docstring) is `alias = parameter`: `children` are those whose value it later binds to the parameter

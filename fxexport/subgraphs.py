@@ -27,6 +27,7 @@ from .pytree_io import SEQUENCES
 from .scopes import SCOPES, Scope, after, call_site_scopes
 from .source_names import (
     called_name,
+    chosen_aliases,
     forward_reads,
     forward_source,
     kept_input_alias,
@@ -129,6 +130,8 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     read: dict[int, frozenset[str]] = {}  # what every statement reading the input reads
     texts: dict[int, str] = {}  # the first statement reading it, as the source wrote it
     kept = kept_input_alias(forward_source(cls))  # `residual = hidden_states` first: reading `residual` reads the input
+    chosen = chosen_aliases(forward_source(cls))  # `current = k if k is not None else h`: reading `current` reads either
+    wider: dict[int, set[str]] = {}  # the parameters every statement reading the input may read, through such locals too
     for i, placeholder in enumerate(placeholders):
         reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(forward_reads, placeholder.users)]
         unnamed = generic_input(placeholder) or (str(placeholder.target) in renamable and str(placeholder.target) not in names)
@@ -136,8 +139,14 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if local_name(name)}
             texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]
+            widened = [r.union(*(chosen[name] for name in r if name in chosen)) for r in cast(list[frozenset[str]], reads)]
+            wider[i] = set(frozenset.intersection(*widened)) & set(names)
+    # by elimination, only where the parameters the statements may read through such a local leave one too; and a
+    # model input only where its statements read that one alone (the one left may be another input's)
+    strict = {i for i in commons if not generic_input(placeholders[i])}
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
-        found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None) if len(common) == 1}
+        found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None)
+                 if len(common) == 1 and len(wider[i] - set(out)) == 1 and (i not in strict or len(commons[i]) == 1)}  # fmt: skip
         if not found:  # else the one its statements pass it as: `self.fc(cls_token)` in `return (self.conv(x), self.fc(cls_token))`
             found = {i: name for i, common in commons.items() if out[i] is None and (name := _passed_as(placeholders[i], common - set(out)))}
         if not found:  # else the one named like the keyword the op takes it by: `attn_mask=` for `attention_mask`

@@ -5425,3 +5425,50 @@ class DecoderStack(nn.Module):
         for layer in self.decoder:
             tgt = layer(tgt, memory, mask)
         return tgt
+
+
+class KeywordOnlyAttention(nn.Module):
+    """Its optional inputs keyword-only, the mask listed before the states keys and values come from."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, hidden_states, *, attention_mask=None, key_value_states=None):
+        current = key_value_states if key_value_states is not None else hidden_states
+        out = F.scaled_dot_product_attention(self.q(hidden_states), self.k(current), self.v(current), attn_mask=attention_mask)
+        return out + hidden_states
+
+
+class KeywordOnlyPair(nn.Module):
+    """helper-60: a value computed for `key_value_states` is no `attention_mask`, though the statement reading
+    it reads that parameter beside `current`."""
+
+    def __init__(self):
+        super().__init__()
+        self.b, self.c = KeywordOnlyAttention(), KeywordOnlyAttention()
+
+    def forward(self, x, m):
+        h = self.b(x, attention_mask=m)
+        return self.c(h, key_value_states=h * 2)
+
+
+class BareAttention(nn.Module):
+    def __init__(self, d=16):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+
+    def forward(self, hidden_states, key_value_states=None, attention_mask=None):
+        current = key_value_states if key_value_states is not None else hidden_states
+        return F.scaled_dot_product_attention(self.q(hidden_states), current, current, attn_mask=attention_mask)
+
+
+class MemoryThenMask(nn.Module):
+    """helper-60: the model's `mem` given as keys and values, its `m` as a mask: neither is the other's name."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = BareAttention(), BareAttention()
+
+    def forward(self, x, mem, m):
+        return self.b(self.a(x, mem), attention_mask=m)

@@ -164,6 +164,10 @@ OPTIONAL_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=N
                    "self.self_attn(self.norm(x))": 1, "variant": 0}
 
 
+def _rows_and_mask() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(1, 5, 16, generator=torch.Generator().manual_seed(0)), torch.ones(5, 5, dtype=torch.bool).tril())
+
+
 def _direct() -> tuple[torch.Tensor, ...]:
     generator = torch.Generator().manual_seed(0)
     return (torch.randn(1, 5, 16, generator=generator), torch.randn(1, 6, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
@@ -837,6 +841,15 @@ SHAPES = [
           counts=DECODER_INPUTS),
     Shape("optional_inputs_without_the_shortest_export", _model(models.DecoderStack), _direct, _export,
           frozenset({"SeqAttention", "SeqDecoderLayer"}), counts=DECODER_INPUTS),
+    # from a review: a statement reading a local the source binds to one of two parameters by a test for None
+    # (`current = key_value_states if ... else hidden_states`) reads both: no input is named after the other
+    # parameter it reads by elimination (the states computed for the cross-attention were `attention_mask`)
+    Shape("states_not_named_as_the_mask", _model(models.KeywordOnlyPair), _rows_and_mask, _trace, frozenset({"KeywordOnlyAttention"}),
+          counts={"key_value_states=attention_mask": 0, "key_value_states=mul": 1}),
+    Shape("model_inputs_not_named_as_each_other", _model(models.MemoryThenMask), _direct, _trace, frozenset({"BareAttention", "BareAttention_1"}),
+          counts={"def forward(self, x, mem, m):": 1, "attention_mask, attention_mask": 0, "self.a(x, mem)": 1}),
+    Shape("model_inputs_not_named_as_each_other_export", _model(models.MemoryThenMask), _direct, _export,
+          frozenset({"BareAttention", "BareAttention_1"}), counts={"def forward(self, x, mem, m):": 1, "attention_mask, attention_mask": 0, "self.a(x, mem)": 1}),
     # torch.export: an input the statements read under the name the source keeps it as first (GPT-2's
     # `attn_output + residual`) is named after the parameter, and then kept as the source keeps it
     Shape("input_read_under_its_kept_name_export", _model(models.AliasReadBlocks), lambda: (torch.randn(2, 3, 8),), _export,
