@@ -745,13 +745,14 @@ def _read_in_its_statement(node: fx.Node) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-@functools.lru_cache(maxsize=1024)
 def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
     """Locals the forward binds to one of two parameters by a test for None (`current = key_value_states if
     key_value_states is not None else hidden_states`), each with those two: a statement reading the local
     reads either."""
+    if " else " not in source or "None" not in source:
+        return {}  # no such expression: not parsed (most forwards, in every first export)
     try:
-        tree = ast.parse(source) if source else None
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, frozenset[str]] = {}
@@ -764,6 +765,7 @@ def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[str]] | None:
     """(alias, parameter, children, alias children) where the forward's first statement (after its
     docstring) is `alias = parameter`: `children` are those whose value it later binds to the parameter
