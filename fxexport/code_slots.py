@@ -131,6 +131,11 @@ def masked(lines: tuple[str, ...], slots: list[Slot]) -> tuple[str, ...]:
     return filled(lines, slots, ["\0"] * len(slots))
 
 
+def masked_line(line: str) -> str:
+    """The line with its number literals blanked (number_slots): lines equal but for those compare equal."""
+    return masked((line,), number_slots((line,)))[0]
+
+
 def filled(lines: tuple[str, ...], slots: list[Slot], texts: list[str]) -> tuple[str, ...]:
     """The lines with each slot's text replaced by the matching one of `texts`."""
     out = list(lines)

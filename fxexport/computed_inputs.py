@@ -28,7 +28,7 @@ from .code_slots import (
     ASSIGNED,
     filled,
     line_tokens,
-    masked,
+    masked_line,
     number_slots,
     parameter_names,
     rename_variables,
@@ -171,7 +171,7 @@ def _numbered_like(unrun: tuple[str, ...], run: tuple[str, ...]) -> tuple[str, .
     masked, and those it replaces one for one where one adds tokens to the other that are not numbers
     (`self.attn(out.view(-1, 4, 64))` beside `self.attn(out.view(-1, 4, 64), q_global)`); other numbers
     stay as they are (they change nothing)."""
-    masked_unrun, masked_run = [_masked_line(line) for line in unrun], [_masked_line(line) for line in run]
+    masked_unrun, masked_run = [masked_line(line) for line in unrun], [masked_line(line) for line in run]
     out = list(unrun)
     matcher = difflib.SequenceMatcher(None, masked_unrun, masked_run, autojunk=False)
     for tag, a, a_end, b, b_end in matcher.get_opcodes():
@@ -187,7 +187,7 @@ def _line_numbered_like(unrun: str, run: str) -> str:
     mine, theirs = number_slots((unrun,)), number_slots((run,))
     if len(mine) != len(theirs) or not mine:
         return unrun
-    tokens_mine, tokens_theirs = _TOKEN.findall(_masked_line(unrun)), _TOKEN.findall(_masked_line(run))
+    tokens_mine, tokens_theirs = _TOKEN.findall(masked_line(unrun)), _TOKEN.findall(masked_line(run))
     if tokens_mine.count("\0") != len(mine) or tokens_theirs.count("\0") != len(theirs):
         return unrun  # a number the tokens do not show alone: leave the line
     matcher = difflib.SequenceMatcher(None, tokens_mine, tokens_theirs, autojunk=False)
@@ -198,7 +198,3 @@ def _line_numbered_like(unrun: str, run: str) -> str:
 
 
 _TOKEN = re.compile(r"\0|\w+|[^\w\s]")
-
-
-def _masked_line(line: str) -> str:
-    return masked((line,), number_slots((line,)))[0]

@@ -90,16 +90,23 @@ def merged_already(out: dict[str, ClassIR], classes: list[ClassIR]) -> bool:
 def one_input_apart(level: list[ClassIR], known: Known) -> Iterator[tuple[list[ClassIR], list[ClassIR]]]:
     """(longer, shorter): the classes of one source class (one `__init__` but for literals and children
     passed whole) whose forwards take one input more than the others', each side one code."""
+    for by_count in input_families(level, known):
+        for count, longer in by_count.items():
+            shorter = by_count.get(count - 1, [])
+            if shorter and len(_forwards(longer)) == 1 and len(_forwards(shorter)) == 1:
+                yield longer, shorter
+
+
+def input_families(level: list[ClassIR], known: Known) -> list[dict[int, list[ClassIR]]]:
+    """The classes of each source class (one `__init__` but for literals and children passed whole) whose
+    forwards take plain inputs, by how many they take; not the root, a variant subclass or a container
+    its callers pass the children of."""
     families: dict[tuple[object, ...], dict[int, list[ClassIR]]] = {}
     for cls in level:
         if not (cls.is_root or cls.parent or cls.takes_children) and _plain_parameters(cls.forward_params):
             by_count = families.setdefault((*cls.source, init_template(cls, known)), {})
             by_count.setdefault(len(cls.forward_params), []).append(cls)
-    for by_count in families.values():
-        for count, longer in by_count.items():
-            shorter = by_count.get(count - 1, [])
-            if shorter and len(_forwards(longer)) == 1 and len(_forwards(shorter)) == 1:
-                yield longer, shorter
+    return list(families.values())
 
 
 def _plain_parameters(params: tuple[str, ...]) -> bool:
@@ -139,7 +146,7 @@ def _branch(longer: list[ClassIR], shorter: list[ClassIR], forwards: dict[str, t
     found: list[tuple[int, int, dict[str, tuple[str, ...]]]] = []  # (shared lines, position, forwards)
     for extra in _extra_positions(names, parameter_names(shorter[0].forward_params)):
         rest = names[:extra] + names[extra + 1 :]
-        renamed = [_renamed(c, names) for c in longer] + [_renamed(c, rest) for c in shorter]
+        renamed = [inputs_renamed(c, names) for c in longer] + [inputs_renamed(c, rest) for c in shorter]
         if any(f is None for f in renamed):
             continue  # a local of a forward would read as one of the inputs
         lines = [f if k < len(longer) else _passed_on(f, longer[0].forward_lines, names[extra], _defaults(c, forwards))
@@ -268,7 +275,7 @@ def _listed_only(lines: tuple[str, ...], name: str) -> bool:
     return bool(reads) and all(reads)
 
 
-def _renamed(cls: ClassIR, names: list[str]) -> tuple[str, ...] | None:
+def inputs_renamed(cls: ClassIR, names: list[str]) -> tuple[str, ...] | None:
     """The class's forward lines with its inputs named `names`, in order; None where one of those names is a local of it."""
     own = parameter_names(cls.forward_params)
     bound = variable_names(cls.forward_lines) - set(own)

@@ -28,23 +28,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .call_defaults import none_defaults
-from .child_lines import init_template
-from .code_slots import (
-    line_tokens,
-    masked,
-    number_slots,
-    parameter_names,
-    rename_variables,
-    variable_names,
-    variable_tokens,
-)
-from .defaulted_inputs import canonical, merged_already, renumbered
+from .code_slots import masked_line, parameter_names, rename_variables, variable_names
+from .defaulted_inputs import Known, canonical, input_families, inputs_renamed, merged_already, renumbered
 from .ir import ClassIR
 from .regions import INDENT
 from .reordered_calls import Spelled, respell_callers
 from .spelled_calls import char_offset, node_text, parsed_line
-
-Known = dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -88,11 +77,8 @@ def optional_inputs(level: list[ClassIR], pending: list[ClassIR], known: Known) 
 def _families(level: list[ClassIR], known: Known) -> Iterator[tuple[list[ClassIR], list[ClassIR]]]:
     """(shortest, longer): the classes of one source class (one `__init__` but for literals) whose forwards
     take n inputs, one code, and n + 1, two codes or more; no other counts."""
-    families: dict[tuple[object, ...], dict[int, list[ClassIR]]] = {}
-    for cls in level:
-        if not (cls.is_root or cls.parent or cls.takes_children or not cls.source_forward) and _plain(cls.forward_params):
-            families.setdefault((*cls.source, init_template(cls, known)), {}).setdefault(len(cls.forward_params), []).append(cls)
-    for by_count in families.values():
+    for family in input_families(level, known):  # those given inputs, whose source forward is known
+        by_count = {n: read for n, group in family.items() if n and (read := [c for c in group if c.source_forward])}
         if len(by_count) == 1:  # no class given the fewest inputs (a decoder's attentions only): [] as the shortest
             (count, longer), = by_count.items()
             if count >= 2 and len(_codes(longer)) >= 2:
@@ -138,10 +124,6 @@ def _absent_line(line: str, name: str, keyword_left_out: bool) -> str | None:
     return _without_keyword(line, name) if keyword_left_out else rename_variables(line, {name: "None"})
 
 
-def _plain(params: tuple[str, ...]) -> bool:
-    return bool(params) and not any(p.startswith("*") or "=" in p for p in params)
-
-
 def _codes(group: list[ClassIR]) -> dict[tuple[str, ...], list[ClassIR]]:
     """The group's classes by their forward's code, numbers masked and inputs named by position."""
     out: dict[tuple[str, ...], list[ClassIR]] = {}
@@ -168,16 +150,12 @@ def _form(shortest: ClassIR, group: tuple[ClassIR, ...], parameters: dict[str, b
     first = group[0]
     names = parameter_names(first.forward_params)
     for extra in reversed(range(1, len(names))):
-        rest = names[:extra] + names[extra + 1 :]
-        renames = dict(zip(rest, own))
         for alias in (*own, None):
             name = _name(first, names[extra], alias, parameters, own)
-            if name is None:
+            # its inputs named as the shortest form's, that one `name`; None where a local of it has one of those names
+            lines = None if name is None else inputs_renamed(first, [*own[:extra], name, *own[extra:]])
+            if name is None or lines is None:
                 continue
-            bound = variable_names(first.forward_lines) - set(names)
-            if name in bound or any(n in bound for n in own):
-                continue
-            lines = tuple(rename_variables(line, {**renames, names[extra]: name}) for line in first.forward_lines)
             if alias is not None and _binds(lines, shortest.forward_lines, names=(name, alias)):
                 continue  # the input or the one it stands for bound anew: a line reading one reads another value
             if _absent_reads_as(lines, shortest.forward_lines, name, alias):
@@ -277,7 +255,7 @@ def _absent_reads_as(lines: tuple[str, ...], shortest: tuple[str, ...], name: st
     read = False
     for line, other in zip(lines, shortest):
         if not _reads(line, name):
-            if _masked(line) != _masked(other):
+            if masked_line(line) != masked_line(other):
                 return False
             continue
         read = True
@@ -285,7 +263,7 @@ def _absent_reads_as(lines: tuple[str, ...], shortest: tuple[str, ...], name: st
             absent = [rename_variables(line, {name: alias})]
         else:
             absent = [rename_variables(line, {name: "None"}), *filter(None, [_without_keyword(line, name)])]
-        if _masked(other) not in map(_masked, absent):
+        if masked_line(other) not in map(masked_line, absent):
             return False
     return read
 
@@ -303,11 +281,7 @@ def _binds(*forwards: tuple[str, ...], names: tuple[str, ...]) -> bool:
 
 
 def _reads(line: str, name: str) -> bool:
-    return any(t.string == name for t in variable_tokens(line_tokens(line)))
-
-
-def _masked(line: str) -> tuple[str, ...]:
-    return masked((line,), number_slots((line,)))
+    return name in variable_names((line,))
 
 
 def _without_keyword(line: str, name: str) -> str | None:

@@ -746,9 +746,9 @@ def _read_in_its_statement(node: fx.Node) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
-    """Locals the forward binds to one of two parameters by a test for None (`current = key_value_states if
-    key_value_states is not None else hidden_states`), each with those two: a statement reading the local
-    reads either."""
+    """Locals the forward binds to one of two names by a conditional expression testing a name (`current =
+    key_value_states if key_value_states is not None else hidden_states`), each with those two: a statement
+    reading the local reads either."""
     if " else " not in source or "None" not in source:
         return {}  # no such expression: not parsed (most forwards, in every first export)
     try:
@@ -756,7 +756,7 @@ def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, frozenset[str]] = {}
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.IfExp):
             chosen = (node.value.body, node.value.orelse)
             test = node.value.test

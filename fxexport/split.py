@@ -209,7 +209,7 @@ def _containers(node: fx.Node) -> list[list[object]]:
 
 
 def _proposed(
-    path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str] = frozenset()
+    path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str]
 ) -> list[str | None]:
     """The source parameter name of each input of `graph` (source_input_names), else the one the children
     it is passed to have named theirs (passed_on_as), else the one the source passes where its statements
