@@ -28,7 +28,7 @@ from .module_paths import submodule
 from .names import Namespace, is_plain_identifier, quote, without_number
 from .outputclasses import is_output_class
 from .pytree_io import NotPlain, leaf_accesses, pytree_info, rebuilt_class, spec_json, structure_code
-from .rolled import Roll, Rolled, loop_of, loop_variable
+from .rolled import Roll, Rolled, first_of, loop_of, loop_variable
 from .scopes import Scope, common_prefix, scopes_of
 from .source_names import (
     always_run,
@@ -89,6 +89,8 @@ def register_globals(graph: fx.Graph, imports: ImportTable, rolls: dict[fx.Node,
         if node.target is loop_of:
             register_globals((rolls or {})[node].body, imports)
             continue
+        if node.target is first_of:
+            continue  # an `if` statement
         if node.op == "call_function" and node.target not in BINARY and node.target not in UNARY and not _is_syntax(node):
             function_reference(node.target, imports, where)
             imports.wrap(node.target)  # a copied library function stays a call when the export is traced again
@@ -178,6 +180,7 @@ class _Emitter:
         self.shapes = shapes
         self.gm = gm
         self.graph = gm.graph if rolled is None else rolled.graph
+        self.lists = _kept_lists(self.graph, self.rolls)
         self.imports = imports
         self.checks = checks
         self.names: dict[fx.Node, str] = {}
@@ -312,7 +315,7 @@ class _Emitter:
         return signature
 
     def output_code(self, value: Any, node: fx.Node) -> str:
-        if self.info is None or self.info.out_spec is None:
+        if self.info is None or self.info.out_spec is None or (isinstance(value, fx.Node) and value in self.lists):  # a list: the loop's, added to (rolled.flat_list)
             return self.code(value, node)
         leaves = [self.code(v, node) for v in value]
         try:
@@ -357,15 +360,17 @@ class _Emitter:
             self.graph,
             self.annotate,
             statement=lambda n: n.op not in ("placeholder", "get_attr") and n not in self.dead,
-            apart=lambda n: is_guards_call(self.gm, n) or n in self.rolls,
+            apart=lambda n: is_guards_call(self.gm, n) or n in self.rolls or n.target is first_of,
             last_use=last_uses,
-            small=self.small,
+            small=self.small | {n for n, roll in self.rolls.items() if roll.collected},  # a list: its items live on in `outs + [y]`
             roots=self.roots,
             measure=self.statement_length,
             kept=self.unpacked_items,
         )
         self.inlined = planner.inlined  # measuring writes with the plan so far
         planner.plan()
+        for node in self.graph.find_nodes(op="call_function", target=first_of):
+            planner.inlined.update({v: node for v in node.args[1:] if isinstance(v, fx.Node) and v.op != "placeholder"})  # each branch computes its own
         for node in self.graph.nodes:
             if node.op not in ("placeholder", "get_attr"):
                 del self.names[node]
@@ -398,6 +403,8 @@ class _Emitter:
             return f"{callee}({self.call_args(node, args, kwargs)})"
         if node in self.rolls:
             return "..."  # written by roll_lines
+        if node.target is first_of:
+            return self.code(node.args[2], node)  # measured as its longer branch; written by first_lines
         if node.op == "call_method":
             receiver = self.operand(args[0], node)
             method = f"{receiver}.{target}" if is_plain_identifier(str(target)) else f"getattr({receiver}, {quote(str(target))})"
@@ -457,10 +464,12 @@ class _Emitter:
         for name in source.values():
             namespace.reserve(name)
         items = {item: f"{_item_base(result)}{i + 1}" for result, found in self.unpacked.items() for i, item in enumerate(found) if item is not None}
+        ending = self.carrying_run(head)
         for node, first in head.items():
             if node is first:
                 fallback = "out" if len(runs[node]) >= CHAIN else self.passed_as(node) or items.get(node, _own_name(node))
-                self.names[node] = source.get(node) or namespace.create(fallback)
+                fallback = "outs" if node in self.rolls and self.rolls[node].collected else fallback
+                self.names[node] = source.get(node) or (self.names[cast(fx.Node, ending[1])] if node is ending[0] else namespace.create(fallback))
             else:
                 self.names[node] = self.names[first]
         self.unused = UNUSED  # `_` for an item nothing reads, unless a value of the method has that name
@@ -475,6 +484,19 @@ class _Emitter:
             container = str(chain.calls[0].target).rpartition(".")[0].rpartition(".")[2]
             base = loop_variable(container)
             self.chain_variables[end] = singular.get(base) or singular.setdefault(base, namespace.create(base))
+
+    def carrying_run(self, head: dict[fx.Node, fx.Node]) -> tuple[fx.Node | None, fx.Node | None]:
+        """In a loop body that reads no carried value (each period starts anew), the first value of the run
+        of values the body's value is computed from, and the carried placeholder: that run takes its name
+        (`out = spx[i]`, ..., `outs.append(out)`)."""
+        carried = next((p for p in self.graph.find_nodes(op="placeholder") if p.target == self.carried), None)
+        if carried is None or carried.users:
+            return None, None
+        value = next(iter(self.graph.find_nodes(op="output"))).args[0]
+        while isinstance(value, fx.Node) and value in self.inlined:
+            computed = [n for n in value.all_input_nodes if n.op != "placeholder" and n.op != "get_attr"]
+            value = computed[0] if len(computed) == 1 else None
+        return (head.get(value), carried) if isinstance(value, fx.Node) else (None, None)
 
     def passed_as(self, node: fx.Node) -> str | None:
         """The name of the parameter that every statement reading `node` passes it to a generated child as
@@ -536,6 +558,8 @@ class _Emitter:
         for first, run in runs.items():
             if first in self.unpacked_items:
                 name = run_name(run, self.item_source[first]) if first in self.item_source else None
+            elif _is_item(first) and _names_its_tuple(first, self.inlined):
+                name = None  # `spx = x.chunk(4)` names the tuple, not its item `spx[3]`
             else:
                 name = run_name(run)
             if name is not None and self.unread_by(given.get(name, []), first) and usable(name, self.free_at(name, first)):
@@ -601,7 +625,7 @@ class _Emitter:
         chain = self.chains.get(node)
         if node in self.rolls:  # a rolled run's value may take only its start's name, unless its body reads that too
             start = cast(fx.Node, node.args[0])
-            inputs = [] if start in node.args[1:] else [start]
+            inputs = [] if start in node.args[1:] or self.rolls[node].collected else [start]  # a list takes none
         else:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
         renamable = [used for used in inputs if self.renamable(used, node, chain is not None)]
@@ -677,6 +701,8 @@ class _Emitter:
         (`hidden_states = layer(hidden_states)`, as the source writes it), so any input's name does."""
         if self.last_use.get(used) is not statement or used.op in ("get_attr", "output") or used in self.rebinds or used in self.looped:
             return False
+        if used in self.lists and statement.target is not operator.add:
+            return False  # a list's name is no tensor's (`torch.cat(outs, 1)`)
         if chained:
             return True
         # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name; where no
@@ -747,21 +773,45 @@ class _Emitter:
         return [*([] if start == name else [f"{name} = {start}"]), f"for {variable} in {chain.children}:", f"    {name} = {call}"]
 
     def roll_lines(self, node: fx.Node) -> list[str]:
-        """`x = start` (unless x is its name), then the loop over the container, its body written by an
-        emitter of its own (its names from this method's namespace) and ending in `x = ...`."""
+        """`x = start` (unless x is its name, or the first period starts otherwise), then the loop over the
+        container, its body written by an emitter of its own (its names from this method's namespace) and
+        ending in `x = ...` (and `outs.append(x)` where the loop keeps every period's value)."""
         roll, name = self.rolls[node], self.names[node]
-        start = self.code(node.args[0], node)
-        variable = self.namespace.create(roll.variable)
-        params = {"carried": name, **{f"invariant_{i}": self.code(v, node) for i, v in enumerate(node.args[1:])}}
+        start = None if node.args[0] is None else self.code(node.args[0], node)
+        carried = self.carried_name(node)
+        variables = [self.namespace.create(roll.variable), *(self.namespace.create(v) for _, _, v in roll.zipped)]
+        index = self.namespace.create("i") if roll.indexed else None
+        params = {"carried": carried, **{f"invariant_{i}": self.code(v, node) for i, v in enumerate(node.args[1:])}}
+        params.update({"index": index} if index is not None else {})
+        held = dict(zip([roll.call, *(call for _, call, _ in roll.zipped)], variables))
         # Not `recorded`: the body's recorded values are one period's; the other periods' lengths may differ.
         body = _Emitter(
             self.gm, self.namespace, self.imports, params, self.checks, self.annotate,
-            rolled=Rolled(roll.body, {}), held={roll.call: variable}, carried="carried",
+            rolled=Rolled(roll.body, {}), held=held, carried="carried",
         )  # fmt: skip
         lines = body.statements()
         result = lines.pop().removeprefix("return ")
-        lines += [] if result == name else [f"{name} = {result}"]
-        return [*([] if start == name else [f"{name} = {start}"]), f"for {variable} in {roll.children}:", *(f"    {line}" for line in lines)]
+        lines += [] if result == carried else [f"{carried} = {result}"]
+        lines += [f"{name}.append({carried})"] if roll.collected else []
+        head = [f"{name} = []"] if roll.collected else []
+        head += [] if start is None or start == carried else [f"{carried} = {start}"]
+        return [*head, f"for {_loop_targets(variables, roll, index)}:", *(f"    {line}" for line in lines)]
+
+    def first_lines(self, node: fx.Node) -> list[str]:
+        """A loop body's value its first period computes otherwise: `if i == 0:` ... `else:` ..."""
+        index, first, later = node.args
+        name = self.names[node]
+        return [f"if {self.code(index, node)} == 0:", f"    {name} = {self.code(first, node)}", "else:", f"    {name} = {self.code(later, node)}"]
+
+    def carried_name(self, node: fx.Node) -> str:
+        """The name of the value a loop carries: the loop's own, but for a loop whose value is the list of
+        every period's, its start's where nothing reads that after the loop starts (`x = block(x)`), else `out`."""
+        if not self.rolls[node].collected:
+            return self.names[node]
+        start = node.args[0]
+        if isinstance(start, fx.Node) and start not in self.inlined and start not in node.args[1:] and self.last_use.get(start) is node:
+            return self.names[start]
+        return self.namespace.create("out")
 
     def statements(self) -> list[str]:
         frees = self.frees()
@@ -800,6 +850,8 @@ class _Emitter:
                 lines += self.chain_lines(self.chains[node])
             elif node in self.rolls:
                 lines += self.roll_lines(node)
+            elif node.target is first_of:
+                lines += self.first_lines(node)
             else:
                 lines += self.statement_lines(node)
             if frees.get(node):
@@ -872,6 +924,33 @@ def _precedence(node: fx.Node) -> int:
         if node.target in UNARY and len(node.args) == 1:
             return NOT if node.target is operator.not_ else SIGN
     return PRIMARY
+
+
+def _names_its_tuple(item: fx.Node, inlined: dict[fx.Node, fx.Node]) -> bool:
+    """An item whose statement binds one name to the value it is an item of, a statement of its own
+    (`spx = x.chunk(4)`: `spx[3]` is no `spx`)."""
+    whole = item.args[0]
+    return isinstance(whole, fx.Node) and whole not in inlined and same_statement(item, whole) and item_names(whole, 1) is not None
+
+
+def _kept_lists(graph: fx.Graph, rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:
+    """The lists of rolled loops that keep every period's value, and those made by adding to them."""
+    found = {node for node, roll in rolls.items() if roll.collected}
+    for node in graph.find_nodes(op="call_function", target=operator.add):
+        if any(isinstance(arg, fx.Node) and arg in found for arg in node.args):
+            found.add(node)
+    return frozenset(found)
+
+
+def _loop_targets(variables: list[str], roll: Roll, index: str | None) -> str:
+    """What a rolled loop iterates: `conv in self.convs`, `conv, bn in zip(self.convs, self.bns)`, with
+    `enumerate` where the body reads the index (`i, (conv, bn) in enumerate(zip(...))`)."""
+    containers = [roll.children, *(children for children, _, _ in roll.zipped)]
+    items = ", ".join(variables)
+    iterated = containers[0] if len(containers) == 1 else f"zip({', '.join(containers)})"
+    if index is None:
+        return f"{items} in {iterated}"
+    return f"{index}, {items if len(variables) == 1 else f'({items})'} in enumerate({iterated})"
 
 
 def _own_name(node: fx.Node) -> str:

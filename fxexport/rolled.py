@@ -9,25 +9,63 @@ A model that loops over a ModuleList with code around each call,
 is traced into the same statements once per child. Where a forward holds such a run (periods of the
 same nodes, each calling the next child of one container, reading only its own values, the one value
 the period before it left, and values made before the run), the run is one node of a reduced graph,
-and its first period the body of a loop over the container. The loop runs the very calls the run
+and its second period the body of a loop over the container. The loop runs the very calls the run
 did, in the same order, on the same values: only names and lifetimes change.
+
+A loop may also keep each period's value for later, as feature extractors do:
+
+    outs = []
+    for conv in self.convs:
+        x = torch.relu(conv(x))
+        outs.append(x)
+    return torch.cat(outs, 1)
+
+The trace lists the values in the one reader (`torch.cat([x, out, out_1], 1)`). Where every period's
+value is read there, in order, next to each other, and the last period's nowhere else, the loop's value
+is the list (its neighbours in the reader's list are added to it: `outs + [y]`). Such a run over a
+ModuleList is a loop however short and however few its nodes, as a chain over one is (loops.py).
+
+Periods may also differ where the source reads the loop's index, and only there: an int that is the
+period's number (`x.select(1, i)`), an item of a value made before the run at that number (`spx[i]`,
+which torch.export takes out of the tuple before the run), the child at that number of other
+containers of as many children (`for i, (conv, bn) in enumerate(zip(self.convs, self.bns))`). And the
+first period may lack the one node that combines the carried value with another (Res2Net's and
+EdgeNeXt's blocks, whose first split goes in alone):
+
+    for i, conv in enumerate(self.convs):
+        if i == 0:
+            sp = spx[i]
+        else:
+            sp = sp + spx[i]
+        sp = conv(sp)
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from torch import fx
+from torch import fx, nn
+from torch.fx.immutable_collections import immutable_list
 
 from .loops import _children
+from .pytree_io import pytree_info
 from .scopes import SCOPES, scopes_of
 
 MIN_PERIODS = 3  # two periods read as well unrolled
 MIN_LENGTH = 2  # one call a period is a chain (loops.py)
+MIN_LISTED = 2  # periods of a run over a ModuleList whose values are kept: its source loops over it
 MAX_LENGTH = 400  # nodes in a period searched for
 MAX_ROTATIONS = 8  # starts of the period tried per run
 _EXACT = frozenset({int, bool, str, type(None)})  # literals compared by value: equal values, equal reprs
+_LISTS = (list, immutable_list)
+
+# Where periods differ by the loop's index: (kind, a node's offset in the body, an argument's position
+# or keyword), kind "literal" (the number), "read" (an item of a value made before the run) or "call"
+# (the key is then the other container's path: its child at the number).
+Position = tuple[str, int, Any]
 
 
 def loop_of(*values: Any) -> Any:
@@ -35,16 +73,26 @@ def loop_of(*values: Any) -> Any:
     raise AssertionError("a rolled run is written as a loop, not called")
 
 
+def first_of(index: Any, first: Any, later: Any) -> Any:
+    """The target of a loop body's node whose value is `first` in the first period and `later` after
+    (`if i == 0: sp = spx[i]` / `else: sp = sp + spx[i]`): never called, never imported."""
+    raise AssertionError("written as an if statement, not called")
+
+
 @dataclass(frozen=True)
 class Roll:
     """A run written as a loop: its body (a graph whose placeholders are the carried value, then the
-    values made before the run it reads), the container iterated, the call of its child in the body,
-    and a name for the loop variable."""
+    values made before the run it reads, then the loop's index if it reads it), the container iterated,
+    the call of its child in the body, and a name for the loop variable; `zipped`: other containers
+    iterated with it, as (container, call, variable)."""
 
     body: fx.Graph
     children: str
     call: str
     variable: str
+    collected: bool = False  # the loop's value is the list of every period's value (`outs.append(x)`)
+    indexed: bool = False  # the body reads the loop's index (`for i, conv in enumerate(self.convs):`)
+    zipped: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,12 +105,31 @@ class Rolled:
 
 
 @dataclass(frozen=True)
+class Collector:
+    """The node reading every period's value, in a list at `slot` (an argument's position or keyword)
+    from item `at` on."""
+
+    node: fx.Node
+    slot: int | str
+    at: int
+
+
+@dataclass(frozen=True)
 class _Run:
+    """The periods (the second is the loop's body), the carried value's start (None where the first
+    period lacks `combined`, the body's node combining the carried value with another), the values made
+    before the run the body reads, the child call's offset in the body, the container, the reader of
+    the periods' values, and where the periods differ by their number."""
+
     periods: tuple[tuple[fx.Node, ...], ...]
-    start: fx.Node
+    start: fx.Node | None
     invariants: tuple[fx.Node, ...]
     call_offset: int
     children: str
+    collector: Collector | None = None
+    positions: frozenset[Position] = frozenset()
+    combined: fx.Node | None = None
+    zipped: tuple[tuple[str, str], ...] = ()  # (container, its child's path in the body) of other containers
 
 
 def rolled(gm: fx.GraphModule) -> Rolled:
@@ -78,39 +145,67 @@ def _runs(gm: fx.GraphModule, graph: fx.Graph) -> list[_Run]:
     found: list[_Run] = []
     i = 0
     while i < len(nodes):
-        run = _run_at(gm, nodes, index, i, found[-1].periods[-1][-1] if found else None)
+        run = _run_at(_Search(gm, nodes, index, index[found[-1].periods[-1][-1]] + 1 if found else 0), i)
         found += [run] if run else []
         i = index[run.periods[-1][-1]] + 1 if run else i + 1
     return found
 
 
-def _run_at(gm: fx.GraphModule, nodes: list[fx.Node], index: dict[fx.Node, int], at: int, previous: fx.Node | None) -> _Run | None:
+@dataclass(frozen=True)
+class _Search:
+    """The nodes searched (placeholders and output aside), their positions, and the first a run may
+    hold (the one after the run before)."""
+
+    gm: fx.GraphModule
+    nodes: list[fx.Node]
+    index: dict[fx.Node, int]
+    floor: int
+
+    def keys(self, parent: str) -> list[str]:
+        """The names of the children of the container at `parent`."""
+        return list(self.gm.get_submodule(parent)._modules)
+
+
+def _run_at(search: _Search, at: int) -> _Run | None:
     """The run whose first module call is `nodes[at]`, if there is one."""
+    nodes = search.nodes
     first = nodes[at]
     if first.op != "call_module":
         return None
     parent, _, name = str(first.target).rpartition(".")
     if not parent:
         return None
-    held = gm.get_submodule(parent)._modules
-    if next(iter(held), None) != name or len(held) < MIN_PERIODS:
+    held = search.gm.get_submodule(parent)._modules
+    if next(iter(held), None) != name or len(held) < MIN_LISTED:
         return None  # asked of every call: no list of a container's children unless this is its first
     keys = list(held)
     second = f"{parent}.{keys[1]}"
     length = next((k for k in range(1, MAX_LENGTH + 1) if at + k < len(nodes) and _targets(nodes[at + k], second)), None)
-    if length is None or length < MIN_LENGTH or at + length * (len(keys) - 1) >= len(nodes):
+    if length is None or at + length * (len(keys) - 1) >= len(nodes):
         return None
     if not all(_targets(nodes[at + j * length], f"{parent}.{key}") for j, key in enumerate(keys)):
         return None
-    children = _children(gm, [f"{parent}.{key}" for key in keys])
+    children = _children(search.gm, [f"{parent}.{key}" for key in keys])
     if children is None or children.endswith(".children()"):
         return None
-    floor = index[previous] + 1 if previous is not None else 0
-    for rotation in _rotations(nodes, at, length, floor):
-        run = _checked(nodes, index, at - rotation, length, len(keys), at)
-        if run is not None:
-            return _Run(run[0], run[1], run[2], rotation, children)
+    listed = isinstance(search.gm.get_submodule(parent), nn.ModuleList)
+    for rotation in _rotations(nodes, at, length, search.floor):
+        run = _regular(search, at - rotation, length, len(keys), rotation, children)
+        if run is not None and _long_enough(run, length, listed):
+            return run
+    for rotation in range(1, min(length, MAX_ROTATIONS + 1)):  # the combining node comes before the call
+        run = _headed(search, at + length - rotation, length, len(keys), rotation, children)
+        if run is not None and _long_enough(run, length, listed):
+            return run
     return None
+
+
+def _long_enough(run: _Run, length: int, listed: bool) -> bool:
+    """Worth a loop: MIN_PERIODS periods of MIN_LENGTH nodes, but any run over a ModuleList whose
+    values are kept (a chain could not keep them)."""
+    if run.collector is not None and listed:
+        return True
+    return len(run.periods) >= MIN_PERIODS and length >= MIN_LENGTH
 
 
 def _targets(node: fx.Node, target: str) -> bool:
@@ -131,50 +226,164 @@ def _shape(node: fx.Node) -> tuple[Any, ...]:
     return node.op, target, len(node.args), tuple(node.kwargs)
 
 
-def _checked(
-    nodes: list[fx.Node], index: dict[fx.Node, int], start: int, length: int, count: int, first_call: int
-) -> tuple[tuple[tuple[fx.Node, ...], ...], fx.Node, tuple[fx.Node, ...]] | None:
-    """The periods, the carried value's start and the invariants of the run from `start`, if it is one."""
-    if start < 0 or start + length * count > len(nodes):
+def _periods(search: _Search, start: int, length: int, count: int) -> list[tuple[fx.Node, ...]] | None:
+    """`count` periods of `length` nodes from `start`, if they are all in the search and run code."""
+    if start < search.floor or start + length * count > len(search.nodes):
         return None
-    periods = [tuple(nodes[start + j * length : start + (j + 1) * length]) for j in range(count)]
+    periods = [tuple(search.nodes[start + j * length : start + (j + 1) * length]) for j in range(count)]
     if any(n.op not in ("call_function", "call_method", "call_module") for n in periods[0]):
         return None
-    if len({scopes_of(n) for period in periods for n in period}) != 1:
-        return None  # part of the run in a `with` block: the loop is all inside one or none
-    same = _Twins(index, start, length, first_call - start)
-    if not all(same.code(n, twin) for j in range(1, count) for n, twin in zip(periods[j], periods[j - 1])):
-        return None
-    if len(same.starts) != 1 or not _users_stay(periods, index, start + length * count):
-        return None
-    invariants = [v for n in periods[1] for v in n.all_input_nodes if index.get(v, -1) < start]
-    return tuple(periods), same.starts[0], tuple(dict.fromkeys(invariants))
+    return periods
 
 
-@dataclass(frozen=True)
+def _regular(search: _Search, start: int, length: int, count: int, call: int, children: str) -> _Run | None:
+    """The run of `count` periods from `start` whose every period runs the same code, if it is one."""
+    periods = _periods(search, start, length, count)
+    if periods is None or not _one_scope(periods):
+        return None
+    twins = _Twins(search, start, length, call)
+    if not twins.check(periods, 0) or len(twins.starts) > 1:
+        return None
+    return _finished(search, periods, twins.starts[0] if twins.starts else None, call, children, twins.positions())
+
+
+def _headed(search: _Search, start: int, length: int, count: int, call: int, children: str) -> _Run | None:
+    """The run whose periods after the first, from `start`, run the same code, and whose first runs it
+    without the one node that combines the carried value with another (reading that other value in its
+    place), if it is one."""
+    periods = _periods(search, start, length, count - 1)
+    head_start = start - (length - 1)
+    if periods is None or head_start < search.floor:
+        return None
+    head = tuple(search.nodes[head_start:start])
+    carried = head[-1]
+    readers = [n for n in periods[0] if carried in n.all_input_nodes]
+    if len(readers) != 1 or periods[0].index(readers[0]) >= call or not _one_scope([head, *periods]):
+        return None
+    combined = readers[0]
+    reads: list[fx.Node] = []
+    fx.map_arg((combined.args, combined.kwargs), reads.append)
+    other = [v for v in reads if v is not carried]
+    if reads.count(carried) != 1 or len(other) != 1:
+        return None
+    twins = _Twins(search, start, length, call)
+    if not twins.check(periods, 1) or twins.starts not in ([], [carried]):
+        return None
+    first = _HeadTwins(search, head_start, periods[0], combined, other[0], call)
+    positions = first.check(head)
+    if positions is None or (len(periods) > 1 and positions != twins.positions()):
+        return None
+    return _finished(search, [head, *periods], None, call, children, positions, combined)
+
+
+def _one_scope(periods: list[tuple[fx.Node, ...]]) -> bool:
+    """The whole run in the same `with` blocks: the loop is all inside one or none."""
+    return len({scopes_of(n) for period in periods for n in period}) == 1
+
+
+def _finished(
+    search: _Search, periods: list[tuple[fx.Node, ...]], start: fx.Node | None, call: int, children: str,
+    positions: frozenset[Position], combined: fx.Node | None = None,
+) -> _Run | None:  # fmt: skip
+    """The run of these periods, if its values stay in it (but for its reader) and the other
+    containers its periods call are iterated whole."""
+    low = search.index[periods[0][0]]
+    end = low + sum(map(len, periods))
+    collector = _collector([p[-1] for p in periods], search.index, end)
+    if start is None and combined is None and collector is None:
+        return None  # periods that carry nothing and keep nothing
+    if not _users_stay(periods, search.index, end, collector.node if collector is not None else None):
+        return None
+    zipped = _zipped(search, positions, periods[1], len(periods), children)
+    if zipped is None:
+        return None
+    reads = {(offset, key) for kind, offset, key in positions if kind == "read"}
+    invariants: list[fx.Node] = []
+    for offset, node in enumerate(periods[1]):
+        slots: list[tuple[Any, Any]] = [*enumerate(node.args), *node.kwargs.items()]
+        for key, value in slots:
+            inputs: list[fx.Node] = []
+            fx.map_arg(value.args[0] if (offset, key) in reads else value, inputs.append)
+            invariants += [v for v in inputs if search.index.get(v, -1) < low]
+    return _Run(tuple(periods), start, tuple(dict.fromkeys(invariants)), call, children, collector, positions, combined, zipped)
+
+
+def _zipped(search: _Search, positions: frozenset[Position], body: tuple[fx.Node, ...], count: int, children: str) -> tuple[tuple[str, str], ...] | None:
+    """The other containers the periods call a child of, with the body's call of each, if each has a
+    child per period and the loop can iterate it (not its main container again)."""
+    found: list[tuple[str, str]] = []
+    for kind, offset, parent in sorted(positions, key=repr):
+        if kind != "call":
+            continue
+        keys = search.keys(parent)
+        iterated = _children(search.gm, [f"{parent}.{key}" for key in keys])
+        if len(keys) != count or iterated is None or iterated.endswith(".children()") or iterated == children:
+            return None
+        found.append((iterated, str(body[offset].target)))
+    return tuple(found)
+
+
+@dataclass
 class _Twins:
     """A node and its twin one period earlier run the same code: the same op and target (the child
     call's aside), equal literals (by type and repr: -0.0 is not 0.0), and values read one period
     apart inside the run or the same value made before it; where the second period reads the value
-    the first left, the first reads one value made before the run, its start (`starts`)."""
+    the first left, the first reads one value made before the run, its start (`starts`). They may also
+    differ by the period's number, at the same positions in every period (`found`)."""
 
-    index: dict[fx.Node, int]
+    search: _Search
     start: int
     length: int
     call: int  # the child call's offset in a period
     starts: list[fx.Node] = field(default_factory=list)
+    number: int = 0  # the later period's
+    found: list[set[Position]] = field(default_factory=list)  # per pair of periods
+
+    def check(self, periods: list[tuple[fx.Node, ...]], first: int) -> bool:
+        """Each period the same code as the one before, `first` the first's number."""
+        for j in range(1, len(periods)):
+            self.number = first + j
+            self.found.append(set())
+            if not all(self.code(n, twin) for n, twin in zip(periods[j], periods[j - 1])):
+                return False
+        return all(f == self.found[0] for f in self.found)
+
+    def positions(self) -> frozenset[Position]:
+        return frozenset(self.found[0]) if self.found else frozenset()
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
-        args, twin_args = node.args, twin.args
-        if node.op != twin.op or len(args) != len(twin_args):
+        if node.op != twin.op or len(node.args) != len(twin.args) or node.kwargs.keys() != twin.kwargs.keys():
             return False
-        if node.target != twin.target and (self.index[node] - self.start) % self.length != self.call:
+        offset = (self.search.index[node] - self.start) % self.length
+        if node.target != twin.target and offset != self.call and not self._zipped(node, twin, offset):
             return False  # the child call's target is checked already
-        for value, other in zip(args, twin_args):  # most arguments are values and numbers: no recursion
-            if not (self._same_value(value, other) if type(value) is fx.Node is type(other) else self._same(value, other)):
+        for key, value, other in _slots(node, twin):  # most arguments are values and numbers: no recursion
+            if type(value) is fx.Node is type(other):
+                if not (self._same_value(value, other) or self._indexed_read(value, other, offset, key)):
+                    return False
+            elif not (self._same(value, other) or self._indexed_literal(value, other, offset, key)):
                 return False
-        kwargs, twin_kwargs = node.kwargs, twin.kwargs
-        return (not kwargs and not twin_kwargs) or self._same(kwargs, twin_kwargs)
+        return True
+
+    def _zipped(self, node: fx.Node, twin: fx.Node, offset: int) -> bool:
+        """Calls of the children at this period's number and the one before of another container."""
+        parent = _numbered_child(self.search, node, self.number)
+        if node.op != "call_module" or parent is None or parent != _numbered_child(self.search, twin, self.number - 1):
+            return False
+        self.found[-1].add(("call", offset, parent))
+        return True
+
+    def _indexed_literal(self, value: Any, other: Any, offset: int, key: Any) -> bool:
+        """Ints that are the periods' numbers, the argument's or items of it (`x[:, 1]` and `x[:, 0]`)."""
+        items = _numbered_items(value, other, self.number, self._same)
+        self.found[-1].update(("literal", offset, key if item is None else (key, item)) for item in items or ())
+        return items is not None
+
+    def _indexed_read(self, value: fx.Node, other: fx.Node, offset: int, key: Any) -> bool:
+        if not _numbered_item(value, other, self.number) or self.search.index.get(value, -1) >= self.start:
+            return False
+        self.found[-1].add(("read", offset, key))
+        return True
 
     def _same(self, value: Any, twin: Any) -> bool:
         kind = type(value)
@@ -195,7 +404,7 @@ class _Twins:
         return value is twin
 
     def _same_value(self, value: fx.Node, twin: fx.Node) -> bool:
-        index, start = self.index, self.start
+        index, start = self.search.index, self.start
         at = index.get(value, -1)
         if at < start:
             return value is twin  # made before the run: read by every period
@@ -209,19 +418,165 @@ class _Twins:
         return twin is self.starts[0]  # the first period reads the run's start in its place
 
 
-def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], end: int) -> bool:
+@dataclass
+class _HeadTwins:
+    """The first period of a headed run against the body (the period after it): node for node but the
+    body's `combined`, whose readers in the body read `other` (or its twin in the first period) there;
+    they differ by the period's number where the regular periods do (`found`)."""
+
+    search: _Search
+    start: int  # the first period's
+    body: tuple[fx.Node, ...]
+    combined: fx.Node
+    other: fx.Node
+    call: int
+    twin_of: dict[fx.Node, fx.Node] = field(default_factory=dict)
+    found: set[Position] = field(default_factory=set)
+
+    def check(self, head: tuple[fx.Node, ...]) -> frozenset[Position] | None:
+        aligned = [n for n in self.body if n is not self.combined]
+        if len(aligned) != len(head):
+            return None
+        self.twin_of = dict(zip(aligned, head))
+        for node, twin in zip(aligned, head):
+            if not self.code(node, twin, self.body.index(node)):
+                return None
+        return frozenset(self.found)
+
+    def code(self, node: fx.Node, twin: fx.Node, offset: int) -> bool:
+        if node.op != twin.op or len(node.args) != len(twin.args) or node.kwargs.keys() != twin.kwargs.keys():
+            return False
+        if node.target != twin.target and offset != self.call:
+            parent = _numbered_child(self.search, node, 1)
+            if node.op != "call_module" or parent is None or parent != _numbered_child(self.search, twin, 0):
+                return False
+            self.found.add(("call", offset, parent))
+        for key, value, other in _slots(node, twin):
+            if type(value) is fx.Node is type(other):
+                if not self._same_value(value, other, offset, key):
+                    return False
+            elif _holds_nodes(value) or _holds_nodes(other):
+                return False
+            else:
+                items = _numbered_items(value, other, 1, _Twins(self.search, self.start, 1, -1)._same)
+                if items is None:
+                    return False
+                self.found.update(("literal", offset, key if item is None else (key, item)) for item in items)
+        return True
+
+    def _same_value(self, value: fx.Node, twin: fx.Node, offset: int, key: Any) -> bool:
+        if value is self.combined:
+            value, read = self.other, ("read", self.body.index(self.combined), _key_of(self.combined, self.other))
+        else:
+            read = ("read", offset, key)
+        if value in self.twin_of:
+            return twin is self.twin_of[value]
+        if value in self.body or self.search.index.get(value, -1) >= self.start:
+            return False  # the carried value, read by the combining node alone
+        if twin is value:
+            return True
+        if _numbered_item(value, twin, 1) and self.search.index.get(twin, -1) < self.start:
+            self.found.add(read)
+            return True
+        return False
+
+
+def _slots(node: fx.Node, twin: fx.Node) -> Iterator[tuple[Any, Any, Any]]:
+    """Each argument of `node` (by position or keyword) and its twin's."""
+    for key, value in enumerate(node.args):
+        yield key, value, twin.args[key]
+    for name, value in node.kwargs.items():
+        yield name, value, twin.kwargs[name]
+
+
+def _numbered_items(value: Any, other: Any, number: int, same: Callable[[Any, Any], bool]) -> list[int | None] | None:
+    """Where two arguments of twins differ by their periods' numbers: [None] for ints that are, the items
+    that are of tuples or lists whose other items are the `same`, [] for arguments the `same`; else None."""
+    if type(value) is int is type(other) and (value, other) == (number, number - 1):
+        return [None]
+    if same(value, other):
+        return []
+    if type(value) not in (tuple, *_LISTS) or type(value) is not type(other) or len(value) != len(other):
+        return None
+    found: list[int | None] = []
+    for item, (a, b) in enumerate(zip(value, other)):
+        if type(a) is int is type(b) and (a, b) == (number, number - 1):
+            found.append(item)
+        elif not same(a, b):
+            return None
+    return found
+
+
+def _holds_nodes(value: Any) -> bool:
+    found: list[fx.Node] = []
+    fx.map_arg(value, found.append)
+    return bool(found)
+
+
+def _key_of(node: fx.Node, value: fx.Node) -> Any:
+    """Where `node` reads `value` as an argument of its own (not inside a list)."""
+    return next((key for key, item, _ in _slots(node, node) if item is value), None)
+
+
+def _numbered_item(value: fx.Node, twin: fx.Node, number: int) -> bool:
+    """`s[number]` and `s[number - 1]` of one value `s`."""
+    if not all(n.op == "call_function" and n.target is operator.getitem and len(n.args) == 2 and not n.kwargs for n in (value, twin)):
+        return False
+    return value.args[0] is twin.args[0] and isinstance(value.args[0], fx.Node) and (value.args[1], twin.args[1]) == (number, number - 1) and type(value.args[1]) is int is type(twin.args[1])
+
+
+def _numbered_child(search: _Search, node: fx.Node, number: int) -> str | None:
+    """The container whose child at `number` the node calls, if it does."""
+    if node.op != "call_module":
+        return None
+    parent, _, name = str(node.target).rpartition(".")
+    if not parent:
+        return None
+    keys = search.keys(parent)
+    return parent if number < len(keys) and keys[number] == name else None
+
+
+def _collector(values: list[fx.Node], index: dict[fx.Node, int], end: int) -> Collector | None:
+    """The one node after the run that reads every period's value, once each, in one list of its
+    arguments, next to each other and in order, and the only one to read the last period's."""
+    after = [u for u in values[0].users if index.get(u, end) >= end]
+    if len(after) != 1 or set(values[-1].users) != {after[0]}:
+        return None
+    node = after[0]
+    info = pytree_info(node.graph)
+    if node.op == "output" and info is not None and info.out_spec is not None and not flat_list(info.out_spec):
+        return None  # a pytree's output: its leaves are written one by one, into their structure
+    reads: list[fx.Node] = []
+    fx.map_arg((node.args, node.kwargs), reads.append)
+    if any(reads.count(v) != 1 for v in values):
+        return None
+    slots: list[tuple[Any, Any]] = [*enumerate(node.args), *node.kwargs.items()]
+    for slot, value in slots:
+        if type(value) in _LISTS or (node.op == "output" and type(value) is tuple):
+            at = next((i for i, item in enumerate(value) if item is values[0]), None)
+            if at is not None and list(value[at : at + len(values)]) == values:
+                return Collector(node, slot, at)
+    return None
+
+
+def flat_list(spec: Any) -> bool:
+    """A pytree output that is one list of tensors: the export of a list the model returns."""
+    return bool(spec.type is list and all(child.is_leaf() for child in spec.children()))
+
+
+def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], end: int, collector: fx.Node | None) -> bool:
     """Each period's values are read in it only, but its last, read by the next period alone (the
-    last period's, after the run too, where something must read it)."""
+    last period's, after the run too, where something must read it), and by the collector if any."""
     for j, period in enumerate(periods):
         low, high = index[period[0]], index[period[-1]]
         for node in period[:-1]:
             if any(not low <= index.get(u, end) <= high for u in node.users):
                 return False
         nxt = periods[j + 1] if j + 1 < len(periods) else None
-        users = [index.get(u, end) for u in period[-1].users]
+        users = [index.get(u, end) for u in period[-1].users if u is not collector]
         if nxt is not None and any(not (low <= at <= high or index[nxt[0]] <= at <= index[nxt[-1]]) for at in users):
             return False
-        if nxt is None and not any(at >= end for at in users):
+        if nxt is None and collector is None and not any(at >= end for at in users):
             return False
     return True
 
@@ -232,40 +587,116 @@ def _reduced(graph: fx.Graph, runs: list[_Run]) -> Rolled:
     new.set_codegen(graph._codegen)
     env: dict[fx.Node, fx.Node] = {}
     firsts = {run.periods[0][0]: run for run in runs}
+    collecting = {run.collector.node: (run.collector, run) for run in runs if run.collector is not None}
     skipped = {n for run in runs for period in run.periods for n in period}
     rolls: dict[fx.Node, Roll] = {}
     for node in graph.nodes:
         run = firsts.get(node)
         if run is not None:
-            args = (env[run.start], *(env[v] for v in run.invariants))
-            loop = new.create_node("call_function", loop_of, args, {}, name="out")
+            args = (env[run.start] if run.start is not None else None, *(env[v] for v in run.invariants))
+            loop = new.create_node("call_function", loop_of, args, {}, name="outs" if run.collector else "out")
             if scopes_of(node):
                 loop.meta[SCOPES] = scopes_of(node)
             rolls[loop] = _roll(run)
             env[run.periods[-1][-1]] = loop
+        elif node in collecting:
+            collector, run = collecting[node]
+            env[node] = _collecting(new, collector, len(run.periods), env)
         elif node not in skipped:
             env[node] = new.node_copy(node, env.__getitem__)
     return Rolled(new, rolls)
 
 
+def _collecting(new: fx.Graph, collector: Collector, count: int, env: dict[fx.Node, fx.Node]) -> fx.Node:
+    """A copy of the collector reading, in place of its list of the periods' values, the loop's list
+    (with the items around them added to it: `[x] + outs + [y]`)."""
+    node = collector.node
+    args, kwargs = list(node.args), dict(node.kwargs)
+    holder: Any = args if isinstance(collector.slot, int) else kwargs
+    items = holder[collector.slot]
+    holder[collector.slot] = None
+    value = env[items[collector.at + count - 1]]  # the loop
+    before = fx.map_arg(list(items[: collector.at]), env.__getitem__)
+    after = fx.map_arg(list(items[collector.at + count :]), env.__getitem__)
+    if before:
+        value = new.call_function(operator.add, (before, value))
+    if after:
+        value = new.call_function(operator.add, (value, after))
+    holder[collector.slot] = value
+    mapped_args, mapped_kwargs = fx.map_arg((tuple(args), kwargs), lambda n: n if n is value else env[n])
+    copy = new.create_node(node.op, node.target, mapped_args, mapped_kwargs, name=node.name, type_expr=node.type)
+    copy.meta = dict(node.meta)
+    return copy
+
+
 def _roll(run: _Run) -> Roll:
     """The loop: its body is the second period (which reads the value the first left, where the first
-    may read the same value made before the run both as that and as itself)."""
+    may read the same value made before the run both as that and as itself); where the first period
+    lacks the combining node, the body's value after it is `first_of(index, other, combined)`."""
     body = fx.Graph()
     env: dict[fx.Node, fx.Node] = {run.periods[0][-1]: body.placeholder("carried")}
     for i, value in enumerate(run.invariants):
         env[value] = body.placeholder(f"invariant_{i}")
+    indexed = bool(run.positions) and any(kind != "call" for kind, _, _ in run.positions) or run.combined is not None
+    index = body.placeholder("index") if indexed else None
+    copier = _BodyCopier(body, env, run, index)
     for offset, node in enumerate(run.periods[1]):
-        if offset == run.call_offset:  # named for what it is in the loop, not after the child it called once
-            env[node] = body.create_node(node.op, node.target, *fx.map_arg((node.args, node.kwargs), env.__getitem__), name="out")
-            env[node].meta = dict(node.meta)
-        else:
-            env[node] = body.node_copy(node, env.__getitem__)
-        env[node].meta.pop(SCOPES, None)  # the loop statement is in the block
+        copier.copy(node, offset, name="out" if offset == run.call_offset else None)  # named for what it is in the loop
+        if node is run.combined:
+            other = run.combined.all_input_nodes
+            first = copier.other(next(v for v in other if v is not run.periods[0][-1]))
+            env[node] = body.call_function(first_of, (index, first, env[node]))
     body.output(env[run.periods[1][-1]])
     call = str(run.periods[1][run.call_offset].target)
     container = call.rpartition(".")[0].rpartition(".")[2]
-    return Roll(body, run.children, call, loop_variable(container))
+    zipped = tuple((children, target, loop_variable(target.rpartition(".")[0].rpartition(".")[2])) for children, target in run.zipped)
+    return Roll(body, run.children, call, loop_variable(container), run.collector is not None, indexed, zipped)
+
+
+@dataclass(frozen=True)
+class _BodyCopier:
+    """Copies the body's nodes into the loop's graph, reading the loop's index where periods differ by it."""
+
+    body: fx.Graph
+    env: dict[fx.Node, fx.Node]
+    run: _Run
+    index: fx.Node | None
+
+    def copy(self, node: fx.Node, offset: int, name: str | None = None, again: bool = False) -> fx.Node:
+        positions = {key: kind for kind, at, key in self.run.positions if at == offset and kind != "call"}
+        args = tuple(self.argument(value, key, positions) for key, value in enumerate(node.args))
+        kwargs = {key: self.argument(value, key, positions) for key, value in node.kwargs.items()}
+        copy = self.body.create_node(node.op, node.target, args, kwargs, name=name or node.name)
+        copy.meta = {k: v for k, v in node.meta.items() if k != SCOPES}  # the loop statement is in the block
+        if not again:
+            self.env[node] = copy
+        return copy
+
+    def argument(self, value: Any, key: Any, positions: dict[Any, str]) -> Any:
+        """An argument of a body node: the index where it is the period's number (or items of it are), an
+        item at the index where it is an item at the period's number, else as the period reads it."""
+        kind = positions.get(key)
+        if kind == "literal":
+            return self.index
+        if kind == "read":
+            return self.body.call_function(operator.getitem, (self.env[value.args[0]], self.index))
+        mapped = fx.map_arg(value, self.env.__getitem__)
+        items = {k[1] for k in positions if type(k) is tuple and k[0] == key}
+        if not items:
+            return mapped
+        return type(value)(self.index if i in items else item for i, item in enumerate(mapped))
+
+    def other(self, value: fx.Node) -> fx.Node:
+        """The combining node's other input as the first period reads it: an item taken again (each
+        branch of the `if` reads its own), else the same value."""
+        combined = self.run.combined
+        assert combined is not None
+        key = _key_of(combined, value)
+        if any(kind == "read" and at == self.run.periods[1].index(combined) and k == key for kind, at, k in self.run.positions):
+            return self.body.call_function(operator.getitem, (self.env[cast(fx.Node, value.args[0])], self.index))
+        if value in self.run.periods[1] and value.target is operator.getitem and set(value.users) == {combined}:
+            return self.copy(value, self.run.periods[1].index(value), again=True)
+        return self.env[value]
 
 
 def loop_variable(container: str) -> str:

@@ -103,6 +103,8 @@ CASES = [
     Case("numbered_blocks", traced(models.BlockStages), _randn(2, 4, 16, 16)),
     Case("defaulted_middle_input", traced(models.Decoding), _randns((2, 5, 8), (2, 5, 8), (5, 5))),
     Case("rolled_loop", traced(models.LoopedPreNorm), _randns((2, 4), (4,))),
+    Case("rolled_split_scales", traced(models.SplitScalesNet), _randn(2, 16, 6, 6)),
+    Case("rolled_chunks", traced(models.ChunkedConvStages), _randn(2, 12, 6, 6)),
     Case("identity_calls", traced(models.DropPathNet), _randn(2, 4)),
     Case("items_after_dead_ones", traced(models.ItemsAfterDeadOnes), _randn(2, 3, 4)),
     Case("renamed_function_calls", traced(shadowing.SumsOfSums), _randn(2, 4)),

@@ -5472,3 +5472,91 @@ class MemoryThenMask(nn.Module):
 
     def forward(self, x, mem, m):
         return self.b(self.a(x, mem), attention_mask=m)
+
+
+class SplitScales(nn.Module):
+    """Res2Net's block: a loop over two ModuleLists at once, over the input's splits by the loop's index,
+    each step's value kept; the first step takes its split alone, and a first block takes each alone."""
+
+    def __init__(self, width: int = 4, scale: int = 4, first: bool = False) -> None:
+        super().__init__()
+        self.width, self.first = width, first
+        self.convs = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1, bias=False) for _ in range(scale - 1))
+        self.bns = nn.ModuleList(nn.BatchNorm2d(width) for _ in range(scale - 1))
+        self.pool = nn.AvgPool2d(3, 1, 1) if first else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx = torch.split(x, self.width, 1)
+        spo = []
+        for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):
+            sp = spx[i] if i == 0 or self.first else sp + spx[i]  # noqa: F821 (bound by the first step)
+            sp = torch.relu(bn(conv(sp)))
+            spo.append(sp)
+        spo.append(self.pool(spx[-1]) if self.pool is not None else spx[-1])
+        return torch.cat(spo, 1) + x
+
+
+class SplitScalesNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(SplitScales(first=True), SplitScales(), SplitScales(8, 2), SplitScales(2, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)
+
+
+class ChunkedConvs(nn.Module):
+    """EdgeNeXt's split block: the input chunked into one more piece than it has convolutions, each piece
+    but the last added to the one before's output and convolved, in a loop over a ModuleList."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(12 // (count + 1), 12 // (count + 1), 3, padding=1) for _ in range(count))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx = x.chunk(len(self.convs) + 1, dim=1)
+        spo = []
+        for i, conv in enumerate(self.convs):
+            sp = spx[i] if i == 0 else sp + spx[i]  # noqa: F821
+            spo.append(conv(sp))
+            sp = spo[-1]
+        spo.append(spx[-1])
+        return x + torch.cat(spo, 1)
+
+
+class ChunkedConvStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(ChunkedConvs(2), ChunkedConvs(3), ChunkedConvs(5))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)
+
+
+class StageFeatures(nn.Module):
+    """A loop over stages whose every output is returned, the input first: `[x] + outs`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList(nn.Sequential(nn.Linear(4, 4), nn.ReLU()) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        features = [x]
+        for stage in self.stages:
+            x = stage(x) * 0.5
+            features.append(x)
+        return features
+
+
+class SelectedSteps(nn.Module):
+    """A loop reading the input at its index each step (`x.select(1, i)`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x[:, 0]
+        for i, lin in enumerate(self.lins):
+            h = torch.tanh(lin(h) + x.select(1, i))
+        return h

@@ -13,7 +13,7 @@ from torch import fx, nn
 
 import fxexport
 from fxexport.layers import restore_layers
-from fxexport.rolled import loop_of, loop_variable, rolled
+from fxexport.rolled import first_of, loop_of, loop_variable, rolled
 from fxexport.split import split
 from tests import models
 from tests.packages import imported
@@ -87,7 +87,7 @@ CASES: list[tuple[str, Callable[[], nn.Module], int, int]] = [  # (name, model, 
     ("the call inside the code", models.LoopedPreNorm, 1, 5),
     ("an unpacked result", models.LoopedGates, 1, 7),
     ("a number per step", models.NumberedSteps, 0, 0),
-    ("every step kept", models.KeptSteps, 0, 0),
+    ("every step kept", models.KeptSteps, 1, 3),
     ("two steps back", _Pairs, 0, 0),
     ("not every child", _Partial, 0, 0),
     ("two children", _two, 0, 0),
@@ -109,6 +109,116 @@ def test_only_runs_of_one_code_over_a_whole_container_are_rolled(name: str, mode
     body = [n for n in roll.body.nodes if n.op not in ("placeholder", "output")]
     assert len(body) == length
     assert sum(n.op == "call_module" and str(n.target) == roll.call for n in body) == 1
+
+
+class _SomeSteps(nn.Module):
+    """Reads the input at the index in the first two steps, then at 1 again: not the index throughout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x[:, 0]
+        for i, lin in enumerate(self.lins):
+            h = torch.tanh(lin(h) + x.select(1, min(i, 1)))
+        return h
+
+
+class _OddFirst(nn.Module):
+    """The first step doubles its split where the others add the one before: more than the combining
+    node differs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(2, 2, 1) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx, spo = x.chunk(4, 1), []
+        for i, conv in enumerate(self.convs):
+            sp = spx[i] * 2.0 if i == 0 else sp + spx[i]  # noqa: F821
+            sp = conv(sp)
+            spo.append(sp)
+        return torch.cat(spo, 1)
+
+
+class _Kept(nn.Module):
+    """Every step's value kept, read as `order` says: in order, backwards, twice, or the last read again."""
+
+    def __init__(self, order: str) -> None:
+        super().__init__()
+        self.order = order
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept, first = [], x * 0.5
+        for lin in self.lins:
+            x = torch.relu(lin(x))
+            kept.append(x)
+        if self.order == "backwards":
+            return torch.cat(kept[::-1], -1)
+        if self.order == "twice":
+            return torch.cat(kept + kept, -1)
+        if self.order == "last again":
+            return torch.cat(kept, -1).sum(-1, keepdim=True) + x
+        return torch.cat([first] + kept, -1)
+
+
+class _Zipped(nn.Module):
+    """Steps zipped over two ModuleLists, the second longer (zip stops at the first's end, and a
+    GraphModule holds only the children its graph calls, in the order it calls them), or one of its
+    children called twice (`repeating`)."""
+
+    def __init__(self, repeating: bool) -> None:
+        super().__init__()
+        self.repeating = repeating
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.norms = nn.ModuleList(nn.LayerNorm(4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        kept = []
+        for lin, norm in zip(self.lins, [self.norms[0], self.norms[1], self.norms[0]] if self.repeating else self.norms):
+            x = norm(lin(x))
+            kept.append(x)
+        return torch.cat(kept, -1)
+
+
+def _split_scales() -> nn.Module:
+    return models.SplitScales()
+
+
+def _first_split_scales() -> nn.Module:
+    return models.SplitScales(first=True)
+
+
+KINDS: list[tuple[str, Callable[[], nn.Module], tuple[bool, bool, int, bool] | None]] = [  # (collected, indexed, zipped, headed)
+    ("kept", models.KeptSteps, (True, False, 0, False)),
+    ("kept, the input before them", models.StageFeatures, (True, False, 0, False)),
+    ("the index as a number", models.SelectedSteps, (False, True, 0, False)),
+    ("zipped, indexed, kept, the first alone", _split_scales, (True, True, 1, True)),
+    ("zipped, indexed, kept, each alone", _first_split_scales, (True, True, 1, False)),
+    ("chunks, the first alone", lambda: models.ChunkedConvs(3), (True, True, 0, True)),
+    ("the index at some steps", _SomeSteps, None),
+    ("a first step of its own", _OddFirst, None),
+    ("kept backwards", lambda: _Kept("backwards"), None),
+    ("kept twice", lambda: _Kept("twice"), None),
+    ("the last read again", lambda: _Kept("last again"), None),
+    ("kept after another", lambda: _Kept("after another"), (True, False, 0, False)),
+    ("zipped with a longer list", lambda: _Zipped(False), (True, False, 1, False)),
+    ("zipped with a child twice", lambda: _Zipped(True), None),
+]
+
+
+@pytest.mark.parametrize("name,model,kind", KINDS, ids=[k[0] for k in KINDS])
+def test_runs_that_keep_their_values_or_read_their_index(name: str, model: Callable[[], nn.Module], kind: tuple[bool, bool, int, bool] | None) -> None:
+    found = rolled(_split(model()))
+    if kind is None:
+        assert not found.rolls
+        return
+    (node, roll), = found.rolls.items()
+    headed = any(n.target is first_of for n in roll.body.nodes)
+    assert (roll.collected, roll.indexed, len(roll.zipped), headed) == kind
+    assert (node.args[0] is None) == (headed or name.endswith("each alone"))  # no value carried into the first step
 
 
 def test_the_loop_reads_its_start_and_the_values_made_before_it() -> None:
@@ -225,5 +335,52 @@ def test_drawn_loops_are_rolled_and_give_the_same_bits(seed: int, producer: str,
     gm = fx.symbolic_trace(model) if producer == "symbolic_trace" else torch.export.export(model, args).module()
     fxexport.export(gm, tmp_path / "drawn")
     assert "for lin in self.lins:" in (tmp_path / "drawn" / "module.py").read_text()
+    with imported(tmp_path / "drawn") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(*args), gm(*args))
+
+
+class _DrawnScan(nn.Module):
+    """A loop over Linears (zipped with LayerNorms or not) over the input's slices by the loop's index
+    (`parts[i]`), with code drawn from STEPS after each call; each step's value kept in a list or not, the
+    first step taking its slice alone (Res2Net's) or adding it to a start."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        draw = random.Random(seed)
+        self.count = draw.randint(2, 4)
+        self.keep = draw.random() < 0.6
+        self.alone_first = draw.random() < 0.5
+        self.after = draw.sample(STEPS, draw.randint(0, 2))
+        self.norm = nn.LayerNorm(8)
+        self.lins = nn.ModuleList(nn.Linear(8, 8) for _ in range(self.count))
+        self.norms = nn.ModuleList(nn.LayerNorm(8) for _ in range(self.count)) if draw.random() < 0.5 else None
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        parts = x.unbind(0)
+        base = parts[-1]
+        kept, h = [], base * 2.0
+        for i, lin in enumerate(self.lins):
+            h = parts[i] if self.alone_first and i == 0 else h + parts[i]
+            h = lin(h)
+            h = self.norms[i](h) if self.norms is not None else h
+            for step in self.after:
+                h = step(self, h, base, bias)
+            if self.keep:
+                kept.append(h)
+        return torch.cat(kept + [base], -1) if self.keep else h
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+def test_drawn_loops_keeping_values_by_the_index_are_rolled_and_give_the_same_bits(seed: int, producer: str, tmp_path: Path) -> None:
+    torch.manual_seed(seed)
+    model = _DrawnScan(seed).eval()
+    generator = torch.Generator().manual_seed(seed)
+    args = (torch.randn(model.count + 1, 4, 8, generator=generator), torch.randn(8, generator=generator))
+    gm = fx.symbolic_trace(model) if producer == "symbolic_trace" else torch.export.export(model, args).module()
+    fxexport.export(gm, tmp_path / "drawn")
+    text = (tmp_path / "drawn" / "module.py").read_text()
+    if model.keep or model.count >= 3:
+        assert "enumerate(" in text and ("if i == 0:" in text) == model.alone_first and ("outs.append(" in text) == model.keep
     with imported(tmp_path / "drawn") as package, torch.no_grad():
         assert torch.equal(package.FxModule()(*args), gm(*args))
