@@ -144,6 +144,8 @@ class Matcher:
             found = self._around(key, loop)
         if found is None:
             found = self._ahead(key, len(self.units))
+        if found is None and loop is not None:  # the loop ended: a node taken for its next iteration ran after it
+            found = self._ahead(key, len(self.units), loop[1] + 1)
         if found is None:
             return None
         unit, place = found
@@ -151,18 +153,19 @@ class Matcher:
         self.position = unit
         return self.units[unit]
 
-    def _ahead(self, key: Key, stop: int) -> tuple[int, int] | None:
-        """(unit, place) of `key` in the first unit from the current one on that does it next, unless that
-        passes a child call still to make (the node would be out of order)."""
+    def _ahead(self, key: Key, stop: int, start: int | None = None) -> tuple[int, int] | None:
+        """(unit, place) of `key` in the first unit from the current one (or `start`) on that does it next,
+        unless that passes a child call still to make (the node would be out of order)."""
         taken = dict(self.units[self.position].arms)
-        for i in range(self.position, stop):
+        first = self.position if start is None else start
+        for i in range(first, stop):
             unit = self.units[i]
             if any(taken.get(branch, arm) != arm for branch, arm in unit.arms):
                 continue  # the other arm of an `if` the current statement is in
             place = _next(unit, self.read[i], key)
             if place is not None:
                 return i, place
-            if i != self.position and not unit.conditional and any(anchor for _, anchor in unit.keys[self.read[i] :]):
+            if i != first and not unit.conditional and any(anchor for _, anchor in unit.keys[self.read[i] :]):
                 return None
         return None
 
@@ -331,13 +334,22 @@ def _replace_loop(unit: Unit, loop: tuple[int, int]) -> Unit:
 
 def _loop_names(statement: ast.For | ast.While, children: frozenset[str]) -> dict[str, str]:
     """Names a loop binds to the children of a container child: `for block in self.blocks` (or
-    `enumerate(self.blocks)`, `self.blocks.values()`) makes `block(x)` a call of child `blocks`."""
+    `enumerate(self.blocks)`, `self.blocks.values()`) makes `block(x)` a call of child `blocks`, and
+    `for conv, bn in zip(self.convs, self.bns)` `bn(x)` one of `bns`."""
     if not isinstance(statement, ast.For):
         return {}
     iterated, target = statement.iter, statement.target
     if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "enumerate" and iterated.args:
         iterated = iterated.args[0]
         target = target.elts[1] if isinstance(target, ast.Tuple) and len(target.elts) == 2 else target
+    if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Name) and iterated.func.id == "zip":
+        names = target.elts if isinstance(target, ast.Tuple) and len(target.elts) == len(iterated.args) else []
+        return {k: v for name, arg in zip(names, iterated.args) for k, v in _loop_names_of(arg, name, children).items()}
+    return _loop_names_of(iterated, target, children)
+
+
+def _loop_names_of(iterated: ast.AST, target: ast.AST, children: frozenset[str]) -> dict[str, str]:
+    """`target` bound to the children of `iterated` (`self.blocks`, `self.blocks.values()`), if it is a child."""
     if isinstance(iterated, ast.Call) and isinstance(iterated.func, ast.Attribute) and iterated.func.attr == "values":
         iterated = iterated.func.value
     child = _self_attribute(iterated)
@@ -420,7 +432,7 @@ class _Keys(ast.NodeVisitor):
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
         self.visit(node.operand)
-        if isinstance(node.op, _RECORDED_UNARY):
+        if isinstance(node.op, _RECORDED_UNARY) and not isinstance(node.operand, ast.Constant):  # `x[-1]`: a number
             self.add(("op", type(node.op).__name__))
 
     def visit_Compare(self, node: ast.Compare) -> None:

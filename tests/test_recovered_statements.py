@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 
@@ -11,7 +12,7 @@ from torch import fx, nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxexport
-from fxexport.recovered_statements import recovered_statements
+from fxexport.recovered_statements import _loop_names, recovered_statements
 
 _FRAME = re.compile(r'File "[^"]+", line \d+, in forward\n\s*(?P<code>[^\n]*)')
 
@@ -66,6 +67,28 @@ class _Loop(nn.Module):
             x = layer(x) + x
         x = self.norm(x)
         return x
+
+
+class _ZippedLoop(nn.Module):
+    """A loop over two ModuleLists at once, over items of a split, then an item after it (`spx[-1]`) that
+    the loop's first statement could have read in another iteration."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+        self.norms = nn.ModuleList([nn.LayerNorm(2), nn.LayerNorm(2)])
+        self.pool = nn.Tanh()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx = torch.split(x, 2, -1)
+        outs = []
+        for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):
+            out = spx[i]
+            out = norm(conv(out))
+            outs.append(out)
+        last = spx[-1]
+        last = self.pool(last)
+        return torch.cat(outs + [last], -1)
 
 
 def _helper(x: torch.Tensor) -> torch.Tensor:
@@ -128,6 +151,11 @@ CASES: list[tuple[str, Callable[[], nn.Module], dict[str, str | None]]] = [
         "block_layers_0": None, "add": None, "block_layers_1": None, "add_1": None,
         "block_norm": "x = self.norm(x)",  # after the loop, found past its iterations
     }),
+    ("loop_over_zipped_children", _ZippedLoop, {
+        "block_convs_0": None, "block_norms_0": None, "block_norms_1": None,  # children of both lists, in the loop
+        "block_pool": "last = self.pool(last)",  # past the loop, though `spx[-1]` was taken for its next iteration
+        "cat": "return torch.cat(outs + [last], -1)",
+    }),
     ("indexed_children", _Indexed, {  # indexing modules is not traced: no getitem
         "block_fuse_0_1": "y = self.fuse[0][1](x)", "add": "return y + x",
     }),
@@ -189,3 +217,20 @@ def test_the_export_writes_statements_as_the_source_and_quotes_none() -> None:
     code = sources["module.py"]
     assert f"        {BLOCK}\n        {RETURN}\n" in code
     assert " in forward: " not in code
+
+
+LOOPS = [  # a loop header, and the names it binds to children of the containers `convs` and `norms`
+    ("for conv in self.convs:", {"conv": "convs"}),
+    ("for i, conv in enumerate(self.convs):", {"conv": "convs"}),
+    ("for norm in self.norms.values():", {"norm": "norms"}),
+    ("for conv, norm in zip(self.convs, self.norms):", {"conv": "convs", "norm": "norms"}),
+    ("for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):", {"conv": "convs", "norm": "norms"}),
+    ("for conv, other in zip(self.convs, self.others):", {"conv": "convs"}),  # not a child
+    ("for pair in zip(self.convs, self.norms):", {}),  # not unpacked
+]
+
+
+@pytest.mark.parametrize(("header", "names"), LOOPS, ids=[h for h, _ in LOOPS])
+def test_a_loop_binds_names_to_the_children_it_iterates(header: str, names: dict[str, str]) -> None:
+    loop = ast.parse(f"{header}\n    pass").body[0]
+    assert isinstance(loop, ast.For) and _loop_names(loop, frozenset({"convs", "norms"})) == names
