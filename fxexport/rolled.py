@@ -173,22 +173,22 @@ def _run_at(search: _Search, at: int) -> _Run | None:
     if first.op != "call_module":
         return None
     parent, _, name = str(first.target).rpartition(".")
-    if not parent:
-        return None
-    held = search.gm.get_submodule(parent)._modules
+    holder = search.gm.get_submodule(parent) if parent else search.gm  # a container's own forward: its children
+    held = holder._modules
     if next(iter(held), None) != name or len(held) < MIN_LISTED:
         return None  # asked of every call: no list of a container's children unless this is its first
     keys = list(held)
-    second = f"{parent}.{keys[1]}"
+    second = f"{parent}.{keys[1]}" if parent else keys[1]
     length = next((k for k in range(1, MAX_LENGTH + 1) if at + k < len(nodes) and _targets(nodes[at + k], second)), None)
     if length is None or at + length * (len(keys) - 1) >= len(nodes):
         return None
-    if not all(_targets(nodes[at + j * length], f"{parent}.{key}") for j, key in enumerate(keys)):
+    paths = [f"{parent}.{key}" if parent else key for key in keys]
+    if not all(_targets(nodes[at + j * length], path) for j, path in enumerate(paths)):
         return None
-    children = _children(search.gm, [f"{parent}.{key}" for key in keys])
+    children = _children(search.gm, paths)
     if children is None or children.endswith(".children()"):
         return None
-    listed = isinstance(search.gm.get_submodule(parent), nn.ModuleList)
+    listed = isinstance(holder, nn.ModuleList) or children in ("self", "self.values()")  # lists its source loops over
     for rotation in _rotations(nodes, at, length, search.floor):
         run = _regular(search, at - rotation, length, len(keys), rotation, children)
         if run is not None and _long_enough(run, length, listed):

@@ -5560,3 +5560,28 @@ class SelectedSteps(nn.Module):
         for i, lin in enumerate(self.lins):
             h = torch.tanh(lin(h) + x.select(1, i))
         return h
+
+
+class MixedConvs(nn.ModuleDict):
+    """timm's MixedConv2d: a ModuleDict subclass convolving each split of its input with one of its
+    children, by the loop's index (`[c(x_split[i]) for i, c in enumerate(self.values())]`)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.splits = [8 // count] * count
+        for i in range(count):
+            self.add_module(str(i), nn.Conv2d(8 // count, 8 // count, 2 * i + 1, padding=i, bias=False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x_split = torch.split(x, self.splits, 1)
+        x_out = [c(x_split[i]) for i, c in enumerate(self.values())]
+        return torch.cat(x_out, 1)
+
+
+class MixedConvStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(MixedConvs(2), MixedConvs(4), MixedConvs(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)

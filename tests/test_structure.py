@@ -710,6 +710,12 @@ SHAPES = [
     Shape("split_scales_export", _model(models.SplitScalesNet), lambda: (torch.randn(2, 16, 6, 6),), _export,
           frozenset({"SplitScales", "SplitScales_1", "SplitScales_2"}),
           counts={"for i, (conv, layer) in enumerate(zip(self.convs, self.bns)):": 2, "if i == 0:": 1, "self.convs[1]": 0}),
+    # ... also over a ModuleDict subclass's own children (timm's MixedConv2d), one child alone written out
+    Shape("mixed_convs", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _trace,
+          frozenset({"MixedConvs", "MixedConvs_1", "MixedConvs_2"}),
+          counts={"for i, layer in enumerate(self.values()):": 2, "out = x_split[i]": 2, 'self["1"]': 0, 'self["0"](out)': 1}),
+    Shape("mixed_convs_export", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _export,
+          frozenset({"MixedConvs", "MixedConvs_1", "MixedConvs_2"}), counts={"for i, layer in enumerate(self.values()):": 2, 'self["1"]': 0}),
     # ... which a block of 2, 3 and 5 convolutions runs alike: one class
     Shape("chunked_convs", _model(models.ChunkedConvStages), lambda: (torch.randn(2, 12, 6, 6),), _trace, frozenset({"ChunkedConvs"}),
           counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1, "x.chunk(self.value, dim=1)": 1}),

@@ -49,11 +49,12 @@ class SplitConvs(nn.ModuleDict):  # tests/models.py:3396 SplitConvs
 
     def forward(self, x):
         xs = torch.split(x, [self.in_channels, self.in_channels], dim=1)
-        out = xs[0]
-        out = self["0"](out)
-        out_1 = xs[1]
-        out_1 = self["1"](out_1)
-        return torch.cat([out, out_1], 1)
+        outs = []
+        for i, layer in enumerate(self.values()):
+            out = xs[i]
+            out = layer(out)
+            outs.append(out)
+        return torch.cat(outs, 1)
 
 
 class SplitConvBlock(nn.Module):  # tests/models.py:3410 SplitConvBlock
