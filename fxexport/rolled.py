@@ -386,22 +386,7 @@ class _Twins:
         return True
 
     def _same(self, value: Any, twin: Any) -> bool:
-        kind = type(value)
-        if kind is not type(twin):
-            return False
-        if kind is fx.Node:
-            return self._same_value(value, twin)
-        if kind in _EXACT:
-            return bool(value == twin)
-        if kind in (float, complex):
-            return repr(value) == repr(twin)
-        if isinstance(value, (tuple, list)):
-            return len(value) == len(twin) and all(self._same(a, b) for a, b in zip(value, twin))
-        if isinstance(value, dict):
-            return value.keys() == twin.keys() and all(self._same(value[k], twin[k]) for k in value)
-        if kind is slice:
-            return self._same((value.start, value.stop, value.step), (twin.start, twin.stop, twin.step))
-        return value is twin
+        return _same(value, twin, self._same_value)
 
     def _same_value(self, value: fx.Node, twin: fx.Node) -> bool:
         index, start = self.search.index, self.start
@@ -453,29 +438,27 @@ class _HeadTwins:
             self.found.add(("call", offset, parent))
         for key, value, other in _slots(node, twin):
             if type(value) is fx.Node is type(other):
-                if not self._same_value(value, other, offset, key):
+                if not self._same_value(value, other, ("read", offset, key)):
                     return False
-            elif _holds_nodes(value) or _holds_nodes(other):
-                return False
             else:
-                items = _numbered_items(value, other, 1, _Twins(self.search, self.start, 1, -1)._same)
+                items = _numbered_items(value, other, 1, lambda a, b: _same(a, b, self._same_value))
                 if items is None:
                     return False
                 self.found.update(("literal", offset, key if item is None else (key, item)) for item in items)
         return True
 
-    def _same_value(self, value: fx.Node, twin: fx.Node, offset: int, key: Any) -> bool:
+    def _same_value(self, value: fx.Node, twin: fx.Node, read: Position | None = None) -> bool:
+        """The body's value and the first period's are twins: the same node's, or the same value made
+        before the run, or items at the periods' numbers of one (`read`: where, if they may be)."""
         if value is self.combined:
             value, read = self.other, ("read", self.body.index(self.combined), _key_of(self.combined, self.other))
-        else:
-            read = ("read", offset, key)
         if value in self.twin_of:
             return twin is self.twin_of[value]
         if value in self.body or self.search.index.get(value, -1) >= self.start:
             return False  # the carried value, read by the combining node alone
         if twin is value:
             return True
-        if _numbered_item(value, twin, 1) and self.search.index.get(twin, -1) < self.start:
+        if read is not None and _numbered_item(value, twin, 1) and self.search.index.get(twin, -1) < self.start:
             self.found.add(read)
             return True
         return False
@@ -507,10 +490,25 @@ def _numbered_items(value: Any, other: Any, number: int, same: Callable[[Any, An
     return found
 
 
-def _holds_nodes(value: Any) -> bool:
-    found: list[fx.Node] = []
-    fx.map_arg(value, found.append)
-    return bool(found)
+def _same(value: Any, twin: Any, same_value: Callable[[fx.Node, fx.Node], bool]) -> bool:
+    """Equal arguments: literals by type and value (floats by repr: -0.0 is not 0.0), containers item by
+    item, values by `same_value`."""
+    kind = type(value)
+    if kind is not type(twin):
+        return False
+    if kind is fx.Node:
+        return same_value(value, twin)
+    if kind in _EXACT:
+        return bool(value == twin)
+    if kind in (float, complex):
+        return repr(value) == repr(twin)
+    if isinstance(value, (tuple, list)):
+        return len(value) == len(twin) and all(_same(a, b, same_value) for a, b in zip(value, twin))
+    if isinstance(value, dict):
+        return value.keys() == twin.keys() and all(_same(value[k], twin[k], same_value) for k in value)
+    if kind is slice:
+        return _same((value.start, value.stop, value.step), (twin.start, twin.stop, twin.step), same_value)
+    return value is twin
 
 
 def _key_of(node: fx.Node, value: fx.Node) -> Any:
