@@ -168,19 +168,20 @@ class _Emitter:
         shapes: bool = False,
         recorded: bool = False,
         rolled: Rolled | None = None,
-        held: dict[str, str] | None = None,
+        held: dict[fx.Node, str] | None = None,
         carried: str | None = None,
     ):
         self.annotate = annotate
         self.recorded = recorded
         self.namespace = namespace
         self.rolls = rolled.rolls if rolled is not None else {}
-        self.held = held or {}  # call_module targets called through a loop variable
+        self.held = held or {}  # call_module nodes that call a loop variable
         self.carried = carried  # a loop body's placeholder (by target) for the value it carries: values may take its name
         self.shapes = shapes
         self.gm = gm
         self.graph = gm.graph if rolled is None else rolled.graph
         self.lists = _kept_lists(self.graph, self.rolls)
+        self.indexed = _indexed_values(self.rolls)  # tuples loops index (`spx[i]`): no tensor's name
         self.imports = imports
         self.checks = checks
         self.names: dict[fx.Node, str] = {}
@@ -209,7 +210,7 @@ class _Emitter:
         self.chain_variables: dict[fx.Node, str] = {}  # by a chain's last call: its loop's variable (`for stage in self.stages:`)
         self.unpacked = {} if shapes else {
             result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items()
-            if result not in in_loops and not (result.op == "call_module" and str(result.target) in self.held)
+            if result not in in_loops and result not in self.held
         }  # a loop variable's call: its children may return other lengths than the one the body was copied from
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.inlined: dict[fx.Node, fx.Node] = {}
@@ -362,7 +363,7 @@ class _Emitter:
             statement=lambda n: n.op not in ("placeholder", "get_attr") and n not in self.dead,
             apart=lambda n: is_guards_call(self.gm, n) or n in self.rolls or n.target is first_of,
             last_use=last_uses,
-            small=self.small | {n for n, roll in self.rolls.items() if roll.collected},  # a list: its items live on in `outs + [y]`
+            small=self.small | self.lists,  # a list: its items live on in `outs + [y]`
             roots=self.roots,
             measure=self.statement_length,
             kept=self.unpacked_items,
@@ -370,7 +371,9 @@ class _Emitter:
         self.inlined = planner.inlined  # measuring writes with the plan so far
         planner.plan()
         for node in self.graph.find_nodes(op="call_function", target=first_of):
-            planner.inlined.update({v: node for v in node.args[1:] if isinstance(v, fx.Node) and v.op != "placeholder"})  # each branch computes its own
+            planner.inlined.update({
+                v: node for v in node.args[1:] if isinstance(v, fx.Node) and v.op != "placeholder" and set(v.users) == {node}
+            })  # each branch computes its own; a value read elsewhere too is computed once, before them
         for node in self.graph.nodes:
             if node.op not in ("placeholder", "get_attr"):
                 del self.names[node]
@@ -399,7 +402,7 @@ class _Emitter:
         if node.op == "get_attr":
             return module_access("self", self.gm, str(target).split("."))
         if node.op == "call_module":
-            callee = self.held.get(str(target)) or module_access("self", self.gm, str(target).split("."))
+            callee = self.held.get(node) or module_access("self", self.gm, str(target).split("."))
             return f"{callee}({self.call_args(node, args, kwargs)})"
         if node in self.rolls:
             return "..."  # written by roll_lines
@@ -504,7 +507,7 @@ class _Emitter:
         the child's input has a name of its own (not `x`, `x_1`, ...); None where a statement reads it otherwise."""
         found: set[fx.Node] = set()
         for user in node.users:
-            child = self.called_graph(user) if str(user.target) not in self.held else None
+            child = self.called_graph(user) if user not in self.held else None
             if child is None:
                 return None
             inputs = list(child.find_nodes(op="placeholder"))
@@ -620,7 +623,7 @@ class _Emitter:
         are found by)."""
         if node in self.unpacked_items:
             return self.threaded_input(node), False
-        if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)):
+        if not node.users or node in self.dead or node.op == "get_attr" or _is_item(node) or all(map(_is_item, node.users)) or node in self.indexed:
             return None, False  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
         if node in self.rolls:  # a rolled run's value may take only its start's name, unless its body reads that too
@@ -701,8 +704,8 @@ class _Emitter:
         (`hidden_states = layer(hidden_states)`, as the source writes it), so any input's name does."""
         if self.last_use.get(used) is not statement or used.op in ("get_attr", "output") or used in self.rebinds or used in self.looped:
             return False
-        if used in self.lists and statement.target is not operator.add:
-            return False  # a list's name is no tensor's (`torch.cat(outs, 1)`)
+        if (used in self.lists) != (statement in self.lists):
+            return False  # a list's name is no tensor's (`torch.cat(outs, 1)`), nor a tensor's a list's (`[x] + outs`)
         if chained:
             return True
         # an input named for what it holds (`tokens`), or bound from a pytree input, keeps its name; where no
@@ -783,7 +786,8 @@ class _Emitter:
         index = self.namespace.create("i") if roll.indexed else None
         params = {"carried": carried, **{f"invariant_{i}": self.code(v, node) for i, v in enumerate(node.args[1:])}}
         params.update({"index": index} if index is not None else {})
-        held = dict(zip([roll.call, *(call for _, call, _ in roll.zipped)], variables))
+        named = {n.name: n for n in roll.body.nodes}
+        held = {named[name]: variables[k] for name, k in roll.loop_calls}
         # Not `recorded`: the body's recorded values are one period's; the other periods' lengths may differ.
         body = _Emitter(
             self.gm, self.namespace, self.imports, params, self.checks, self.annotate,
@@ -809,8 +813,8 @@ class _Emitter:
         if not self.rolls[node].collected:
             return self.names[node]
         start = node.args[0]
-        if isinstance(start, fx.Node) and start not in self.inlined and start not in node.args[1:] and self.last_use.get(start) is node:
-            return self.names[start]
+        if isinstance(start, fx.Node) and start.op == "placeholder" and start not in node.args[1:] and self.last_use.get(start) is node:
+            return self.names[start]  # an input, as the source's loop rebinds it
         return self.namespace.create("out")
 
     def statements(self) -> list[str]:
@@ -931,6 +935,17 @@ def _names_its_tuple(item: fx.Node, inlined: dict[fx.Node, fx.Node]) -> bool:
     (`spx = x.chunk(4)`: `spx[3]` is no `spx`)."""
     whole = item.args[0]
     return isinstance(whole, fx.Node) and whole not in inlined and same_statement(item, whole) and item_names(whole, 1) is not None
+
+
+def _indexed_values(rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:
+    """Values made before a rolled loop whose body only indexes them: tuples (`spx[i]`)."""
+    found: set[fx.Node] = set()
+    for node, roll in rolls.items():
+        for placeholder in roll.body.find_nodes(op="placeholder"):
+            name = str(placeholder.target)
+            if name.startswith("invariant_") and placeholder.users and all(_is_item(u) and u.args[0] is placeholder for u in placeholder.users):
+                found.add(cast(fx.Node, node.args[1 + int(name.removeprefix("invariant_"))]))
+    return frozenset(found)
 
 
 def _kept_lists(graph: fx.Graph, rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:

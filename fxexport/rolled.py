@@ -93,6 +93,7 @@ class Roll:
     collected: bool = False  # the loop's value is the list of every period's value (`outs.append(x)`)
     indexed: bool = False  # the body reads the loop's index (`for i, conv in enumerate(self.convs):`)
     zipped: tuple[tuple[str, str, str], ...] = ()
+    loop_calls: tuple[tuple[str, int], ...] = ()  # the body's nodes (by name) that call a loop variable: 0 the first
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class _Run:
     collector: Collector | None = None
     positions: frozenset[Position] = frozenset()
     combined: fx.Node | None = None
-    zipped: tuple[tuple[str, str], ...] = ()  # (container, its child's path in the body) of other containers
+    zipped: tuple[tuple[str, str], ...] = ()  # (container, its path) of other containers, one each
 
 
 def rolled(gm: fx.GraphModule) -> Rolled:
@@ -311,16 +312,16 @@ def _finished(
 def _zipped(search: _Search, positions: frozenset[Position], body: tuple[fx.Node, ...], count: int, children: str) -> tuple[tuple[str, str], ...] | None:
     """The other containers the periods call a child of, with the body's call of each, if each has a
     child per period and the loop can iterate it (not its main container again)."""
-    found: list[tuple[str, str]] = []
-    for kind, offset, parent in sorted(positions, key=repr):
-        if kind != "call":
+    found: dict[str, str] = {}
+    for kind, _, parent in sorted(positions, key=lambda p: p[1]):
+        if kind != "call" or parent in found:
             continue
         keys = search.keys(parent)
         iterated = _children(search.gm, [f"{parent}.{key}" for key in keys])
         if len(keys) != count or iterated is None or iterated.endswith(".children()") or iterated == children:
             return None
-        found.append((iterated, str(body[offset].target)))
-    return tuple(found)
+        found[parent] = iterated
+    return tuple((iterated, parent) for parent, iterated in found.items())
 
 
 @dataclass
@@ -451,7 +452,8 @@ class _HeadTwins:
         """The body's value and the first period's are twins: the same node's, or the same value made
         before the run, or items at the periods' numbers of one (`read`: where, if they may be)."""
         if value is self.combined:
-            value, read = self.other, ("read", self.body.index(self.combined), _key_of(self.combined, self.other))
+            key = _key_of(self.combined, self.other)  # an item read inside a list (`torch.cat([h, spx[i]])`) is no index read
+            value, read = self.other, (("read", self.body.index(self.combined), key) if key is not None else None)
         if value in self.twin_of:
             return twin is self.twin_of[value]
         if value in self.body or self.search.index.get(value, -1) >= self.start:
@@ -585,7 +587,10 @@ def _reduced(graph: fx.Graph, runs: list[_Run]) -> Rolled:
     new.set_codegen(graph._codegen)
     env: dict[fx.Node, fx.Node] = {}
     firsts = {run.periods[0][0]: run for run in runs}
-    collecting = {run.collector.node: (run.collector, run) for run in runs if run.collector is not None}
+    collecting: dict[fx.Node, list[tuple[Collector, int]]] = {}  # a reader may keep the values of several loops
+    for each in runs:
+        if each.collector is not None:
+            collecting.setdefault(each.collector.node, []).append((each.collector, len(each.periods)))
     skipped = {n for run in runs for period in run.periods for n in period}
     rolls: dict[fx.Node, Roll] = {}
     for node in graph.nodes:
@@ -598,30 +603,31 @@ def _reduced(graph: fx.Graph, runs: list[_Run]) -> Rolled:
             rolls[loop] = _roll(run)
             env[run.periods[-1][-1]] = loop
         elif node in collecting:
-            collector, run = collecting[node]
-            env[node] = _collecting(new, collector, len(run.periods), env)
+            env[node] = _collecting(new, node, collecting[node], env)
         elif node not in skipped:
             env[node] = new.node_copy(node, env.__getitem__)
     return Rolled(new, rolls)
 
 
-def _collecting(new: fx.Graph, collector: Collector, count: int, env: dict[fx.Node, fx.Node]) -> fx.Node:
-    """A copy of the collector reading, in place of its list of the periods' values, the loop's list
-    (with the items around them added to it: `[x] + outs + [y]`)."""
-    node = collector.node
+def _collecting(new: fx.Graph, node: fx.Node, collected: list[tuple[Collector, int]], env: dict[fx.Node, fx.Node]) -> fx.Node:
+    """A copy of the collector reading, in place of each list of the periods' values of a loop (and
+    `count` of them), the loop's list, with the items around them added to it: `[x] + outs + [y]`."""
     args, kwargs = list(node.args), dict(node.kwargs)
-    holder: Any = args if isinstance(collector.slot, int) else kwargs
-    items = holder[collector.slot]
-    holder[collector.slot] = None
-    value = env[items[collector.at + count - 1]]  # the loop
-    before = fx.map_arg(list(items[: collector.at]), env.__getitem__)
-    after = fx.map_arg(list(items[collector.at + count :]), env.__getitem__)
-    if before:
-        value = new.call_function(operator.add, (before, value))
-    if after:
-        value = new.call_function(operator.add, (value, after))
-    holder[collector.slot] = value
-    mapped_args, mapped_kwargs = fx.map_arg((tuple(args), kwargs), lambda n: n if n is value else env[n])
+    for slot in dict.fromkeys(collector.slot for collector, _ in collected):
+        holder: Any = args if isinstance(slot, int) else kwargs
+        items, parts, done = holder[slot], list[Any](), 0
+        for collector, count in sorted((c for c in collected if c[0].slot == slot), key=lambda c: c[0].at):
+            parts += [fx.map_arg(list(items[done : collector.at]), env.__getitem__)] if collector.at > done else []
+            parts.append(env[items[collector.at + count - 1]])  # the loop
+            done = collector.at + count
+        parts += [fx.map_arg(list(items[done:]), env.__getitem__)] if done < len(items) else []
+        value: Any = parts[0]
+        for part in parts[1:]:
+            value = new.call_function(operator.add, (value, part))
+            value.meta[SCOPES] = scopes_of(node)  # written in the reader's `with` blocks
+        holder[slot] = value
+    kept = {id(holder_value) for holder_value in [*args, *kwargs.values()] if isinstance(holder_value, fx.Node) and holder_value.graph is new}
+    mapped_args, mapped_kwargs = fx.map_arg((tuple(args), kwargs), lambda n: n if id(n) in kept else env[n])
     copy = new.create_node(node.op, node.target, mapped_args, mapped_kwargs, name=node.name, type_expr=node.type)
     copy.meta = dict(node.meta)
     return copy
@@ -638,8 +644,13 @@ def _roll(run: _Run) -> Roll:
     indexed = bool(run.positions) and any(kind != "call" for kind, _, _ in run.positions) or run.combined is not None
     index = body.placeholder("index") if indexed else None
     copier = _BodyCopier(body, env, run, index)
+    containers = [parent for _, parent in run.zipped]
+    called = {offset: containers.index(parent) + 1 for kind, offset, parent in run.positions if kind == "call"}
+    loop_calls: list[tuple[str, int]] = []
     for offset, node in enumerate(run.periods[1]):
-        copier.copy(node, offset, name="out" if offset == run.call_offset else None)  # named for what it is in the loop
+        copy = copier.copy(node, offset, name="out" if offset == run.call_offset else None)  # named for what it is in the loop
+        if offset == run.call_offset or offset in called:
+            loop_calls.append((copy.name, called.get(offset, 0)))
         if node is run.combined:
             other = run.combined.all_input_nodes
             first = copier.other(next(v for v in other if v is not run.periods[0][-1]))
@@ -647,8 +658,8 @@ def _roll(run: _Run) -> Roll:
     body.output(env[run.periods[1][-1]])
     call = str(run.periods[1][run.call_offset].target)
     container = call.rpartition(".")[0].rpartition(".")[2]
-    zipped = tuple((children, target, loop_variable(target.rpartition(".")[0].rpartition(".")[2])) for children, target in run.zipped)
-    return Roll(body, run.children, call, loop_variable(container), run.collector is not None, indexed, zipped)
+    zipped = tuple((children, parent, loop_variable(parent.rpartition(".")[2])) for children, parent in run.zipped)
+    return Roll(body, run.children, call, loop_variable(container), run.collector is not None, indexed, zipped, tuple(loop_calls))
 
 
 @dataclass(frozen=True)
@@ -706,4 +717,5 @@ def loop_variable(container: str) -> str:
         singular = container[:-1]
     else:
         return "layer"
-    return singular if len(singular) > 2 and singular.isidentifier() else "layer"
+    short = len(singular) == 2 and not set(singular) & set("aeiouy")  # an abbreviation: `bns` -> `bn`, `fcs` -> `fc`
+    return singular if (len(singular) > 2 or short) and singular.isidentifier() else "layer"

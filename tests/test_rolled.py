@@ -282,7 +282,8 @@ def test_a_loop_does_not_unpack_results_its_children_give_in_other_lengths(tmp_p
 
 
 VARIABLES = [("lins", "lin"), ("blocks", "block"), ("branches", "branch"), ("boxes", "box"), ("bias", "layer"),
-             ("class_", "layer"), ("glass", "layer"), ("status", "layer"), ("inner", "layer"), ("res", "layer")]  # fmt: skip
+             ("class_", "layer"), ("glass", "layer"), ("status", "layer"), ("inner", "layer"), ("res", "layer"),
+             ("bns", "bn"), ("fcs", "fc"), ("ops", "layer"), ("xs", "layer")]  # fmt: skip
 
 
 @pytest.mark.parametrize("container,variable", VARIABLES)
@@ -384,3 +385,93 @@ def test_drawn_loops_keeping_values_by_the_index_are_rolled_and_give_the_same_bi
         assert "enumerate(" in text and ("if i == 0:" in text) == model.alone_first and ("outs.append(" in text) == model.keep
     with imported(tmp_path / "drawn") as package, torch.no_grad():
         assert torch.equal(package.FxModule()(*args), gm(*args))
+
+
+class _TwoKeptLoops(nn.Module):
+    """Two loops keeping their values in one list, read once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+        self.b = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs, y = [], x * 2.0
+        for lin in self.a:
+            x = lin(x)
+            outs.append(x)
+        for lin in self.b:
+            y = lin(y)
+            outs.append(y)
+        return torch.cat(outs, 1)
+
+
+class _SharedOther(nn.Module):
+    """The first step takes alone a value the step reads again after its combining node: computed once."""
+
+    def __init__(self, draw: bool) -> None:
+        super().__init__()
+        self.draw = draw
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for i, lin in enumerate(self.lins):
+            t = torch.rand_like(x) if self.draw else self.proj(x)
+            h = t if i == 0 else h + t  # noqa: F821
+            h = lin(h) * t
+        return h
+
+
+class _CatFirst(nn.Module):
+    """The combining node reads the split's item inside a list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList([nn.Linear(4, 4), nn.Linear(8, 4)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx, outs = torch.split(x, 4, 1), []
+        for i, lin in enumerate(self.lins):
+            h = spx[i] if i == 0 else torch.cat([h, spx[i]], 1)  # noqa: F821
+            h = lin(h)
+            outs.append(h)
+        return torch.cat(outs, 1)
+
+
+class _FixedChild(nn.Module):
+    """A child of a zipped container called at the same index in every step (not the loop's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.norms = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for lin, norm in zip(self.lins, self.norms):
+            x = torch.relu(norm(lin(x))) + self.norms[1](x * 0.5)
+        return x
+
+
+REVIEWED = [("two loops, one list", _TwoKeptLoops), ("drawn once", lambda: _SharedOther(True)), ("a layer run once", lambda: _SharedOther(False)),
+            ("inside a list", _CatFirst), ("a fixed child", _FixedChild)]  # fmt: skip
+
+
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+@pytest.mark.parametrize("name,model", REVIEWED, ids=[r[0] for r in REVIEWED])
+def test_reviewed_loops_give_the_same_bits_and_the_same_code_again(name: str, model: Callable[[], nn.Module], producer: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    source = model().eval()
+    args = (torch.randn(2, 8 if name == "inside a list" else 4, generator=torch.Generator().manual_seed(1)),)
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, args).module()
+    fxexport.export(gm, tmp_path / "first")
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        ours = package.FxModule()
+        torch.manual_seed(2)
+        expected = gm(*args)
+        torch.manual_seed(2)
+        assert torch.equal(ours(*args), expected)
+        if producer == "symbolic_trace":
+            fxexport.export(fx.symbolic_trace(ours), tmp_path / "again")
+            first, again = ((tmp_path / f / "module.py").read_text().split("\n", 4)[4] for f in ("first", "again"))
+            assert again == first

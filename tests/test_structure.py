@@ -705,11 +705,11 @@ SHAPES = [
           counts={"for i, lin in enumerate(self.lins):": 1, "x[:, i]": 1, "self.lins[": 0}),
     Shape("split_scales", _model(models.SplitScalesNet), lambda: (torch.randn(2, 16, 6, 6),), _trace,
           frozenset({"SplitScales", "SplitScales_1", "SplitScales_2"}),
-          counts={"for i, (conv, layer) in enumerate(zip(self.convs, self.bns)):": 2, "if i == 0:": 1, "out = out + spx[i]": 1,
+          counts={"for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):": 2, "if i == 0:": 1, "out = out + spx[i]": 1,
                   "torch.cat(outs + [spx[-1]], 1)": 1, "self.convs[1]": 0}),
     Shape("split_scales_export", _model(models.SplitScalesNet), lambda: (torch.randn(2, 16, 6, 6),), _export,
           frozenset({"SplitScales", "SplitScales_1", "SplitScales_2"}),
-          counts={"for i, (conv, layer) in enumerate(zip(self.convs, self.bns)):": 2, "if i == 0:": 1, "self.convs[1]": 0}),
+          counts={"for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):": 2, "if i == 0:": 1, "self.convs[1]": 0}),
     # ... also over a ModuleDict subclass's own children (timm's MixedConv2d), one child alone written out
     Shape("mixed_convs", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _trace,
           frozenset({"MixedConvs", "MixedConvs_1", "MixedConvs_2"}),

@@ -34,17 +34,16 @@ class SplitScales(nn.Module):  # tests/models.py:5477 SplitScales
     def forward(self, x):
         spx = torch.split(x, 4, dim=1)
         outs = []
-        for i, (conv, layer) in enumerate(zip(self.convs, self.bns)):
+        for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):
             out_1 = spx[i]
             out_1 = conv(out_1)
-            out_1 = layer(out_1)
+            out_1 = bn(out_1)
             out_1 = torch.relu(out_1)
             outs.append(out_1)
         out = spx[-1]
         out = self.pool(out)
         outs = outs + [out]
-        cat = torch.cat(outs, 1)
-        return cat + x
+        return torch.cat(outs, 1) + x
 
 
 class SplitScales_1(nn.Module):  # tests/models.py:5477 SplitScales
@@ -62,13 +61,13 @@ class SplitScales_1(nn.Module):  # tests/models.py:5477 SplitScales
     def forward(self, x):
         spx = torch.split(x, self.in_channels, dim=1)
         outs = []
-        for i, (conv, layer) in enumerate(zip(self.convs, self.bns)):
+        for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):
             if i == 0:
                 out = spx[i]
             else:
                 out = out + spx[i]
             out = conv(out)
-            out = layer(out)
+            out = bn(out)
             out = torch.relu(out)
             outs.append(out)
         return torch.cat(outs + [spx[-1]], 1) + x
@@ -85,8 +84,8 @@ class SplitScales_2(nn.Module):  # tests/models.py:5477 SplitScales
         out = spx[0]
         for conv in self.convs:
             out = conv(out)
-        for layer in self.bns:
-            out = layer(out)
+        for bn in self.bns:
+            out = bn(out)
         out = torch.relu(out)
         out = torch.cat([out, spx[-1]], 1)
         return out + x
