@@ -316,7 +316,7 @@ class _Emitter:
         return signature
 
     def output_code(self, value: Any, node: fx.Node) -> str:
-        if self.info is None or self.info.out_spec is None or (isinstance(value, fx.Node) and value in self.lists):  # a list: the loop's, added to (rolled.flat_list)
+        if self.info is None or self.info.out_spec is None or (isinstance(value, fx.Node) and value in self.lists):  # the loop's list, added to (rolled._collector)
             return self.code(value, node)
         leaves = [self.code(v, node) for v in value]
         try:
@@ -951,9 +951,9 @@ def _indexed_values(rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:
 def _kept_lists(graph: fx.Graph, rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:
     """The lists of rolled loops that keep every period's value, and those made by adding to them."""
     found = {node for node, roll in rolls.items() if roll.collected}
-    for node in graph.find_nodes(op="call_function", target=operator.add):
-        if any(isinstance(arg, fx.Node) and arg in found for arg in node.args):
-            found.add(node)
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in (operator.add, tuple) and any(isinstance(a, fx.Node) and a in found for a in node.args):
+            found.add(node)  # `[x] + outs`, `tuple(outs)`
     return frozenset(found)
 
 

@@ -113,6 +113,7 @@ class Collector:
     node: fx.Node
     slot: int | str
     at: int
+    as_tuple: bool = False  # a tuple the forward returns: `return tuple(outs)`
 
 
 @dataclass(frozen=True)
@@ -544,7 +545,8 @@ def _collector(values: list[fx.Node], index: dict[fx.Node, int], end: int) -> Co
         return None
     node = after[0]
     info = pytree_info(node.graph)
-    if node.op == "output" and info is not None and info.out_spec is not None and not flat_list(info.out_spec):
+    spec = info.out_spec if info is not None else None
+    if node.op == "output" and spec is not None and not (spec.type in (list, tuple) and all(c.is_leaf() for c in spec.children())):
         return None  # a pytree's output: its leaves are written one by one, into their structure
     reads: list[fx.Node] = []
     fx.map_arg((node.args, node.kwargs), reads.append)
@@ -552,16 +554,12 @@ def _collector(values: list[fx.Node], index: dict[fx.Node, int], end: int) -> Co
         return None
     slots: list[tuple[Any, Any]] = [*enumerate(node.args), *node.kwargs.items()]
     for slot, value in slots:
-        if type(value) in _LISTS or (node.op == "output" and type(value) is tuple):
+        if type(value) in _LISTS or (node.op == "output" and type(value) is tuple):  # a pytree's leaves are a tuple
             at = next((i for i, item in enumerate(value) if item is values[0]), None)
             if at is not None and list(value[at : at + len(values)]) == values:
-                return Collector(node, slot, at)
+                returned = spec.type if spec is not None else type(value)
+                return Collector(node, slot, at, node.op == "output" and returned is tuple)
     return None
-
-
-def flat_list(spec: Any) -> bool:
-    """A pytree output that is one list of tensors: the export of a list the model returns."""
-    return bool(spec.type is list and all(child.is_leaf() for child in spec.children()))
 
 
 def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], end: int, collector: fx.Node | None) -> bool:
@@ -625,6 +623,9 @@ def _collecting(new: fx.Graph, node: fx.Node, collected: list[tuple[Collector, i
         for part in parts[1:]:
             value = new.call_function(operator.add, (value, part))
             value.meta[SCOPES] = scopes_of(node)  # written in the reader's `with` blocks
+        if any(c.as_tuple for c, _ in collected if c.slot == slot):
+            value = new.call_function(tuple, (value,))
+            value.meta[SCOPES] = scopes_of(node)
         holder[slot] = value
     kept = {id(holder_value) for holder_value in [*args, *kwargs.values()] if isinstance(holder_value, fx.Node) and holder_value.graph is new}
     mapped_args, mapped_kwargs = fx.map_arg((tuple(args), kwargs), lambda n: n if id(n) in kept else env[n])

@@ -475,3 +475,35 @@ def test_reviewed_loops_give_the_same_bits_and_the_same_code_again(name: str, mo
             fxexport.export(fx.symbolic_trace(ours), tmp_path / "again")
             first, again = ((tmp_path / f / "module.py").read_text().split("\n", 4)[4] for f in ("first", "again"))
             assert again == first
+
+
+class _Returned(nn.Module):
+    """Returns every step's value, as a tuple, a list or after the input."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...] | list[torch.Tensor]:
+        outs, first = [], x
+        for lin in self.lins:
+            x = torch.relu(lin(x))
+            outs.append(x)
+        return tuple(outs) if self.kind == "tuple" else outs if self.kind == "list" else (first, *outs)
+
+
+RETURNED = [("tuple", "return tuple(outs)"), ("list", "return outs"), ("input first", "return tuple([x] + outs)")]
+
+
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+@pytest.mark.parametrize("kind,line", RETURNED, ids=[r[0] for r in RETURNED])
+def test_a_returned_sequence_of_kept_values_keeps_its_type(kind: str, line: str, producer: str, tmp_path: Path) -> None:
+    source = _Returned(kind).eval()
+    args = (torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),)
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, args).module()
+    fxexport.export(gm, tmp_path / "returned")
+    assert line in (tmp_path / "returned" / "module.py").read_text()
+    with imported(tmp_path / "returned") as package, torch.no_grad():
+        ours, expected = package.FxModule()(*args), gm(*args)
+    assert type(ours) is type(expected) and len(ours) == len(expected) and all(map(torch.equal, ours, expected))
