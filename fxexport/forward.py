@@ -200,7 +200,10 @@ class _Emitter:
         self.roots = storage_roots(self.graph)
         last_uses = _last_uses(self.graph, self.dead)
         written = {n for n in self.graph.nodes if n.op not in ("placeholder", "get_attr", "output") and n not in self.dead}
-        found = [loop for loop in loops(gm, written, self.graph) if len({scopes_of(c) for c in loop.calls}) == 1]
+        found = [
+            loop for loop in loops(gm, written, self.graph)
+            if len({scopes_of(c) for c in loop.calls}) == 1 and not any(c in self.held for c in loop.calls)
+        ]  # a loop body's call of its loop variable is no child of a container to loop over again
         self.accumulations = {loop.calls[0]: loop for loop in found if isinstance(loop, Accumulation)}  # by the call that writes it
         self.chains = {loop.calls[-1]: loop for loop in found if isinstance(loop, Chain)}  # by the call whose value it is
         self.looped = frozenset(c for loop in self.accumulations.values() for c in loop.calls)  # no statement, no name
@@ -416,6 +419,8 @@ class _Emitter:
 
     def function_call(self, node: fx.Node, target: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if not kwargs:
+            if target is tuple and node in self.lists:
+                return f"{self.builtin('tuple')}({self.code(args[0], node)})"  # a loop's list returned as a tuple
             if target is operator.getitem and len(args) == 2:
                 index = index_code(args[1], self.imports, self.name_of, f"node {node.name!r}")
                 return f"{self.operand(args[0], node)}[{index}]"
@@ -799,7 +804,12 @@ class _Emitter:
         lines += [f"{name}.append({carried})"] if roll.collected else []
         head = [f"{name} = []"] if roll.collected else []
         head += [] if start is None or start == carried else [f"{carried} = {start}"]
-        return [*head, f"for {_loop_targets(variables, roll, index)}:", *(f"    {line}" for line in lines)]
+        return [*head, f"for {_loop_targets(variables, roll, index, self.builtin)}:", *(f"    {line}" for line in lines)]
+
+    def builtin(self, name: str) -> str:
+        """A builtin the generated code calls (`zip`, `enumerate`, `tuple`), as `builtins.zip` where a
+        value of the method (an input the source named so) has its name."""
+        return name if name not in self.names.values() else f"{self.imports.module('builtins')}.{name}"
 
     def first_lines(self, node: fx.Node) -> list[str]:
         """A loop body's value its first period computes otherwise: `if i == 0:` ... `else:` ..."""
@@ -957,15 +967,15 @@ def _kept_lists(graph: fx.Graph, rolls: dict[fx.Node, Roll]) -> frozenset[fx.Nod
     return frozenset(found)
 
 
-def _loop_targets(variables: list[str], roll: Roll, index: str | None) -> str:
+def _loop_targets(variables: list[str], roll: Roll, index: str | None, builtin: Callable[[str], str]) -> str:
     """What a rolled loop iterates: `conv in self.convs`, `conv, bn in zip(self.convs, self.bns)`, with
     `enumerate` where the body reads the index (`i, (conv, bn) in enumerate(zip(...))`)."""
     containers = [roll.children, *(children for children, _, _ in roll.zipped)]
     items = ", ".join(variables)
-    iterated = containers[0] if len(containers) == 1 else f"zip({', '.join(containers)})"
+    iterated = containers[0] if len(containers) == 1 else f"{builtin('zip')}({', '.join(containers)})"
     if index is None:
         return f"{items} in {iterated}"
-    return f"{index}, {items if len(variables) == 1 else f'({items})'} in enumerate({iterated})"
+    return f"{index}, {items if len(variables) == 1 else f'({items})'} in {builtin('enumerate')}({iterated})"
 
 
 def _own_name(node: fx.Node) -> str:

@@ -50,6 +50,7 @@ from typing import Any, cast
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_list
 
+from .deadcode import dead_nodes
 from .loops import _children
 from .pytree_io import pytree_info
 from .scopes import SCOPES, scopes_of
@@ -136,18 +137,19 @@ class _Run:
 
 def rolled(gm: fx.GraphModule) -> Rolled:
     """`gm`'s forward graph with its runs rolled; the graph itself where there are none."""
-    runs = _runs(gm, gm.graph)
-    return _reduced(gm.graph, runs) if runs else Rolled(gm.graph, {})
+    dead = dead_nodes(gm.graph)  # symbolic_trace keeps them; no export writes them, so they neither join nor split a run
+    runs = _runs(gm, gm.graph, dead)
+    return _reduced(gm.graph, runs, dead) if runs else Rolled(gm.graph, {})
 
 
-def _runs(gm: fx.GraphModule, graph: fx.Graph) -> list[_Run]:
+def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node]) -> list[_Run]:
     """The runs in `graph`, in order, none overlapping another."""
-    nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
+    nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output") and n not in dead]
     index = {n: i for i, n in enumerate(nodes)}
     found: list[_Run] = []
     i = 0
     while i < len(nodes):
-        run = _run_at(_Search(gm, nodes, index, index[found[-1].periods[-1][-1]] + 1 if found else 0), i)
+        run = _run_at(_Search(gm, nodes, index, index[found[-1].periods[-1][-1]] + 1 if found else 0, dead), i)
         found += [run] if run else []
         i = index[run.periods[-1][-1]] + 1 if run else i + 1
     return found
@@ -162,6 +164,11 @@ class _Search:
     nodes: list[fx.Node]
     index: dict[fx.Node, int]
     floor: int
+    dead: frozenset[fx.Node] = frozenset()
+
+    def users(self, node: fx.Node) -> list[fx.Node]:
+        """The nodes that read `node` and are written (not dead)."""
+        return [u for u in node.users if u not in self.dead]
 
     def keys(self, parent: str) -> list[str]:
         """The names of the children of the container at `parent`."""
@@ -291,10 +298,10 @@ def _finished(
     containers its periods call are iterated whole."""
     low = search.index[periods[0][0]]
     end = low + sum(map(len, periods))
-    collector = _collector([p[-1] for p in periods], search.index, end)
+    collector = _collector([p[-1] for p in periods], search, end)
     if start is None and combined is None and collector is None:
         return None  # periods that carry nothing and keep nothing
-    if not _users_stay(periods, search.index, end, collector.node if collector is not None else None):
+    if not _users_stay(periods, search, end, collector.node if collector is not None else None):
         return None
     zipped = _zipped(search, positions, periods[1], len(periods), children)
     if zipped is None:
@@ -537,11 +544,11 @@ def _numbered_child(search: _Search, node: fx.Node, number: int) -> str | None:
     return parent if number < len(keys) and keys[number] == name else None
 
 
-def _collector(values: list[fx.Node], index: dict[fx.Node, int], end: int) -> Collector | None:
+def _collector(values: list[fx.Node], search: _Search, end: int) -> Collector | None:
     """The one node after the run that reads every period's value, once each, in one list of its
     arguments, next to each other and in order, and the only one to read the last period's."""
-    after = [u for u in values[0].users if index.get(u, end) >= end]
-    if len(after) != 1 or set(values[-1].users) != {after[0]}:
+    after = [u for u in search.users(values[0]) if search.index.get(u, end) >= end]
+    if len(after) != 1 or set(search.users(values[-1])) != {after[0]}:
         return None
     node = after[0]
     info = pytree_info(node.graph)
@@ -562,16 +569,17 @@ def _collector(values: list[fx.Node], index: dict[fx.Node, int], end: int) -> Co
     return None
 
 
-def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], end: int, collector: fx.Node | None) -> bool:
+def _users_stay(periods: list[tuple[fx.Node, ...]], search: _Search, end: int, collector: fx.Node | None) -> bool:
     """Each period's values are read in it only, but its last, read by the next period alone (the
     last period's, after the run too, where something must read it), and by the collector if any."""
+    index = search.index
     for j, period in enumerate(periods):
         low, high = index[period[0]], index[period[-1]]
         for node in period[:-1]:
-            if any(not low <= index.get(u, end) <= high for u in node.users):
+            if any(not low <= index.get(u, end) <= high for u in search.users(node)):
                 return False
         nxt = periods[j + 1] if j + 1 < len(periods) else None
-        users = [index.get(u, end) for u in period[-1].users if u is not collector]
+        users = [index.get(u, end) for u in search.users(period[-1]) if u is not collector]
         if nxt is not None and any(not (low <= at <= high or index[nxt[0]] <= at <= index[nxt[-1]]) for at in users):
             return False
         if nxt is None and collector is None and not any(at >= end for at in users):
@@ -579,8 +587,8 @@ def _users_stay(periods: list[tuple[fx.Node, ...]], index: dict[fx.Node, int], e
     return True
 
 
-def _reduced(graph: fx.Graph, runs: list[_Run]) -> Rolled:
-    """A copy of `graph` with each run one node."""
+def _reduced(graph: fx.Graph, runs: list[_Run], dead: frozenset[fx.Node]) -> Rolled:
+    """A copy of `graph` with each run one node, without the dead nodes that read a run's values."""
     new = fx.Graph()
     new.set_codegen(graph._codegen)
     env: dict[fx.Node, fx.Node] = {}
@@ -602,6 +610,8 @@ def _reduced(graph: fx.Graph, runs: list[_Run]) -> Rolled:
             env[run.periods[-1][-1]] = loop
         elif node in collecting:
             env[node] = _collecting(new, node, collecting[node], env)
+        elif node in dead and any(v in skipped or v not in env for v in node.all_input_nodes):
+            continue
         elif node not in skipped:
             env[node] = new.node_copy(node, env.__getitem__)
     return Rolled(new, rolls)

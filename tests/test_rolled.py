@@ -453,8 +453,61 @@ class _FixedChild(nn.Module):
         return x
 
 
+class _FixedFirst(nn.Module):
+    """Each step calls the container's first child, then its own: two calls over the whole container
+    in the body, no loop over it inside the loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = []
+        for lin in self.lins:
+            x = lin(self.lins[0](x))
+            outs.append(x)
+        return torch.cat(outs, 1)
+
+
+class _NamedLikeBuiltins(nn.Module):
+    """Inputs named like the builtins a loop calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.b = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor, enumerate: torch.Tensor, zip: torch.Tensor, tuple: torch.Tensor) -> torch.Tensor:
+        outs = []
+        for k in range(3):
+            x = self.b[k](self.a[k](x)) * k + enumerate * zip - tuple
+            outs.append(x)
+        return torch.cat(outs, 1)
+
+    def inputs(self) -> tuple[torch.Tensor, ...]:
+        generator = torch.Generator().manual_seed(1)
+        return tuple(torch.randn(2, 4, generator=generator) for _ in range(4))
+
+
+class _DeadReader(nn.Module):
+    """A value nothing uses reads the last step's (symbolic_trace keeps it; no export writes it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = []
+        for lin in self.lins:
+            x = lin(x)
+            outs.append(x)
+        unused = x * 2  # noqa: F841
+        return torch.cat(outs, 1)
+
+
 REVIEWED = [("two loops, one list", _TwoKeptLoops), ("drawn once", lambda: _SharedOther(True)), ("a layer run once", lambda: _SharedOther(False)),
-            ("inside a list", _CatFirst), ("a fixed child", _FixedChild)]  # fmt: skip
+            ("inside a list", _CatFirst), ("a fixed child", _FixedChild), ("a fixed first child", _FixedFirst),
+            ("inputs named like builtins", _NamedLikeBuiltins), ("a dead reader", _DeadReader)]  # fmt: skip
 
 
 @pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
@@ -463,6 +516,7 @@ def test_reviewed_loops_give_the_same_bits_and_the_same_code_again(name: str, mo
     torch.manual_seed(0)
     source = model().eval()
     args = (torch.randn(2, 8 if name == "inside a list" else 4, generator=torch.Generator().manual_seed(1)),)
+    args = source.inputs() if isinstance(source, _NamedLikeBuiltins) else args
     gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, args).module()
     fxexport.export(gm, tmp_path / "first")
     with imported(tmp_path / "first") as package, torch.no_grad():
