@@ -814,8 +814,10 @@ class _Emitter:
     def first_lines(self, node: fx.Node) -> list[str]:
         """A loop body's value its first period computes otherwise: `if i == 0:` ... `else:` ..."""
         index, first, later = node.args
-        name = self.names[node]
-        return [f"if {self.code(index, node)} == 0:", f"    {name} = {self.code(first, node)}", "else:", f"    {name} = {self.code(later, node)}"]
+        name, index_code = self.names[node], self.code(index, node)
+        if self.code(first, node) == name:  # the value its name holds already: only the later periods compute
+            return [f"if {index_code} > 0:", f"    {name} = {self.code(later, node)}"]
+        return [f"if {index_code} == 0:", f"    {name} = {self.code(first, node)}", "else:", f"    {name} = {self.code(later, node)}"]
 
     def carried_name(self, node: fx.Node) -> str:
         """The name of the value a loop carries: the loop's own, but for a loop whose value is the list of

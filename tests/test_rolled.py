@@ -4,6 +4,7 @@ same code on its own values, the value the period before left and values made be
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -561,3 +562,31 @@ def test_a_returned_sequence_of_kept_values_keeps_its_type(kind: str, line: str,
     with imported(tmp_path / "returned") as package, torch.no_grad():
         ours, expected = package.FxModule()(*args), gm(*args)
     assert type(ours) is type(expected) and len(ours) == len(expected) and all(map(torch.equal, ours, expected))
+
+
+class _ProjectedFirst(nn.Module):
+    """The first step takes a layer's output alone, the others add it to the step before's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, y: torch.Tensor) -> torch.Tensor:
+        outs = []
+        for i, conv in enumerate(self.convs):
+            t = self.proj(y)
+            sp = t if i == 0 else sp + t  # noqa: F821
+            sp = conv(sp)
+            outs.append(sp)
+        return torch.cat(outs, 1)
+
+
+def test_a_first_step_whose_value_has_its_name_already_writes_only_the_later_steps(tmp_path: Path) -> None:
+    gm = fx.symbolic_trace(_ProjectedFirst().eval())
+    fxexport.export(gm, tmp_path / "first")
+    text = (tmp_path / "first" / "module.py").read_text()
+    assert re.search(r"^ +(\w+) = self\.proj\(y\)\n +if i > 0:\n +\1 = out \+ \1\n", text, re.MULTILINE), text
+    args = (torch.randn(2, 4, generator=torch.Generator().manual_seed(1)),)
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(*args), gm(*args))
