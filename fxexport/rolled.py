@@ -42,8 +42,9 @@ EdgeNeXt's blocks, whose first split goes in alone):
 
 from __future__ import annotations
 
+import dataclasses
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -137,7 +138,8 @@ class _Run:
 
 def rolled(gm: fx.GraphModule) -> Rolled:
     """`gm`'s forward graph with its runs rolled; the graph itself where there are none."""
-    dead = dead_nodes(gm.graph)  # symbolic_trace keeps them; no export writes them, so they neither join nor split a run
+    # symbolic_trace keeps dead nodes; no export writes them, so they neither join nor split a run (none without a node nothing reads)
+    dead = dead_nodes(gm.graph) if any(not n.users and n.op != "output" for n in gm.graph.nodes) else frozenset()
     runs = _runs(gm, gm.graph, dead)
     return _reduced(gm.graph, runs, dead) if runs else Rolled(gm.graph, {})
 
@@ -147,11 +149,16 @@ def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node]) -> list
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output") and n not in dead]
     index = {n: i for i, n in enumerate(nodes)}
     found: list[_Run] = []
+    search = _Search(gm, nodes, index, 0, dead)
     i = 0
     while i < len(nodes):
-        run = _run_at(_Search(gm, nodes, index, index[found[-1].periods[-1][-1]] + 1 if found else 0, dead), i)
-        found += [run] if run else []
-        i = index[run.periods[-1][-1]] + 1 if run else i + 1
+        run = _run_at(search, i) if nodes[i].op == "call_module" else None
+        if run is not None:
+            found.append(run)
+            i = index[run.periods[-1][-1]] + 1
+            search = dataclasses.replace(search, floor=i)
+        else:
+            i += 1
     return found
 
 
@@ -166,9 +173,9 @@ class _Search:
     floor: int
     dead: frozenset[fx.Node] = frozenset()
 
-    def users(self, node: fx.Node) -> list[fx.Node]:
+    def users(self, node: fx.Node) -> Iterable[fx.Node]:
         """The nodes that read `node` and are written (not dead)."""
-        return [u for u in node.users if u not in self.dead]
+        return [u for u in node.users if u not in self.dead] if self.dead else node.users
 
     def keys(self, parent: str) -> list[str]:
         """The names of the children of the container at `parent`."""
@@ -366,13 +373,15 @@ class _Twins:
         offset = (self.search.index[node] - self.start) % self.length
         if node.target != twin.target and offset != self.call and not self._zipped(node, twin, offset):
             return False  # the child call's target is checked already
-        for key, value, other in _slots(node, twin):  # most arguments are values and numbers: no recursion
-            if type(value) is fx.Node is type(other):
-                if not (self._same_value(value, other) or self._indexed_read(value, other, offset, key)):
-                    return False
-            elif not (self._same(value, other) or self._indexed_literal(value, other, offset, key)):
+        for key, value in enumerate(node.args):  # most arguments are values and numbers: no recursion
+            if not self._argument(value, twin.args[key], offset, key):
                 return False
-        return True
+        return all(self._argument(value, twin.kwargs[key], offset, key) for key, value in node.kwargs.items()) if node.kwargs else True
+
+    def _argument(self, value: Any, other: Any, offset: int, key: Any) -> bool:
+        if type(value) is fx.Node is type(other):
+            return self._same_value(value, other) or self._indexed_read(value, other, offset, key)
+        return self._same(value, other) or self._indexed_literal(value, other, offset, key)
 
     def _zipped(self, node: fx.Node, twin: fx.Node, offset: int) -> bool:
         """Calls of the children at this period's number and the one before of another container."""
