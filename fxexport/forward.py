@@ -825,8 +825,10 @@ class _Emitter:
         if not self.rolls[node].collected:
             return self.names[node]
         start = node.args[0]
-        if isinstance(start, fx.Node) and start.op == "placeholder" and start not in node.args[1:] and self.last_use.get(start) is node:
-            return self.names[start]  # an input, as the source's loop rebinds it
+        if isinstance(start, fx.Node) and start not in self.inlined and start not in node.args[1:] and self.last_use.get(start) is node:
+            inputs = {self.names[p] for p in self.graph.find_nodes(op="placeholder")}
+            if self.names[start] in inputs or self.names[start] == self.source_name_of(start):
+                return self.names[start]  # an input's name, or the source's, as the source's loop rebinds it (not `mul`)
         return self.namespace.create("out")
 
     def statements(self) -> list[str]:

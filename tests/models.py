@@ -5585,3 +5585,20 @@ class MixedConvStages(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.blocks(x)
+
+
+class StemmedStages(nn.Module):
+    """A stem, then a loop over stages keeping each output: the loop carries the stem's value by its name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Linear(4, 4)
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stem(x)
+        outs = []
+        for blk in self.blocks:
+            x = blk(x) * 0.5
+            outs.append(x)
+        return torch.cat(outs, 1)
