@@ -955,16 +955,18 @@ def _indexed_values(rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:
     """Values made before a rolled loop whose body only indexes them: tuples (`spx[i]`)."""
     found: set[fx.Node] = set()
     for node, roll in rolls.items():
-        for placeholder in roll.body.find_nodes(op="placeholder"):
-            name = str(placeholder.target)
-            if name.startswith("invariant_") and placeholder.users and all(_is_item(u) and u.args[0] is placeholder for u in placeholder.users):
-                found.add(cast(fx.Node, node.args[1 + int(name.removeprefix("invariant_"))]))
+        invariants = [p for p in roll.body.find_nodes(op="placeholder") if str(p.target).startswith("invariant_")]
+        for placeholder, value in zip(invariants, node.args[1:]):  # in the order the loop node reads them
+            if placeholder.users and all(_is_item(u) and u.args[0] is placeholder for u in placeholder.users):
+                found.add(cast(fx.Node, value))
     return frozenset(found)
 
 
 def _kept_lists(graph: fx.Graph, rolls: dict[fx.Node, Roll]) -> frozenset[fx.Node]:
     """The lists of rolled loops that keep every period's value, and those made by adding to them."""
     found = {node for node, roll in rolls.items() if roll.collected}
+    if not found:
+        return frozenset()  # most forwards: no pass over their nodes
     for node in graph.nodes:
         if node.op == "call_function" and node.target in (operator.add, tuple) and any(isinstance(a, fx.Node) and a in found for a in node.args):
             found.add(node)  # `[x] + outs`, `tuple(outs)`

@@ -368,7 +368,7 @@ class _Twins:
         return frozenset(self.found[0]) if self.found else frozenset()
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
-        if node.op != twin.op or len(node.args) != len(twin.args) or node.kwargs.keys() != twin.kwargs.keys():
+        if not _same_form(node, twin):
             return False
         offset = (self.search.index[node] - self.start) % self.length
         if node.target != twin.target and offset != self.call and not self._zipped(node, twin, offset):
@@ -384,17 +384,15 @@ class _Twins:
         return self._same(value, other) or self._indexed_literal(value, other, offset, key)
 
     def _zipped(self, node: fx.Node, twin: fx.Node, offset: int) -> bool:
-        """Calls of the children at this period's number and the one before of another container."""
-        parent = _numbered_child(self.search, node, self.number)
-        if node.op != "call_module" or parent is None or parent != _numbered_child(self.search, twin, self.number - 1):
+        parent = _zipped_parent(self.search, node, twin, self.number)
+        if parent is None:
             return False
         self.found[-1].add(("call", offset, parent))
         return True
 
     def _indexed_literal(self, value: Any, other: Any, offset: int, key: Any) -> bool:
-        """Ints that are the periods' numbers, the argument's or items of it (`x[:, 1]` and `x[:, 0]`)."""
         items = _numbered_items(value, other, self.number, self._same)
-        self.found[-1].update(("literal", offset, key if item is None else (key, item)) for item in items or ())
+        self.found[-1].update(_literals(offset, key, items or []))
         return items is not None
 
     def _indexed_read(self, value: fx.Node, other: fx.Node, offset: int, key: Any) -> bool:
@@ -447,11 +445,11 @@ class _HeadTwins:
         return frozenset(self.found)
 
     def code(self, node: fx.Node, twin: fx.Node, offset: int) -> bool:
-        if node.op != twin.op or len(node.args) != len(twin.args) or node.kwargs.keys() != twin.kwargs.keys():
+        if not _same_form(node, twin):
             return False
         if node.target != twin.target and offset != self.call:
-            parent = _numbered_child(self.search, node, 1)
-            if node.op != "call_module" or parent is None or parent != _numbered_child(self.search, twin, 0):
+            parent = _zipped_parent(self.search, node, twin, 1)
+            if parent is None:
                 return False
             self.found.add(("call", offset, parent))
         for key, value, other in _slots(node, twin):
@@ -462,7 +460,7 @@ class _HeadTwins:
                 items = _numbered_items(value, other, 1, lambda a, b: _same(a, b, self._same_value))
                 if items is None:
                     return False
-                self.found.update(("literal", offset, key if item is None else (key, item)) for item in items)
+                self.found.update(_literals(offset, key, items))
         return True
 
     def _same_value(self, value: fx.Node, twin: fx.Node, read: Position | None = None) -> bool:
@@ -540,6 +538,22 @@ def _numbered_item(value: fx.Node, twin: fx.Node, number: int) -> bool:
     if not all(n.op == "call_function" and n.target is operator.getitem and len(n.args) == 2 and not n.kwargs for n in (value, twin)):
         return False
     return value.args[0] is twin.args[0] and isinstance(value.args[0], fx.Node) and (value.args[1], twin.args[1]) == (number, number - 1) and type(value.args[1]) is int is type(twin.args[1])
+
+
+def _same_form(node: fx.Node, twin: fx.Node) -> bool:
+    """The same op on as many arguments, by the same keywords (what they are compared apart)."""
+    return node.op == twin.op and len(node.args) == len(twin.args) and node.kwargs.keys() == twin.kwargs.keys()
+
+
+def _literals(offset: int, key: Any, items: list[int | None]) -> Iterator[Position]:
+    """The positions of ints that are the periods' numbers (_numbered_items): the argument's, or items of it."""
+    return (("literal", offset, key if item is None else (key, item)) for item in items)
+
+
+def _zipped_parent(search: _Search, node: fx.Node, twin: fx.Node, number: int) -> str | None:
+    """The other container whose children at this period's number and the one before the two nodes call."""
+    parent = _numbered_child(search, node, number)
+    return parent if parent is not None and parent == _numbered_child(search, twin, number - 1) else None
 
 
 def _numbered_child(search: _Search, node: fx.Node, number: int) -> str | None:
@@ -646,8 +660,7 @@ def _collecting(new: fx.Graph, node: fx.Node, collected: list[tuple[Collector, i
             value = new.call_function(tuple, (value,))
             value.meta[SCOPES] = scopes_of(node)
         holder[slot] = value
-    kept = {id(holder_value) for holder_value in [*args, *kwargs.values()] if isinstance(holder_value, fx.Node) and holder_value.graph is new}
-    mapped_args, mapped_kwargs = fx.map_arg((tuple(args), kwargs), lambda n: n if id(n) in kept else env[n])
+    mapped_args, mapped_kwargs = fx.map_arg((tuple(args), kwargs), lambda n: n if n.graph is new else env[n])  # the lists put in place
     copy = new.create_node(node.op, node.target, mapped_args, mapped_kwargs, name=node.name, type_expr=node.type)
     copy.meta = dict(node.meta)
     return copy
