@@ -10,8 +10,9 @@ from torch import fx, nn
 from .names import is_plain_identifier, quote
 
 INDEXED = (nn.Sequential, nn.ModuleList)
-# Set in a GraphModule's meta by split.py when its generated class will subclass nn.Sequential
-# (or nn.ModuleDict: a source ModuleDict subclass with a forward, as torchvision's IntermediateLayerGetter).
+# Set in a GraphModule's meta by split.py when its generated class will subclass nn.Sequential or
+# nn.ModuleList (the base's name; DICT_BASE: nn.ModuleDict, a source ModuleDict subclass with a
+# forward, as torchvision's IntermediateLayerGetter).
 SEQUENTIAL_BASE = "fxexport_sequential_base"
 DICT_BASE = "fxexport_dict_base"
 

@@ -35,7 +35,7 @@ MAX_CODE = 100
 _ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
 EXPORTED_BY = "exported by fxexport."  # the end of the first line of every module.py (render.py, its docstring)
 # The header of a class fxexport wrote (black may have split it): its base, then the source comment, if any.
-_CLASS_HEADER = r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict)|[A-Za-z_]\w*),?\s*\):"
+_CLASS_HEADER = r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict|ModuleList)|[A-Za-z_]\w*),?\s*\):"
 _GENERATED_CLASS = re.compile(_CLASS_HEADER + r"  # (?P<comment>[^\n]+)\n?")
 _PLAIN_CLASS = re.compile(_CLASS_HEADER + r"\n?")
 

@@ -210,7 +210,7 @@ class _Collector:
         init = tuple(draft.init_lines + draft.attr_lines)
         source = (self.structure.source_of(".".join(path)) or leaf) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
-        base = "Sequential" if gm.meta.get(SEQUENTIAL_BASE, False) else "ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module"
+        base = gm.meta.get(SEQUENTIAL_BASE) or ("ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module")
         key = (init, forward.params, forward.lines, comment, base)
         if not path:
             self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)

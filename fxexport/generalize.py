@@ -54,6 +54,7 @@ from .ignored_inputs import given_ignored_inputs
 from .in_place_children import across_codes, in_place_children
 from .instances import Instances
 from .ir import ClassIR
+from .listed_children import listed_children
 from .literal_names import literal_names
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
@@ -100,6 +101,12 @@ def generalize(
         level, passed = children_passed_in(level, params)
         level, chained = chained_children_passed_in(level, params)
         passed.update(chained)
+        level, listed = listed_children(level, params, instances)
+        for found in listed:
+            params[found.merged.name] = found.merged.init_params
+            out.append(replace(found.merged, init_lines=tuple(without_defaults(line, params) for line in found.merged.init_lines)))
+            calls.update(found.calls)
+            names.update(dict.fromkeys(found.calls, found.merged.name))
         level, pending = optional_inputs(level, pending, params)
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)

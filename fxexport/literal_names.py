@@ -105,6 +105,9 @@ def _aligned(mine: ast.AST | None, theirs: ast.AST | None) -> Iterator[tuple[ast
     if isinstance(mine, ast.expr) and _is_literal(mine):
         yield mine, theirs  # type: ignore[misc]
     elif isinstance(mine, ast.Call) and isinstance(theirs, ast.Call):
+        if _method_of_function(mine, theirs):  # `x.split(4)` where the source wrote `torch.split(x, n)`
+            yield from _aligned(mine.func.value, theirs.args[0])  # type: ignore[attr-defined]
+            theirs = ast.Call(theirs.func, theirs.args[1:], theirs.keywords)
         if _called(mine) != _called(theirs) or len(mine.args) > len(theirs.args):
             return  # (fewer arguments: the trace passes the source's last ones by keyword, `training=False`)
         if any(isinstance(a, ast.Starred) for a in (*mine.args, *theirs.args)):
@@ -121,6 +124,20 @@ def _aligned(mine: ast.AST | None, theirs: ast.AST | None) -> Iterator[tuple[ast
         if not any(isinstance(e, ast.Starred) for e in theirs.elts):
             for a, b in zip(mine.elts, theirs.elts):
                 yield from _aligned(a, b)
+
+
+def _method_of_function(mine: ast.Call, theirs: ast.Call) -> bool:
+    """`mine` calls a tensor method (`x.split(...)`) where `theirs` calls torch's function of that name on
+    its first argument (`torch.split(x, ...)`): torch.export writes the one for the other."""
+    function = theirs.func
+    return (
+        isinstance(mine.func, ast.Attribute) and not (isinstance(mine.func.value, ast.Name) and mine.func.value.id in _MODULES)
+        and isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name) and function.value.id in _MODULES
+        and mine.func.attr == function.attr and len(theirs.args) > len(mine.args)
+    )  # fmt: skip
+
+
+_MODULES = frozenset({"torch", "F"})
 
 
 def _start(node: ast.expr) -> int:

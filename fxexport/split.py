@@ -617,12 +617,15 @@ def _sharing_graph(gm: fx.GraphModule, root: nn.Module) -> fx.GraphModule:
     return top
 
 
-def _sequential_base(cls: type | str, module: nn.Module) -> bool:
-    """A Sequential subclass with a forward of its own, its children numbered in order: its class
-    subclasses nn.Sequential too, so its forward indexes them (`self[0](x)`)."""
+def _sequential_base(cls: type | str, module: nn.Module) -> str | None:
+    """"Sequential" for a Sequential subclass with a forward of its own, its children numbered in order
+    ("ModuleList" for a ModuleList subclass): its class subclasses that container too, so its forward
+    indexes them (`self[0](x)`); else None."""
     found = resolve_class(cls)
     names = list(module._modules)
-    return found is not None and issubclass(found, nn.Sequential) and names == [str(i) for i in range(len(names))]
+    if found is None or names != [str(i) for i in range(len(names))]:
+        return None
+    return next((base.__name__ for base in (nn.Sequential, nn.ModuleList) if issubclass(found, base)), None)
 
 
 def _dict_base(cls: type | str, module: nn.Module) -> bool:
@@ -657,8 +660,8 @@ def _assemble(
         built.add(path)
         module = module_from(holders[path], graphs[path], class_name(call.frame.cls))
         module.meta[SOURCE_CLASS] = call.frame.cls
-        if _sequential_base(call.frame.cls, module):
-            module.meta[SEQUENTIAL_BASE] = True
+        if (indexed := _sequential_base(call.frame.cls, module)) is not None:
+            module.meta[SEQUENTIAL_BASE] = indexed
         elif _dict_base(call.frame.cls, module):
             module.meta[DICT_BASE] = True
         parent, _, name = path.rpartition(".")

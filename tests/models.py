@@ -5602,3 +5602,45 @@ class StemmedStages(nn.Module):
             x = blk(x) * 0.5
             outs.append(x)
         return torch.cat(outs, 1)
+
+
+class EvenMixedConvs(nn.ModuleDict):
+    """timm's MixedConv2d as timm builds it: a convolution per kernel size it is given, the channels split
+    as evenly as they go (the first split takes what is left over), the stride shared by every child."""
+
+    def __init__(self, channels: int, kernel_sizes: list[int], stride: int = 1) -> None:
+        super().__init__()
+        count = len(kernel_sizes)
+        self.splits = [channels // count + (channels % count if i == 0 else 0) for i in range(count)]
+        for i, (k, c) in enumerate(zip(kernel_sizes, self.splits)):
+            self.add_module(str(i), nn.Conv2d(c, c, k, stride=stride, padding=k // 2, groups=c, bias=False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x_split = torch.split(x, self.splits, 1)
+        return torch.cat([c(x_split[i]) for i, c in enumerate(self.values())], 1)
+
+
+class SummedHeads(nn.ModuleList):
+    """A ModuleList subclass of as many alike heads as it is asked for, their outputs summed."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(nn.Linear(6, 6) for _ in range(count))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([head(x) for head in self], 0).sum(0) * 0.5
+
+
+class MixedConvNet(nn.Module):
+    """Mixed convolutions of 2, 3 and 4 kernels, and heads of 2 and 3 linears: each one class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(
+            EvenMixedConvs(8, [3, 5]), EvenMixedConvs(8, [3, 5, 7], stride=2), EvenMixedConvs(8, [1, 1, 1]),
+            EvenMixedConvs(8, [3, 5, 7, 9]), EvenMixedConvs(8, [3, 5]),
+        )
+        self.heads = nn.ModuleList([SummedHeads(2), SummedHeads(3)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.blocks(x).flatten(2)[..., :6]
+        return self.heads[1](self.heads[0](x))

@@ -25,6 +25,10 @@ CASES = [
     (("# m.py:5 in forward: q = q * self.scale", "q = q * 0.125"), ["scale"]),
     (("# m.py:5 in forward: return drop(x, self.p, self.mode)", "return drop(x, 0.1, 'row')"), ["p"]),
     (("# m.py:5 in forward: x = F.pad(x, (0, self.pad_w, 0, pad_h))", "x = F.pad(x, (0, 3, 0, 2))"), [None, "pad_w", None, "pad_h"]),
+    # torch.export's method where the source called torch's function on the tensor (`torch.split(x, ...)`)
+    (("# m.py:5 in forward: x_split = torch.split(x, self.splits, 1)", "x_split = x.split(4, dim=1)"), ["splits", None]),
+    (("# m.py:5 in forward: y = torch.flatten(x, self.start)", "y = x.flatten(1)"), ["start"]),
+    (("# m.py:5 in forward: y = torch.flatten(x, self.start)", "y = x.view(1)"), [None]),  # another name
     # a literal where the source computes a value, or the operands the other way round
     (("# m.py:5 in forward: q = q * (self.dim ** -0.5)", "q = q * 0.125"), [None]),
     (("# m.py:5 in forward: q = self.scale * q", "q = q * 0.125"), [None]),

@@ -204,6 +204,9 @@ DYNAMO_INLINE = {path: "not its children called one after another" for path in (
 SKIPPED = {"getattr(": 0, "self.downsample = nn.Sequential(nn.Identity(), nn.Conv2d(4, 4, 1, bias=False), nn.BatchNorm2d(4))": 1,
            "self.transition = nn.ModuleList([nn.Identity(), nn.Identity(), nn.Conv2d(4, 4, 1)])": 1, "self.downsample(x)": 1,
            "self.transition[2](": 2}  # fmt: skip
+LISTED = {"for i, (in_channels, kernel_size, padding) in enumerate(": 1, "zip(in_channels_list, kernel_sizes, paddings)": 1,
+          "self.splits = in_channels_list": 1, "self.splits, dim=1)": 1, "EvenMixedConvs([4, 2, 2], [3, 5, 7], [1, 2, 3], stride=2)": 1,
+          "class SummedHeads(nn.ModuleList):": 1, "for i in range(count):": 1, "for layer in self:": 1, "SummedHeads(3)": 1, "getattr(": 0}
 SHAPES = [
     Shape("resnet_trace", _model(models.ResNetLike), _image, _trace, frozenset({"BasicBlock", "ConvNormAct"}), counts=RESNET),
     # torch.export traces the torch.nn layers into ATen calls: restored, the export reads as the traced one does
@@ -714,12 +717,21 @@ SHAPES = [
     Shape("split_scales_export", _model(models.SplitScalesNet), lambda: (torch.randn(2, 16, 6, 6),), _export,
           frozenset({"SplitScales", "SplitScales_1", "SplitScales_2"}),
           counts={"for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):": 2, "if i == 0:": 1, "self.convs[1]": 0}),
-    # ... also over a ModuleDict subclass's own children (timm's MixedConv2d), one child alone written out
+    # ... also over a ModuleDict subclass's own children (timm's MixedConv2d), one child alone written out;
+    # blocks of 2 and 4 children are one class building them from lists (listed_children.py)
     Shape("mixed_convs", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _trace,
-          frozenset({"MixedConvs", "MixedConvs_1", "MixedConvs_2"}),
-          counts={"for i, layer in enumerate(self.values()):": 2, "out = x_split[i]": 2, 'self["1"]': 0, 'self["0"](out)': 1}),
+          frozenset({"MixedConvs", "MixedConvs_1"}),
+          counts={"for i, layer in enumerate(self.values()):": 1, "out = x_split[i]": 1, 'self["1"]': 0, 'self["0"](out)': 1,
+                  "for i, (kernel_size, padding) in enumerate(zip(kernel_sizes, paddings)):": 1, "MixedConvs(4, [1, 3], [0, 1], [4, 4])": 1,
+                  "x_split = torch.split(x, self.splits, dim=1)": 1}),
     Shape("mixed_convs_export", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _export,
-          frozenset({"MixedConvs", "MixedConvs_1", "MixedConvs_2"}), counts={"for i, layer in enumerate(self.values()):": 2, 'self["1"]': 0}),
+          frozenset({"MixedConvs", "MixedConvs_1"}), counts={"for i, layer in enumerate(self.values()):": 1, 'self["1"]': 0,
+                                                            "split_with_sizes = x.split(self.splits, dim=1)": 1}),
+    # ... their channels split unevenly, the split list the children's channels; a ModuleList subclass of n alike heads
+    Shape("listed_children", _model(models.MixedConvNet), lambda: (torch.randn(2, 8, 12, 12),), _trace,
+          frozenset({"EvenMixedConvs", "SummedHeads"}), counts=LISTED),
+    Shape("listed_children_export", _model(models.MixedConvNet), lambda: (torch.randn(2, 8, 12, 12),), _export,
+          frozenset({"EvenMixedConvs", "SummedHeads"}), counts=LISTED),
     # ... which a block of 2, 3 and 5 convolutions runs alike: one class
     Shape("chunked_convs", _model(models.ChunkedConvStages), lambda: (torch.randn(2, 12, 6, 6),), _trace, frozenset({"ChunkedConvs"}),
           counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1, "x.chunk(self.value, dim=1)": 1}),
