@@ -468,8 +468,9 @@ def _binds(lines: Sequence[str], name: str) -> bool:
 
 
 _CALLED = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")  # a literal's words are no calls: "height ({})"
 
 
 def _called(line: str) -> list[str]:
     """The last part of each called name in the line, in order: `roll` for `torch.roll(`, `proj` for `self.proj(`."""
-    return [match[1].rpartition(".")[2] for match in _CALLED.finditer(line)]
+    return [match[1].rpartition(".")[2] for match in _CALLED.finditer(_STRING.sub('""', line))]

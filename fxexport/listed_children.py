@@ -21,6 +21,7 @@ between instances is a plain parameter, as generalize.py makes it.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, replace
 
 from torch import nn
@@ -63,14 +64,23 @@ def listed_children(level: list[ClassIR], known: Known, instances: Instances) ->
             key = (*cls.source, cls.base, cls.forward_params, masked(cls.forward_lines, list(member.forward_slots)))
             groups.setdefault(key, []).append(member)
     listed: list[Listed] = []
-    for members in groups.values():
-        if len({len(m.children) for m in members}) < 2:
-            continue  # one number of children: a class with literal parameters serves
-        found = _listed(members, known, instances)
-        if found is not None:
-            listed.append(found)
+    for group in groups.values():
+        for members in _by_children(group, known):
+            if len({len(m.children) for m in members}) > 1:  # one number of children: a class with literal parameters serves
+                listed.append(_listed(members, known, instances))
     gone = {name for found in listed for name in found.calls}
     return [c for c in level if c.name not in gone], listed
+
+
+def _by_children(group: list[_Member], known: Known) -> list[list[_Member]]:
+    """The members whose children are all of one code (literals aside), by that code: an instance
+    building children of another code (`bias=True`) keeps a class of its own, the others are listed."""
+    out: dict[tuple[str, ...], list[_Member]] = {}
+    for member in group:
+        codes = {masked((child,), literal_slots((child,), known)) for child in member.children}
+        if len(codes) == 1:
+            out.setdefault(codes.pop(), []).append(member)
+    return list(out.values())
 
 
 def _member(cls: ClassIR, known: Known) -> _Member | None:
@@ -131,30 +141,24 @@ class _Naming:
     values: dict[str, tuple[str, ...]]
     defaults: dict[str, str | None]
 
-    def parameter(self, column: tuple[str, ...], base: str, keyword: bool, default: str | None = None) -> str:
-        if column not in self.by_column:
-            self.by_column[column] = unique_identifier(base, self.taken, "value", start=2)
-            self.values[self.by_column[column]] = column
-            self.defaults[self.by_column[column]] = default
-        name = self.by_column[column]
+    def parameter(self, column: tuple[str, ...], base: str, keyword: bool, default: str | None = None, shared: bool = True) -> str:
+        """The parameter taking `column` (a value per member): the one already taking it, where `shared`."""
+        if column not in self.by_column or not shared:
+            name = unique_identifier(base, self.taken, "value", start=2)
+            self.values[name], self.defaults[name] = column, default
+            if shared:
+                self.by_column[column] = name
+        name = self.by_column[column] if shared else name
         self.keyword[name] = self.keyword.get(name, True) and keyword
         return name
 
 
-def _listed(members: list[_Member], known: Known, instances: Instances) -> Listed | None:
-    """One class building each member's children from lists; None where their children differ in more than literals."""
+def _listed(members: list[_Member], known: Known, instances: Instances) -> Listed:
+    """One class building each member's children (all of one code, literals aside) from lists."""
     template = members[0].children[0]
     slots = literal_slots((template,), known)
-    masked_template = masked((template,), slots)
-    rows: list[list[list[str]]] = []  # per member, per child, the text of each slot
-    for member in members:
-        per_child = []
-        for child in member.children:
-            child_slots = literal_slots((child,), known)
-            if masked((child,), child_slots) != masked_template:
-                return None
-            per_child.append([s.text for s in child_slots])
-        rows.append(per_child)
+    # per member, per child, the text of each slot
+    rows = [[[s.text for s in literal_slots((child,), known)] for child in member.children] for member in members]
     first = members[0].cls
     naming = _Naming(global_names((template, *first.forward_lines)) | _LOOP_NAMES, {}, {}, {}, {})
     texts = [s.text for s in slots]
@@ -167,16 +171,17 @@ def _listed(members: list[_Member], known: Known, instances: Instances) -> Liste
                 texts[j] = naming.parameter(column, slot.name, slot.keyword, slot.default)
         else:
             column = tuple("[" + ", ".join(values) + "]" for values in per_member)
-            plural = slot.name + ("_list" if slot.name.endswith("s") else "s")
             known_list = column in naming.by_column
-            name = naming.parameter(column, plural, False)
+            name = naming.parameter(column, _plural(slot.name), False)
             if not known_list:
                 lists.append((name, unique_identifier(slot.name, naming.taken, "value", start=2)))
             texts[j] = dict(lists)[name]
-    count = "" if lists else naming.parameter(tuple(str(len(m.children)) for m in members), "count", False)
-    stored, forward = _forward(members, naming, first)
+    length = _Length(naming, tuple(str(len(m.children)) for m in members), f"len({lists[0][0]})" if lists else "")
+    stored, forward = _forward(members, naming, first, length)
+    if not length.code:  # the forward's own list, one item a child, where it stores one (`len(splits)`)
+        length.code = _list_length(members, naming)
     child = without_defaults(f"self.child = {filled((template,), slots, texts)[0]}", known).split(" = ", 1)[1]
-    init = (_loop(lists, count), f"    self.add_module(str(i), {child})", *stored)
+    init = (_loop(lists, length()), f"    self.add_module(str(i), {child})", *stored)
     positional = [p for p in naming.values if not naming.keyword[p]]
     keywords = [p for p in naming.values if naming.keyword[p]]
     names = [m.cls.name for m in members]
@@ -191,6 +196,49 @@ def _listed(members: list[_Member], known: Known, instances: Instances) -> Liste
     return Listed(merged, calls)
 
 
+def _plural(name: str) -> str:
+    """The name of a list of `name`s: `kernel_sizes`, `in_channels_list`, `values_2` for `value_2`."""
+    stem, numbered, number = name.rpartition("_") if re.fullmatch(r".*[^_0-9]_[0-9]+", name) else (name, "", "")
+    return (stem + ("_list" if stem.endswith("s") else "s")) + numbered + number
+
+
+@dataclass
+class _Length:
+    """The code for the number of children an instance builds: `len(kernel_sizes)` where the children
+    are built from lists, else a parameter of its own made when first asked for (never one a literal of
+    the same values fills: `range(in_features)` would say what it is not)."""
+
+    naming: _Naming
+    counts: tuple[str, ...]
+    code: str = ""
+
+    def __call__(self) -> str:
+        if not self.code:
+            self.code = self.naming.parameter(self.counts, "count", False, shared=False)
+        return self.code
+
+
+def _list_length(members: list[_Member], naming: _Naming) -> str:
+    """`len(<parameter>)` for a list parameter each instance passes one item a child of, else ""."""
+    counts = [len(m.children) for m in members]
+    for name, column in naming.values.items():
+        if all(_length(text) == count for text, count in zip(column, counts)):
+            return f"len({name})"
+    return ""
+
+
+def _length(text: str) -> int:
+    items = _items(text)
+    return -1 if items is None else len(items)
+
+
+def _items(text: str) -> list[str] | None:
+    """The items of a list display, as code; None for any other code."""
+    tree = parsed_line(text)
+    value = tree.body[0].value if tree is not None and isinstance(tree.body[0], ast.Expr) else None
+    return [ast.unparse(e) for e in value.elts] if isinstance(value, ast.List) else None
+
+
 def _loop(lists: list[tuple[str, str]], count: str) -> str:
     """The loop's header over the lists (zipped where several), or over the count where there are none."""
     if not lists:
@@ -202,23 +250,40 @@ def _loop(lists: list[tuple[str, str]], count: str) -> str:
     return f"for i, ({variables}) in enumerate(zip({zipped})):"
 
 
-def _forward(members: list[_Member], naming: _Naming, first: ClassIR) -> tuple[list[str], tuple[str, ...]]:
-    """The lines storing the forward's varying literals, and the forward reading them from `self`."""
+def _forward(members: list[_Member], naming: _Naming, first: ClassIR, length: _Length) -> tuple[list[str], tuple[str, ...]]:
+    """The lines storing the forward's varying literals, and the forward reading them from `self`: a
+    list of one item a child, the same in each instance's, that item repeated (`[in_channels] * len(kernel_sizes)`)."""
     slots = list(members[0].forward_slots)
     texts = [s.text for s in slots]
     names = _literal_names(first, slots)
-    attributes: dict[str, str] = {}
+    stored: dict[str, str] = {}  # attribute -> the code it stores
     reserved = set(_RESERVED) | {s for line in first.forward_lines for s in _self_names(line)}
     for j, slot in enumerate(slots):
         column = tuple(m.forward_slots[j].text for m in members)
         if len(set(column)) == 1:
             continue
-        name = naming.parameter(column, names[j] or ("sizes" if slot.name == "list" else slot.name), False)
-        if name not in attributes:  # named as the source reads it where it reads a parameter of another name
-            attributes[name] = unique_identifier(names[j] or name, reserved, "value", start=2)
-        texts[j] = f"self.{attributes[name]}"
-    stored = [f"self.{attribute} = {name}" for name, attribute in attributes.items()]
-    return stored, filled(first.forward_lines, slots, texts)
+        repeated = _repeated(column, [len(m.children) for m in members], naming)
+        code = f"[{repeated}] * {length()}" if repeated is not None else None
+        if code is None:
+            code = naming.parameter(column, names[j] or ("sizes" if slot.name == "list" else slot.name), False)
+        attribute = next((a for a, c in stored.items() if c == code), None)
+        if attribute is None:  # named as the source reads it where it reads a parameter of another name
+            attribute = unique_identifier(names[j] or (code if code.isidentifier() else "sizes"), reserved, "value", start=2)
+            stored[attribute] = code
+        texts[j] = f"self.{attribute}"
+    return [f"self.{attribute} = {code}" for attribute, code in stored.items()], filled(first.forward_lines, slots, texts)
+
+
+def _repeated(column: tuple[str, ...], counts: list[int], naming: _Naming) -> str | None:
+    """The code of the item each instance's list repeats once per child (`in_channels` for `[48, 48, 48]`
+    of three children), where one literal or parameter gives it in every instance; else None."""
+    items = [_items(text) for text in column]
+    if any(i is None or len(i) != count or len(set(i)) != 1 for i, count in zip(items, counts)):
+        return None
+    values = tuple(i[0] for i in items if i is not None)
+    if len(set(values)) == 1:
+        return values[0]
+    return naming.by_column.get(values)
 
 
 def _literal_names(cls: ClassIR, slots: list[Slot]) -> list[str | None]:

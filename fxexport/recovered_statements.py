@@ -232,7 +232,7 @@ def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
     forward = getattr(resolve_class(cls), "forward", None)
     forward = inspect.unwrap(forward) if callable(forward) else None
     found = forward_code(cls)
-    if not inspect.isfunction(forward) or forward.__module__.startswith("torch.") or found is None:
+    if not inspect.isfunction(forward) or (forward.__module__ or "").startswith("torch.") or found is None:
         return None
     file, start, lines = found
     if file is None:

@@ -23,7 +23,8 @@ from .code_slots import ASSIGNED, line_tokens, parameter_names, per_line, replac
 
 INDENT = "    "
 MAX_REGIONS = 4  # places a forward may branch on one flag before two classes read better
-SLACK = 4  # lines of code the branches may add over the longer side, besides one `if` per place
+SLACK = 4  # lines of code the branches may add over the longer side, besides PER_PLACE per place
+PER_PLACE = 3  # an `if`, an `else` and a line of the other side's own (timm maxvit's window or grid partition)
 
 _COMPOUND = re.compile(r"(if|elif|else|for|while|with|try|except|finally|def|class|async|match)\b")
 # An optional child's block (in_place_children.py): a value rebound or not, as one statement that rebinds it.
@@ -146,7 +147,7 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
     places = sum(1 for shared_lines, _, _ in segments if not shared_lines)
     longer = max(len(code_lines(plain)), len(code_lines(renamed)))
     joined = written(tuple(segments), "c", "c")
-    if not 2 <= places <= MAX_REGIONS or len(code_lines(joined)) > longer + SLACK + places or shared < max(own_plain, own_flagged):
+    if not 2 <= places <= MAX_REGIONS or len(code_lines(joined)) > longer + SLACK + PER_PLACE * places or shared < max(own_plain, own_flagged):
         return None
     return tuple(segments)
 

@@ -217,9 +217,10 @@ def _run_at(search: _Search, at: int) -> _Run | None:
 
 
 def _long_enough(run: _Run, length: int, listed: bool) -> bool:
-    """Worth a loop: MIN_PERIODS periods of MIN_LENGTH nodes, but any run over a ModuleList whose
-    values are kept (a chain could not keep them)."""
-    if run.collector is not None and listed:
+    """Worth a loop: MIN_PERIODS periods of MIN_LENGTH nodes, but any run over a ModuleList (or a
+    container's own children), which its source loops over: one whose values are kept (a chain could
+    not keep them), or of MIN_LENGTH nodes a period (blocks of 2 and of 3 such children are then one code)."""
+    if listed and (run.collector is not None or length >= MIN_LENGTH):
         return True
     return len(run.periods) >= MIN_PERIODS and length >= MIN_LENGTH
 

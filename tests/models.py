@@ -5644,3 +5644,41 @@ class MixedConvNet(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.blocks(x).flatten(2)[..., :6]
         return self.heads[1](self.heads[0](x))
+
+
+class ResidualLinears(nn.ModuleList):
+    """A ModuleList subclass adding each child's output to its input in turn."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(nn.Linear(4, 4) for _ in range(count))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for m in self:
+            x = m(x) + x
+        return x
+
+
+class NormedStack(nn.Module):
+    """A loop with code around each call of a ModuleList's blocks, then a norm."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Linear(4, 4) for _ in range(count))
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for blk in self.blocks:
+            x = blk(x).relu() * 0.5
+        return self.norm(x)
+
+
+class TwoAndThreeSteps(nn.Module):
+    """Containers of two and of three children looped over: one class each kind."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Sequential(ResidualLinears(2), ResidualLinears(3))
+        self.b = nn.Sequential(NormedStack(2), NormedStack(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(self.a(x))

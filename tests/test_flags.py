@@ -37,6 +37,9 @@ NAMES = [
     (("return self.block(x)",), ("shortcut = x", "x = self.block(x)", "return x + shortcut"), ("x",), "residual"),
     (("return self.block(x)",), ("x = self.a(x)", "shortcut = x", "return self.block(x) + shortcut"), ("x",), "use_a"),
     (("return self.block(x)",), ("for x in self.xs:", "    pass", "shortcut = x", "return self.block(x) + shortcut"), ("x",), "variant"),
+    # a word before a bracket in a string is no call (timm maxvit's "height ({}) must be divisible by window (2)")
+    (("m = 'height {}'.format(x)", "return self.a(x)"), ("m = 'height ({}) of window (2)'.format(x)", "return self.a(x)"), ("x",), "variant"),
+    (("m = 'a'", "return self.a(x)"), ('m = "it\\"s (" + str(x)', "return self.a(x)"), ("x",), "use_str"),
 ]
 
 
@@ -133,6 +136,12 @@ _SHIFT_PLAIN = ("x = self.qkv(x)", "q, k = x.chunk(2, dim=-1)", "x = q @ k", "x 
 _SHIFT_FLAGGED = ("x = x.roll(1, dims=0)", "out = self.qkv(x)", "q, k = out.chunk(2, dim=-1)", "out = q @ k", "out = out * 0.5",
                   "mask = x.new_ones(4, 4)", "mask = mask.tril()", "mask = mask * -100.0", "out = out + mask", "out = out.softmax(dim=-1)",
                   "out = self.proj(out)", "out = out.transpose(0, 1)", "out = out.sigmoid()", "return out.roll(-1, dims=0)")
+_PARTITION_PLAIN = ("x = x * 1.5", "m = 'height ({}) must be divisible by window (2)'.format(x.shape[1])", "x = x + len(m) / 100",
+                    "x = x.view(2, 2, 2, 2).permute(0, 1, 3, 2)", "x = x.reshape(4, 4)", "x = self.qkv(x)", "x = x * 2", "x = x + 1",
+                    "x = x.relu()", "x = x.reshape(2, 2, 2, 4)", "x = x.permute(0, 1, 3, 2)", "x = x.reshape(4, 8)", "x = self.proj(x)",
+                    "return x.sigmoid()")
+_PARTITION_FLAGGED = tuple(line.replace("x.permute(0, 1, 3, 2)", "x.permute(0, 2, 1, 3)").replace("2).permute(0, 1, 3, 2)", "2).permute(0, 2, 1, 3)")
+                           .replace("'height ({}) must be divisible by window (2)'", "'height {} must be divisible by grid 2'") for line in _PARTITION_PLAIN)
 REGIONS = [
     # (plain, flagged, the joined forward)
     (_SHIFT_PLAIN, _SHIFT_FLAGGED,
@@ -140,6 +149,14 @@ REGIONS = [
       "if self.f:", "    mask = x.new_ones(4, 4)", "    mask = mask.tril()", "    mask = mask * -100.0", "    out = out + mask",
       "out = out.softmax(dim=-1)", "out = self.proj(out)", "out = out.transpose(0, 1)", "out = out.sigmoid()",
       "if self.f:", "    return out.roll(-1, dims=0)", "return out")),
+    # each side its own lines in the same places (timm maxvit's window and grid partitions): `if` and `else` in each
+    (_PARTITION_PLAIN, _PARTITION_FLAGGED,
+     ("x = x * 1.5", "if self.f:", "    m = 'height {} must be divisible by grid 2'.format(x.shape[1])", "else:",
+      "    m = 'height ({}) must be divisible by window (2)'.format(x.shape[1])", "x = x + len(m) / 100",
+      "if self.f:", "    x = x.view(2, 2, 2, 2).permute(0, 2, 1, 3)", "else:", "    x = x.view(2, 2, 2, 2).permute(0, 1, 3, 2)",
+      "x = x.reshape(4, 4)", "x = self.qkv(x)", "x = x * 2", "x = x + 1", "x = x.relu()", "x = x.reshape(2, 2, 2, 4)",
+      "if self.f:", "    x = x.permute(0, 2, 1, 3)", "else:", "    x = x.permute(0, 1, 3, 2)", "x = x.reshape(4, 8)", "x = self.proj(x)",
+      "return x.sigmoid()")),
     # a `del` of values the plain side holds unread is run by both sides: no `if` for it
     (("a = x * 2", "b = a + 1", "c = b * b", "d = c - 1", "e = d * 3", "return e"),
      ("x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3", "return e.roll(-1, dims=0)"),
@@ -152,6 +169,8 @@ REGIONS = [
       "if self.f:", "    return x + shortcut.repeat(1, 2)", "return x")),
 ]  # fmt: skip
 NOT_REGIONS = [
+    # each side its own lines in three places, more than the lines both run
+    (_PARTITION_PLAIN[:4] + ("return x",), ("x = x * 1.5", "x = x * 3", "x = x.relu()", "x = x + 1", "x = x.view(4, 4)", "x = x.exp()", "return x")),
     # one place apart: the one `if` of branched
     (("x = self.a(x)", "return x"), ("x = self.a(x)", "x = x * 2", "return x")),
     # not straight-line code: a loop

@@ -74,6 +74,19 @@ class _Switching(nn.Module):
         return x
 
 
+class _SequentialSteps(nn.Module):
+    """Code around each child of a Sequential the forward never calls whole: the export holds a ModuleList."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.seq = nn.Sequential(*(nn.Linear(4, 4) for _ in range(depth)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for lin in self.seq:
+            x = lin(x).relu() + x
+        return x
+
+
 def _split(model: nn.Module) -> fx.GraphModule:
     """The root as collect sees it: its containers known again (a GraphModule holds plain modules)."""
     return split(restore_layers(fx.symbolic_trace(model))).root
@@ -91,7 +104,8 @@ CASES: list[tuple[str, Callable[[], nn.Module], int, int]] = [  # (name, model, 
     ("every step kept", models.KeptSteps, 1, 3),
     ("two steps back", _Pairs, 0, 0),
     ("not every child", _Partial, 0, 0),
-    ("two children", _two, 0, 0),
+    ("two children of a ModuleList", _two, 1, 4),  # its source loops over it: blocks of 2 and 3 are one code
+    ("two children of a Sequential never called whole", lambda: _SequentialSteps(2), 1, 3),  # held as a ModuleList
     ("calls alone", _Calls, 0, 0),
     ("a shared module that changes", _Switching, 0, 0),
 ]

@@ -477,7 +477,7 @@ SHAPES = [
           counts={"= self.rotary()": 1}),
     # a dropout that does not train returns its input itself: the caller's residual reads it, cut out all the same
     Shape("dropout_alias_export", _model(models.DroppedResiduals), lambda: (torch.randn(2, 4, 5, 5),), _export_reading_dropouts, frozenset({"DroppedConv"}),
-          counts={"x = x + self.layers[0](x)": 1}),
+          counts={"for layer in self.layers:": 1, "x = x + layer(x)": 1}),
     # an OrderedDict Sequential held in another order than it runs, but only for children without state: called whole
     Shape("sequential_held_out_of_order_export", _model(models.ActThenLinear), lambda: (torch.randn(2, 8),), _export_holding_stateless_last,
           frozenset({"LinearNorm"}), counts={"self.proj(x * 2)": 1, "self.proj.act(": 0}),
@@ -722,7 +722,7 @@ SHAPES = [
     Shape("mixed_convs", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _trace,
           frozenset({"MixedConvs", "MixedConvs_1"}),
           counts={"for i, layer in enumerate(self.values()):": 1, "out = x_split[i]": 1, 'self["1"]': 0, 'self["0"](out)': 1,
-                  "for i, (kernel_size, padding) in enumerate(zip(kernel_sizes, paddings)):": 1, "MixedConvs(4, [1, 3], [0, 1], [4, 4])": 1,
+                  "for i, (kernel_size, padding) in enumerate(zip(kernel_sizes, paddings)):": 1, "MixedConvs(4, [1, 3], [0, 1])": 1, "self.splits = [in_channels] * len(kernel_sizes)": 1,
                   "x_split = torch.split(x, self.splits, dim=1)": 1}),
     Shape("mixed_convs_export", _model(models.MixedConvStages), lambda: (torch.randn(2, 8, 6, 6),), _export,
           frozenset({"MixedConvs", "MixedConvs_1"}), counts={"for i, layer in enumerate(self.values()):": 1, 'self["1"]': 0,
@@ -732,6 +732,12 @@ SHAPES = [
           frozenset({"EvenMixedConvs", "SummedHeads"}), counts=LISTED),
     Shape("listed_children_export", _model(models.MixedConvNet), lambda: (torch.randn(2, 8, 12, 12),), _export,
           frozenset({"EvenMixedConvs", "SummedHeads"}), counts=LISTED),
+    # a loop over two children is one too: blocks of 2 and 3 children are one class
+    Shape("two_and_three_steps", _model(models.TwoAndThreeSteps), _rows, _trace, frozenset({"ResidualLinears", "NormedStack"}),
+          counts={"for layer in self:": 1, "for block in self.blocks:": 1, "NormedStack(blocks=nn.ModuleList([nn.Linear(4, 4) for _ in range(3)]))": 1,
+                  "ResidualLinears(2)": 1, "[0]": 0}),
+    Shape("two_and_three_steps_export", _model(models.TwoAndThreeSteps), _rows, _export, frozenset({"ResidualLinears", "NormedStack"}),
+          counts={"for layer in self:": 1, "for block in self.blocks:": 1, "[0]": 0}),
     # ... which a block of 2, 3 and 5 convolutions runs alike: one class
     Shape("chunked_convs", _model(models.ChunkedConvStages), lambda: (torch.randn(2, 12, 6, 6),), _trace, frozenset({"ChunkedConvs"}),
           counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1, "x.chunk(self.value, dim=1)": 1}),
