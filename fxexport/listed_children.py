@@ -6,16 +6,18 @@ splits its input by a list of channel counts (`torch.split(x, self.splits, 1)`).
 hold 2, 3 or 4 children, so each number of children would be a class of its own. Where the
 instances of one source container subclass build nothing but numbered children of one code, and
 their forwards are one code but for lists of numbers (and numbers), the class builds its children
-in a loop over the lists their literals vary in, and takes the forward's lists as parameters:
+in a loop over the lists their literals vary in, and stores the forward's lists:
 
-    def __init__(self, in_channels, kernel_sizes, paddings, splits):
+    def __init__(self, in_channels, kernel_sizes, paddings):
         super().__init__()
         for i, (kernel_size, padding) in enumerate(zip(kernel_sizes, paddings)):
             self.add_module(str(i), nn.Conv2d(in_channels, in_channels, kernel_size, padding=padding))
-        self.splits = splits
+        self.splits = [in_channels] * len(kernel_sizes)
 
 A literal one instance's children differ in is a list for every instance; one that differs only
-between instances is a plain parameter, as generalize.py makes it.
+between instances is a plain parameter, as generalize.py makes it. A forward list is one item a
+child repeated where it is so in every instance (as above), a list the children are built from where
+it is one, else a parameter of its own.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from .instances import Instances
 from .ir import ClassIR
 from .literal_names import literal_names
 from .names import unique_identifier
-from .spelled_calls import added_line, node_text, parsed_line, without_defaults
+from .spelled_calls import added_line, char_offset, node_text, parsed_line, without_defaults
 
 Known = dict[str, tuple[str, ...]]
 _BASES = frozenset({"ModuleDict", "Sequential", "ModuleList"})
@@ -118,8 +120,7 @@ def _number_lists(line: str) -> list[ast.List]:
 def _list_slot(number: int, line: str, node: ast.List) -> Slot:
     indent = len(line) - len(line.lstrip(" "))
     statement = line[indent:]
-    start = len(statement.encode()[: node.col_offset].decode())
-    end = len(statement.encode()[: node.end_col_offset].decode())
+    start, end = char_offset(statement, node.col_offset), char_offset(statement, node.end_col_offset)
     return Slot(number, indent + start, indent + end, statement[start:end], "list", False)
 
 
@@ -261,6 +262,9 @@ def _forward(members: list[_Member], naming: _Naming, first: ClassIR, length: _L
     for j, slot in enumerate(slots):
         column = tuple(m.forward_slots[j].text for m in members)
         if len(set(column)) == 1:
+            continue
+        if slot.name != "list" and column == length.counts:  # the number of children: the source's `len(self)`
+            texts[j] = "len(self)"
             continue
         repeated = _repeated(column, [len(m.children) for m in members], naming)
         code = f"[{repeated}] * {length()}" if repeated is not None else None

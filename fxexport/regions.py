@@ -142,6 +142,7 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
             continue
         own_plain, own_flagged = own_plain + len(code_lines(mine)), own_flagged + len(code_lines(theirs))
         segments.append(((), mine, theirs))
+    segments = _notes_after(segments)
     if not all(_closed(part) for segment in segments for part in segment):
         return None  # an optional child's `if` apart from its body
     places = sum(1 for shared_lines, _, _ in segments if not shared_lines)
@@ -150,6 +151,32 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
     if not 2 <= places <= MAX_REGIONS or len(code_lines(joined)) > longer + SLACK + PER_PLACE * places or shared < max(own_plain, own_flagged):
         return None
     return tuple(segments)
+
+
+def _notes_after(segments: list[Segment]) -> list[Segment]:
+    """The segments with the comments each side ends its own lines with (the notes quoting the source
+    line of the shared statement after them, which the sides' sources write in two places) before that
+    statement, the plain side's: a note never ends a branch."""
+    out = list(segments)
+    for k in range(len(out) - 1):
+        shared, mine, theirs = out[k]
+        following = out[k + 1][0]
+        if shared or not following:
+            continue
+        mine_notes, theirs_notes = _trailing_comments(mine), _trailing_comments(theirs)
+        if not (mine_notes or theirs_notes):
+            continue
+        out[k] = (shared, mine[: len(mine) - len(mine_notes)], theirs[: len(theirs) - len(theirs_notes)])
+        out[k + 1] = ((*(mine_notes or theirs_notes), *following), (), ())
+    return out
+
+
+def _trailing_comments(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The comment lines the lines end with (none where they are all comments)."""
+    end = len(lines)
+    while end > 0 and _comment(lines[end - 1]):
+        end -= 1
+    return lines[end:] if end else ()
 
 
 def _closed(lines: tuple[str, ...]) -> bool:

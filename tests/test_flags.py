@@ -157,6 +157,14 @@ REGIONS = [
       "x = x.reshape(4, 4)", "x = self.qkv(x)", "x = x * 2", "x = x + 1", "x = x.relu()", "x = x.reshape(2, 2, 2, 4)",
       "if self.f:", "    x = x.permute(0, 2, 1, 3)", "else:", "    x = x.permute(0, 1, 3, 2)", "x = x.reshape(4, 8)", "x = self.proj(x)",
       "return x.sigmoid()")),
+    # a note each side ends its own lines with (its source's line for the shared statement after them) goes after the branch
+    (("a = x * 2", "b = a.view(8, 2)", "# m.py:3 in forward: c = b.relu()", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
+      "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "g = f.view(4, 4)", "return g.sigmoid()"),
+     ("a = x * 2", "b = a.view(2, 8)", "# m.py:5 in forward: c = b.relu()", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
+      "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "g = f.view(16)", "return g.sigmoid()"),
+     ("a = x * 2", "if self.f:", "    b = a.view(2, 8)", "else:", "    b = a.view(8, 2)", "# m.py:3 in forward: c = b.relu()", "c = b.relu()",
+      "d = c + 1", "e = d * 2", "f = e - 1", "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "if self.f:", "    g = f.view(16)", "else:",
+      "    g = f.view(4, 4)", "return g.sigmoid()")),
     # a `del` of values the plain side holds unread is run by both sides: no `if` for it
     (("a = x * 2", "b = a + 1", "c = b * b", "d = c - 1", "e = d * 3", "return e"),
      ("x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3", "return e.roll(-1, dims=0)"),

@@ -79,6 +79,10 @@ CASES = [
     ("alike_children_counted", [_block("Heads", ["nn.Linear(2, 2)"] * 2, [], "ModuleList", forward=STACKED), _block("Heads_1", ["nn.Linear(3, 3)"] * 3, [], "ModuleList", forward=STACKED)],
      (("in_features", "count"), ("for i in range(count):", "    self.add_module(str(i), nn.Linear(in_features, in_features))"),
       {"Heads": "Heads(2, 2)", "Heads_1": "Heads(3, 3)"})),
+    # a forward's number that is the number of children: `len(self)`, as the source reads it
+    ("the_count_read", [_block("Heads", ["nn.Linear(4, 4)"] * 2, [], "ModuleList", forward=(*STACKED[:-1], "return torch.stack(outs).view(2, -1)")),
+                        _block("Heads_1", ["nn.Linear(4, 4)"] * 3, [], "ModuleList", forward=(*STACKED[:-1], "return torch.stack(outs).view(3, -1)"))],
+     (("count",), ("for i in range(count):", "    self.add_module(str(i), nn.Linear(4, 4))"), {"Heads": "Heads(2)", "Heads_1": "Heads(3)"})),
     # an instance whose children are of another code keeps its class; the others are listed all the same
     ("one_instance_of_other_children", [TWO, THREE, _block("Mixed_4", [_conv(3).replace(", bias=False", ""), _conv(5).replace(", bias=False", "")], [4, 4])],
      (("kernel_sizes", "paddings"),
@@ -110,6 +114,11 @@ def test_instances_of_other_counts_are_one_class_built_from_lists(name: str, cla
     assert listed[0].calls == calls
 
 
+def test_the_forward_reads_the_number_of_children_as_the_length_of_self() -> None:
+    found = listed_children(next(c[1] for c in CASES if c[0] == "the_count_read"), {}, Instances())[1][0]
+    assert found.merged.forward_lines[-1] == "return torch.stack(outs).view(len(self), -1)"
+
+
 def test_the_forward_reads_its_lists_from_self() -> None:
     (found,) = listed_children([UNEVEN, THREE], {}, Instances())[1]
     assert found.merged.forward_lines[0] == "x_split = torch.split(x, self.in_channels_list, dim=1)"
@@ -133,6 +142,7 @@ SLOTS = [
     ("x = f(x, [a, 4])", ["4"]),  # not all numbers: its numbers alone
     ("x = f(x, [])", []),
     ("    y = g([1], 2)", ["[1]", "2"]),  # in a block
+    ("y = g('héllo', [1, 2])", ["[1, 2]"]),  # columns in characters, not UTF-8 bytes
 ]
 
 
