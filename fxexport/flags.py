@@ -63,7 +63,7 @@ def branched(
     forward's parameters, never renamed). With `regions`, where one `if` would not read well
     (few_lines_apart), straight-line forwards branch in several places (regions.py)."""
     parts = _parts(plain, flagged, params)
-    if regions and _in_regions(parts, plain, flagged):
+    if regions and _in_regions(parts, plain, flagged, params):
         joined = regions_joined(plain, flagged, condition, negated, params)
         if joined is not None:
             return joined
@@ -135,7 +135,7 @@ def _segments(
 ) -> tuple[tuple[Segment, ...], tuple[str, ...]]:
     """The branched code of the two forwards (branched) and its segments: shared lines, or each side's own."""
     parts = _parts(plain, flagged, params)
-    if regions and _in_regions(parts, plain, flagged):
+    if regions and _in_regions(parts, plain, flagged, params):
         found = region_segments(plain, flagged, params)
         if found is not None:
             return found, written(found, condition, negated)
@@ -187,10 +187,13 @@ def few_lines_apart(plain: tuple[str, ...], flagged: tuple[str, ...], params: tu
     return regions and regions_joined(plain, flagged, "c", "not c", params) is not None
 
 
-def _in_regions(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:
+def _in_regions(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...]) -> bool:
     """True where the forwards should branch in several places if they can: one `if` would not read well,
-    or would hold both forwards whole (no statement shared before or after it)."""
-    return not _reads_well(parts, plain, flagged) or not code_lines((*parts[0], *parts[3]))
+    would hold both forwards whole (no statement shared before or after it), or would be longer."""
+    if not _reads_well(parts, plain, flagged) or not code_lines((*parts[0], *parts[3])):
+        return True
+    found = region_segments(plain, flagged, params)
+    return found is not None and len(code_lines(written(found, "c", "c"))) < len(code_lines(_joined(parts, "c", "c")))
 
 
 def _reads_well(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:

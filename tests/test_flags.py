@@ -165,6 +165,11 @@ REGIONS = [
      ("a = x * 2", "if self.f:", "    b = a.view(2, 8)", "else:", "    b = a.view(8, 2)", "# m.py:3 in forward: c = b.relu()", "c = b.relu()",
       "d = c + 1", "e = d * 2", "f = e - 1", "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "if self.f:", "    g = f.view(16)", "else:",
       "    g = f.view(4, 4)", "return g.sigmoid()")),
+    # sides of few lines of their own, apart in two places: branching in each is shorter than one `if` holding the lines between twice
+    (("a = x * 2", "b = a + 1", "c = b * 3", "c = c - 1", "c = c.exp()", "d = c - 1", "return d"),
+     ("a = x * 2", "b = a - 1", "c = b * 3", "c = c - 1", "c = c.exp()", "d = c - 1", "return d.relu()"),
+     ("a = x * 2", "if self.f:", "    b = a - 1", "else:", "    b = a + 1", "c = b * 3", "c = c - 1", "c = c.exp()", "d = c - 1",
+      "if self.f:", "    return d.relu()", "return d")),
     # a `del` of values the plain side holds unread is run by both sides: no `if` for it
     (("a = x * 2", "b = a + 1", "c = b * b", "d = c - 1", "e = d * 3", "return e"),
      ("x = x.roll(1, dims=0)", "a = x * 2", "b = a + 1", "del x", "c = b * b", "del a", "d = c - 1", "e = d * 3", "return e.roll(-1, dims=0)"),

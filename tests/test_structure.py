@@ -312,7 +312,7 @@ SHAPES = [
           counts={"if self.se is not None:": 1, "if self.residual:": 1}),
     # children of a generated class that spell a default or not (`stride=2`, nothing for 1) compare equal
     Shape("generated_defaults", _model(models.RepNet), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"RepBlock", "ConvNorm"}),
-          counts={"if self.identity is not None:": 1, "RepBlock(6, 6, stride=1, use_identity=True)": 1, "RepBlock(4, 6)": 1,
+          counts={"if self.identity is not None:": 2, "x = self.conv_1x1(x) + self.conv_kxk(x)": 1, "RepBlock(6, 6, stride=1, use_identity=True)": 1, "RepBlock(4, 6)": 1,
                   "if use_identity:": 1, "self.identity = nn.BatchNorm2d(in_channels)": 1}),  # the stride, not read by it, is no test
     # a child only some blocks build, with a width no parameter of the class carries: passed in, not its width apart
     Shape("optional_child_of_its_own_width", _model(models.BottleneckedNet), _rows, _trace, frozenset({"Bottlenecked"}),
