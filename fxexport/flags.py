@@ -193,7 +193,11 @@ def _in_regions(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flag
     if not _reads_well(parts, plain, flagged) or not code_lines((*parts[0], *parts[3])):
         return True
     found = region_segments(plain, flagged, params)
-    return found is not None and len(code_lines(written(found, "c", "c"))) < len(code_lines(_joined(parts, "c", "c")))
+    if found is None:
+        return False
+    places = sum(1 for shared, _, _ in found if not shared)
+    # lines of all kinds (a place may add the notes quoting each side's source), each place after the first paying for itself
+    return len(_joined(parts, "c", "c")) - len(written(found, "c", "c")) >= max(places - 1, 1)
 
 
 def _reads_well(parts: tuple[tuple[str, ...], ...], plain: tuple[str, ...], flagged: tuple[str, ...]) -> bool:

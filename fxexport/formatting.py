@@ -125,8 +125,9 @@ def _needs_black(lines: list[str], start: int, end: int) -> bool:
                for line in lines[start - 1 : end])  # fmt: skip
 
 
-# A colon next to an attribute bound: black treats `:` in a slice with a complex bound as an operator.
-_UNSPACED_SLICE = re.compile(r":self\.|self\.[\w.]+:(?=\S)")
+# A colon next to an attribute bound, or a container's length (listed_children.py): black treats `:` in a
+# slice with a complex bound as an operator.
+_UNSPACED_SLICE = re.compile(r":(?:self\.|len\(self\))|(?:self\.[\w.]+|len\(self\)):(?=\S)")
 
 
 def _width(line: str) -> int:

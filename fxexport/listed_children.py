@@ -263,7 +263,7 @@ def _forward(members: list[_Member], naming: _Naming, first: ClassIR, length: _L
         column = tuple(m.forward_slots[j].text for m in members)
         if len(set(column)) == 1:
             continue
-        if slot.name != "list" and column == length.counts:  # the number of children: the source's `len(self)`
+        if slot.name != "list" and column == length.counts and names[j] is None:  # the number of children, where the source names nothing else
             texts[j] = "len(self)"
             continue
         repeated = _repeated(column, [len(m.children) for m in members], naming)

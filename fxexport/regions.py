@@ -142,6 +142,8 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
             continue
         own_plain, own_flagged = own_plain + len(code_lines(mine)), own_flagged + len(code_lines(theirs))
         segments.append(((), mine, theirs))
+    if _coincident(plain, renamed):
+        return None
     segments = _notes_after(segments)
     if not all(_closed(part) for segment in segments for part in segment):
         return None  # an optional child's `if` apart from its body
@@ -151,6 +153,28 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
     if not 2 <= places <= MAX_REGIONS or len(code_lines(joined)) > longer + SLACK + PER_PLACE * places or shared < max(own_plain, own_flagged):
         return None
     return tuple(segments)
+
+
+def _coincident(plain: tuple[str, ...], renamed: tuple[str, ...]) -> bool:
+    """True where a statement both sides run comes, on each side, after a note quoting another source
+    line (torch.export): the sides' sources wrote it in two places, and its text matched by chance."""
+    notes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, plain, renamed, autojunk=False).get_opcodes():
+        if tag != "equal":
+            notes = (_last_comments(plain[i1:i2]), _last_comments(renamed[j1:j2]))
+        elif all(notes) and notes[0] != notes[1] and not _comment(plain[i1]):
+            return True
+        else:
+            notes = ((), ())
+    return False
+
+
+def _last_comments(lines: tuple[str, ...]) -> tuple[str, ...]:
+    """The comment lines the lines end with (all of them, where they are all comments)."""
+    end = len(lines)
+    while end > 0 and _comment(lines[end - 1]):
+        end -= 1
+    return lines[end:]
 
 
 def _notes_after(segments: list[Segment]) -> list[Segment]:

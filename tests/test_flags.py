@@ -157,14 +157,19 @@ REGIONS = [
       "x = x.reshape(4, 4)", "x = self.qkv(x)", "x = x * 2", "x = x + 1", "x = x.relu()", "x = x.reshape(2, 2, 2, 4)",
       "if self.f:", "    x = x.permute(0, 2, 1, 3)", "else:", "    x = x.permute(0, 1, 3, 2)", "x = x.reshape(4, 8)", "x = self.proj(x)",
       "return x.sigmoid()")),
-    # a note each side ends its own lines with (its source's line for the shared statement after them) goes after the branch
-    (("a = x * 2", "b = a.view(8, 2)", "# m.py:3 in forward: c = b.relu()", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
+    # ... but not where it saves fewer lines than it has places after the first (three places, a line saved)
+    (("a = x * 2", "b = a + 1", "c = b * 3", "return c"),
+     ("a = x * 2", "a = a.exp()", "b = a + 1", "b = b.exp()", "c = b * 3", "c = c.exp()", "return c"),
+     ("a = x * 2", "if self.f:", "    a = a.exp()", "    b = a + 1", "    b = b.exp()", "    c = b * 3", "    c = c.exp()", "else:",
+      "    b = a + 1", "    c = b * 3", "return c")),
+    # a note one side ends its own lines with (its source's line for the shared statement after them) goes after the branch
+    (("a = x * 2", "b = a.view(8, 2)", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
       "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "g = f.view(4, 4)", "return g.sigmoid()"),
-     ("a = x * 2", "b = a.view(2, 8)", "# m.py:5 in forward: c = b.relu()", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
+     ("a = x * 2", "b = a.view(2, 8)", "# m.py:5 in forward: c = b.relu()  # as the source", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
       "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "g = f.view(16)", "return g.sigmoid()"),
-     ("a = x * 2", "if self.f:", "    b = a.view(2, 8)", "else:", "    b = a.view(8, 2)", "# m.py:3 in forward: c = b.relu()", "c = b.relu()",
-      "d = c + 1", "e = d * 2", "f = e - 1", "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "if self.f:", "    g = f.view(16)", "else:",
-      "    g = f.view(4, 4)", "return g.sigmoid()")),
+     ("a = x * 2", "if self.f:", "    b = a.view(2, 8)", "else:", "    b = a.view(8, 2)", "# m.py:5 in forward: c = b.relu()  # as the source",
+      "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1", "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "if self.f:",
+      "    g = f.view(16)", "else:", "    g = f.view(4, 4)", "return g.sigmoid()")),
     # sides of few lines of their own, apart in two places: branching in each is shorter than one `if` holding the lines between twice
     (("a = x * 2", "b = a + 1", "c = b * 3", "c = c - 1", "c = c.exp()", "d = c - 1", "return d"),
      ("a = x * 2", "b = a - 1", "c = b * 3", "c = c - 1", "c = c.exp()", "d = c - 1", "return d.relu()"),
@@ -182,6 +187,11 @@ REGIONS = [
       "if self.f:", "    return x + shortcut.repeat(1, 2)", "return x")),
 ]  # fmt: skip
 NOT_REGIONS = [
+    # a statement both run after notes quoting two source lines (torch.export): the sources wrote it twice, its text matched by chance
+    (("a = x * 2", "b = a.view(8, 2)", "# m.py:3 in forward: c = b.relu()", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
+      "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "g = f.view(4, 4)", "return g.sigmoid()"),
+     ("a = x * 2", "b = a.view(2, 8)", "# m.py:5 in forward: c = b.relu()", "c = b.relu()", "d = c + 1", "e = d * 2", "f = e - 1",
+      "f = f * 3", "f = f + 2", "f = f.exp()", "f = f - 4", "g = f.view(16)", "return g.sigmoid()")),
     # each side its own lines in three places, more than the lines both run
     (_PARTITION_PLAIN[:4] + ("return x",), ("x = x * 1.5", "x = x * 3", "x = x.relu()", "x = x + 1", "x = x.view(4, 4)", "x = x.exp()", "return x")),
     # one place apart: the one `if` of branched

@@ -66,13 +66,35 @@ class _Crops(nn.Module):
         return self.small(x).sum() + self.large(x).sum()
 
 
+class _LengthCrop(nn.ModuleList):
+    """Crops by its number of children, bounds on each side and a step: `len(self)` in the shared class."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(nn.Linear(4, 4) for _ in range(count))
+        self.count = count
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.stack([m(x) for m in self]).sum(0)
+        return x[:, : self.count] + x[:, self.count :][:, : self.count] + x[:, :: self.count][:, : self.count]
+
+
+class _LengthCrops(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.small, self.large = _LengthCrop(2), _LengthCrop(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.small(x).sum() + self.large(x).sum()
+
+
 class _LeafCrops(fx.Tracer):
     def is_leaf_module(self, m: nn.Module, qualname: str) -> bool:
         return False
 
 
 OTHERS = [("hostile", _hostile_graph), ("wide_names", _wide_names),
-          ("crops", lambda: fx.GraphModule(_Crops(), _LeafCrops().trace(_Crops())))]  # fmt: skip
+          ("crops", lambda: fx.GraphModule(_Crops(), _LeafCrops().trace(_Crops()))),
+          ("length_crops", lambda: fx.symbolic_trace(_LengthCrops()))]  # fmt: skip
 
 
 @pytest.mark.parametrize("name,build", ALL + OTHERS, ids=[n for n, _ in ALL + OTHERS])

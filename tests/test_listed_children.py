@@ -119,6 +119,14 @@ def test_the_forward_reads_the_number_of_children_as_the_length_of_self() -> Non
     assert found.merged.forward_lines[-1] == "return torch.stack(outs).view(len(self), -1)"
 
 
+def test_a_number_the_source_names_is_no_length_though_it_equals_one() -> None:
+    source = "def forward(self, x):\n    return torch.stack([h(x) for h in self]).view(self.heads, -1)\n"
+    classes = [replace(c, source_forward=source) for c in next(c[1] for c in CASES if c[0] == "the_count_read")]
+    found = listed_children(classes, {}, Instances())[1][0]
+    assert found.merged.forward_lines[-1] == "return torch.stack(outs).view(self.heads, -1)"
+    assert found.calls == {"Heads": "Heads(2, 2)", "Heads_1": "Heads(3, 3)"}
+
+
 def test_the_forward_reads_its_lists_from_self() -> None:
     (found,) = listed_children([UNEVEN, THREE], {}, Instances())[1]
     assert found.merged.forward_lines[0] == "x_split = torch.split(x, self.in_channels_list, dim=1)"
