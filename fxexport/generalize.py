@@ -104,7 +104,7 @@ def generalize(
         level, listed = listed_children(level, params, instances)
         for found in listed:
             params[found.merged.name] = found.merged.init_params
-            out.append(replace(found.merged, init_lines=tuple(without_defaults(line, params) for line in found.merged.init_lines)))
+            out.append(found.merged)  # its child's defaults left out already, its other lines build nothing
             calls.update(found.calls)
             names.update(dict.fromkeys(found.calls, found.merged.name))
         level, pending = optional_inputs(level, pending, params)

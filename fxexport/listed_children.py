@@ -144,12 +144,13 @@ class _Naming:
 
     def parameter(self, column: tuple[str, ...], base: str, keyword: bool, default: str | None = None, shared: bool = True) -> str:
         """The parameter taking `column` (a value per member): the one already taking it, where `shared`."""
-        if column not in self.by_column or not shared:
+        if shared and column in self.by_column:
+            name = self.by_column[column]
+        else:
             name = unique_identifier(base, self.taken, "value", start=2)
             self.values[name], self.defaults[name] = column, default
             if shared:
                 self.by_column[column] = name
-        name = self.by_column[column] if shared else name
         self.keyword[name] = self.keyword.get(name, True) and keyword
         return name
 

@@ -126,12 +126,17 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
         return None
     flows = (mine_flow, theirs_flow)
     added: tuple[list[tuple[int, str]], list[tuple[int, str]]] = ([], [])  # per side: (place, name) of a `del` both run
+    notes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # the comments each side's lines apart ended with
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, plain, renamed, autojunk=False).get_opcodes():
         mine, theirs = plain[i1:i2], renamed[j1:j2]
         if tag == "equal":
+            if _by_chance(notes, mine):
+                return None
+            notes = ((), ())
             segments.append((mine, (), ()))
             shared += len(code_lines(mine))
             continue
+        notes = (_last_comments(mine), _last_comments(theirs))
         mine, theirs = (mine if code_lines(mine) else ()), (theirs if code_lines(theirs) else ())
         if not mine and not theirs:
             if plain[i1:i2]:
@@ -142,8 +147,6 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
             continue
         own_plain, own_flagged = own_plain + len(code_lines(mine)), own_flagged + len(code_lines(theirs))
         segments.append(((), mine, theirs))
-    if _coincident(plain, renamed):
-        return None
     segments = _notes_after(segments)
     if not all(_closed(part) for segment in segments for part in segment):
         return None  # an optional child's `if` apart from its body
@@ -155,18 +158,10 @@ def _segments(plain: tuple[str, ...], renamed: tuple[str, ...], params: tuple[st
     return tuple(segments)
 
 
-def _coincident(plain: tuple[str, ...], renamed: tuple[str, ...]) -> bool:
-    """True where a statement both sides run comes, on each side, after a note quoting another source
-    line (torch.export): the sides' sources wrote it in two places, and its text matched by chance."""
-    notes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, plain, renamed, autojunk=False).get_opcodes():
-        if tag != "equal":
-            notes = (_last_comments(plain[i1:i2]), _last_comments(renamed[j1:j2]))
-        elif all(notes) and notes[0] != notes[1] and not _comment(plain[i1]):
-            return True
-        else:
-            notes = ((), ())
-    return False
+def _by_chance(notes: tuple[tuple[str, ...], tuple[str, ...]], shared: tuple[str, ...]) -> bool:
+    """True where the statement both sides run comes, on each side, after a note quoting another source
+    line (torch.export, `notes`): the sides' sources wrote it in two places, and its text matched by chance."""
+    return all(notes) and notes[0] != notes[1] and not _comment(shared[0])
 
 
 def _last_comments(lines: tuple[str, ...]) -> tuple[str, ...]:
@@ -178,29 +173,21 @@ def _last_comments(lines: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _notes_after(segments: list[Segment]) -> list[Segment]:
-    """The segments with the comments each side ends its own lines with (the notes quoting the source
-    line of the shared statement after them, which the sides' sources write in two places) before that
-    statement, the plain side's: a note never ends a branch."""
+    """The segments with the comments a side ends its own lines with (the note quoting the source line
+    of the shared statement after them, which only one side has: `_by_chance` refuses two) before that
+    statement: a note never ends a branch."""
     out = list(segments)
     for k in range(len(out) - 1):
         shared, mine, theirs = out[k]
         following = out[k + 1][0]
         if shared or not following:
             continue
-        mine_notes, theirs_notes = _trailing_comments(mine), _trailing_comments(theirs)
+        mine_notes, theirs_notes = _last_comments(mine), _last_comments(theirs)  # own lines hold code: never all
         if not (mine_notes or theirs_notes):
             continue
         out[k] = (shared, mine[: len(mine) - len(mine_notes)], theirs[: len(theirs) - len(theirs_notes)])
         out[k + 1] = ((*(mine_notes or theirs_notes), *following), (), ())
     return out
-
-
-def _trailing_comments(lines: tuple[str, ...]) -> tuple[str, ...]:
-    """The comment lines the lines end with (none where they are all comments)."""
-    end = len(lines)
-    while end > 0 and _comment(lines[end - 1]):
-        end -= 1
-    return lines[end:] if end else ()
 
 
 def _closed(lines: tuple[str, ...]) -> bool:
