@@ -37,6 +37,7 @@ from .code_slots import (
     variable_tokens,
 )
 from .computed_inputs import computed_inputs
+from .defaulted_children import defaulted_children
 from .defaulted_inputs import defaulted_inputs
 from .derived_flags import derived_flag
 from .elements import Absent, Element, built_in_steps, element_of, element_text, flag_base, pad
@@ -111,7 +112,7 @@ def generalize(
         level, pending = defaulted_inputs(level, pending, params)
         level = computed_inputs(level, params)
         level, pending = defaulted_inputs(level, pending, params, branching=True, forwards={c.name: c.forward_params for c in out})  # what neither form above joins
-        unpadded = in_place_children(across_codes(identity_children(level), params), params)
+        unpadded = in_place_children(across_codes(defaulted_children(identity_children(level), params), params), params)
         level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}
         for group, optional, flag in _joined(_groups([c for c in level if not c.is_root], params), params, lacking):

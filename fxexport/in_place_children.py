@@ -11,6 +11,7 @@ children its callers pass (or the class builds: built_children.py), and the inst
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, replace
 from typing import cast
@@ -250,19 +251,43 @@ def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
     if built_order is None or len(init_gaps) != len(optional):
         return None
     out: list[ClassIR] = list(family)
+    code_places: list[dict[str, tuple[int, int, str]]] = []
     for rows in codes.values():
         places: dict[str, tuple[int, int, str]] = {}
         for i in rows:
             for a in found[i].applied:
                 if places.setdefault(a.child, (a.forward_gap, a.init_gap, a.lines[-1])) != (a.forward_gap, a.init_gap, a.lines[-1]):
                     return None
-        order = _order([[a.child for a in found[i].applied] for i in rows])
+        code_places.append(places)
+    any_lines = {a.child: a.lines for p in reversed(found) for a in p.applied}
+    for (code, rows), places in zip(codes.items(), code_places):
+        lines = any_lines | {a.child: a.lines for i in reversed(rows) for a in found[i].applied}
+        for other, other_places in zip(codes, code_places):  # a child none of the code's classes builds
+            for child in set(other_places) - set(places):
+                gap, init_gap, call = other_places[child]
+                if (mapped := _gap_in(code, other, gap)) is not None:
+                    places[child] = (mapped, init_gap, call)
+        order = _order([[a.child for a in found[i].applied] for i in rows] + [[a.child for a in p.applied] for p in found])
         if order is None or set(places) != optional:
             return None
-        lines = {a.child: a.lines for i in reversed(rows) for a in found[i].applied}
         for i in rows:
             out[i] = _with_all(family[i], found[i], (order, built_order), places, lines, optional, holders)
     return out
+
+
+def _gap_in(code: tuple[str, ...], other: tuple[str, ...], gap: int) -> int | None:
+    """Where in `code` (a forward none of whose classes builds a child) the child goes that `other` applies
+    at `gap`: before the line matching the one it precedes there, or after the one matching the one it
+    follows (gcvit's last stage norms after its blocks, whatever their number); None where neither matches.
+    The code's classes build it as None: the place only has to read well."""
+    matcher = difflib.SequenceMatcher(None, other, code, autojunk=False)
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal" and i1 <= gap < i2:
+            return j1 + gap - i1
+    for tag, i1, i2, j1, _ in matcher.get_opcodes():
+        if tag == "equal" and i1 < gap == i2:
+            return j1 + gap - i1
+    return len(code) if gap == len(other) else None
 
 
 def _codes(found: list[_Parts]) -> dict[tuple[str, ...], list[int]]:

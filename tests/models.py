@@ -5682,3 +5682,100 @@ class TwoAndThreeSteps(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.b(self.a(x))
+
+
+class QueriedBlock(nn.Module):
+    """gcvit's block: adds a global query where given one (`def forward(self, x, q_global=None)`)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor, q: torch.Tensor | None = None) -> torch.Tensor:
+        y = self.fc(x)
+        if q is not None:
+            y = y * q.sigmoid()
+        return x + y
+
+
+class GlobalStage(nn.Module):
+    """gcvit's stage: a downsample in all stages but the first, a norm in the last only, and blocks
+    alternating without and with the global query (2 in most stages, 4 in one)."""
+
+    def __init__(self, width: int, depth: int, downsample: bool, norm: bool) -> None:
+        super().__init__()
+        self.downsample = nn.Linear(width // 2, width) if downsample else nn.Identity()
+        self.glob = nn.Linear(width, width)
+        self.blocks = nn.ModuleList(QueriedBlock(width) for _ in range(depth))
+        self.norm = nn.LayerNorm(width) if norm else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.downsample(x)
+        q = self.glob(x)
+        for i, blk in enumerate(self.blocks):
+            x = blk(x, q) if i % 2 else blk(x)
+        x = self.norm(x)
+        return x.flip(-1)
+
+
+class GlobalStages(nn.Module):
+    """gcvit's stages (torch.export leaves the identities out: the first stage has no downsample, the others
+    no norm, and the deeper stage, a code of its own, neither a norm nor a stage beside it that lacks one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(
+            GlobalStage(4, 2, False, False), GlobalStage(8, 2, True, False), GlobalStage(16, 4, True, False),
+            GlobalStage(32, 2, True, True),
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.stages(x)
+
+
+class BranchSum(nn.Module):
+    """timm's MobileOneBlock: branches summed, the identity norm's `0` where the block has none."""
+
+    def __init__(self, width: int, identity: bool) -> None:
+        super().__init__()
+        self.identity = nn.BatchNorm1d(width) if identity else None
+        self.scale = nn.Linear(width, width)
+        self.conv = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity_out = 0
+        if self.identity is not None:
+            identity_out = self.identity(x)
+        out = self.scale(x) + self.conv(x)
+        out = out + identity_out
+        return out.relu()
+
+
+class DualPath(nn.Module):
+    """timm's DualPathBlock: a projection of the input where the block projects (`proj_s1`, or `proj_s2` where
+    it also downsamples: another child in its place), else the input itself, split in two."""
+
+    def __init__(self, width: int, kind: str) -> None:
+        super().__init__()
+        self.proj_s1 = nn.Linear(width, width) if kind == "proj" else None
+        self.proj_s2 = nn.Linear(width, width, bias=False) if kind == "down" else None
+        self.body = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.proj_s1 is None and self.proj_s2 is None:
+            s = x
+        else:
+            s = self.proj_s1(x) if self.proj_s1 is not None else self.proj_s2(x)
+        a, b = s[:, :2], s[:, 2:]
+        y = self.body(x)
+        return torch.cat([a + y[:, :2], b], 1) * 0.5
+
+
+class DefaultedChildren(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sums = nn.Sequential(BranchSum(4, False), BranchSum(4, True), BranchSum(4, True))
+        self.paths = nn.Sequential(DualPath(4, "proj"), DualPath(4, "normal"), DualPath(4, "down"), DualPath(4, "normal"))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.paths(self.sums(x))

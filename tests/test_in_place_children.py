@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fxexport.in_place_children import in_place_children
+from fxexport.in_place_children import _gap_in, in_place_children
 from fxexport.ir import ClassIR
 
 CORE_INIT = ("self.expand = nn.Conv2d(4, 8, 1)", "self.project = nn.Conv2d(8, 4, 1)")
@@ -100,3 +100,21 @@ def test_children_register_in_their_class_order_not_the_forward_order() -> None:
         (CORE_INIT[0], b, "self.a = None", CORE_INIT[1]),
     ]
     assert out[0].forward_lines[1:5] == ("if self.a is not None:", "    out = self.a(out)", "if self.b is not None:", "    out = self.b(out)")
+
+
+OTHER = ("q = self.glob(x)", "x = self.blocks[0](x)", "x = self.blocks[1](x, q)", "return x.flip(-1)")
+DEEPER = ("q = self.glob(x)", "x = self.blocks[0](x)", "x = self.blocks[1](x, q)", "x = self.blocks[2](x)", "x = self.blocks[3](x, q)", "return x.flip(-1)")
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "other", "gap", "expected"),
+    [
+        ("before_the_line_it_precedes", DEEPER, OTHER, 3, 5),  # the norm before the return, after every block
+        ("before_a_matched_first_line", DEEPER, OTHER, 0, 0),
+        ("after_the_line_it_follows", ("q = self.glob(x)", "y = x.relu()"), ("q = self.glob(x)", "return q"), 1, 1),
+        ("at_the_end", ("y = x.relu()",), ("return q",), 1, 1),
+        ("no_line_matches", ("y = x.relu()", "return y"), ("q = self.glob(x)", "return q"), 1, None),
+    ],
+)
+def test_a_child_no_class_of_a_code_builds_goes_where_the_other_code_applies_it(name, code, other, gap, expected) -> None:
+    assert _gap_in(code, other, gap) == expected

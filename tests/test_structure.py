@@ -733,6 +733,20 @@ SHAPES = [
     Shape("listed_children_export", _model(models.MixedConvNet), lambda: (torch.randn(2, 8, 12, 12),), _export,
           frozenset({"EvenMixedConvs", "SummedHeads"}), counts=LISTED),
     # a loop over two children is one too: blocks of 2 and 3 children are one class
+    # stages of two codes (2 and 4 blocks) besides children only some build, applied in place: the stage of 4 builds
+    # no norm and no stage of its code lacks one, so its norm goes where the other code applies it (gcvit by torch.export)
+    Shape("children_some_build_across_codes", _model(models.GlobalStages), _rows, _trace, frozenset({"GlobalStage", "QueriedBlock"}),
+          counts={"if self.variant:": 1, "x = self.norm(x)": 1, "if use_norm:": 1}),
+    Shape("children_some_build_across_codes_export", _model(models.GlobalStages), _rows, _export, frozenset({"GlobalStage", "QueriedBlock"}),
+          counts={"if self.variant:": 1, "if self.norm is not None:": 1, "norm=nn.LayerNorm(32)": 1, "use_norm": 0}),
+    # a child only some blocks build, whose output the others read as a default (MobileOne's `identity_out = 0`,
+    # dpn's input in its projection's place, and the projection another child builds in its place): one class each
+    Shape("defaulted_children", _model(models.DefaultedChildren), _rows, _trace, frozenset({"BranchSum", "DualPath"}),
+          counts={"identity_out = 0": 1, "if self.identity is not None:": 1, "s = x": 1, "if self.proj_s1 is not None:": 1,
+                  "if self.proj_s2 is not None:": 1, "else:": 0}),
+    Shape("defaulted_children_export", _model(models.DefaultedChildren), _rows, _export, frozenset({"BranchSum", "DualPath"}),
+          counts={"identity_out = 0": 1, "if self.identity is not None:": 1, "s = x": 1, "if self.proj_s1 is not None:": 1,
+                  "if self.proj_s2 is not None:": 1, "else:": 0}),
     Shape("two_and_three_steps", _model(models.TwoAndThreeSteps), _rows, _trace, frozenset({"ResidualLinears", "NormedStack"}),
           counts={"for layer in self:": 1, "for block in self.blocks:": 1, "NormedStack(blocks=nn.ModuleList([nn.Linear(4, 4) for _ in range(3)]))": 1,
                   "ResidualLinears(2)": 1, "[0]": 0}),

@@ -1,0 +1,342 @@
+"""Children some instances build whose output the others read as a default: one forward for all.
+
+timm's MobileOneBlock sums its branches: `identity_out = 0`, then `if self.identity is not None:
+identity_out = self.identity(x)`, and later `out += identity_out`. Traced, an instance without the
+child reads the literal in the value's place (`out + 0`); dpn's DualPathBlock without a projection
+reads its input where the others read the projection's output. Where a class's forward is another's
+without the line `value = self.<child>(arg)`, reading one default in the value's place (a number,
+None, or `arg` itself), both take the forward `value = <default>`, then `if self.<child> is not
+None: value = self.<child>(arg)`, and the classes without the child build it as None; callers pass
+the child (`whole_children`) and the classes are one code. A child others build in its place (dpn's
+`c1x1_w_s2` where the rest build `c1x1_w_s1`) then takes an `if` of its own after the first's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .child_lines import attribute, init_template
+from .code_slots import ASSIGNED, filled, line_tokens, masked, number_slots, replaced, variable_names, variable_tokens
+from .ir import ClassIR
+from .optional_children import reads
+from .source_names import kept_input_alias
+
+Known = dict[str, tuple[str, ...]]
+
+_CHILD_CALL = re.compile(r"([A-Za-z_]\w*) = self\.(\w+)\(([A-Za-z_]\w*)?\)")
+_SENTINEL = "7919"  # a number read in the value's place, to find where a class reads its default literal
+_NAMED_DEFAULTS = ("None",)
+_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A holder's line calling the child: the comments quoting its source from `first`, the call at `at`."""
+
+    first: int
+    at: int
+    value: str
+    child: str
+    argument: str
+
+
+@dataclass(frozen=True)
+class _Defaulted:
+    """A code's lines before and after where the value gets its default, the default, and the `if` blocks
+    (children built in the call's place) already there."""
+
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    default: str
+    blocks: tuple[str, ...]
+    children: tuple[str, ...]
+    literal: bool = False  # the default is a number the classes without the child read (a slot of the forward)
+
+
+def defaulted_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
+    """The classes, those of a source class differing in such children given one forward."""
+    families: dict[tuple[object, ...], list[ClassIR]] = {}
+    for cls in level:
+        if not (cls.is_root or cls.parent or cls.takes_children) and cls.init_lines:
+            families.setdefault((*cls.source, cls.forward_params), []).append(cls)
+    out = {c.name: c for c in level}
+    for family in families.values():
+        if len(family) > 1:
+            out.update((c.name, c) for c in _joined(family, known))
+    return [out[c.name] for c in level]
+
+
+def _joined(family: list[ClassIR], known: Known) -> list[ClassIR]:
+    """The family joined; a class written with a child's call under `if` that joins no class lacking the
+    child after all keeps its plain call (its callers would pass the child for nothing)."""
+    joined, written = _rounds(family, known, frozenset())
+    idle = frozenset(key for key in written if not _joins_lacking(joined, *key))
+    return _rounds(family, known, idle)[0] if idle else joined
+
+
+def _rounds(family: list[ClassIR], known: Known, kept: frozenset[tuple[str, str]]) -> tuple[list[ClassIR], set[tuple[str, str]]]:
+    """The family joined, and the (class, child) of each plain call written under `if` (none of `kept`)."""
+    written: set[tuple[str, str]] = set()
+    for _ in range(_ROUNDS):
+        joined = _join_once(family, known)
+        if joined is None:
+            joined, now = _as_defaulted(family, kept)
+            written |= now
+            if not now:
+                break
+        family = joined
+    return family, written
+
+
+def _joins_lacking(family: list[ClassIR], name: str, child: str) -> bool:
+    """True when the class runs the code of a class that builds the child as None."""
+    code = {c.name: masked(c.forward_lines, number_slots(c.forward_lines)) for c in family}
+    return any(code[c.name] == code[name] and f"self.{child} = None" in c.init_lines for c in family)
+
+
+def _join_once(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
+    """The family with one holder code and one code lacking its child joined; None where none joins."""
+    codes: dict[tuple[str, ...], list[int]] = {}
+    for i, cls in enumerate(family):
+        codes.setdefault(masked(cls.forward_lines, number_slots(cls.forward_lines)), []).append(i)
+    for holders in codes.values():
+        for call in _child_calls(family[holders[0]]):
+            for lacking in codes.values():
+                joined = _joined_pair(family, holders, lacking, call, known)
+                if joined is not None:
+                    return joined
+    return None
+
+
+def _as_defaulted(family: list[ClassIR], kept: frozenset[tuple[str, str]]) -> tuple[list[ClassIR], set[tuple[str, str]]]:
+    """The family with every plain call of a child that others call under `if` (its value given a
+    default first) written so too, but those `kept`, where no pair joins as they are: the same code for
+    a class that always builds it (fastvit's blocks with an identity norm, beside those that may lack
+    it, then join others lacking their scale branch); and the (class, child) of each."""
+    defaults = {key: default for cls in family for key, default in _defaults(cls.forward_lines).items()}
+    out, written = [], set()
+    for cls in family:
+        for call in _child_calls(cls):
+            default = defaults.get((call.value, call.child, call.argument))
+            if default is not None and (cls.name, call.child) not in kept:
+                lines = cls.forward_lines
+                forward = (*lines[: call.first], f"{call.value} = {default}", *_if_block(cls, call), *lines[call.at + 1 :])
+                cls = replace(cls, forward_lines=forward, whole_children=cls.whole_children | {call.child})
+                written.add((cls.name, call.child))
+                break  # the calls' places have moved: one a round
+        out.append(cls)
+    return out, written
+
+
+def _defaults(lines: tuple[str, ...]) -> dict[tuple[str, str, str], str]:
+    """(value, child, argument) -> default of each `value = <default>` followed by `if` blocks calling children."""
+    out = {}
+    for k in range(len(lines)):
+        found = _given_default(lines, k)
+        if found is not None:
+            value, default, calls, _ = found
+            out.update({(value, child, argument): default for child, argument in calls})
+    return out
+
+
+def _given_default(lines: tuple[str, ...], k: int) -> tuple[str, str, list[tuple[str, str]], int] | None:
+    """At line `k`, `value = <default>` and the `if self.<child> is not None:` blocks after it that call a
+    child into the value: (value, default, (child, argument) of each, where they end); None for no block."""
+    given = re.fullmatch(r"(\w+) = ([\w.]+)", lines[k])
+    if given is None:
+        return None
+    end, calls = k + 1, []
+    while end < len(lines) and (test := re.fullmatch(r"if self\.(\w+) is not None:", lines[end])):
+        block = end + 1
+        while block < len(lines) and lines[block].startswith("    "):
+            block += 1
+        call = _CHILD_CALL.fullmatch(lines[block - 1].strip())
+        if call is None or call[1] != given[1] or call[2] != test[1]:
+            break
+        calls.append((call[2], call[3] or ""))
+        end = block
+    return (given[1], given[2], calls, end) if calls else None
+
+
+def _child_calls(cls: ClassIR) -> list[_Call]:
+    """The forward's lines `value = self.<child>(arg)` of a child built once and read nowhere else, the
+    value bound there alone."""
+    out = []
+    lines = cls.forward_lines
+    for j, line in enumerate(lines):
+        found = _CHILD_CALL.fullmatch(line)
+        if found is None or found[1] == found[3]:
+            continue  # applied in place: in_place_children.py
+        value, child = found[1], found[2]
+        built = [text for text in cls.init_lines if attribute(text) == child]
+        others = (*lines[:j], *lines[j + 1 :], *(text for text in cls.init_lines if attribute(text) != child))
+        if len(built) != 1 or built[0].endswith(" = None") or reads(others, child) or _binds(lines, value) != [j]:
+            continue
+        first = j
+        while first > 0 and lines[first - 1].startswith("#"):
+            first -= 1
+        out.append(_Call(first, j, value, child, found[3] or ""))
+    return out
+
+
+def _binds(lines: tuple[str, ...], name: str) -> list[int]:
+    """The lines (top level or nested) that bind `name`."""
+    out = []
+    for j, line in enumerate(lines):
+        text = line.strip()
+        bound = ASSIGNED.match(text)
+        loop = re.match(r"for (.+?) in ", text)
+        names = (bound[1] if bound else "") + "," + (loop[1] if loop else "")
+        if name in {n.strip(" ()") for n in names.split(",")}:
+            out.append(j)
+    return out
+
+
+def _joined_pair(family: list[ClassIR], holders: list[int], lacking: list[int], call: _Call, known: Known) -> list[ClassIR] | None:
+    holder, other = family[holders[0]], family[lacking[0]]
+    if holder.source != other.source or call.child in {attribute(line) for line in other.init_lines}:
+        return None
+    defaulted = _defaulted_block(holder, call, other) or _default_read(holder, call, other)
+    if defaulted is None:
+        return None
+    core = tuple(line for line in holder.init_lines if attribute(line) != call.child)
+    other_core = tuple(line for line in other.init_lines if attribute(line) not in defaulted.children)
+    if init_template(replace(holder, init_lines=core), known) != init_template(replace(other, init_lines=other_core), known):
+        return None
+    if any(attribute(line) in defaulted.children for line in holder.init_lines):
+        return None
+    out = list(family)
+    for i in holders:
+        out[i] = _holder_joined(family[i], call, defaulted, other)
+    for i in lacking:
+        out[i] = _lacking_joined(family[i], holder, call, defaulted)
+    return out
+
+
+def _if_block(holder: ClassIR, call: _Call) -> tuple[str, ...]:
+    lines = holder.forward_lines[call.first : call.at + 1]
+    return (f"if self.{call.child} is not None:", *(f"    {line}" for line in lines))
+
+
+def _defaulted_block(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted | None:
+    """Where `other` already gives the value its default and calls children of its own in the call's place
+    (`x_s = x`, `if self.c1x1_w_s1 is not None: x_s = self.c1x1_w_s1(x)`), on the call's argument: those,
+    where the rest is the holder's."""
+    lines = other.forward_lines
+    start = call.first
+    found = _given_default(lines, start) if start < len(lines) else None
+    if found is None:
+        return None
+    value, default, calls, end = found
+    if value != call.value or any(argument != call.argument for _, argument in calls):
+        return None
+    before, after = holder.forward_lines[: call.first], holder.forward_lines[call.at + 1 :]
+    if masked(lines[:start], number_slots(lines[:start])) != masked(before, number_slots(before)):
+        return None
+    if masked(lines[end:], number_slots(lines[end:])) != masked(after, number_slots(after)):
+        return None
+    return _Defaulted(lines[:start], lines[end:], default, lines[start + 1 : end], tuple(child for child, _ in calls))
+
+
+def _default_read(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted | None:
+    """Where `other` is the holder without the call, reading one default in the value's place: the
+    holder's lines with that default (a number `other` reads there, None, or the call's argument while
+    it still holds the value the call read)."""
+    before, after = holder.forward_lines[: call.first], holder.forward_lines[call.at + 1 :]
+    reading = [j for j, line in enumerate(after) if call.value in variable_names((line,))]
+    if not reading:
+        return None
+    candidates = [_SENTINEL, *_NAMED_DEFAULTS]
+    kept = kept_input_alias(holder.source_forward)  # `residual = hidden_state` first: kept_inputs.as_in_source writes it so
+    if call.argument and not any(j <= reading[-1] for j in _binds(after, call.argument)) and (kept or ())[:2] != (call.value, call.argument):
+        candidates.insert(0, call.argument)
+    target = masked(other.forward_lines, number_slots(other.forward_lines))
+    for default in candidates:
+        expected, places = _read_as(after, call.value, default)
+        lines = (*before, *expected)
+        if masked(lines, number_slots(lines)) != target:
+            continue
+        if default != _SENTINEL:
+            return _Defaulted(before, after, default, (), ())
+        read = [s.text for s in number_slots(other.forward_lines)]
+        mine = number_slots(lines)
+        texts = {read[k] for k, slot in enumerate(mine) if (slot.line - len(before), slot.start) in places}
+        if len(texts) == 1:
+            return _Defaulted(before, after, texts.pop(), (), (), literal=True)
+    return None
+
+
+def _read_as(lines: tuple[str, ...], name: str, text: str) -> tuple[tuple[str, ...], set[tuple[int, int]]]:
+    """The lines with each read of the variable `name` written `text` (and no `del` of it: a class without
+    the child never bound it), and where each now starts."""
+    out: list[str] = []
+    places = set()
+    for line in lines:
+        if (deleted := re.fullmatch(r"( *)del (\w+(?:, \w+)*)", line)) and name in deleted[2].split(", "):
+            kept = [n for n in deleted[2].split(", ") if n != name]
+            out += [f"{deleted[1]}del {', '.join(kept)}"] if kept else []
+            continue
+        j = len(out)
+        found = [t for t in variable_tokens(line_tokens(line)) if t.string == name]
+        shift = 0
+        for token in found:
+            places.add((j, token.start[1] + shift))
+            shift += len(text) - len(name)
+        out.append(replaced(line, [(t.start[1], t.end[1], text) for t in found]))
+    return tuple(out), places
+
+
+def _holder_joined(cls: ClassIR, call: _Call, defaulted: _Defaulted, other: ClassIR) -> ClassIR:
+    lines = cls.forward_lines
+    forward = (*lines[: call.first], f"{call.value} = {defaulted.default}", *defaulted.blocks, *_if_block(cls, call), *lines[call.at + 1 :])
+    init = list(cls.init_lines)
+    for child in defaulted.children:
+        at = _gap(other.init_lines, child, defaulted.children)
+        init.insert(_index(init, at, {call.child}), f"self.{child} = None")
+    return replace(cls, forward_lines=forward, init_lines=tuple(init), whole_children=cls.whole_children | {call.child, *defaulted.children})
+
+
+def _lacking_joined(cls: ClassIR, holder: ClassIR, call: _Call, defaulted: _Defaulted) -> ClassIR:
+    """A class without the child: the holder's forward, its own literals, or its own with the `if` added."""
+    block = (f"{call.value} = {defaulted.default}", *defaulted.blocks, *_if_block(holder, call))
+    if defaulted.children:
+        own = cls.forward_lines
+        start = len(defaulted.before)
+        end = start + 1 + len(defaulted.blocks)
+        forward = (*own[:start], *own[start:end], *_if_block(holder, call), *own[end:])
+    else:
+        template = (*defaulted.before, *block, *defaulted.after)
+        mine = number_slots(template)
+        values = [s.text for s in number_slots(cls.forward_lines)]
+        expected, places = _read_as(defaulted.after, call.value, _SENTINEL if defaulted.literal else defaulted.default)
+        theirs = number_slots((*defaulted.before, *expected))
+        kept = [text for text, slot in zip(values, theirs) if (slot.line - len(defaulted.before), slot.start) not in places]
+        default = [defaulted.default] if defaulted.literal else []
+        before_count = len(number_slots(defaulted.before))
+        texts = [*kept[:before_count], *default, *kept[before_count:]]
+        if len(texts) != len(mine):
+            return cls
+        forward = filled(template, mine, texts)
+    init = list(cls.init_lines)
+    at = _gap(holder.init_lines, call.child, ())
+    init.insert(_index(init, at, set(defaulted.children), after=True), f"self.{call.child} = None")
+    return replace(cls, forward_lines=forward, init_lines=tuple(init), whole_children=cls.whole_children | {call.child, *defaulted.children})
+
+
+def _gap(init: tuple[str, ...], child: str, others: tuple[str, ...]) -> int:
+    """How many lines of `init` (other than the children in `others`) come before the child's."""
+    at = next(k for k, line in enumerate(init) if attribute(line) == child)
+    return sum(attribute(line) not in {child, *others} for line in init[:at])
+
+
+def _index(init: list[str], gap: int, children: set[str], after: bool = False) -> int:
+    """Where a line goes after `gap` of the lines not building one of `children` (after those children
+    at that place too, with `after`)."""
+    count = 0
+    for k, line in enumerate(init):
+        own = attribute(line) in children
+        if count == gap and not (after and own):
+            return k
+        count += not own
+    return len(init)

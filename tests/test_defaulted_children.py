@@ -1,0 +1,128 @@
+"""Classes of one source class differing in a child whose output the others read as a default (a number,
+None, or the child's input) take one forward: `value = <default>`, then the child's call under `if`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fxexport.defaulted_children import defaulted_children
+from fxexport.ir import ClassIR
+
+CORE = ("self.scale = nn.Linear(4, 4)", "self.act = nn.ReLU()")
+IDENTITY = "self.identity = nn.BatchNorm1d(4)"
+
+
+def _block(name: str, init: tuple[str, ...], forward: tuple[str, ...]) -> ClassIR:
+    return ClassIR(name, False, init, (), ("x",), forward, "# m.py:1 Block")
+
+
+ZERO_HOLDER = _block("Block", (IDENTITY, *CORE), (
+    "identity_out = self.identity(x)", "out = self.scale(x)", "out = out + identity_out", "return self.act(out)",
+))  # fmt: skip
+ZERO_LACKING = _block("Block_1", CORE, ("out = self.scale(x)", "out = out + 0", "return self.act(out)"))
+ZERO_FORWARD = (
+    "identity_out = 0", "if self.identity is not None:", "    identity_out = self.identity(x)", "out = self.scale(x)",
+    "out = out + identity_out", "return self.act(out)",
+)  # fmt: skip
+
+PROJ_1, PROJ_2 = "self.proj_s1 = nn.Linear(4, 4)", "self.proj_s2 = nn.Linear(4, 4, bias=False)"
+BODY = ("self.body = nn.Linear(4, 4)",)
+PATH = ("a = s[:, :2]", "b = s[:, 2:]", "y = self.body(x)", "return torch.cat([a + y, b], 1)")
+PATH_HOLDER = _block("Path", (PROJ_1, *BODY), ("# m.py:9 in forward: s = self.proj_s1(x)", "s = self.proj_s1(x)", *PATH[:2], "del s", *PATH[2:]))
+PATH_OTHER = _block("Path_1", (PROJ_2, *BODY), ("s = self.proj_s2(x)", *PATH[:2], "del s", *PATH[2:]))
+PATH_LACKING = _block("Path_2", BODY, tuple(line.replace("s[", "x[") for line in PATH))
+PATH_FORWARD = (
+    "s = x", "if self.proj_s1 is not None:", "    # m.py:9 in forward: s = self.proj_s1(x)", "    s = self.proj_s1(x)",
+    "if self.proj_s2 is not None:", "    s = self.proj_s2(x)", *PATH[:2], "del s", *PATH[2:],
+)  # fmt: skip
+
+KEEPING = "def forward(self, x):\n    s = x\n    out = self.scale(x)\n    if self.proj is not None:\n        s = self.proj(s)\n    return out + s\n"
+
+CASES = [
+    # timm's MobileOneBlock: the literal 0 in the identity's place
+    ("zero_default", [ZERO_HOLDER, ZERO_LACKING], ZERO_FORWARD),
+    # dpn's DualPathBlock: the input in the projection's place, and a projection others build in its place
+    ("input_default_and_a_child_in_its_place", [PATH_HOLDER, PATH_LACKING, PATH_OTHER], PATH_FORWARD),
+    # None in the value's place (an attention mask only some build)
+    ("none_default", [
+        _block("Attn", ("self.mask = Mask()", *CORE), ("m = self.mask(x)", "out = f(x, m)", "return out")),
+        _block("Attn_1", CORE, ("out = f(x, None)", "return out")),
+    ], ("m = None", "if self.mask is not None:", "    m = self.mask(x)", "out = f(x, m)", "return out")),
+    # two literals read in the value's places: no one default
+    ("two_literals", [
+        _block("Block", (IDENTITY, *CORE), ("i = self.identity(x)", "out = x + i", "return out * i")),
+        _block("Block_1", CORE, ("out = x + 0", "return out * 1")),
+    ], None),
+    # the input rebound before the value's last read: the input there is not the value the child read
+    ("input_rebound", [
+        _block("Block", (IDENTITY, *CORE), ("s = self.identity(x)", "x = x * 2", "return s + x")),
+        _block("Block_1", CORE, ("x = x * 2", "return x + x")),
+    ], None),
+    # the value bound again: not the child's alone
+    ("value_bound_twice", [
+        _block("Block", (IDENTITY, *CORE), ("s = self.identity(x)", "s = s + 1", "return s")),
+        _block("Block_1", CORE, ("s = 0 + 1", "return s")),
+    ], None),
+    # the source keeps the input under the value's name first (`residual = x`): kept_inputs.as_in_source writes it so
+    ("source_keeps_the_input", [
+        replace(_block("Res", ("self.proj = nn.Linear(4, 4)", *CORE), ("out = self.scale(x)", "s = self.proj(x)", "return out + s")),
+                source_forward=KEEPING),
+        _block("Res_1", CORE, ("out = self.scale(x)", "return out + x")),
+    ], None),
+    # other children besides: not one `__init__`
+    ("other_init", [ZERO_HOLDER, _block("Block_1", (CORE[0],), ("out = self.scale(x)", "out = out + 0", "return out"))], None),
+]
+
+
+@pytest.mark.parametrize(("name", "classes", "forward"), CASES, ids=[c[0] for c in CASES])
+def test_a_child_others_read_a_default_for_is_called_under_if(name, classes, forward) -> None:
+    out = defaulted_children(classes, {})
+    if forward is None:
+        assert out == classes
+        return
+    assert [c.forward_lines for c in out] == [forward] * len(classes)
+    children = {line.split(" = ")[0] for c in out for line in c.init_lines if line.endswith(" = None")}
+    assert all({f"self.{name}" for name in c.whole_children} == children for c in out)
+
+
+def test_classes_without_the_child_build_it_as_none_where_the_holders_build_it() -> None:
+    out = defaulted_children([PATH_HOLDER, PATH_LACKING, PATH_OTHER], {})
+    assert [c.init_lines for c in out] == [
+        (PROJ_1, "self.proj_s2 = None", *BODY),
+        ("self.proj_s1 = None", "self.proj_s2 = None", *BODY),
+        ("self.proj_s1 = None", PROJ_2, *BODY),
+    ]
+
+
+def test_each_class_keeps_its_own_literals() -> None:
+    holder = _block("Block", (IDENTITY, *CORE), ("identity_out = self.identity(x)", "out = self.scale(x)[:, :3]", "out = out + identity_out", "return out"))
+    lacking = _block("Block_1", CORE, ("out = self.scale(x)[:, :2]", "out = out + 0", "return out"))
+    out = defaulted_children([holder, lacking], {})
+    assert out[1].forward_lines == ("identity_out = 0", "if self.identity is not None:", "    identity_out = self.identity(x)",
+                                    "out = self.scale(x)[:, :2]", "out = out + identity_out", "return out")  # fmt: skip
+    assert out[0].forward_lines[3] == "out = self.scale(x)[:, :3]"
+
+
+SCALE = "self.scale = nn.Linear(4, 4)"
+TAIL = ("self.act = nn.ReLU()",)
+BOTH = _block("Mo", (IDENTITY, SCALE, *TAIL), ("i = self.identity(x)", "s = self.scale(x)", "out = s + i", "return self.act(out)"))
+NO_IDENTITY = _block("Mo_1", (SCALE, *TAIL), ("s = self.scale(x)", "out = s + 0", "return self.act(out)"))
+NO_SCALE = _block("Mo_2", (IDENTITY, *TAIL), ("i = self.identity(x)", "out = 0 + i", "return self.act(out)"))
+
+
+def test_a_class_always_building_the_child_is_written_so_where_that_joins_it() -> None:
+    """fastvit's blocks: those with a scale branch may lack the identity norm, those without always have it."""
+    out = defaulted_children([BOTH, NO_IDENTITY, NO_SCALE], {})
+    assert [c.forward_lines for c in out] == [(
+        "i = 0", "if self.identity is not None:", "    i = self.identity(x)", "s = 0", "if self.scale is not None:",
+        "    s = self.scale(x)", "out = s + i", "return self.act(out)",
+    )] * 3  # fmt: skip
+
+
+def test_a_class_always_building_the_child_keeps_its_call_where_that_joins_nothing() -> None:
+    other = _block("Mo_3", (IDENTITY, SCALE, "self.act = nn.GELU()", "self.fc = nn.Linear(4, 4)"), ("i = self.identity(x)", "return self.fc(i)"))
+    out = defaulted_children([BOTH, NO_IDENTITY, other], {})
+    assert out[2] == other
+    assert out[0].forward_lines[:3] == ("i = 0", "if self.identity is not None:", "    i = self.identity(x)")
