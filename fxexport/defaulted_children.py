@@ -248,8 +248,7 @@ def _default_read(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted | 
     if not reading:
         return None
     candidates = [_SENTINEL, *_NAMED_DEFAULTS]
-    kept = kept_input_alias(holder.source_forward)  # `residual = hidden_state` first: kept_inputs.as_in_source writes it so
-    if call.argument and not any(j <= reading[-1] for j in _binds(after, call.argument)) and (kept or ())[:2] != (call.value, call.argument):
+    if call.argument and not any(j <= reading[-1] for j in _binds(after, call.argument)) and not _kept_first(holder, call):
         candidates.insert(0, call.argument)
     target = masked(other.forward_lines, number_slots(other.forward_lines))
     for default in candidates:
@@ -265,6 +264,15 @@ def _default_read(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted | 
         if len(texts) == 1:
             return _Defaulted(before, after, texts.pop(), (), (), literal=True)
     return None
+
+
+def _kept_first(holder: ClassIR, call: _Call) -> bool:
+    """True when the source keeps the argument under the value's name first and calls the child on that
+    (`residual = hidden_state`, ..., `residual = self.shortcut(residual)`): kept_inputs.as_in_source writes
+    that form. Not where it calls the child on the argument itself (`x_s = x`, ..., `x_s = self.proj(x)`, as
+    this module writes it)."""
+    kept = kept_input_alias(holder.source_forward)
+    return kept is not None and kept[:2] == (call.value, call.argument) and call.child not in kept[3]
 
 
 def _read_as(lines: tuple[str, ...], name: str, text: str) -> tuple[tuple[str, ...], set[tuple[int, int]]]:

@@ -71,6 +71,12 @@ CASES = [
                 source_forward=KEEPING),
         _block("Res_1", CORE, ("out = self.scale(x)", "return out + x")),
     ], None),
+    # the same where the source calls the child on the input itself (an export of this module's, traced again)
+    ("source_keeps_the_input_calling_the_child_on_it", [
+        replace(_block("Res", ("self.proj = nn.Linear(4, 4)", *CORE), ("out = self.scale(x)", "s = self.proj(x)", "return out + s")),
+                source_forward=KEEPING.replace("self.proj(s)", "self.proj(x)")),
+        _block("Res_1", CORE, ("out = self.scale(x)", "return out + x")),
+    ], ("out = self.scale(x)", "s = x", "if self.proj is not None:", "    s = self.proj(x)", "return out + s")),
     # other children besides: not one `__init__`
     ("other_init", [ZERO_HOLDER, _block("Block_1", (CORE[0],), ("out = self.scale(x)", "out = out + 0", "return out"))], None),
 ]
