@@ -9,6 +9,9 @@ None, or `arg` itself), both take the forward `value = <default>`, then `if self
 None: value = self.<child>(arg)`, and the classes without the child build it as None; callers pass
 the child (`whole_children`) and the classes are one code. A child others build in its place (dpn's
 `c1x1_w_s2` where the rest build `c1x1_w_s1`) then takes an `if` of its own after the first's.
+Classes reading other numbers there each keep theirs (generalize.py makes it a parameter). A child
+some class still calls plainly after all is left to flags.py and optional_children.py, which take
+every code of the family alike: one code written so and another not would join no more.
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ import re
 from dataclasses import dataclass, replace
 
 from .child_lines import attribute, init_template
-from .code_slots import ASSIGNED, filled, line_tokens, masked, number_slots, replaced, variable_names, variable_tokens
+from .code_slots import (
+    ASSIGNED,
+    Slot,
+    filled,
+    line_tokens,
+    masked,
+    number_slots,
+    replaced,
+    variable_names,
+    variable_tokens,
+)
+from .inlined_forms import canonical
 from .ir import ClassIR
 from .optional_children import reads
 from .source_names import kept_input_alias
@@ -52,6 +66,7 @@ class _Defaulted:
     blocks: tuple[str, ...]
     children: tuple[str, ...]
     literal: bool = False  # the default is a number the classes without the child read (a slot of the forward)
+    as_holder: bool = False  # the classes without the child take the holder's lines as they are (its literals are theirs)
 
 
 def defaulted_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
@@ -68,25 +83,42 @@ def defaulted_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
 
 
 def _joined(family: list[ClassIR], known: Known) -> list[ClassIR]:
-    """The family joined; a class written with a child's call under `if` that joins no class lacking the
-    child after all keeps its plain call (its callers would pass the child for nothing)."""
-    joined, written = _rounds(family, known, frozenset())
-    idle = frozenset(key for key in written if not _joins_lacking(joined, *key))
-    return _rounds(family, known, idle)[0] if idle else joined
+    """The family joined. A class written with a child's call under `if` that joins no class lacking the
+    child after all keeps its plain call (its callers would pass the child for nothing); a child some
+    class still calls plainly is left to the other joins (flags.py, optional_children.py), which take
+    every class of the family alike (one code written so and one not would join no more)."""
+    left: frozenset[str] = frozenset()
+    kept: frozenset[tuple[str, str]] = frozenset()
+    for _ in range(_ROUNDS):
+        joined, written = _rounds(family, known, kept, left)
+        idle = frozenset(key for key in written if not _joins_lacking(joined, *key))
+        plain = frozenset(call.child for cls in joined for call in _child_calls(cls)) & _defaulted(joined)
+        if not idle - kept and not plain:
+            return joined
+        kept, left = kept | idle, left | plain
+    return family
 
 
-def _rounds(family: list[ClassIR], known: Known, kept: frozenset[tuple[str, str]]) -> tuple[list[ClassIR], set[tuple[str, str]]]:
-    """The family joined, and the (class, child) of each plain call written under `if` (none of `kept`)."""
+def _rounds(
+    family: list[ClassIR], known: Known, kept: frozenset[tuple[str, str]], left: frozenset[str]
+) -> tuple[list[ClassIR], set[tuple[str, str]]]:
+    """The family joined but on the children `left`, and the (class, child) of each plain call written
+    under `if` (none of `kept`)."""
     written: set[tuple[str, str]] = set()
     for _ in range(_ROUNDS):
-        joined = _join_once(family, known)
+        joined = _join_once(family, known, left)
         if joined is None:
-            joined, now = _as_defaulted(family, kept)
+            joined, now = _as_defaulted(family, kept | {(c.name, child) for c in family for child in left})
             written |= now
             if not now:
                 break
         family = joined
     return family, written
+
+
+def _defaulted(family: list[ClassIR]) -> frozenset[str]:
+    """The children some class of the family calls under `if`, its value given a default first."""
+    return frozenset(child for cls in family for _, child, _ in _defaults(cls.forward_lines))
 
 
 def _joins_lacking(family: list[ClassIR], name: str, child: str) -> bool:
@@ -95,13 +127,15 @@ def _joins_lacking(family: list[ClassIR], name: str, child: str) -> bool:
     return any(code[c.name] == code[name] and f"self.{child} = None" in c.init_lines for c in family)
 
 
-def _join_once(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
-    """The family with one holder code and one code lacking its child joined; None where none joins."""
+def _join_once(family: list[ClassIR], known: Known, left: frozenset[str]) -> list[ClassIR] | None:
+    """The family with one holder code and one code lacking its child (none of `left`) joined; None where none joins."""
     codes: dict[tuple[str, ...], list[int]] = {}
     for i, cls in enumerate(family):
         codes.setdefault(masked(cls.forward_lines, number_slots(cls.forward_lines)), []).append(i)
     for holders in codes.values():
         for call in _child_calls(family[holders[0]]):
+            if call.child in left:
+                continue
             for lacking in codes.values():
                 joined = _joined_pair(family, holders, lacking, call, known)
                 if joined is not None:
@@ -197,7 +231,7 @@ def _joined_pair(family: list[ClassIR], holders: list[int], lacking: list[int], 
     holder, other = family[holders[0]], family[lacking[0]]
     if holder.source != other.source or call.child in {attribute(line) for line in other.init_lines}:
         return None
-    defaulted = _defaulted_block(holder, call, other) or _default_read(holder, call, other)
+    defaulted = _defaulted_block(holder, call, other) or _default_read(holder, call, [family[i] for i in lacking])
     if defaulted is None:
         return None
     core = tuple(line for line in holder.init_lines if attribute(line) != call.child)
@@ -239,31 +273,59 @@ def _defaulted_block(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted
     return _Defaulted(lines[:start], lines[end:], default, lines[start + 1 : end], tuple(child for child, _ in calls))
 
 
-def _default_read(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted | None:
-    """Where `other` is the holder without the call, reading one default in the value's place: the
-    holder's lines with that default (a number `other` reads there, None, or the call's argument while
-    it still holds the value the call read)."""
+def _default_read(holder: ClassIR, call: _Call, lacking: list[ClassIR]) -> _Defaulted | None:
+    """Where the lacking classes are the holder without the call, reading one default in the value's
+    place: the holder's lines with that default (a number each reads there, its own where they differ,
+    None, or the call's argument while it still holds the value the call read)."""
     before, after = holder.forward_lines[: call.first], holder.forward_lines[call.at + 1 :]
     reading = [j for j, line in enumerate(after) if call.value in variable_names((line,))]
     if not reading:
         return None
     candidates = [_SENTINEL, *_NAMED_DEFAULTS]
-    if call.argument and not any(j <= reading[-1] for j in _binds(after, call.argument)) and not _kept_first(holder, call):
+    if call.argument and _argument_holds(after, reading, call.argument) and not _kept_first(holder, call):
         candidates.insert(0, call.argument)
-    target = masked(other.forward_lines, number_slots(other.forward_lines))
+    target = masked(lacking[0].forward_lines, number_slots(lacking[0].forward_lines))
     for default in candidates:
         expected, places = _read_as(after, call.value, default)
-        lines = (*before, *expected)
-        if masked(lines, number_slots(lines)) != target:
+        if masked((*before, *expected), number_slots((*before, *expected))) != target:
             continue
         if default != _SENTINEL:
             return _Defaulted(before, after, default, (), ())
-        read = [s.text for s in number_slots(other.forward_lines)]
-        mine = number_slots(lines)
-        texts = {read[k] for k, slot in enumerate(mine) if (slot.line - len(before), slot.start) in places}
-        if len(texts) == 1:
-            return _Defaulted(before, after, texts.pop(), (), (), literal=True)
+        read = [_literal_read(cls, number_slots((*before, *expected)), len(before), places) for cls in lacking]
+        if all(read):
+            return _Defaulted(before, after, read[0] or "", (), (), literal=True)
+    return _inlined_alike(before, after, call, [c for c in candidates if c != _SENTINEL], lacking)
+
+
+def _inlined_alike(
+    before: tuple[str, ...], after: tuple[str, ...], call: _Call, names: list[str], lacking: list[ClassIR]
+) -> _Defaulted | None:
+    """Where the lacking classes write a default inside the statement that reads it, which the holder writes
+    as statements of its own (`out = self.fc(x) + 0 + s` for `out = self.fc(x) + i`, `out = out + s`): the
+    same computation, literals and all (inlined_forms.canonical), read as the holder writes it."""
+    numbers = {slot.text for slot in number_slots(lacking[0].forward_lines)}
+    for default in (*names, *sorted(numbers)):
+        expected, _ = _read_as(after, call.value, default)
+        key = canonical((*before, *expected))
+        if key is not None and all(canonical(cls.forward_lines) == key for cls in lacking):
+            return _Defaulted(before, after, default, (), (), as_holder=True)
     return None
+
+
+def _argument_holds(after: tuple[str, ...], reading: list[int], argument: str) -> bool:
+    """True when the argument still holds the value the call read wherever the value is read: not bound
+    again before the last read, nor at all where a read is in a block (a loop may read it after a bind)."""
+    binds = _binds(after, argument)
+    nested = any(after[j].startswith(" ") for j in reading)
+    return not (binds and (nested or binds[0] <= reading[-1]))
+
+
+def _literal_read(cls: ClassIR, slots: list[Slot], start: int, places: set[tuple[int, int]]) -> str | None:
+    """The one number a class lacking the child reads in the value's places (`slots`: those of the holder's
+    lines, the value read as a number at `places`, counted from line `start`); None where it reads several."""
+    own = [s.text for s in number_slots(cls.forward_lines)]
+    texts = {text for text, slot in zip(own, slots) if (slot.line - start, slot.start) in places}
+    return texts.pop() if len(texts) == 1 else None
 
 
 def _kept_first(holder: ClassIR, call: _Call) -> bool:
@@ -308,7 +370,9 @@ def _holder_joined(cls: ClassIR, call: _Call, defaulted: _Defaulted, other: Clas
 def _lacking_joined(cls: ClassIR, holder: ClassIR, call: _Call, defaulted: _Defaulted) -> ClassIR:
     """A class without the child: the holder's forward, its own literals, or its own with the `if` added."""
     block = (f"{call.value} = {defaulted.default}", *defaulted.blocks, *_if_block(holder, call))
-    if defaulted.children:
+    if defaulted.as_holder:
+        forward = (*defaulted.before, *block, *defaulted.after)
+    elif defaulted.children:
         own = cls.forward_lines
         start = len(defaulted.before)
         end = start + 1 + len(defaulted.blocks)
@@ -320,7 +384,7 @@ def _lacking_joined(cls: ClassIR, holder: ClassIR, call: _Call, defaulted: _Defa
         expected, places = _read_as(defaulted.after, call.value, _SENTINEL if defaulted.literal else defaulted.default)
         theirs = number_slots((*defaulted.before, *expected))
         kept = [text for text, slot in zip(values, theirs) if (slot.line - len(defaulted.before), slot.start) not in places]
-        default = [defaulted.default] if defaulted.literal else []
+        default = [_literal_read(cls, theirs, len(defaulted.before), places) or defaulted.default] if defaulted.literal else []  # its own
         before_count = len(number_slots(defaulted.before))
         texts = [*kept[:before_count], *default, *kept[before_count:]]
         if len(texts) != len(mine):

@@ -277,17 +277,24 @@ def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
 
 def _gap_in(code: tuple[str, ...], other: tuple[str, ...], gap: int) -> int | None:
     """Where in `code` (a forward none of whose classes builds a child) the child goes that `other` applies
-    at `gap`: before the line matching the one it precedes there, or after the one matching the one it
-    follows (gcvit's last stage norms after its blocks, whatever their number); None where neither matches.
-    The code's classes build it as None: the place only has to read well."""
-    matcher = difflib.SequenceMatcher(None, other, code, autojunk=False)
-    for tag, i1, i2, j1, _ in matcher.get_opcodes():
-        if tag == "equal" and i1 <= gap < i2:
-            return j1 + gap - i1
-    for tag, i1, i2, j1, _ in matcher.get_opcodes():
-        if tag == "equal" and i1 < gap == i2:
-            return j1 + gap - i1
-    return len(code) if gap == len(other) else None
+    at `gap`: before the statement matching the one it precedes there (and the comments quoting its source),
+    or after the one matching the one it follows (gcvit's last stage norms after its blocks, whatever their
+    number); None where neither matches. Statements anchor it, not comments, which may sit elsewhere. The
+    code's classes build it as None: the place only has to read well."""
+    mine = [k for k, line in enumerate(code) if not line.startswith("#")]
+    theirs = [k for k, line in enumerate(other) if not line.startswith("#")]
+    following = sum(k < gap for k in theirs)  # the statement after the gap, counted in statements
+    opcodes = difflib.SequenceMatcher(None, [other[k] for k in theirs], [code[k] for k in mine], autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, _ in opcodes:
+        if tag == "equal" and i1 <= following < i2:
+            at = mine[j1 + following - i1]
+            while at > 0 and code[at - 1].startswith("#"):
+                at -= 1
+            return at
+    for tag, i1, i2, j1, _ in opcodes:
+        if tag == "equal" and i1 < following == i2:
+            return mine[j1 + following - i1 - 1] + 1
+    return len(code) if following == len(theirs) else None
 
 
 def _codes(found: list[_Parts]) -> dict[tuple[str, ...], list[int]]:

@@ -50,6 +50,12 @@ CASES = [
         _block("Attn", ("self.mask = Mask()", *CORE), ("m = self.mask(x)", "out = f(x, m)", "return out")),
         _block("Attn_1", CORE, ("out = f(x, None)", "return out")),
     ], ("m = None", "if self.mask is not None:", "    m = self.mask(x)", "out = f(x, m)", "return out")),
+    # the lacking class writes the default inside the statement reading it (one source line `fc(x) + i + s`): as
+    # the holder writes it
+    ("default_written_inside", [
+        _block("In", (IDENTITY, *CORE), ("i = self.identity(x)", "y = self.scale(x) + i", "out = y + x", "return self.act(out)")),
+        _block("In_1", CORE, ("out = self.scale(x) + 0 + x", "return self.act(out)")),
+    ], ("i = 0", "if self.identity is not None:", "    i = self.identity(x)", "y = self.scale(x) + i", "out = y + x", "return self.act(out)")),
     # two literals read in the value's places: no one default
     ("two_literals", [
         _block("Block", (IDENTITY, *CORE), ("i = self.identity(x)", "out = x + i", "return out * i")),
@@ -77,6 +83,11 @@ CASES = [
                 source_forward=KEEPING.replace("self.proj(s)", "self.proj(x)")),
         _block("Res_1", CORE, ("out = self.scale(x)", "return out + x")),
     ], ("out = self.scale(x)", "s = x", "if self.proj is not None:", "    s = self.proj(x)", "return out + s")),
+    # the value read in a loop that binds the input again after the read: a later pass reads another input
+    ("input_rebound_in_a_loop", [
+        _block("Loop", (IDENTITY, *CORE), ("s = self.identity(x)", "for layer in self.layers:", "    y = s * 2", "    x = layer(x) + y", "return x")),
+        _block("Loop_1", CORE, ("for layer in self.layers:", "    y = x * 2", "    x = layer(x) + y", "return x")),
+    ], None),
     # other children besides: not one `__init__`
     ("other_init", [ZERO_HOLDER, _block("Block_1", (CORE[0],), ("out = self.scale(x)", "out = out + 0", "return out"))], None),
 ]
@@ -128,7 +139,28 @@ def test_a_class_always_building_the_child_is_written_so_where_that_joins_it() -
 
 
 def test_a_class_always_building_the_child_keeps_its_call_where_that_joins_nothing() -> None:
+    """Written under `if`, it would join no class lacking the child: it keeps its plain call, and the child is
+    left to the other joins for every class (flags.py, optional_children.py take them alike)."""
     other = _block("Mo_3", (IDENTITY, SCALE, "self.act = nn.GELU()", "self.fc = nn.Linear(4, 4)"), ("i = self.identity(x)", "return self.fc(i)"))
-    out = defaulted_children([BOTH, NO_IDENTITY, other], {})
-    assert out[2] == other
-    assert out[0].forward_lines[:3] == ("i = 0", "if self.identity is not None:", "    i = self.identity(x)")
+    classes = [BOTH, NO_IDENTITY, other]
+    assert defaulted_children(classes, {}) == classes
+
+
+def test_a_child_one_code_cannot_default_is_left_to_the_other_joins() -> None:
+    """Two codes (a source `if`): one reads the default as such, the other's trace folded it (`0 * 2`).
+    Writing only the first so would keep the two codes from joining on a flag."""
+    minus = _block("Br", (IDENTITY, *CORE), ("i = self.identity(x)", "out = self.scale(x)", "out = out - i", "return out"))
+    minus_lacking = _block("Br_1", CORE, ("out = self.scale(x)", "out = out - 0", "return out"))
+    twice = _block("Br_2", (IDENTITY, *CORE), ("i = self.identity(x)", "out = self.scale(x)", "mul = i * 2", "out = out + mul", "return out"))
+    twice_lacking = _block("Br_3", CORE, ("out = self.scale(x)", "out = out + 0", "return out"))
+    classes = [minus, minus_lacking, twice, twice_lacking]
+    assert defaulted_children(classes, {}) == classes
+    assert defaulted_children(classes[:2], {})[1].forward_lines[0] == "i = 0"
+
+
+def test_classes_lacking_the_child_each_read_their_own_default() -> None:
+    forward = ("i = self.identity(x)", "out = self.scale(x) + i", "return out")
+    lacking = [_block(f"Own_{k}", CORE, ("out = self.scale(x) + " + str(k), "return out")) for k in (1, 0)]
+    out = defaulted_children([_block("Own", (IDENTITY, *CORE), forward), *lacking], {})
+    assert [c.forward_lines[0] for c in out] == ["i = 1", "i = 1", "i = 0"]
+    assert all(c.forward_lines[1:] == out[0].forward_lines[1:] for c in out)

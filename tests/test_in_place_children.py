@@ -114,6 +114,9 @@ DEEPER = ("q = self.glob(x)", "x = self.blocks[0](x)", "x = self.blocks[1](x, q)
         ("after_the_line_it_follows", ("q = self.glob(x)", "y = x.relu()"), ("q = self.glob(x)", "return q"), 1, 1),
         ("at_the_end", ("y = x.relu()",), ("return q",), 1, 1),
         ("no_line_matches", ("y = x.relu()", "return y"), ("q = self.glob(x)", "return q"), 1, None),
+        # statements anchor it, before the comments quoting the next one's source; not a comment sitting elsewhere
+        ("before_the_comments_of_the_next_statement", ("# m.py:9: y = b(y)", "shortcut = x", "# m.py:9: y = b(y)", "for b in self.blocks:"),
+         ("shortcut = x", "# m.py:9: y = b(y)", "for b in self.blocks:"), 1, 2),
     ],
 )
 def test_a_child_no_class_of_a_code_builds_goes_where_the_other_code_applies_it(name, code, other, gap, expected) -> None:
