@@ -226,8 +226,8 @@ SHORT_BRANCH = 8  # lines of its own each side may have, however many a flag add
 
 
 def same_code(plain: tuple[str, ...], flagged: tuple[str, ...], params: tuple[str, ...] = ()) -> bool:
-    """True when the two forwards differ only in comments or in the names of their locals."""
-    _, only_plain, only_flagged, _ = _parts(plain, flagged, params)
+    """True when the two forwards differ only in comments (where they sit too) or in the names of their locals."""
+    _, only_plain, only_flagged, _ = _parts(code_lines(plain), code_lines(flagged), params)
     return not only_plain and not only_flagged
 
 

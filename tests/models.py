@@ -5779,3 +5779,34 @@ class DefaultedChildren(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.paths(self.sums(x))
+
+
+class ProjectedStage(nn.Module):
+    """A stage with a projection of its input only some build (the input itself where none), blocks of 2 or 4
+    and a norm only some build (helper-66's review case)."""
+
+    def __init__(self, depth: int, proj: bool, norm: bool) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4) if proj else None
+        self.blocks = nn.ModuleList(QueriedBlock(4) for _ in range(depth))
+        self.norm = nn.LayerNorm(4) if norm else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = x
+        if self.proj is not None:
+            s = self.proj(x)
+        y = x
+        for b in self.blocks:
+            y = b(y)
+        if self.norm is not None:
+            y = self.norm(y)
+        return y + s
+
+
+class ProjectedStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(*(ProjectedStage(*c) for c in [(2, True, False), (2, False, False), (4, True, False), (2, True, True), (4, False, True)]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.stages(x)

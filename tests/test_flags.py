@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from torch import fx
 
 from fxexport.code_slots import rename_variables
-from fxexport.flags import LITERAL, branched, few_lines_apart, flag_name, member_forwards
+from fxexport.flags import LITERAL, branched, few_lines_apart, flag_name, member_forwards, same_code
 from fxexport.generalize import _forward_parameters, generalize
 from fxexport.ir import ClassIR
 from fxexport.loops import _same_arguments
@@ -491,3 +491,19 @@ def test_reviewed_pairs_compute_each_side(plain, flagged) -> None:
         assert _run_numbers(joined, None, False, x) == _run_numbers(plain, None, False, x)
     if plain[-1] == flagged[-1]:  # one place apart: not several
         assert regions_joined(plain, flagged, "c", "not c", ("x", "c")) is None
+
+
+SAME = [
+    # (one forward, another, one code)
+    (("y = x", "# m.py:5: y = b(y)", "for b in self.blocks:", "    y = b(y)", "return y"),
+     ("# m.py:5: y = b(y)", "y = x", "for b in self.blocks:", "    y = b(y)", "return y"), True),  # a comment elsewhere
+    (("y = x", "# m.py:5: y = b(y)", "return y"), ("y = x", "# m.py:6: z = y", "return y"), True),  # another comment
+    (("out = self.a(x)", "return out"), ("y = self.a(x)", "return y"), True),  # another local's name
+    (("y = x", "return y"), ("y = x * 2", "return y"), False),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "same"), SAME)
+def test_forwards_apart_only_in_comments_or_local_names_are_one_code(a, b, same) -> None:
+    """Not a flag whose branches would differ only in where a note sits (stages of 2 and 4 blocks, rolled alike)."""
+    assert same_code(a, b, ("x",)) == same

@@ -747,6 +747,10 @@ SHAPES = [
     Shape("defaulted_children_export", _model(models.DefaultedChildren), _rows, _export, frozenset({"BranchSum", "DualPath"}),
           counts={"identity_out = 0": 1, "if self.identity is not None:": 1, "s = x": 1, "if self.proj_s1 is not None:": 1,
                   "if self.proj_s2 is not None:": 1, "else:": 0}),
+    # stages of two codes, one joined on children only some build, where the other code's comments sit elsewhere:
+    # one class, no flag for where a note sits (the input itself where no projection is built)
+    Shape("projected_stages_export", _model(models.ProjectedStages), _rows, _export, frozenset({"ProjectedStage", "QueriedBlock"}),
+          counts={"s = x": 1, "if self.proj is not None:": 1, "if self.norm is not None:": 1, "variant": 0}),
     Shape("two_and_three_steps", _model(models.TwoAndThreeSteps), _rows, _trace, frozenset({"ResidualLinears", "NormedStack"}),
           counts={"for layer in self:": 1, "for block in self.blocks:": 1, "NormedStack(blocks=nn.ModuleList([nn.Linear(4, 4) for _ in range(3)]))": 1,
                   "ResidualLinears(2)": 1, "[0]": 0}),
