@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 
 from .child_lines import attribute, init_template
 from .code_slots import (
-    ASSIGNED,
     Slot,
     filled,
     line_tokens,
@@ -33,7 +32,9 @@ from .code_slots import (
 )
 from .inlined_forms import canonical
 from .ir import ClassIR
+from .kept_inputs import binds
 from .optional_children import reads
+from .regions import indented
 from .source_names import kept_input_alias
 
 Known = dict[str, tuple[str, ...]]
@@ -215,16 +216,8 @@ def _child_calls(cls: ClassIR) -> list[_Call]:
 
 
 def _binds(lines: tuple[str, ...], name: str) -> list[int]:
-    """The lines (top level or nested) that bind `name`."""
-    out = []
-    for j, line in enumerate(lines):
-        text = line.strip()
-        bound = ASSIGNED.match(text)
-        loop = re.match(r"for (.+?) in ", text)
-        names = (bound[1] if bound else "") + "," + (loop[1] if loop else "")
-        if name in {n.strip(" ()") for n in names.split(",")}:
-            out.append(j)
-    return out
+    """The lines (top level or nested) that bind `name` (kept_inputs.binds)."""
+    return [j for j, line in enumerate(lines) if binds(line.strip(), name)]
 
 
 def _joined_pair(family: list[ClassIR], holders: list[int], lacking: list[int], call: _Call, known: Known) -> list[ClassIR] | None:
@@ -250,7 +243,7 @@ def _joined_pair(family: list[ClassIR], holders: list[int], lacking: list[int], 
 
 def _if_block(holder: ClassIR, call: _Call) -> tuple[str, ...]:
     lines = holder.forward_lines[call.first : call.at + 1]
-    return (f"if self.{call.child} is not None:", *(f"    {line}" for line in lines))
+    return (f"if self.{call.child} is not None:", *indented(lines))
 
 
 def _defaulted_block(holder: ClassIR, call: _Call, other: ClassIR) -> _Defaulted | None:

@@ -23,7 +23,7 @@ from .inlined_forms import canonical
 from .ir import ClassIR
 from .kept_inputs import kept_input
 from .optional_children import reads
-from .regions import IN_PLACE, code_lines
+from .regions import IN_PLACE, code_lines, indented
 
 Known = dict[str, tuple[str, ...]]
 
@@ -203,7 +203,7 @@ def _applied(run: list[str], lines: dict[str, tuple[str, ...]], optional: frozen
     body = [line for child in run for line in lines[child]]
     if not run or run[0] not in optional:
         return body
-    return [f"if self.{run[0]} is not None:", *(f"    {line}" for line in body)]
+    return [f"if self.{run[0]} is not None:", *indented(body)]
 
 
 def across_codes(level: list[ClassIR], known: Known) -> list[ClassIR]:

@@ -62,7 +62,7 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
     if read is None:
         return lines
     code, names = read
-    if any(alias in n for n in names) or any(_binds(line, parameter) for j, line in enumerate(lines) if code[j] and j != at):
+    if any(alias in n for n in names) or any(binds(line, parameter) for j, line in enumerate(lines) if code[j] and j != at):
         return lines
     if not any(parameter in n for n in names[at + 1 :]):
         return lines
@@ -74,7 +74,7 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
     return (*kept, *lines[:at], f"{indent}{alias} = self.{child}({parameter})", *after)
 
 
-def _binds(line: str, name: str) -> bool:
+def binds(line: str, name: str) -> bool:
     """True when the line binds `name` (`name = ...`, `a, name = ...`, `name += ...`, `for name in ...`)."""
     tokens = line_tokens(line)
     depth = 0
@@ -119,7 +119,7 @@ def _bound_to_the_name(lines: tuple[str, ...], name: str, alias: str, value: str
             continue
         after = lines[i + 1 :]
         read = _code_names(after)
-        if read is None or any(name in names for names in read[1]) or any(_binds(text, alias) for text in after):
+        if read is None or any(name in names for names in read[1]) or any(binds(text, alias) for text in after):
             continue
         reads = tuple(rename_variables(text, {alias: name}) if is_code else text for text, is_code in zip(after, read[0]))
         return (*lines[:i], f"{name} = {line.split(' = ', 1)[1]}", *reads)
@@ -195,7 +195,7 @@ def _rebinding(lines: tuple[str, ...], code: list[bool], names: list[set[str]], 
     reads the call's value; None where there is none (every later line is renamed)."""
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
     for j in range(at + 1, len(lines)):
-        if not code[j] or not _binds(lines[j], parameter):
+        if not code[j] or not binds(lines[j], parameter):
             continue
         plain = lines[j].startswith(f"{indent}{parameter} = ") and not any(value in n or alias in n for n in names[j + 1 :])
         return j if plain and all(line.startswith(indent) for line in lines[at + 1 : j]) else None
