@@ -17,7 +17,7 @@ import re
 import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .names import BUILTIN_NAMES, is_plain_identifier
 from .spelled_calls import char_offset, layer_defaults, layer_name, layer_parameters, node_text, parsed_line
@@ -212,7 +212,7 @@ def _walked(line: str) -> tuple[tuple[tuple[str, ast.expr], ...], tuple[ast.Call
     queue: collections.deque[tuple[ast.AST, bool]] = collections.deque([(tree, False)])
     while queue:
         node, inside = queue.popleft()
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) and _is_number(node.value):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) and _is_assigned(node):
             assigned.append((node.targets[0].attr, node.value))
         if isinstance(node, ast.Call):
             calls.append(node)
@@ -285,6 +285,14 @@ def forget_lines() -> None:
 def _segment(line: str, node: ast.expr) -> tuple[int, int, str]:
     """Where `node` is in the line, in characters, and its text."""
     return char_offset(line, node.col_offset), char_offset(line, node.end_col_offset), node_text(line, node)
+
+
+def _is_assigned(node: ast.Assign) -> bool:
+    """An attribute's value a parameter may give: a number, or a flag (`self.is_first = True`, alone_flags.py;
+    not the training mode, which the export sets as the source's)."""
+    value, target = node.value, cast(ast.Attribute, node.targets[0])
+    flag = isinstance(value, ast.Constant) and type(value.value) is bool and target.attr != "training"
+    return flag or _is_number(value)
 
 
 def _is_number(node: ast.expr) -> bool:

@@ -13,6 +13,7 @@ import torch
 from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
+from .alone_flags import alone_flags
 from .annotations import class_annotation, forget_traces, recovering, source_class_name, without_echoes
 from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
@@ -48,7 +49,7 @@ from .rebuild import (
     swapped_children,
 )
 from .recovered_statements import recovered_statements
-from .rolled import Rolled, rolled
+from .rolled import Roll, Rolled, loop_kind, rolled
 from .runs import repeated
 from .source_names import forget_statements, forward_source
 from .split import Structure, split
@@ -100,6 +101,12 @@ def _every_path(module: nn.Module, path: tuple[str, ...] = (), above: frozenset[
     for name, child in _children(module):
         if id(child) not in above:
             yield from _every_path(child, (*path, name), above | {id(module)})
+
+
+def _single_child(gm: fx.GraphModule, node: fx.Node) -> bool:
+    """`node` calls the one child of a container."""
+    parent = str(node.target).rpartition(".")[0]
+    return bool(parent) and len(gm.get_submodule(parent)._modules) == 1
 
 
 def _children(module: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -157,6 +164,8 @@ class _Collector:
         self.warnings: list[str] = []
         self.params: dict[str, str] = {}
         self.forwards = Emissions()  # the forwards emitted so far
+        self.rolled_graphs: dict[int, Rolled] = {}  # by id: the modules live through the export
+        self.loops: dict[type | str, dict[str, dict[str, Roll]]] = {}  # by source class, container and kind (loop_kind): a loop one of its modules runs
         self.class_name = class_name
         self.standalone = standalone
 
@@ -199,16 +208,17 @@ class _Collector:
         """Build the class for `gm` (children first) and return its name; equal classes are shared. `leaf`:
         the user class `gm` was traced from (a leaf of the graph), which its class comment names."""
         self.reserve_parameters(gm.graph)
-        rolled_graph = rolled(gm) if self.rolls else Rolled(gm.graph, {})
+        rolled_graph = self.rolled_of(gm, path) if self.rolls else Rolled(gm.graph, {})
         register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
         called = _run_by_calls(gm, [str(n.target) for n in gm.graph.find_nodes(op="call_module")])
         draft = _ClassDraft(gm, path, called=called)
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
+        source = (self.structure.source_of(".".join(path)) or leaf) if path else None
+        self.alone_flags(draft, rolled_graph, source)
         forward = self.forward_of(gm, path, rolled_graph)
         init = tuple(draft.init_lines + draft.attr_lines)
-        source = (self.structure.source_of(".".join(path)) or leaf) if path else None
         comment = class_annotation(source) if source is not None and self.annotate else ""
         base = gm.meta.get(SEQUENTIAL_BASE) or ("ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module")
         key = (init, forward.params, forward.lines, comment, base)
@@ -221,6 +231,30 @@ class _Collector:
             self.classes[key] = ClassIR(name, False, init, (), forward.params, forward.lines, comment, base=base, source_name=wanted, source_forward=own)
         self.class_paths[".".join(path)] = self.classes[key].name
         return self.classes[key].name
+
+    def gather_loops(self, root: fx.GraphModule) -> None:
+        """Roll every module's runs, and keep by source class the loops its modules run over each container:
+        a module of that class whose container of the name holds one child runs the loop too (rolled.py)."""
+        for name, module in root.named_modules():
+            if isinstance(module, fx.GraphModule):
+                found = self.rolled_graphs[id(module)] = rolled(module)
+                source = self.structure.source_of(name) if name else None
+                if source is None:
+                    continue
+                for roll in found.rolls.values():
+                    kinds = self.loops.setdefault(source, {}).setdefault(roll.children, {})
+                    kinds.setdefault(loop_kind(roll), roll)
+
+    def rolled_of(self, gm: fx.GraphModule, path: tuple[str, ...]) -> Rolled:
+        """`gm`'s graph with its runs rolled, and the one child of a container run as the loop other modules
+        of its source class run over theirs."""
+        found = self.rolled_graphs.get(id(gm)) or rolled(gm)
+        source = self.structure.source_of(".".join(path)) if path else None
+        loops = {children: tuple(kinds.values()) for children, kinds in self.loops.get(source, {}).items()} if source is not None else {}
+        single = any(_single_child(gm, node) for node in gm.graph.find_nodes(op="call_module"))
+        if loops and (single or any(len(loops.get(roll.children, ())) > 1 for roll in found.rolls.values())):
+            return rolled(gm, loops)
+        return found
 
     def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled) -> Forward:
         """`gm`'s forward, emitted once for modules whose graphs and settings are equal, while no name it
@@ -512,6 +546,14 @@ class _Collector:
             if line not in draft.attr_lines:
                 draft.attr_lines.append(line)
 
+    def alone_flags(self, draft: _ClassDraft, found: Rolled, source: type | str | None) -> None:
+        """`self.<flag> = True` where the module runs a loop's every period alone that others of its source
+        class run headed, `False` in those (alone_flags.py)."""
+        own = forward_source(source) if source is not None else ""
+        set_here = {line.partition(" = ")[0] for line in draft.attr_lines + draft.init_lines}
+        for name, value in alone_flags(found, own, lambda name: hasattr(draft.gm, name) or f"self.{name}" in set_here):
+            draft.attr_lines.append(f"self.{name} = {value!r}")
+
     def training_fixups(self) -> None:
         """Training flags as the source has them: `self.eval()` when most modules are in eval mode,
         then `.training = ...` for each module that differs (one attribute, not a walk of its children)."""
@@ -682,6 +724,8 @@ def _collect(
         else Structure(root)
     )
     collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
+    if collector.rolls:
+        collector.gather_loops(split_tree.root)
     collector.new_class(split_tree.root, ())
     collector.training_fixups()
     instances = Counter(collector.class_paths.values())

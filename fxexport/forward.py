@@ -632,8 +632,9 @@ class _Emitter:
             return None, False  # a tuple and its items keep names of their own
         chain = self.chains.get(node)
         if node in self.rolls:  # a rolled run's value may take only its start's name, unless its body reads that too
-            start = cast(fx.Node, node.args[0])
-            inputs = [] if start in node.args[1:] or self.rolls[node].collected else [start]  # a list takes none
+            start = node.args[0]
+            kept_apart = not isinstance(start, fx.Node) or start in node.args[1:] or self.rolls[node].collected  # a list takes none
+            inputs = [] if kept_apart else [cast(fx.Node, start)]  # a number's loop takes none
         else:
             inputs = self.statement_inputs(node) if chain is None else [chain.start]  # a loop's value may take only its start's name
         renamable = [used for used in inputs if self.renamable(used, node, chain is not None)]
@@ -813,11 +814,14 @@ class _Emitter:
 
     def first_lines(self, node: fx.Node) -> list[str]:
         """A loop body's value its first period computes otherwise: `if i == 0:` ... `else:` ..."""
-        index, first, later = node.args
+        index, first, later, *flag = node.args
         name, index_code = self.names[node], self.code(index, node)
+        alone = f"self.{flag[0]}" if flag else None  # the module's flag: every period `first` (alone_flags.py)
         if self.code(first, node) == name:  # the value its name holds already: only the later periods compute
-            return [f"if {index_code} > 0:", f"    {name} = {self.code(later, node)}"]
-        return [f"if {index_code} == 0:", f"    {name} = {self.code(first, node)}", "else:", f"    {name} = {self.code(later, node)}"]
+            test = f"{index_code} > 0" + (f" and not {alone}" if alone else "")
+            return [f"if {test}:", f"    {name} = {self.code(later, node)}"]
+        test = f"{index_code} == 0" + (f" or {alone}" if alone else "")
+        return [f"if {test}:", f"    {name} = {self.code(first, node)}", "else:", f"    {name} = {self.code(later, node)}"]
 
     def carried_name(self, node: fx.Node) -> str:
         """The name of the value a loop carries: the loop's own, but for a loop whose value is the list of

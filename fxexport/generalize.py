@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from torch import nn
 
+from .alone_flags import unflagged
 from .built_children import Parameter, built_children
 from .call_defaults import with_shared_keywords
 from .child_lines import attribute, attributes, init_template, is_child, names_on_self
@@ -131,6 +132,7 @@ def generalize(
         out += [c for c in level if c.is_root]
     named, names = _name_variants(tuple(out), names, create)
     sequentials = frozenset(c.name for c in named if (c.is_sequential and not c.init_lines) or c.takes_children)
+    named = tuple(unflagged(c) for c in named)  # a loop's flag no class of the other value joined: as it runs (before subclassing)
     named = tuple(replace(c, init_lines=tuple(with_runs(line, sequentials) for line in c.init_lines)) for c in named)
     return with_super_calls(_shared_inits(named)), names
 

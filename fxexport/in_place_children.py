@@ -48,12 +48,13 @@ class _Parts:
     forward: tuple[str, ...]
     init: tuple[str, ...]
     applied: tuple[_Applied, ...]
+    splits: tuple[tuple[str, str, str], ...] = ()  # a child's call taken out of a statement: (its line, the statement then, before)
 
 
 def in_place_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
     """The classes, those of a family differing only in in-place children given every one of them."""
     families: dict[tuple[object, ...], list[tuple[ClassIR, _Parts]]] = {}
-    for cls in level:
+    for cls in written_as_holders(level):
         parts = None if cls.is_root or cls.parent or cls.takes_children else _parts(cls)
         if parts is not None:
             core = replace(cls, init_lines=parts.init)
@@ -66,24 +67,57 @@ def in_place_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
     return [out[c.name] for c in level]
 
 
-def _parts(cls: ClassIR) -> _Parts | None:
-    """The class's in-place children taken out; None where a child is read anywhere else, or built twice."""
-    forward, synthetic = _calls_apart(cls)
+def written_as_holders(level: list[ClassIR]) -> list[ClassIR]:
+    """The classes, each that lacks children others of its source class apply in place and writes the
+    same code as one of those without them, but with values inside the statements reading them or locals
+    of other names (inlined_forms.canonical; a loop among them: Res2Net's blocks but the first of a
+    stage), given that one's lines without them and with its own literals."""
+    out = {c.name: c for c in level}
+    for family in _source_families(level):
+        for cls in family:
+            out[cls.name] = next((found for other in family if other is not cls and (found := _as_holder(cls, other))), cls)
+    return [out[c.name] for c in level]
+
+
+def _as_holder(cls: ClassIR, holder: ClassIR) -> ClassIR | None:
+    """`cls` written as `holder` without the in-place children `cls` does not build, if that is its code."""
+    built = {attribute(line) for line in cls.init_lines}
+    applied = {m[2] for line in holder.forward_lines if (m := IN_PLACE.fullmatch(line))}
+    lacking = applied - built
+    parts = _applied_parts(holder, lacking) if lacking else None
+    if parts is None or len(code_lines(parts.forward)) < len(code_lines(cls.forward_lines)):
+        return None
+    slots, own = number_slots(parts.forward), number_slots(cls.forward_lines)
+    if len(slots) != len(own):
+        return None
+    written = filled(parts.forward, slots, [s.text for s in own])
+    if written == cls.forward_lines or canonical(written, renamed=True) != canonical(cls.forward_lines, renamed=True):
+        return None
+    return replace(cls, forward_lines=written)
+
+
+def _parts(cls: ClassIR, shared: frozenset[str] = frozenset()) -> _Parts | None:
+    """The class's in-place children taken out, but those `shared`, and those it reads elsewhere too (its
+    activation, applied in a loop and at the end), which no class could lack; None where one is built twice."""
+    forward, synthetic = _calls_apart(cls, shared)
     applied_at = []
     for j, line in enumerate(forward):
         found = IN_PLACE.fullmatch(line)
-        if found is None:
+        if found is None or found[2] in shared:
             continue
         child = found[2]
         built = [k for k, text in enumerate(cls.init_lines) if attribute(text) == child]
         others = [text for k, text in enumerate(forward) if k != j] + [t for k, t in enumerate(cls.init_lines) if k not in built]
-        if len(built) != 1 or reads(tuple(others), child):
+        if len(built) != 1:
             return None
+        if reads(tuple(others), child):
+            return _parts(cls, shared | {child})  # its line as it was: no statement of its own
         first = j
         while first > 0 and j not in synthetic and forward[first - 1].startswith("#"):
             first -= 1
         applied_at.append((child, first, j, built[0]))
-    return _taken_apart(tuple(forward), cls.init_lines, applied_at)
+    splits = tuple((forward[j], *synthetic[j]) for _, _, j, _ in applied_at if j in synthetic)
+    return replace(_taken_apart(tuple(forward), cls.init_lines, applied_at), splits=splits)
 
 
 def _taken_apart(forward: tuple[str, ...], init: tuple[str, ...], applied_at: list[tuple[str, int, int, int]]) -> _Parts:
@@ -100,14 +134,14 @@ def _taken_apart(forward: tuple[str, ...], init: tuple[str, ...], applied_at: li
     return _Parts(tuple(forward[k] for k in kept_forward), tuple(init[k] for k in kept_init), applied)
 
 
-def _calls_apart(cls: ClassIR) -> tuple[list[str], set[int]]:
+def _calls_apart(cls: ClassIR, shared: frozenset[str] = frozenset()) -> tuple[list[str], dict[int, tuple[str, str]]]:
     """The forward with a child called inside a statement on a name read nowhere after it (`return
     out.add_(self.shortcut(x))`, as torch.export records `x += self.shortcut(x)`) called in a statement of its
     own before it (`x = self.shortcut(x)`, before the comments quoting the statement's source), and the
-    indices of those statements. Only where no call of the statement ends before it: calls run in the
-    order they did (a random draw in each would draw otherwise)."""
+    indices of those statements, each with the statement as rewritten and as it was. Only where no call of
+    the statement ends before it: calls run in the order they did (a random draw in each would draw otherwise)."""
     out: list[str] = []
-    synthetic: set[int] = set()
+    synthetic: dict[int, tuple[str, str]] = {}
     lines = cls.forward_lines
     found = [[] if line.startswith(("#", " ")) or IN_PLACE.fullmatch(line) else list(_CALL.finditer(line)) for line in lines]
     if not any(len(calls) == 1 for calls in found):
@@ -115,12 +149,13 @@ def _calls_apart(cls: ClassIR) -> tuple[list[str], set[int]]:
     reads = [[t.string for t in variable_tokens(line_tokens(line))] for line in lines]
     last_read = {name: j for j, names in enumerate(reads) for name in names}
     for j, (line, calls) in enumerate(zip(lines, found)):
-        if len(calls) == 1 and reads[j].count(calls[0][2]) == 1 and last_read[calls[0][2]] == j and ")" not in line[: calls[0].start()]:
+        if len(calls) == 1 and calls[0][1] not in shared and reads[j].count(calls[0][2]) == 1 and last_read[calls[0][2]] == j and ")" not in line[: calls[0].start()]:
             call = calls[0]
             comments = len(out) - next((k + 1 for k in range(len(out) - 1, -1, -1) if not out[k].startswith("#")), 0)
-            synthetic.add(len(out) - comments)
-            out.insert(len(out) - comments, f"{call[2]} = {call[0]}")
+            original = line
             line = line[: call.start()] + call[2] + line[call.end() :]
+            synthetic[len(out) - comments] = (line, original)
+            out.insert(len(out) - comments, f"{call[2]} = {call[0]}")
         out.append(line)
     return out, synthetic
 
@@ -195,7 +230,21 @@ def _with_all(
     for gap in range(len(parts.init) + 1):
         init += [own.get(child, f"self.{child} = None") for child in built if places[child][1] == gap]
         init += parts.init[gap : gap + 1]
+    forward = _joined_back(forward, parts.splits)
     return replace(cls, forward_lines=tuple(forward), init_lines=tuple(init), whole_children=cls.whole_children | optional)
+
+
+def _joined_back(forward: list[str], splits: tuple[tuple[str, str, str], ...]) -> list[str]:
+    """The forward with each call taken out of a statement that stands right before it again (not under
+    `if`: a child every class applies) written back inside it (`return self.proj(out)`)."""
+    for call, rewritten, original in splits:
+        at = next((k for k, line in enumerate(forward) if line == call), None)
+        if at is None:
+            continue
+        after = next((k for k in range(at + 1, len(forward)) if not forward[k].startswith("#")), None)
+        if after is not None and forward[after] == rewritten:
+            forward = [*forward[:at], *forward[at + 1 : after], original, *forward[after + 1 :]]
+    return forward
 
 
 def _applied(run: list[str], lines: dict[str, tuple[str, ...]], optional: frozenset[str]) -> list[str]:
@@ -212,15 +261,21 @@ def across_codes(level: list[ClassIR], known: Known) -> list[ClassIR]:
     each applied under `if self.<child> is not None:`. Each code is then one class, and generalize joins
     the two on a flag. A child applied to an input the forward keeps for later is first applied in place
     (kept_inputs.py)."""
+    out = {c.name: c for c in level}
+    for family in _source_families(level):
+        for cls in _across(family, known) or ():
+            out[cls.name] = cls
+    return [out[c.name] for c in level]
+
+
+def _source_families(level: list[ClassIR]) -> list[list[ClassIR]]:
+    """The classes of each source class and forward parameters (roots, classes defined inside others and
+    containers taking their children aside)."""
     families: dict[tuple[object, ...], list[ClassIR]] = {}
     for cls in level:
         if not (cls.is_root or cls.parent or cls.takes_children):
             families.setdefault((*cls.source, cls.forward_params), []).append(cls)
-    out = {c.name: c for c in level}
-    for family in families.values():
-        for cls in _across(family, known) or ():
-            out[cls.name] = cls
-    return [out[c.name] for c in level]
+    return list(families.values())
 
 
 def _across(family: list[ClassIR], known: Known) -> list[ClassIR] | None:
@@ -308,14 +363,14 @@ def _codes(found: list[_Parts]) -> dict[tuple[str, ...], list[int]]:
 def _statements_alike(found: list[_Parts]) -> list[_Parts]:
     """The parts, a class holding no child whose forward is another's with values written inside the
     statements reading them (inlined_forms.py) given that other forward, the one with more statements."""
-    keys = [canonical(filled(p.forward, slots, [LITERAL] * len(slots))) for p in found for slots in [number_slots(p.forward)]]
+    keys = [canonical(filled(p.forward, slots, [LITERAL] * len(slots)), renamed=True) for p in found for slots in [number_slots(p.forward)]]
     out = list(found)
     for key in {k for k in keys if k is not None}:
         rows = [i for i, k in enumerate(keys) if k == key]
         template = found[max(rows, key=lambda i: len(code_lines(found[i].forward)))].forward
-        exact = canonical(template)
+        exact = canonical(template, renamed=True)
         for i in rows:
-            if found[i].forward != template and not found[i].applied and canonical(found[i].forward) == exact:
+            if found[i].forward != template and not found[i].applied and canonical(found[i].forward, renamed=True) == exact:
                 out[i] = _Parts(template, found[i].init, ())
     return out
 

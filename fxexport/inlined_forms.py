@@ -21,21 +21,26 @@ _Statement = ast.Assign | ast.Return
 
 
 @per_line  # repeated blocks ask for their forward again and again
-def canonical(lines: tuple[str, ...]) -> str | None:
+def canonical(lines: tuple[str, ...], renamed: bool = False) -> str | None:
     """The forward's statements, each value its next statement alone reads written inside it, as a syntax
-    tree's dump (comments and `del` left out); None where a line is not a simple statement of its own."""
-    statements: list[_Statement] = []
-    for line in lines:
-        text = line.strip()
-        if not text or text.startswith("#") or text.startswith("del "):
-            continue
-        if line[:1].isspace():
-            return None
-        tree = parsed_line(text)  # read, never changed: _inside changes copies
-        statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
-        if not isinstance(statement, (ast.Assign, ast.Return)):
+    tree's dump (comments and `del` left out; a block, such as a loop, as it is); None where a line is
+    not a simple statement of its own. `renamed`: its locals' names aside (`_locals_renamed`), for whole
+    forwards (a tail's names read first are bound before it, which renaming cannot tell apart)."""
+    statements: list[ast.stmt] = []
+    blocks = _blocks(lines)
+    if blocks is None:
+        return None
+    for block in blocks:
+        if len(block) > 1:
+            statement: ast.stmt | None = _block(block)
+        else:
+            tree = parsed_line(block[0])  # read, never changed: _inside changes copies
+            statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
+            statement = statement if isinstance(statement, (ast.Assign, ast.Return)) else None
+        if statement is None:
             return None
         statements.append(statement)
+    statements = _locals_renamed(statements) if renamed else statements
     k = 0
     while k < len(statements) - 1:
         merged = _inside(statements[k], statements[k + 1], statements[k + 2 :])
@@ -47,10 +52,78 @@ def canonical(lines: tuple[str, ...]) -> str | None:
     return "\n".join(ast.dump(statement) for statement in statements)
 
 
-def _inside(first: _Statement, then: _Statement, later: list[_Statement]) -> _Statement | None:
+def _locals_renamed(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """Copies of the statements with each name bound before anything reads it renamed by the order it is
+    first bound: forwards apart only in their locals' names are one code. Names read first (the inputs,
+    globals, and names a loop reads before it binds them) keep theirs."""
+    names: dict[str, str] = {}
+    read: set[str] = set()
+
+    def visit(node: ast.AST) -> None:  # the order they run in: a value before the names it binds
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store) and node.id not in read and node.id not in names:
+                names[node.id] = f"<local {len(names)}>"
+            elif not isinstance(node.ctx, ast.Store) and node.id not in names:
+                read.add(node.id)
+            return
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id not in names:
+            read.add(node.target.id)  # `x += y` reads x first
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            children: list[ast.AST] = [node.value] if node.value is not None else []
+            children += [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else node.targets
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            children = [node.iter, node.target, *node.body, *node.orelse]
+        else:
+            children = list(ast.iter_child_nodes(node))
+        for child in children:
+            visit(child)
+
+    for statement in statements:
+        visit(statement)
+
+    class _Renamed(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return ast.Name(id=names.get(node.id, node.id), ctx=node.ctx)
+
+    return [_Renamed().visit(copy.deepcopy(statement)) for statement in statements] if names else statements
+
+
+_CONTINUED = ("else:", "elif ", "except", "finally:")  # a block's lines after its first at its indent
+
+
+def _blocks(lines: tuple[str, ...]) -> list[list[str]] | None:
+    """The statements' lines, comments and `del` aside: one line each, a block (a loop) its lines; None
+    where the first is indented."""
+    out: list[list[str]] = []
+    for line in lines:
+        text = line.strip()
+        if not text or text.startswith("#") or (text.startswith("del ") and not line[:1].isspace()):
+            continue
+        if (line[:1].isspace() or line.startswith(_CONTINUED)) and out:
+            out[-1].append(line)
+        elif line[:1].isspace():
+            return None  # an indented first line: no statement
+        else:
+            out.append([line])
+    return out
+
+
+def _block(lines: list[str]) -> ast.stmt | None:
+    """The one statement a block's lines are (`for ...:` and its body), if they are."""
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+    return tree.body[0] if len(tree.body) == 1 and not isinstance(tree.body[0], (ast.Assign, ast.Return)) else None
+
+
+def _inside(first: ast.stmt, then: ast.stmt, later: list[ast.stmt]) -> ast.stmt | None:
     """`then` with the value `first` binds written where it reads it, when it reads it once, before anything
-    it calls has run, and no later statement reads that binding; else None."""
+    it calls has run, and no later statement reads that binding; else None. Never into a block nor out
+    of one."""
     if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+        return None
+    if not isinstance(then, (ast.Assign, ast.Return)):
         return None
     name, read = first.targets[0].id, then.value
     if read is None:
@@ -68,12 +141,16 @@ def _inside(first: _Statement, then: _Statement, later: list[_Statement]) -> _St
     return merged
 
 
-def _read_later(name: str, then: _Statement, later: list[_Statement]) -> bool:
+def _read_later(name: str, then: _Statement, later: list[ast.stmt]) -> bool:
     """True when a statement after `then` reads the binding of `name` before `then` reads it (it binds it
-    again: `x = f(x)`, or a later statement does)."""
+    again: `x = f(x)`, or a later statement does); a block naming it anyhow reads it."""
     if isinstance(then, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in then.targets):
         return False
     for statement in later:
+        if not isinstance(statement, (ast.Assign, ast.Return)):
+            if _reads(statement, name):
+                return True
+            continue
         if statement.value is not None and _reads(statement.value, name):
             return True
         if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):

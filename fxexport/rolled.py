@@ -38,13 +38,19 @@ EdgeNeXt's blocks, whose first split goes in alone):
         else:
             sp = sp + spx[i]
         sp = conv(sp)
+
+The first period may read a number where the later read the value the period before left: the loop
+starts from it (MobileOne's branches summed from `out = 0` where it builds no scale branch). And a
+container of one child is run as a loop of one period where a module of the same source class loops
+over its own container of that name and this period runs the same body (MobileOne's stem, whose list
+holds one branch, besides blocks of four): collect gives each module those loops (`rolled`'s `loops`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -61,7 +67,8 @@ MIN_LENGTH = 2  # one call a period is a chain (loops.py)
 MIN_LISTED = 2  # periods of a run over a ModuleList whose values are kept: its source loops over it
 MAX_LENGTH = 400  # nodes in a period searched for
 MAX_ROTATIONS = 8  # starts of the period tried per run
-_EXACT = frozenset({int, bool, str, type(None)})  # literals compared by value: equal values, equal reprs
+_EXACT = frozenset({int, bool, str, type(None)})
+_NUMBERS = (int, float)  # a loop's start a number: `out = 0`  # literals compared by value: equal values, equal reprs
 _LISTS = (list, immutable_list)
 
 # Where periods differ by the loop's index: (kind, a node's offset in the body, an argument's position
@@ -75,9 +82,11 @@ def loop_of(*values: Any) -> Any:
     raise AssertionError("a rolled run is written as a loop, not called")
 
 
-def first_of(index: Any, first: Any, later: Any) -> Any:
+def first_of(index: Any, first: Any, later: Any, alone: Any = None) -> Any:
     """The target of a loop body's node whose value is `first` in the first period and `later` after
-    (`if i == 0: sp = spx[i]` / `else: sp = sp + spx[i]`): never called, never imported."""
+    (`if i == 0: sp = spx[i]` / `else: sp = sp + spx[i]`): never called, never imported. `alone`: where
+    modules of one source class run the loop so and with every period `first` (Res2Net's first block of a
+    stage), whether this module's does (collect makes it an attribute: `if i == 0 or self.is_first:`)."""
     raise AssertionError("written as an if statement, not called")
 
 
@@ -120,13 +129,14 @@ class Collector:
 
 @dataclass(frozen=True)
 class _Run:
-    """The periods (the second is the loop's body), the carried value's start (None where the first
-    period lacks `combined`, the body's node combining the carried value with another), the values made
+    """The periods (the second is the loop's body), the carried value's start (a number where the first
+    period reads one in its place; None where the first period lacks `combined`, the body's node
+    combining the carried value with another), the values made
     before the run the body reads, the child call's offset in the body, the container, the reader of
     the periods' values, and where the periods differ by their number."""
 
     periods: tuple[tuple[fx.Node, ...], ...]
-    start: fx.Node | None
+    start: Any  # a node, a number (`out = 0`), or None
     invariants: tuple[fx.Node, ...]
     call_offset: int
     children: str
@@ -134,17 +144,21 @@ class _Run:
     positions: frozenset[Position] = frozenset()
     combined: fx.Node | None = None
     zipped: tuple[tuple[str, str], ...] = ()  # (container, its path) of other containers, one each
+    roll: Roll | None = None  # the loop, where another module's body gives it (`_single_at`)
 
 
-def rolled(gm: fx.GraphModule) -> Rolled:
-    """`gm`'s forward graph with its runs rolled; the graph itself where there are none."""
+def rolled(gm: fx.GraphModule, loops: Mapping[str, tuple[Roll, ...]] | None = None) -> Rolled:
+    """`gm`'s forward graph with its runs rolled; the graph itself where there are none. `loops`: by
+    container (`self.convs`), the loop a module of the same source class runs over its own, which a
+    container of one child here is run as where its one period runs the same body (`_single_at`)."""
     # symbolic_trace keeps dead nodes; no export writes them, so they neither join nor split a run (none without a node nothing reads)
     dead = dead_nodes(gm.graph) if any(not n.users and n.op != "output" for n in gm.graph.nodes) else frozenset()
-    runs = _runs(gm, gm.graph, dead)
-    return _reduced(gm.graph, runs, dead) if runs else Rolled(gm.graph, {})
+    runs = _runs(gm, gm.graph, dead, loops or {})
+    found = _reduced(gm.graph, runs, dead) if runs else Rolled(gm.graph, {})
+    return _with_alone_periods(found, loops or {})
 
 
-def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node]) -> list[_Run]:
+def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node], loops: Mapping[str, tuple[Roll, ...]]) -> list[_Run]:
     """The runs in `graph`, in order, none overlapping another."""
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output") and n not in dead]
     index = {n: i for i, n in enumerate(nodes)}
@@ -153,6 +167,8 @@ def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node]) -> list
     i = 0
     while i < len(nodes):
         run = _run_at(search, i) if nodes[i].op == "call_module" else None
+        if run is None and loops and nodes[i].op == "call_module":
+            run = _single_at(search, i, loops)
         if run is not None:
             found.append(run)
             i = index[run.periods[-1][-1]] + 1
@@ -214,6 +230,187 @@ def _run_at(search: _Search, at: int) -> _Run | None:
         if run is not None and _long_enough(run, length, listed):
             return run
     return None
+
+
+def _single_at(search: _Search, at: int, loops: Mapping[str, tuple[Roll, ...]]) -> _Run | None:
+    """The run of one period whose call is `nodes[at]`, the only child of its container, where a module
+    of the same source class loops over its own container of that name (`loops`) and this period runs
+    that loop's body: node for node the same code, reading a value made before it where the body reads
+    the carried value, and others where the body reads its invariants."""
+    first = search.nodes[at]
+    parent = str(first.target).rpartition(".")[0]
+    if not parent or len(search.gm.get_submodule(parent)._modules) != 1:
+        return None
+    children = _children(search.gm, [str(first.target)])
+    plain = [r for r in loops.get(children, ()) if not (r.collected or r.indexed or r.zipped or len(r.loop_calls) != 1)] if children else []
+    if not plain:
+        return None
+    loop = plain[0]
+    body = [n for n in loop.body.nodes if n.op not in ("placeholder", "output")]
+    call = next(k for k, n in enumerate(body) if n.name == loop.loop_calls[0][0])
+    start = at - call
+    if start < search.floor or start + len(body) > len(search.nodes) or loop.body.output_node().args[0] is not body[-1]:
+        return None
+    period = tuple(search.nodes[start : start + len(body)])
+    match = _BodyMatch(body, period, call, start, search.index)
+    if not match.check() or not _one_scope([period]) or not _users_stay([period], search, start + len(body), None):
+        return None
+    placeholders = [p.target for p in loop.body.find_nodes(op="placeholder")]
+    carried = match.bound.get("carried")
+    invariants = tuple(match.bound[name] for name in placeholders[1:])
+    if carried is None or carried in invariants:
+        return None  # the carried value read as itself too: no loop writes it so
+    return _Run((period,), carried, invariants, call, loop.children, roll=match.roll(loop))
+
+
+@dataclass
+class _BodyMatch:
+    """A period against another module's loop body (`body`, its nodes): the same op, target (the child
+    call's aside), arguments by position and keyword, literals, and values read (of the period where the
+    body reads its own, and one value made before the period per placeholder: `bound`)."""
+
+    body: list[fx.Node]
+    period: tuple[fx.Node, ...]
+    call: int
+    start: int
+    index: dict[fx.Node, int]
+    bound: dict[str, fx.Node] = field(default_factory=dict)
+
+    def check(self) -> bool:
+        twins = dict(zip(self.body, self.period))
+        for offset, (node, own) in enumerate(zip(self.body, self.period)):
+            if not _same_form(node, own) or (offset != self.call and node.target != own.target):
+                return False
+            if not all(_same(value, other, lambda a, b: self._same_value(a, b, twins)) for _, value, other in _slots(node, own)):
+                return False
+        return True
+
+    def _same_value(self, value: fx.Node, own: fx.Node, twins: dict[fx.Node, fx.Node]) -> bool:
+        if value.op != "placeholder":
+            return twins.get(value) is own
+        if self.index.get(own, -1) >= self.start:
+            return False
+        return self.bound.setdefault(str(value.target), own) is own
+
+    def roll(self, loop: Roll) -> Roll:
+        """The loop over this module's container: `loop`'s body, with this period's nodes' targets, names
+        and records."""
+        body = fx.Graph()
+        env = {p: body.placeholder(str(p.target)) for p in loop.body.find_nodes(op="placeholder")}
+        for offset, (node, own) in enumerate(zip(self.body, self.period)):
+            args, kwargs = fx.map_arg((node.args, node.kwargs), env.__getitem__)
+            copy = body.create_node(own.op, own.target, args, kwargs, name="out" if offset == self.call else own.name)
+            copy.meta = {k: v for k, v in own.meta.items() if k != SCOPES}
+            env[node] = copy
+        body.output(env[self.body[-1]])
+        call = env[self.body[self.call]]
+        return Roll(body, loop.children, str(self.period[self.call].target), loop.variable, loop_calls=((call.name, 0),))
+
+
+def loop_kind(roll: Roll) -> str:
+    """"headed" (its first period lacks the combining node), "alone" (no period reads the one before), else
+    "carried"."""
+    if any(n.target is first_of for n in roll.body.nodes):
+        return "headed"
+    carried = next(iter(roll.body.find_nodes(op="placeholder")))
+    return "carried" if carried.users else "alone"
+
+
+def _with_alone_periods(found: Rolled, loops: Mapping[str, tuple[Roll, ...]]) -> Rolled:
+    """`found` with its loops written as the headed loop of another module of the source class where they
+    run its body with every period `first` (`first_of`'s `alone` True), and its headed loops so where another
+    runs theirs alone (`alone` False)."""
+    rolls = dict(found.rolls)
+    for node, roll in found.rolls.items():
+        kind = loop_kind(roll)
+        others = [other for other in loops.get(roll.children, ()) if {kind, loop_kind(other)} == {"headed", "alone"}]
+        headed, alone = (roll, others[0]) if kind == "headed" and others else (others[0], roll) if others else (None, None)
+        if headed is None or alone is None or _alone_twins(headed, alone) is None:
+            continue
+        rolls[node] = _flagged(roll) if kind == "headed" else _as_headed(headed, roll)
+    return Rolled(found.graph, rolls) if rolls != found.rolls else found
+
+
+def _later_only(body: fx.Graph) -> tuple[fx.Node, set[fx.Node]]:
+    """A headed body's `first_of` node, and the nodes only its later value reads (the combining node first)."""
+    choice = next(n for n in body.nodes if n.target is first_of)
+    later = cast(fx.Node, choice.args[2])
+    only = {choice, later}
+    for node in reversed(list(body.nodes)):
+        if node.op not in ("placeholder", "output") and node.users and set(node.users) <= only and node is not choice.args[1]:
+            only.add(node)
+    return choice, only
+
+
+def _alone_twins(headed: Roll, alone: Roll) -> dict[fx.Node, fx.Node] | None:
+    """The nodes of `alone`'s body by those of `headed`'s they run as, where `alone`'s body is `headed`'s
+    with every period `first`: node for node the same op, target (the loops' calls aside), literals, and
+    values (the placeholders of one name in both)."""
+    choice, only = _later_only(headed.body)
+    kept = [n for n in headed.body.nodes if n.op not in ("placeholder", "output") and n not in only]
+    own = [n for n in alone.body.nodes if n.op not in ("placeholder", "output")]
+    if len(kept) != len(own) or alone.zipped != headed.zipped or alone.collected != headed.collected:
+        return None
+    own_inputs = {str(p.target) for p in alone.body.find_nodes(op="placeholder")} | {"index"}
+    if any(p.users and str(p.target) not in own_inputs for p in headed.body.find_nodes(op="placeholder")):
+        return None  # the later periods read a value this module's loop is not given
+    twins: dict[fx.Node, fx.Node] = {}
+    calls = {name: k for name, k in headed.loop_calls}, {name: k for name, k in alone.loop_calls}
+
+    def same_value(value: fx.Node, twin: fx.Node) -> bool:
+        if value is choice:
+            value = cast(fx.Node, choice.args[1])
+        if value.op == "placeholder":
+            return twin.op == "placeholder" and value.target == twin.target
+        return twins.get(value) is twin
+
+    for node, twin in zip(kept, own):
+        called = calls[0].get(node.name), calls[1].get(twin.name)
+        if not _same_form(node, twin) or called[0] != called[1] or (called[0] is None and node.target != twin.target):
+            return None
+        if not all(_same(value, other, same_value) for _, value, other in _slots(node, twin)):
+            return None
+        twins[node] = twin
+    output = headed.body.output_node().args[0]
+    return twins if same_value(cast(fx.Node, output), cast(fx.Node, alone.body.output_node().args[0])) else None
+
+
+def _flagged(roll: Roll) -> Roll:
+    """A headed loop whose periods after the first combine the value the one before left: `alone` False."""
+    body = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    for node in roll.body.nodes:
+        env[node] = body.node_copy(node, env.__getitem__)
+        if node.target is first_of:
+            env[node].args = (*env[node].args[:3], False)
+    return dataclasses.replace(roll, body=body)
+
+
+def _as_headed(headed: Roll, alone: Roll) -> Roll:
+    """`alone`'s loop written as `headed`'s, with every period `first` (`alone` True): `headed`'s body with
+    `alone`'s nodes (their targets, names and records) where they run the same."""
+    twins = _alone_twins(headed, alone)
+    assert twins is not None
+    body = fx.Graph()
+    placeholders = {str(p.target): p for p in alone.body.find_nodes(op="placeholder")}
+    env = {p: body.placeholder(str(p.target)) for p in placeholders.values()}
+    for node in headed.body.nodes:
+        if node.op == "placeholder":
+            env[node] = env[placeholders[str(node.target)]] if str(node.target) in placeholders else body.placeholder(str(node.target))
+            continue
+        if node.op == "output":
+            body.output(env[cast(fx.Node, node.args[0])])
+            continue
+        args, kwargs = fx.map_arg((node.args, node.kwargs), env.__getitem__)
+        own = twins.get(node)
+        if own is None:  # the combining node and what only it reads, and the choice
+            env[node] = body.create_node(node.op, node.target, (*args[:3], True) if node.target is first_of else args, kwargs)
+            continue
+        env[node] = body.create_node(own.op, own.target, args, kwargs, name=own.name)
+        env[node].meta = dict(own.meta)
+    by_name = {twin.name: env[node].name for node, twin in twins.items()}
+    calls = tuple((by_name[name], k) for name, k in alone.loop_calls)
+    return dataclasses.replace(alone, body=body, indexed=True, loop_calls=calls)
 
 
 def _long_enough(run: _Run, length: int, listed: bool) -> bool:
@@ -352,7 +549,7 @@ class _Twins:
     start: int
     length: int
     call: int  # the child call's offset in a period
-    starts: list[fx.Node] = field(default_factory=list)
+    starts: list[Any] = field(default_factory=list)  # a node, or a number (`_literal_start`)
     number: int = 0  # the later period's
     found: list[set[Position]] = field(default_factory=list)  # per pair of periods
 
@@ -382,7 +579,18 @@ class _Twins:
     def _argument(self, value: Any, other: Any, offset: int, key: Any) -> bool:
         if type(value) is fx.Node is type(other):
             return self._same_value(value, other) or self._indexed_read(value, other, offset, key)
+        if type(value) is fx.Node:
+            return self._literal_start(value, other)
         return self._same(value, other) or self._indexed_literal(value, other, offset, key)
+
+    def _literal_start(self, value: fx.Node, literal: Any) -> bool:
+        """The second period reads the value the first left where the first reads a number: the loop
+        starts from that number (`out = 0`, then `out += conv(x)` per child)."""
+        if type(literal) not in _NUMBERS or self.number != 1 or self.search.index.get(value, -1) != self.start + self.length - 1:
+            return False
+        if not self.starts:
+            self.starts.append(literal)
+        return type(self.starts[0]) is type(literal) and repr(self.starts[0]) == repr(literal)
 
     def _zipped(self, node: fx.Node, twin: fx.Node, offset: int) -> bool:
         parent = _zipped_parent(self.search, node, twin, self.number)
@@ -626,11 +834,12 @@ def _reduced(graph: fx.Graph, runs: list[_Run], dead: frozenset[fx.Node]) -> Rol
     for node in graph.nodes:
         run = firsts.get(node)
         if run is not None:
-            args = (env[run.start] if run.start is not None else None, *(env[v] for v in run.invariants))
+            start = env[run.start] if isinstance(run.start, fx.Node) else run.start
+            args = (start, *(env[v] for v in run.invariants))
             loop = new.create_node("call_function", loop_of, args, {}, name="outs" if run.collector else "out")
             if scopes_of(node):
                 loop.meta[SCOPES] = scopes_of(node)
-            rolls[loop] = _roll(run)
+            rolls[loop] = run.roll or _roll(run)
             env[run.periods[-1][-1]] = loop
         elif node in collecting:
             env[node] = _collecting(new, node, collecting[node], env)

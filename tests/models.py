@@ -5810,3 +5810,90 @@ class ProjectedStages(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.stages(x)
+
+
+class BranchBlock(nn.Module):
+    """timm's MobileOneBlock: a sum over a ModuleList of branches, started from a scale branch or 0,
+    plus an identity branch or 0; the stem's list holds one branch."""
+
+    def __init__(self, channels: int, branches: int, scale: bool = True, identity: bool = True) -> None:
+        super().__init__()
+        self.identity = nn.BatchNorm2d(channels) if identity else None
+        self.conv_scale = nn.Conv2d(channels, channels, 1) if scale else None
+        self.conv_kxk = nn.ModuleList([nn.Conv2d(channels, channels, 3, padding=1) for _ in range(branches)])
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity_out = 0
+        if self.identity is not None:
+            identity_out = self.identity(x)
+        scale_out = 0
+        if self.conv_scale is not None:
+            scale_out = self.conv_scale(x)
+        out = scale_out
+        for ck in self.conv_kxk:
+            out += ck(x)
+        out += identity_out
+        return self.act(out)
+
+
+class BranchNet(nn.Module):
+    """A stem of one branch, then blocks of four with and without their scale and identity branches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = BranchBlock(4, 1, identity=False)
+        self.blocks = nn.Sequential(BranchBlock(4, 4, identity=False), BranchBlock(4, 4), BranchBlock(4, 4, scale=False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(self.stem(x))
+
+
+class Res2Block(nn.Module):
+    """timm's Bottle2neck: a conv per split of the input, each split added to the conv's output before it
+    but in the first block of a stage, which runs each alone, pools the last split and downsamples."""
+
+    def __init__(self, width: int, is_first: bool) -> None:
+        super().__init__()
+        self.is_first = is_first
+        self.width = width
+        self.conv1 = nn.Conv2d(4 * width, 4 * width, 1)
+        self.convs = nn.ModuleList([nn.Conv2d(width, width, 3, padding=1, bias=False) for _ in range(3)])
+        self.bns = nn.ModuleList([nn.BatchNorm2d(width) for _ in range(3)])
+        self.pool = nn.AvgPool2d(3, stride=1, padding=1) if is_first else None
+        self.conv3 = nn.Conv2d(4 * width, 4 * width, 1)
+        self.relu = nn.ReLU()
+        self.downsample = nn.Conv2d(4 * width, 4 * width, 1) if is_first else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shortcut = x
+        spx = torch.split(self.conv1(x), self.width, 1)
+        spo = []
+        sp = spx[0]
+        for i, (conv, bn) in enumerate(zip(self.convs, self.bns)):
+            if i == 0 or self.is_first:
+                sp = spx[i]
+            else:
+                sp = sp + spx[i]
+            sp = self.relu(bn(conv(sp)))
+            spo.append(sp)
+        if self.pool is not None:
+            spo.append(self.pool(spx[-1]))
+        else:
+            spo.append(spx[-1])
+        out = self.conv3(torch.cat(spo, 1))
+        if self.downsample is not None:
+            shortcut = self.downsample(x)
+        out += shortcut
+        return self.relu(out)
+
+
+class Res2Stage(nn.Module):
+    """A stage of Res2Blocks, the first alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(Res2Block(2, True), Res2Block(2, False), Res2Block(2, False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)

@@ -66,3 +66,13 @@ def test_literal_slots_of_a_repeated_line_name_their_arguments() -> None:
     assert [(s.line, s.text, s.name) for s in slots] == [
         (i, text, name) for i in range(2) for text, name in [("64", "in_channels"), ("128", "out_channels"), ("3", "kernel_size"), ("2", "stride")]
     ]
+
+
+@pytest.mark.parametrize(("line", "texts"), [
+    ("self.is_first = True", ["True"]),  # a flag instances may differ in (alone_flags.py)
+    ("self.eps = 1e-05", ["1e-05"]),
+    ("self.training = True", []),  # the training mode, which the export sets as the source's
+    ("self.name = 'a'", []),
+])  # fmt: skip
+def test_attribute_values_given_by_parameters_are_numbers_and_flags(line: str, texts: list[str]) -> None:
+    assert [s.text for s in literal_slots((line,), {})] == texts

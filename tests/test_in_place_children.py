@@ -60,6 +60,26 @@ CASES = [
     ("a_call_ends_before_it", [_returning("Block", (*CORE_INIT, SE), "return torch.rand_like(out) + self.se(x)"),
                                _returning("Block_1", (*CORE_INIT, SHORTCUT), "return torch.rand_like(out) + self.shortcut(x)"),
                                _returning("Block_2", CORE_INIT, "return torch.rand_like(out) + x")], None),
+    # a class holding no such child writes the values inside the statements reading them (Res2Net's blocks but
+    # the first of a stage): the same code, written as the others
+    ("written_inside_statements", [_block("Block", CORE_INIT, ("y = torch.relu(self.expand(x))", "return y * 2 + x")),
+                                   _block("Block_1", (CORE_INIT[0], SE, CORE_INIT[1]), ("out = self.expand(x)", "out = self.se(out)", "y = torch.relu(out)", "return y * 2 + x")),
+                                   _block("Block_2", (CORE_INIT[0], DW, CORE_INIT[1], SHORTCUT),
+                                          ("out = self.expand(x)", "out = self.conv_dw(out)", "y = torch.relu(out)", "x = self.shortcut(x)", "return y * 2 + x"))],
+     ("out = self.expand(x)", "if self.se is not None:", "    out = self.se(out)", "if self.conv_dw is not None:", "    out = self.conv_dw(out)",
+      "y = torch.relu(out)", "if self.shortcut is not None:", "    x = self.shortcut(x)", "return y * 2 + x")),
+    # a child every class calls inside the last statement stays there (called apart only to be compared)
+    ("every_class_calls_it_in_the_return", [
+        _block("Block", CORE_INIT, ("out = self.expand(x)", "return self.project(out) + x")),
+        _block("Block_1", (CORE_INIT[0], SE, CORE_INIT[1]), ("out = self.expand(x)", "out = self.se(out)", "return self.project(out) + x")),
+        _block("Block_2", (CORE_INIT[0], DW, CORE_INIT[1], SHORTCUT), ("out = self.expand(x)", "out = self.conv_dw(out)", "x = self.shortcut(x)",
+                                                                       "return self.project(out) + x"))],
+     ("out = self.expand(x)", "if self.se is not None:", "    out = self.se(out)", "if self.conv_dw is not None:", "    out = self.conv_dw(out)",
+      "    x = self.shortcut(x)", "return self.project(out) + x")),  # conv_dw and shortcut, built together, under one `if`
+    # an activation every class applies in place and again elsewhere stays where it is, the others join
+    ("shared_activation", [_block(c.name, (*c.init_lines, "self.act = nn.ReLU()"), (c.forward_lines[0], "out = self.act(out)", *c.forward_lines[1:-1], "return self.act(out + x)"))
+                           for c in (PLAIN, WITH_SE, WITH_DW_SHORTCUT)],
+     (ALL_FORWARD[0], "out = self.act(out)", *ALL_FORWARD[1:-1], "return self.act(out + x)")),
     # the child is read again after it is applied: not applied in place
     ("child_read_elsewhere", [PLAIN, WITH_SE, _block("Block_2", (CORE_INIT[0], DW, CORE_INIT[1]),
                               ("out = self.expand(x)", "out = self.conv_dw(out)", "out = self.project(out)", "return out + self.conv_dw.weight"))],

@@ -87,6 +87,37 @@ class _SequentialSteps(nn.Module):
         return x
 
 
+class _FromNumber(nn.Module):
+    """Sums its children's outputs from a number (MobileOne's branches where it builds no scale branch:
+    `out = 0`, then `out += conv(x)` per branch)."""
+
+    def __init__(self, start: float = 0) -> None:
+        super().__init__()
+        self.start = start
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.start
+        for lin in self.lins:
+            out = out + lin(x)
+        return out
+
+
+class _TwoNumbers(nn.Module):
+    """The first step reads two numbers where the later read the value the step before left twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor | None = None
+        for lin in self.lins:
+            out = torch.add(lin(x) * (0 if out is None else out), 1 if out is None else out)
+        assert out is not None
+        return out
+
+
 def _split(model: nn.Module) -> fx.GraphModule:
     """The root as collect sees it: its containers known again (a GraphModule holds plain modules)."""
     return split(restore_layers(fx.symbolic_trace(model))).root
@@ -107,6 +138,9 @@ CASES: list[tuple[str, Callable[[], nn.Module], int, int]] = [  # (name, model, 
     ("two children of a ModuleList", _two, 1, 4),  # its source loops over it: blocks of 2 and 3 are one code
     ("two children of a Sequential never called whole", lambda: _SequentialSteps(2), 1, 3),  # held as a ModuleList
     ("calls alone", _Calls, 0, 0),
+    ("from zero", _FromNumber, 1, 2),
+    ("from a float", lambda: _FromNumber(0.5), 1, 2),
+    ("from two numbers", _TwoNumbers, 0, 0),
     ("a shared module that changes", _Switching, 0, 0),
 ]
 
@@ -243,6 +277,190 @@ def test_the_loop_reads_its_start_and_the_values_made_before_it() -> None:
     assert [a.name for a in node.args] == [x.name, bias.name]
     assert [n.target for n in roll.body.find_nodes(op="placeholder")] == ["carried", "invariant_0"]
     assert roll.children == "self.blocks" and roll.variable == "block"
+
+
+@pytest.mark.parametrize("start", [0, 0.5, -0.0])
+def test_a_loop_from_a_number_starts_from_that_number(start: float) -> None:
+    (node, _), = rolled(_split(_FromNumber(start))).rolls.items()
+    assert type(node.args[0]) is type(start) and repr(node.args[0]) == repr(start)
+
+
+class _Accumulating(nn.Module):
+    """Adds each child's output to the input (`carried`), or to the carried value each child reads
+    (`read`), or multiplies them (`products`)."""
+
+    def __init__(self, children: int, kind: str = "carried") -> None:
+        super().__init__()
+        self.kind = kind
+        self.scale = nn.Linear(4, 4)
+        self.convs = nn.ModuleList(nn.Linear(4, 4) for _ in range(children))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.scale(x) if self.kind != "read" else x
+        for conv in self.convs:
+            out = out * conv(x) if self.kind == "products" else out + conv(x)
+        return out
+
+
+SINGLE = [  # (name, the module whose loop is given, the module of one child, rolled)
+    ("the same body", lambda: _Accumulating(4), lambda: _Accumulating(1), True),
+    ("the same body, a ModuleList of two given", lambda: _Accumulating(2), lambda: _Accumulating(1), True),
+    ("another body", lambda: _Accumulating(4, "products"), lambda: _Accumulating(1), False),
+    ("the start read as itself too", lambda: _Accumulating(4, "read"), lambda: _Accumulating(1, "read"), False),
+    ("MobileOne's branches", lambda: models.BranchBlock(4, 4), lambda: models.BranchBlock(4, 1), True),
+    ("MobileOne's branches from zero", lambda: models.BranchBlock(4, 4, scale=False), lambda: models.BranchBlock(4, 1), True),
+]
+
+
+@pytest.mark.parametrize("name,looping,single,expected", SINGLE, ids=[s[0] for s in SINGLE])
+def test_a_container_of_one_child_runs_the_loop_another_module_runs_where_its_step_is_that_body(
+    name: str, looping: Callable[[], nn.Module], single: Callable[[], nn.Module], expected: bool
+) -> None:
+    loops = {roll.children: (roll,) for roll in rolled(_split(looping())).rolls.values()}
+    assert len(loops) == 1
+    gm = _split(single())
+    assert not rolled(gm).rolls  # a step alone is no loop by itself
+    found = rolled(gm, loops)
+    assert bool(found.rolls) == expected
+    if expected:
+        (node, roll), = found.rolls.items()
+        assert isinstance(node.args[0], fx.Node) and node.args[0].op == "call_module"  # from the scale branch's value
+        assert roll.call.endswith(".0") and roll.children in loops
+        assert {n.target for n in roll.body.find_nodes(op="placeholder")} == {n.target for n in next(iter(loops.values()))[0].body.find_nodes(op="placeholder")}
+    assert not rolled(gm, {"self.others": next(iter(loops.values()))}).rolls  # another container's loop
+
+
+class _Splits(nn.Module):
+    """Res2Net's loop over splits, each added to the conv's output before it but where every split goes
+    in `alone`; `act`: the conv's output activated."""
+
+    def __init__(self, alone: bool, act: bool = False) -> None:
+        super().__init__()
+        self.alone, self.act = alone, act
+        self.convs = nn.ModuleList(nn.Conv2d(2, 2, 1) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx, spo = x.chunk(4, 1), []
+        for i, conv in enumerate(self.convs):
+            sp = spx[i] if i == 0 or self.alone else sp + spx[i]  # noqa: F821
+            sp = conv(sp).relu() if self.act else conv(sp)
+            spo.append(sp)
+        return torch.cat(spo + [spx[-1]], 1)
+
+
+ALONE = [  # (name, the module's loop, the other module's loop, the flag the module's loop reads)
+    ("headed, another alone", _Splits(False), _Splits(True), False),
+    ("alone, another headed", _Splits(True), _Splits(False), True),
+    ("alone, another headed of another body", _Splits(True), _Splits(False, act=True), None),
+    ("headed, another headed", _Splits(False), _Splits(False), None),
+]
+
+
+@pytest.mark.parametrize("name,module,other,flag", ALONE, ids=[a[0] for a in ALONE])
+def test_a_loop_run_alone_and_one_run_headed_are_one_loop_reading_the_modules_flag(name: str, module: nn.Module, other: nn.Module, flag: bool | None) -> None:
+    loops = {roll.children: (roll,) for roll in rolled(_split(other)).rolls.values()}
+    (_, roll), = rolled(_split(module), loops).rolls.items()
+    choices = [n for n in roll.body.nodes if n.target is first_of]
+    assert [c.args[3] if len(c.args) == 4 else None for c in choices] == ([flag] if flag is not None or module.alone is False else [])
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_a_loop_reading_the_modules_flag_gives_the_same_bits_and_the_same_code_again(alone: bool, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    source = nn.Sequential(_Splits(True), _Splits(False), _Splits(False)).eval() if alone else nn.Sequential(_Splits(False), _Splits(True)).eval()
+    x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
+    gm = fx.symbolic_trace(source)
+    fxexport.export(gm, tmp_path / "first")
+    text = (tmp_path / "first" / "module.py").read_text()
+    assert "if i == 0 or self.alone:" in text and text.count("class Splits") == 1, text
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        ours = package.FxModule()
+        assert torch.equal(ours(x), gm(x))
+        fxexport.export(fx.symbolic_trace(ours), tmp_path / "again")
+    assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]
+
+
+class _TwoFlags(nn.Module):
+    """Two loops over splits, each alone or headed by a flag of its own (helper-67's F1: one attribute for
+    both gave the second loop the first's flag)."""
+
+    def __init__(self, f1: bool, f2: bool) -> None:
+        super().__init__()
+        self.f1, self.f2 = f1, f2
+        self.conv1 = nn.Conv2d(8, 8, 1)
+        self.ca = nn.ModuleList([nn.Conv2d(2, 2, 1) for _ in range(3)])
+        self.cb = nn.ModuleList([nn.Conv2d(2, 2, 1) for _ in range(3)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx = torch.split(self.conv1(x), 2, 1)
+        oa, ob = [], []
+        for i, conv in enumerate(self.ca):
+            if i == 0 or self.f1:
+                sp = spx[i]
+            else:
+                sp = sp + spx[i]
+            sp = conv(sp)
+            oa.append(sp)
+        for i, conv in enumerate(self.cb):
+            if i == 0 or self.f2:
+                sq = spx[i]
+            else:
+                sq = sq + spx[i]
+            sq = conv(sq)
+            ob.append(sq)
+        return torch.cat(oa + ob, 1)
+
+
+class _Combined(nn.Module):
+    """Res2Net's loop, alone or headed, its later steps adding or multiplying (helper-67's F2: the headed
+    classes, one `__init__`, became a class and its subclass, and the flag was taken out of the first only)."""
+
+    def __init__(self, first: bool, mul: bool) -> None:
+        super().__init__()
+        self.first, self.mul = first, mul
+        self.conv1 = nn.Conv2d(8, 8, 1)
+        self.convs = nn.ModuleList([nn.Conv2d(2, 2, 1) for _ in range(3)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx = torch.split(self.conv1(x), 2, 1)
+        spo = []
+        for i, conv in enumerate(self.convs):
+            if i == 0 or self.first:
+                sp = spx[i]
+            else:
+                sp = sp * spx[i] if self.mul else sp + spx[i]
+            sp = conv(sp)
+            spo.append(sp)
+        return torch.cat(spo + [spx[3]], 1)
+
+
+class _Each(nn.Module):
+    """Each block on the input, their outputs side by side."""
+
+    def __init__(self, *blocks: nn.Module) -> None:
+        super().__init__()
+        self.a, self.b, self.c = (*blocks, nn.Identity())[:3]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.a(x), self.b(x), self.c(x)], 1)
+
+
+FLAGGED = [("two loops, two flags", lambda: _Each(_TwoFlags(True, False), _TwoFlags(False, True)), ("self.f1 = f1", "self.f2 = f2")),
+           ("a flag taken out of a class another subclasses", lambda: _Each(_Combined(True, False), _Combined(False, True), _Combined(False, False)), ())]  # fmt: skip
+
+
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+@pytest.mark.parametrize("name,model,lines", FLAGGED, ids=[f[0] for f in FLAGGED])
+def test_loops_reading_flags_give_the_same_bits(name: str, model: Callable[[], nn.Module], lines: tuple[str, ...], producer: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    source = model().eval()
+    x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, (x,)).module()
+    fxexport.export(gm, tmp_path / "out")
+    text = (tmp_path / "out" / "module.py").read_text()
+    assert all(line in text for line in lines)
+    with imported(tmp_path / "out") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(x), gm(x))
 
 
 def test_the_rolled_graph_runs_everything_else_as_before() -> None:
@@ -522,7 +740,8 @@ class _DeadReader(nn.Module):
 
 REVIEWED = [("two loops, one list", _TwoKeptLoops), ("drawn once", lambda: _SharedOther(True)), ("a layer run once", lambda: _SharedOther(False)),
             ("inside a list", _CatFirst), ("a fixed child", _FixedChild), ("a fixed first child", _FixedFirst),
-            ("inputs named like builtins", _NamedLikeBuiltins), ("a dead reader", _DeadReader)]  # fmt: skip
+            ("inputs named like builtins", _NamedLikeBuiltins), ("a dead reader", _DeadReader), ("from zero", _FromNumber),
+            ("from a float", lambda: _FromNumber(-0.0))]  # fmt: skip
 
 
 @pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
