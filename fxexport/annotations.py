@@ -322,12 +322,16 @@ def without_echoes(lines: list[str]) -> list[str]:
     it (the method's result is quoted by no note: over `x = self.fc2(x)` then `return self.drop2(x)`,
     the note quotes the first alone); a note over several statements (a block's too), or one the code
     differs from, stays; a statement under `if self.<child> is not None:`, that child's call, is an echo
-    too. Run on each class's final forward: forwards compared while classes are shared
-    (generalize.py) keep every note, so that theirs align."""
+    too; so is a note the line before repeats (both branches' statement, written once after them). Run on
+    each class's final forward: forwards compared while classes are shared (generalize.py) keep every
+    note, so that theirs align."""
     echoes = set()
     for i, line in enumerate(lines):
         note = NOTE.fullmatch(line)
         if note is None:
+            continue
+        if i > 0 and lines[i - 1] == line:
+            echoes.add(i)
             continue
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
         code = code[:1] + [statement for statement in code[1:] if not _ALIAS.fullmatch(statement)]

@@ -275,7 +275,8 @@ def _default_read(holder: ClassIR, call: _Call, lacking: list[ClassIR]) -> _Defa
     if not reading:
         return None
     candidates = [_SENTINEL, *_NAMED_DEFAULTS]
-    if call.argument and _argument_holds(after, reading, call.argument) and not _kept_first(holder, call):
+    nested = any(after[j].startswith(" ") for j in reading)  # read in a loop: no other join keeps the source's form
+    if call.argument and _argument_holds(after, reading, call.argument) and (nested or not _kept_first(holder, call)):
         candidates.insert(0, call.argument)
     target = masked(lacking[0].forward_lines, number_slots(lacking[0].forward_lines))
     for default in candidates:
@@ -325,7 +326,8 @@ def _kept_first(holder: ClassIR, call: _Call) -> bool:
     """True when the source keeps the argument under the value's name first and calls the child on that
     (`residual = hidden_state`, ..., `residual = self.shortcut(residual)`): kept_inputs.as_in_source writes
     that form. Not where it calls the child on the argument itself (`x_s = x`, ..., `x_s = self.proj(x)`, as
-    this module writes it)."""
+    this module writes it); the caller joins anyway where a loop reads the value, which no other join
+    writes in the source's form (the export, traced again, is this module's form then)."""
     kept = kept_input_alias(holder.source_forward)
     return kept is not None and kept[:2] == (call.value, call.argument) and call.child not in kept[3]
 

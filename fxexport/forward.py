@@ -641,7 +641,10 @@ class _Emitter:
         declines = False
         if renamable and kept is not None and (not _applies_child(node) or self.named_apart(node, own, renamable)):
             if own is not None and own not in claimed and usable(own, self.free_at(own, node)):
-                renamable = [used for used in renamable if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node)]
+                renamable = [
+                    used for used in renamable
+                    if self.source_name_of(used) == own or same_statement(used, node) or unpacked_as(used, own, node) or self.nameless_loop(used)
+                ]  # fmt: skip
                 declines = not renamable
             elif own is None and (any(used not in kept and unpacked_apart(used, node) for used in renamable) or combines_parts(node)):
                 renamable = []  # unpacked into other names than an input was (`attn_output, attn_weights = f(query_states)`)
@@ -651,6 +654,12 @@ class _Emitter:
             self.rebinds.add(renamable[0])
             return renamable[0], False
         return None, declines
+
+    def nameless_loop(self, value: fx.Node) -> bool:
+        """A loop's value carried from a start (`out = 0` or `out = scale_out`, ..., `out = out + out_1`): no
+        statement names it (the source's in the loop bind it once per step), so the statement it flows into
+        may (`out = out + i`)."""
+        return value in self.rolls and value.args[0] is not None and not self.rolls[value].collected
 
     def named_apart(self, node: fx.Node, own: str | None, inputs: list[fx.Node]) -> bool:
         """True when a statement that always runs binds the result of a child its class always builds to a

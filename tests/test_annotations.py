@@ -126,6 +126,9 @@ ECHOES = [  # (forward lines, the lines without_echoes keeps)
     ([NOTE, "if self.norm is not None:", "    y = self.lin(x)"], [NOTE, "if self.norm is not None:", "    y = self.lin(x)"]),  # another child's test
     ([NOTE, "if self.lin is not None:", "    y = self.lin(x)", "else:", "    y = x"],
      [NOTE, "if self.lin is not None:", "    y = self.lin(x)", "else:", "    y = x"]),  # an else too
+    # a note the line before repeats (both branches' last statement, written once after them: mobileone by torch.export)
+    (["if self.a is not None:", "    y = self.a(x)", "else:", "    y = x", NOTE.replace("self.lin(x)", "y * 2"), NOTE.replace("self.lin(x)", "y * 2"), "y = y.relu()"],
+     ["if self.a is not None:", "    y = self.a(x)", "else:", "    y = x", NOTE.replace("self.lin(x)", "y * 2"), "y = y.relu()"]),
 ]
 
 

@@ -83,6 +83,12 @@ CASES = [
                 source_forward=KEEPING.replace("self.proj(s)", "self.proj(x)")),
         _block("Res_1", CORE, ("out = self.scale(x)", "return out + x")),
     ], ("out = self.scale(x)", "s = x", "if self.proj is not None:", "    s = self.proj(x)", "return out + s")),
+    # the same where a loop reads the value: no other join writes the source's form then (helper-67's F3)
+    ("source_keeps_the_input_read_in_a_loop", [
+        replace(_block("Res", ("self.proj = nn.Linear(4, 4)", *CORE), ("s = self.proj(x)", "out = 0", "for layer in self.layers:", "    out = out + layer(s)", "return out")),
+                source_forward=KEEPING),
+        _block("Res_1", CORE, ("out = 0", "for layer in self.layers:", "    out = out + layer(x)", "return out")),
+    ], ("s = x", "if self.proj is not None:", "    s = self.proj(x)", "out = 0", "for layer in self.layers:", "    out = out + layer(s)", "return out")),
     # the value read in a loop that binds the input again after the read: a later pass reads another input
     ("input_rebound_in_a_loop", [
         _block("Loop", (IDENTITY, *CORE), ("s = self.identity(x)", "for layer in self.layers:", "    y = s * 2", "    x = layer(x) + y", "return x")),

@@ -118,6 +118,26 @@ class _TwoNumbers(nn.Module):
         return out
 
 
+class _SumMany(nn.Module):
+    """Its children's outputs summed from 0 (`sum`), then an identity branch's or 0 (review-v's v_sum_many)."""
+
+    def __init__(self, identity: bool) -> None:
+        super().__init__()
+        self.identity = nn.Linear(4, 4) if identity else None
+        self.fcs = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        i: torch.Tensor | int = 0
+        if self.identity is not None:
+            i = self.identity(x)
+        return sum(f(x) for f in self.fcs) + i + x
+
+
+def _sum_blocks() -> nn.Module:
+    """Blocks with and without their identity branch (helper-67's F5: the loop's value named otherwise again)."""
+    return nn.Sequential(_SumMany(True), _SumMany(False))
+
+
 def _split(model: nn.Module) -> fx.GraphModule:
     """The root as collect sees it: its containers known again (a GraphModule holds plain modules)."""
     return split(restore_layers(fx.symbolic_trace(model))).root
@@ -741,7 +761,7 @@ class _DeadReader(nn.Module):
 REVIEWED = [("two loops, one list", _TwoKeptLoops), ("drawn once", lambda: _SharedOther(True)), ("a layer run once", lambda: _SharedOther(False)),
             ("inside a list", _CatFirst), ("a fixed child", _FixedChild), ("a fixed first child", _FixedFirst),
             ("inputs named like builtins", _NamedLikeBuiltins), ("a dead reader", _DeadReader), ("from zero", _FromNumber),
-            ("from a float", lambda: _FromNumber(-0.0))]  # fmt: skip
+            ("from a float", lambda: _FromNumber(-0.0)), ("from zero, then a default", _sum_blocks)]  # fmt: skip
 
 
 @pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
