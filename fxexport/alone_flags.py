@@ -23,8 +23,6 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from torch import fx
-
 from .ir import ClassIR
 from .rolled import Rolled, first_of
 
@@ -78,11 +76,6 @@ def _is_first_index(test: ast.expr) -> bool:
         isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
         and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0 and type(test.comparators[0].value) is int
     )  # fmt: skip
-
-
-def is_flag_choice(node: fx.Node) -> bool:
-    """A `first_of` choice reading a module's flag."""
-    return node.target is first_of and len(node.args) == 4 and isinstance(node.args[3], str)
 
 
 _TEST = re.compile(r"( *)if (\w+) == 0 or self\.(\w+):")

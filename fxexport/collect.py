@@ -49,7 +49,7 @@ from .rebuild import (
     swapped_children,
 )
 from .recovered_statements import recovered_statements
-from .rolled import Roll, Rolled, loop_kind, rolled
+from .rolled import Roll, Rolled, calls_only_child, loop_kind, rolled
 from .runs import repeated
 from .source_names import forget_statements, forward_source
 from .split import Structure, split
@@ -101,12 +101,6 @@ def _every_path(module: nn.Module, path: tuple[str, ...] = (), above: frozenset[
     for name, child in _children(module):
         if id(child) not in above:
             yield from _every_path(child, (*path, name), above | {id(module)})
-
-
-def _single_child(gm: fx.GraphModule, node: fx.Node) -> bool:
-    """`node` calls the one child of a container."""
-    parent = str(node.target).rpartition(".")[0]
-    return bool(parent) and len(gm.get_submodule(parent)._modules) == 1
 
 
 def _children(module: nn.Module) -> list[tuple[str, nn.Module]]:
@@ -208,14 +202,15 @@ class _Collector:
         """Build the class for `gm` (children first) and return its name; equal classes are shared. `leaf`:
         the user class `gm` was traced from (a leaf of the graph), which its class comment names."""
         self.reserve_parameters(gm.graph)
-        rolled_graph = self.rolled_of(gm, path) if self.rolls else Rolled(gm.graph, {})
+        split_source = self.structure.source_of(".".join(path)) if path else None
+        rolled_graph = self.rolled_of(gm, split_source) if self.rolls else Rolled(gm.graph, {})
         register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
         called = _run_by_calls(gm, [str(n.target) for n in gm.graph.find_nodes(op="call_module")])
         draft = _ClassDraft(gm, path, called=called)
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
         self.attribute_values(draft)
-        source = (self.structure.source_of(".".join(path)) or leaf) if path else None
+        source = (split_source or leaf) if path else None
         self.alone_flags(draft, rolled_graph, source)
         forward = self.forward_of(gm, path, rolled_graph)
         init = tuple(draft.init_lines + draft.attr_lines)
@@ -245,13 +240,12 @@ class _Collector:
                     kinds = self.loops.setdefault(source, {}).setdefault(roll.children, {})
                     kinds.setdefault(loop_kind(roll), roll)
 
-    def rolled_of(self, gm: fx.GraphModule, path: tuple[str, ...]) -> Rolled:
+    def rolled_of(self, gm: fx.GraphModule, source: type | str | None) -> Rolled:
         """`gm`'s graph with its runs rolled, and the one child of a container run as the loop other modules
-        of its source class run over theirs."""
+        of its source class (the split's) run over theirs."""
         found = self.rolled_graphs.get(id(gm)) or rolled(gm)
-        source = self.structure.source_of(".".join(path)) if path else None
         loops = {children: tuple(kinds.values()) for children, kinds in self.loops.get(source, {}).items()} if source is not None else {}
-        single = any(_single_child(gm, node) for node in gm.graph.find_nodes(op="call_module"))
+        single = any(calls_only_child(gm, node) for node in gm.graph.find_nodes(op="call_module"))
         if loops and (single or any(len(loops.get(roll.children, ())) > 1 for roll in found.rolls.values())):
             return rolled(gm, loops)
         return found

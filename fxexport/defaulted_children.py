@@ -30,6 +30,7 @@ from .code_slots import (
     variable_names,
     variable_tokens,
 )
+from .in_place_children import source_families
 from .inlined_forms import canonical
 from .ir import ClassIR
 from .kept_inputs import binds
@@ -72,12 +73,8 @@ class _Defaulted:
 
 def defaulted_children(level: list[ClassIR], known: Known) -> list[ClassIR]:
     """The classes, those of a source class differing in such children given one forward."""
-    families: dict[tuple[object, ...], list[ClassIR]] = {}
-    for cls in level:
-        if not (cls.is_root or cls.parent or cls.takes_children) and cls.init_lines:
-            families.setdefault((*cls.source, cls.forward_params), []).append(cls)
     out = {c.name: c for c in level}
-    for family in families.values():
+    for family in ([c for c in found if c.init_lines] for found in source_families(level)):
         if len(family) > 1:
             out.update((c.name, c) for c in _joined(family, known))
     return [out[c.name] for c in level]

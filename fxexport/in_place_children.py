@@ -73,7 +73,7 @@ def written_as_holders(level: list[ClassIR]) -> list[ClassIR]:
     of other names (inlined_forms.canonical; a loop among them: Res2Net's blocks but the first of a
     stage), given that one's lines without them and with its own literals."""
     out = {c.name: c for c in level}
-    for family in _source_families(level):
+    for family in source_families(level):
         for cls in family:
             out[cls.name] = next((found for other in family if other is not cls and (found := _as_holder(cls, other))), cls)
     return [out[c.name] for c in level]
@@ -262,13 +262,13 @@ def across_codes(level: list[ClassIR], known: Known) -> list[ClassIR]:
     the two on a flag. A child applied to an input the forward keeps for later is first applied in place
     (kept_inputs.py)."""
     out = {c.name: c for c in level}
-    for family in _source_families(level):
+    for family in source_families(level):
         for cls in _across(family, known) or ():
             out[cls.name] = cls
     return [out[c.name] for c in level]
 
 
-def _source_families(level: list[ClassIR]) -> list[list[ClassIR]]:
+def source_families(level: list[ClassIR]) -> list[list[ClassIR]]:
     """The classes of each source class and forward parameters (roots, classes defined inside others and
     containers taking their children aside)."""
     families: dict[tuple[object, ...], list[ClassIR]] = {}

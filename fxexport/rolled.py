@@ -238,8 +238,7 @@ def _single_at(search: _Search, at: int, loops: Mapping[str, tuple[Roll, ...]]) 
     that loop's body: node for node the same code, reading a value made before it where the body reads
     the carried value, and others where the body reads its invariants."""
     first = search.nodes[at]
-    parent = str(first.target).rpartition(".")[0]
-    if not parent or len(search.gm.get_submodule(parent)._modules) != 1:
+    if not calls_only_child(search.gm, first):
         return None
     children = _children(search.gm, [str(first.target)])
     plain = [r for r in loops.get(children, ()) if not (r.collected or r.indexed or r.zipped or len(r.loop_calls) != 1)] if children else []
@@ -261,6 +260,12 @@ def _single_at(search: _Search, at: int, loops: Mapping[str, tuple[Roll, ...]]) 
     if carried is None or carried in invariants:
         return None  # the carried value read as itself too: no loop writes it so
     return _Run((period,), carried, invariants, call, loop.children, roll=match.roll(loop))
+
+
+def calls_only_child(gm: fx.GraphModule, node: fx.Node) -> bool:
+    """`node` calls the one child of a container (a loop of one period may run it: `_single_at`)."""
+    parent = str(node.target).rpartition(".")[0]
+    return bool(parent) and len(gm.get_submodule(parent)._modules) == 1
 
 
 @dataclass
@@ -325,9 +330,10 @@ def _with_alone_periods(found: Rolled, loops: Mapping[str, tuple[Roll, ...]]) ->
         kind = loop_kind(roll)
         others = [other for other in loops.get(roll.children, ()) if {kind, loop_kind(other)} == {"headed", "alone"}]
         headed, alone = (roll, others[0]) if kind == "headed" and others else (others[0], roll) if others else (None, None)
-        if headed is None or alone is None or _alone_twins(headed, alone) is None:
+        twins = _alone_twins(headed, alone) if headed is not None and alone is not None else None
+        if twins is None:
             continue
-        rolls[node] = _flagged(roll) if kind == "headed" else _as_headed(headed, roll)
+        rolls[node] = _flagged(roll) if kind == "headed" else _as_headed(cast(Roll, headed), roll, twins)
     return Rolled(found.graph, rolls) if rolls != found.rolls else found
 
 
@@ -386,11 +392,9 @@ def _flagged(roll: Roll) -> Roll:
     return dataclasses.replace(roll, body=body)
 
 
-def _as_headed(headed: Roll, alone: Roll) -> Roll:
+def _as_headed(headed: Roll, alone: Roll, twins: dict[fx.Node, fx.Node]) -> Roll:
     """`alone`'s loop written as `headed`'s, with every period `first` (`alone` True): `headed`'s body with
-    `alone`'s nodes (their targets, names and records) where they run the same."""
-    twins = _alone_twins(headed, alone)
-    assert twins is not None
+    `alone`'s nodes (`twins`: their targets, names and records) where they run the same."""
     body = fx.Graph()
     placeholders = {str(p.target): p for p in alone.body.find_nodes(op="placeholder")}
     env = {p: body.placeholder(str(p.target)) for p in placeholders.values()}

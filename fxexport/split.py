@@ -10,6 +10,7 @@ The input GraphModule is not changed: holders are copied, layers and tensors sha
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -68,7 +69,12 @@ class Structure:
 
     def source_of(self, path: str) -> type | str | None:
         """The source class of the module at `path`, when it became a generated class."""
-        return dict(self.sources).get(path)
+        return self._by_path.get(path)
+
+    @functools.cached_property
+    def _by_path(self) -> dict[str, type | str]:
+        """`sources` by path: asked for once or twice per module."""
+        return dict(self.sources)
 
 
 def split(gm: fx.GraphModule) -> Structure:
