@@ -235,31 +235,66 @@ def _run_at(search: _Search, at: int) -> _Run | None:
 def _single_at(search: _Search, at: int, loops: Mapping[str, tuple[Roll, ...]]) -> _Run | None:
     """The run of one period whose call is `nodes[at]`, the only child of its container, where a module
     of the same source class loops over its own container of that name (`loops`) and this period runs
-    that loop's body: node for node the same code, reading a value made before it where the body reads
-    the carried value, and others where the body reads its invariants."""
+    that loop's body as its first period: node for node the same code, reading a value made before it
+    where the body reads the carried value, others where the body reads its invariants, and 0 where it
+    reads the loop's index; a headed loop's first period runs without the nodes only its later ones run."""
     first = search.nodes[at]
     if not calls_only_child(search.gm, first):
         return None
     children = _children(search.gm, [str(first.target)])
-    plain = [r for r in loops.get(children, ()) if not (r.collected or r.indexed or r.zipped or len(r.loop_calls) != 1)] if children else []
-    if not plain:
+    for loop in loops.get(children, ()) if children else ():
+        for items_before in (False, True):
+            run = _single_run(search, at, loop, items_before)
+            if run is not None:
+                return run
+    return None
+
+
+def _single_run(search: _Search, at: int, loop: Roll, items_before: bool) -> _Run | None:
+    """The one period from `nodes[at]` (the call) as `loop`'s first, if it runs that (`_single_at`).
+    `items_before`: the body's items of a value at the index (`spx[i]`) are the items at 0 made before the
+    period (torch.export takes every item of a split where it splits), not nodes of it."""
+    if loop.zipped or len(loop.loop_calls) != 1:
         return None
-    loop = plain[0]
-    body = [n for n in loop.body.nodes if n.op not in ("placeholder", "output")]
-    call = next(k for k, n in enumerate(body) if n.name == loop.loop_calls[0][0])
+    choice, later = _later_only(loop.body) if loop_kind(loop) == "headed" else (None, set[fx.Node]())
+    index = next((p for p in loop.body.find_nodes(op="placeholder") if p.target == "index"), None)
+    items = {n for n in loop.body.nodes if index is not None and _item_at(n, index)} if items_before else set()
+    if items_before and not items - later:
+        return None
+    body = [n for n in loop.body.nodes if n.op not in ("placeholder", "output") and n not in later and n not in items]
+    call = next((k for k, n in enumerate(body) if n.name == loop.loop_calls[0][0]), None)
+    if call is None or loop.body.output_node().args[0] is not body[-1]:
+        return None
     start = at - call
-    if start < search.floor or start + len(body) > len(search.nodes) or loop.body.output_node().args[0] is not body[-1]:
+    if start < search.floor or start + len(body) > len(search.nodes):
         return None
     period = tuple(search.nodes[start : start + len(body)])
-    match = _BodyMatch(body, period, call, start, search.index)
-    if not match.check() or not _one_scope([period]) or not _users_stay([period], search, start + len(body), None):
+    substitutes: dict[fx.Node, Any] = {index: 0} if index is not None else {}
+    if choice is not None:
+        substitutes[choice] = choice.args[1]
+    match = _BodyMatch(body, period, call, start, search.index, substitutes, frozenset(items))
+    end = start + len(body)
+    collector = _collector([period[-1]], search, end) if loop.collected else None
+    if not match.check() or (loop.collected and collector is None) or not _one_scope([period]):
         return None
-    placeholders = [p.target for p in loop.body.find_nodes(op="placeholder")]
+    if not _users_stay([period], search, end, collector.node if collector is not None else None):
+        return None
+    placeholders = [str(p.target) for p in loop.body.find_nodes(op="placeholder") if p is not index]
     carried = match.bound.get("carried")
+    if any(name not in match.bound for name in placeholders[1:]):
+        return None  # a value only the later periods read: this module has none to give the loop
     invariants = tuple(match.bound[name] for name in placeholders[1:])
-    if carried is None or carried in invariants:
-        return None  # the carried value read as itself too: no loop writes it so
-    return _Run((period,), carried, invariants, call, loop.children, roll=match.roll(loop))
+    if carried in invariants or (carried is None and choice is None and not loop.collected):
+        return None  # the carried value read as itself too, or a loop that neither carries nor keeps
+    return _Run((period,), carried, invariants, call, loop.children, collector, roll=match.roll(loop))
+
+
+def _item_at(node: fx.Node, index: fx.Node) -> bool:
+    """`node` takes an item at the loop's index of a value made before the loop: `spx[i]`."""
+    if node.op != "call_function" or node.target is not operator.getitem or node.kwargs or len(node.args) != 2:
+        return False
+    value = node.args[0]
+    return node.args[1] is index and isinstance(value, fx.Node) and value.op == "placeholder" and value.target != "carried"
 
 
 def calls_only_child(gm: fx.GraphModule, node: fx.Node) -> bool:
@@ -270,15 +305,19 @@ def calls_only_child(gm: fx.GraphModule, node: fx.Node) -> bool:
 
 @dataclass
 class _BodyMatch:
-    """A period against another module's loop body (`body`, its nodes): the same op, target (the child
-    call's aside), arguments by position and keyword, literals, and values read (of the period where the
-    body reads its own, and one value made before the period per placeholder: `bound`)."""
+    """A period against another module's loop body (`body`, its nodes the period runs): the same op,
+    target (the child call's aside), arguments by position and keyword, literals, and values read (of the
+    period where the body reads its own, and one value made before the period per placeholder: `bound`).
+    `substitutes`: what the body reads in place of some of its nodes in this period (0 for the index, the
+    first value for a headed loop's choice)."""
 
     body: list[fx.Node]
     period: tuple[fx.Node, ...]
     call: int
     start: int
     index: dict[fx.Node, int]
+    substitutes: dict[fx.Node, Any] = field(default_factory=dict)
+    items: frozenset[fx.Node] = frozenset()  # the body's items at the index that are items at 0 made before the period
     bound: dict[str, fx.Node] = field(default_factory=dict)
 
     def check(self) -> bool:
@@ -286,11 +325,17 @@ class _BodyMatch:
         for offset, (node, own) in enumerate(zip(self.body, self.period)):
             if not _same_form(node, own) or (offset != self.call and node.target != own.target):
                 return False
-            if not all(_same(value, other, lambda a, b: self._same_value(a, b, twins)) for _, value, other in _slots(node, own)):
-                return False
+            for _, value, other in _slots(node, own):
+                value = fx.map_arg(value, lambda n: self.substitutes.get(n, n))
+                if not _same(value, other, lambda a, b: self._same_value(a, b, twins)):
+                    return False
         return True
 
     def _same_value(self, value: fx.Node, own: fx.Node, twins: dict[fx.Node, fx.Node]) -> bool:
+        if value in self.items:
+            before = self.index.get(own, -1) < self.start and own.op == "call_function" and own.target is operator.getitem
+            at_zero = before and len(own.args) == 2 and not own.kwargs and type(own.args[1]) is int and own.args[1] == 0
+            return at_zero and isinstance(own.args[0], fx.Node) and self._same_value(cast(fx.Node, value.args[0]), own.args[0], twins)
         if value.op != "placeholder":
             return twins.get(value) is own
         if self.index.get(own, -1) >= self.start:
@@ -299,17 +344,24 @@ class _BodyMatch:
 
     def roll(self, loop: Roll) -> Roll:
         """The loop over this module's container: `loop`'s body, with this period's nodes' targets, names
-        and records."""
+        and records where it runs them."""
         body = fx.Graph()
-        env = {p: body.placeholder(str(p.target)) for p in loop.body.find_nodes(op="placeholder")}
-        for offset, (node, own) in enumerate(zip(self.body, self.period)):
+        twins = dict(zip(self.body, self.period))
+        env: dict[fx.Node, fx.Node] = {}
+        for node in loop.body.nodes:
+            if node.op == "placeholder":
+                env[node] = body.placeholder(str(node.target))
+                continue
+            if node.op == "output":
+                body.output(env[cast(fx.Node, node.args[0])])
+                continue
             args, kwargs = fx.map_arg((node.args, node.kwargs), env.__getitem__)
-            copy = body.create_node(own.op, own.target, args, kwargs, name="out" if offset == self.call else own.name)
-            copy.meta = {k: v for k, v in own.meta.items() if k != SCOPES}
-            env[node] = copy
-        body.output(env[self.body[-1]])
-        call = env[self.body[self.call]]
-        return Roll(body, loop.children, str(self.period[self.call].target), loop.variable, loop_calls=((call.name, 0),))
+            own = twins.get(node, node)
+            call = own is self.period[self.call]
+            env[node] = body.create_node(own.op, own.target, args, kwargs, name="out" if call else own.name)
+            env[node].meta = {k: v for k, v in own.meta.items() if k != SCOPES}
+        call_name = env[self.body[self.call]].name
+        return dataclasses.replace(loop, body=body, call=str(self.period[self.call].target), loop_calls=((call_name, 0),))
 
 
 def loop_kind(roll: Roll) -> str:

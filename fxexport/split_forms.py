@@ -58,12 +58,16 @@ def split_like(own: tuple[str, ...], other: tuple[str, ...], inputs: list[str] |
 
 
 def _deletes_bound(lines: tuple[str, ...], start: int, inputs: list[str] | tuple[str, ...]) -> bool:
-    """True when every name a `del` from line `start` on deletes is an input or bound on an earlier line."""
+    """True when every name a `del` from line `start` on deletes is an input or bound on an earlier line,
+    and not deleted since (the other side's tail may start with a `del` this side ran before it)."""
     bound = set(inputs)
     for k, line in enumerate(lines):
         text = line.strip()
-        if k >= start and text.startswith("del ") and not set(text[4:].replace(" ", "").split(",")) <= bound:
-            return False
+        if text.startswith("del "):
+            names = set(text[4:].replace(" ", "").split(","))
+            if k >= start and not names <= bound:
+                return False
+            bound -= names if not line[:1].isspace() else set()  # a `del` in a block may not run
         if (assigned := ASSIGNED.match(text)) is not None:
             bound.update(assigned[1].replace(" ", "").split(","))
     return True

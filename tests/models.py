@@ -5525,9 +5525,9 @@ class ChunkedConvs(nn.Module):
 
 
 class ChunkedConvStages(nn.Module):
-    def __init__(self) -> None:
+    def __init__(self, counts: tuple[int, ...] = (2, 3, 5)) -> None:
         super().__init__()
-        self.blocks = nn.Sequential(ChunkedConvs(2), ChunkedConvs(3), ChunkedConvs(5))
+        self.blocks = nn.Sequential(*(ChunkedConvs(count) for count in counts))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.blocks(x)
@@ -5894,6 +5894,71 @@ class Res2Stage(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.blocks = nn.Sequential(Res2Block(2, True), Res2Block(2, False), Res2Block(2, False))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)
+
+
+class FourierPositions(nn.Module):
+    """A position encoding of a batch's height and width (timm's PositionalEncodingFourier, shortened)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Conv2d(8, dim, 1)
+
+    def forward(self, B: int, H: int, W: int) -> torch.Tensor:
+        return self.proj(self.proj.weight.new_ones((B, 8, H, W)))
+
+
+class SplitTransposeBlock(nn.Module):
+    """timm's EdgeNeXt block: ChunkedConvs' loop, then attention over the positions with an optional
+    position encoding, then an MLP, each scaled."""
+
+    def __init__(self, dim: int, scales: int, pos: bool) -> None:
+        super().__init__()
+        width = dim // scales
+        self.convs = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1, groups=width) for _ in range(max(1, scales - 1)))
+        self.pos_embd = FourierPositions(dim) if pos else None
+        self.norm_xca = nn.LayerNorm(dim)
+        self.xca = nn.Linear(dim, dim)
+        self.drop_path = nn.Identity()
+        self.norm = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+        self.gamma_xca = nn.Parameter(torch.full((dim,), 0.5))
+        self.gamma = nn.Parameter(torch.full((dim,), 0.25))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shortcut = x
+        spx = x.chunk(len(self.convs) + 1, dim=1)
+        spo = []
+        sp = spx[0]
+        for i, conv in enumerate(self.convs):
+            if i > 0:
+                sp = sp + spx[i]
+            sp = conv(sp)
+            spo.append(sp)
+        spo.append(spx[-1])
+        x = torch.cat(spo, 1)
+        B, C, H, W = x.shape
+        x = x.reshape(B, C, H * W).permute(0, 2, 1)
+        if self.pos_embd is not None:
+            pos_encoding = self.pos_embd(B, H, W).reshape(B, -1, x.shape[1]).permute(0, 2, 1)
+            x = x + pos_encoding
+        x = x + self.drop_path(self.gamma_xca * self.xca(self.norm_xca(x)))
+        x = x.reshape(B, H, W, C)
+        x = self.norm(x)
+        x = self.mlp(x)
+        x = self.gamma * x
+        x = x.permute(0, 3, 1, 2)
+        return shortcut + self.drop_path(x)
+
+
+class EdgeStages(nn.Module):
+    """Blocks of one to three convolutions, the one of a single convolution encoding positions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(SplitTransposeBlock(12, 2, True), SplitTransposeBlock(12, 3, False), SplitTransposeBlock(12, 4, False))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.blocks(x)

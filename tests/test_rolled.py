@@ -322,31 +322,63 @@ class _Accumulating(nn.Module):
         return out
 
 
-SINGLE = [  # (name, the module whose loop is given, the module of one child, rolled)
-    ("the same body", lambda: _Accumulating(4), lambda: _Accumulating(1), True),
-    ("the same body, a ModuleList of two given", lambda: _Accumulating(2), lambda: _Accumulating(1), True),
-    ("another body", lambda: _Accumulating(4, "products"), lambda: _Accumulating(1), False),
-    ("the start read as itself too", lambda: _Accumulating(4, "read"), lambda: _Accumulating(1, "read"), False),
-    ("MobileOne's branches", lambda: models.BranchBlock(4, 4), lambda: models.BranchBlock(4, 1), True),
-    ("MobileOne's branches from zero", lambda: models.BranchBlock(4, 4, scale=False), lambda: models.BranchBlock(4, 1), True),
+class _Chunks(nn.Module):
+    """EdgeNeXt's split block (models.ChunkedConvs) with its items taken `before` the loop, or each conv's
+    output activated (`act`)."""
+
+    def __init__(self, count: int, before: bool = False, act: bool = False) -> None:
+        super().__init__()
+        self.before, self.act = before, act
+        width = 8 // (count + 1)  # of 8 channels
+        self.convs = nn.ModuleList(nn.Conv2d(width, width, 1) for _ in range(count))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        spx = x.chunk(len(self.convs) + 1, dim=1)
+        if self.before:
+            spx = tuple(spx[i] for i in range(len(self.convs) + 1))
+        spo = []
+        for i, conv in enumerate(self.convs):
+            sp = spx[i] if i == 0 else sp + spx[i]  # noqa: F821
+            sp = conv(sp).relu() if self.act else conv(sp)
+            spo.append(sp)
+        return torch.cat(spo + [spx[-1]], 1)
+
+
+SINGLE = [  # (name, the module whose loop is given, the module of one child, the loop's start: None where none is rolled)
+    ("the same body", lambda: _Accumulating(4), lambda: _Accumulating(1), "a value"),
+    ("the same body, a ModuleList of two given", lambda: _Accumulating(2), lambda: _Accumulating(1), "a value"),
+    ("another body", lambda: _Accumulating(4, "products"), lambda: _Accumulating(1), None),
+    ("the start read as itself too", lambda: _Accumulating(4, "read"), lambda: _Accumulating(1, "read"), None),
+    ("MobileOne's branches", lambda: models.BranchBlock(4, 4), lambda: models.BranchBlock(4, 1), "a value"),
+    ("MobileOne's branches from zero", lambda: models.BranchBlock(4, 4, scale=False), lambda: models.BranchBlock(4, 1), "a value"),
+    ("EdgeNeXt's chunks: the first step of a headed loop, kept", lambda: models.ChunkedConvs(3), lambda: models.ChunkedConvs(1), "none"),
+    ("the chunks taken before the step", lambda: _Chunks(3), lambda: _Chunks(1, before=True), "none"),
+    ("the chunks of another body", lambda: _Chunks(3), lambda: _Chunks(1, act=True), None),
+    ("the chunks, the loop of another body", lambda: _Chunks(3, act=True), lambda: _Chunks(1), None),
 ]
 
 
-@pytest.mark.parametrize("name,looping,single,expected", SINGLE, ids=[s[0] for s in SINGLE])
+@pytest.mark.parametrize("name,looping,single,start", SINGLE, ids=[s[0] for s in SINGLE])
 def test_a_container_of_one_child_runs_the_loop_another_module_runs_where_its_step_is_that_body(
-    name: str, looping: Callable[[], nn.Module], single: Callable[[], nn.Module], expected: bool
+    name: str, looping: Callable[[], nn.Module], single: Callable[[], nn.Module], start: str | None
 ) -> None:
     loops = {roll.children: (roll,) for roll in rolled(_split(looping())).rolls.values()}
     assert len(loops) == 1
     gm = _split(single())
     assert not rolled(gm).rolls  # a step alone is no loop by itself
     found = rolled(gm, loops)
-    assert bool(found.rolls) == expected
-    if expected:
+    assert bool(found.rolls) == (start is not None)
+    if start is not None:
         (node, roll), = found.rolls.items()
-        assert isinstance(node.args[0], fx.Node) and node.args[0].op == "call_module"  # from the scale branch's value
+        given = next(iter(loops.values()))[0]
+        if start == "a value":
+            assert isinstance(node.args[0], fx.Node) and node.args[0].op == "call_module"  # from the scale branch's value
+        else:
+            assert node.args[0] is None  # a headed loop's first step reads no value carried in
         assert roll.call.endswith(".0") and roll.children in loops
-        assert {n.target for n in roll.body.find_nodes(op="placeholder")} == {n.target for n in next(iter(loops.values()))[0].body.find_nodes(op="placeholder")}
+        assert (roll.collected, roll.indexed) == (given.collected, given.indexed)
+        assert [n.target for n in roll.body.find_nodes(op="placeholder")] == [n.target for n in given.body.find_nodes(op="placeholder")]
+        assert [(n.op, n.target) for n in roll.body.nodes if n.op != "call_module"] == [(n.op, n.target) for n in given.body.nodes if n.op != "call_module"]
     assert not rolled(gm, {"self.others": next(iter(loops.values()))}).rolls  # another container's loop
 
 
@@ -481,6 +513,24 @@ def test_loops_reading_flags_give_the_same_bits(name: str, model: Callable[[], n
     assert all(line in text for line in lines)
     with imported(tmp_path / "out") as package, torch.no_grad():
         assert torch.equal(package.FxModule()(x), gm(x))
+
+
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+def test_a_one_step_loop_gives_the_same_bits_and_the_same_code_again(producer: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    source = _Each(_Chunks(1), _Chunks(3), _Chunks(1)).eval()
+    x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, (x,)).module()
+    fxexport.export(gm, tmp_path / "first")
+    text = (tmp_path / "first" / "module.py").read_text()
+    assert text.count("class Chunks") == 1 and text.count("for i, conv in enumerate(self.convs):") == 1, text
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        ours = package.FxModule()
+        assert torch.equal(ours(x), gm(x))
+        again = fx.symbolic_trace(ours) if producer == "symbolic_trace" else torch.export.export(ours, (x,)).module()
+        fxexport.export(again, tmp_path / "again")
+    if producer == "symbolic_trace":  # an export's notes name the lines they came from: module.py's, again
+        assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]
 
 
 def test_the_rolled_graph_runs_everything_else_as_before() -> None:

@@ -24,6 +24,9 @@ KEPT = [
     (("x = self.a(x)", "return self.b(x)"), ("return self.b(self.a(x))",)),
     # the split form deletes a value only the other forward binds (dpn68's `x_s`, of a child the other side has)
     (("x = self.a(x)", "return self.b(x)"), ("x_s = self.w(x)", "del x_s", "x = self.a(x)", "return self.b(x)")),
+    # the split form deletes a value the own forward deleted already (edgenext's `drop_path`, deleted before the optional `pos_embd`'s lines)
+    (("p = self.p(x)", "x = x + p", "del p", "d = self.d(x)", "out = x + d", "del d", "return self.b(out)"), ("d = self.d(x)", "out = x + d", "del d", "return self.b(out)")),
+    (("d = self.d(x)", "out = x + d", "del d", "return self.b(out)"), ("d = self.d(x)", "out = x + d", "del d", "return self.b(out)")),
     # a tail in a block: no canonical form
     (("if c:", "    return self.b(self.a(x))"), ("if c:", "    y = self.a(x)", "    return self.b(y)")),
 ]

@@ -179,7 +179,7 @@ DIRECT_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=Non
                  "self.k_proj(key_value_states)": 1, "self.k_proj(attention_mask)": 0, "self.k_proj(mem)": 0}
 
 
-def _model(cls: type[nn.Module]) -> Callable[[], nn.Module]:
+def _model(cls: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
         torch.manual_seed(0)
         model = cls().eval()
@@ -774,6 +774,16 @@ SHAPES = [
     Shape("chunked_convs", _model(models.ChunkedConvStages), lambda: (torch.randn(2, 12, 6, 6),), _trace, frozenset({"ChunkedConvs"}),
           counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1, "x.chunk(self.value, dim=1)": 1}),
     Shape("chunked_convs_export", _model(models.ChunkedConvStages), lambda: (torch.randn(2, 12, 6, 6),), _export, frozenset({"ChunkedConvs"}),
+          counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1}),
+    # ... and one of a single convolution, its loop's first step alone (timm's edgenext)
+    Shape("chunked_convs_one", _model(lambda: models.ChunkedConvStages((1, 2, 3))), lambda: (torch.randn(2, 12, 6, 6),), _trace, frozenset({"ChunkedConvs"}),
+          counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1, "ChunkedConvs(2, convs=nn.ModuleList([nn.Conv2d(6, 6, 3, padding=1)]))": 1}),
+    # ... and an EdgeNeXt block's, with an optional position encoding: one class, the tail shared (its `del` run once)
+    Shape("edge_stages", _model(models.EdgeStages), lambda: (torch.randn(2, 12, 5, 5),), _trace, frozenset({"SplitTransposeBlock", "FourierPositions"}),
+          counts={"for i, conv in enumerate(self.convs):": 1, "if self.pos_embd is not None:": 1, "del drop_path": 1, "out = out + drop_path": 1}),
+    Shape("edge_stages_export", _model(models.EdgeStages), lambda: (torch.randn(2, 12, 5, 5),), _export, frozenset({"SplitTransposeBlock", "FourierPositions"}),
+          counts={"for i, conv in enumerate(self.convs):": 1, "if self.pos_embd is not None:": 1}),
+    Shape("chunked_convs_one_export", _model(lambda: models.ChunkedConvStages((1, 2, 3))), lambda: (torch.randn(2, 12, 6, 6),), _export, frozenset({"ChunkedConvs"}),
           counts={"for i, conv in enumerate(self.convs):": 1, "if i == 0:": 1}),
     Shape("repeated_layers", _model(models.RepeatedLayers), _rows, _trace, frozenset(),
           counts={"nn.Sequential(nn.Linear(4, 8), *[nn.Linear(8, 8) for _ in range(3)], nn.ReLU())": 1,
