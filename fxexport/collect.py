@@ -218,7 +218,7 @@ class _Collector:
         base = gm.meta.get(SEQUENTIAL_BASE) or ("ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module")
         key = (init, forward.params, forward.lines, comment, base)
         if not path:
-            self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines)
+            self.classes[key] = ClassIR(self.class_name, True, init, (), forward.params, forward.lines, base=base)
         elif key not in self.classes:
             hint = source_class_name(source) if source is not None else _class_hint(gm, path)
             name, wanted = self.class_name_for(hint)

@@ -33,6 +33,7 @@ from torch import fx, nn
 from torch.fx.immutable_collections import immutable_list
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
+from .guards import is_guards_module
 
 MIN_ACCUMULATED = 2  # layers an accumulation loop replaces
 MIN_CHAIN = 3  # calls a chain loop replaces: two read as well unrolled (but over a ModuleList)
@@ -200,7 +201,7 @@ def _children(gm: fx.GraphModule, targets: list[str]) -> str | None:
     if any(t.rpartition(".")[0] != parent for t in targets):
         return None
     holder = gm.get_submodule(parent) if parent else gm
-    held = holder._modules
+    held = {k: m for k, m in holder._modules.items() if not is_guards_module(m)}  # torch.export's checks: no child of the export
     if list(held) != names or len({id(m) for m in held.values()}) != len(names) or any(m is None for m in held.values()):
         return None
     access = module_access("self", gm, parent.split(".")) if parent else "self"

@@ -33,6 +33,7 @@ from .calls import (
     resolve_class,
     stack_frames,
 )
+from .guards import is_guards_module
 from .input_order import Orders, reorder_calls, source_ordered
 from .ir import InlineModule
 from .kept_values import may_keep_values
@@ -99,7 +100,7 @@ def split(gm: fx.GraphModule) -> Structure:
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds, frozenset(str(p.target) for p in gm.graph.find_nodes(op="placeholder")))
     input_orders = source_ordered(graphs, kinds, {c.frame.path for c in calls if c.frame.key in lists})
-    if not calls and not any(_regrouped(path, module) for path, module in modules.items()):
+    if not calls and not _numbered(gm) and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, graphs, kinds, lists, input_orders, tuple(sorted(inline.values(), key=lambda m: m.path)))
 
@@ -628,10 +629,22 @@ def _sequential_base(cls: type | str, module: nn.Module) -> str | None:
     ("ModuleList" for a ModuleList subclass): its class subclasses that container too, so its forward
     indexes them (`self[0](x)`); else None."""
     found = resolve_class(cls)
-    names = list(module._modules)
-    if found is None or names != [str(i) for i in range(len(names))]:
+    if found is None or not (_numbered(module) or not module._modules):
         return None
     return next((base.__name__ for base in (nn.Sequential, nn.ModuleList) if issubclass(found, base)), None)
+
+
+def _numbered(module: nn.Module) -> bool:
+    """The module's children are numbered in order, 0 first (torch.export's `_guards_fn` aside: it is
+    written as checks, never as a child)."""
+    names = [name for name, child in module._modules.items() if not is_guards_module(child)]
+    return bool(names) and names == [str(i) for i in range(len(names))]
+
+
+def _guards_last(module: nn.Module) -> None:
+    """torch.export's `_guards_fn` moved after the other children, which then index by their places."""
+    for name in [name for name, child in module._modules.items() if is_guards_module(child)]:
+        module._modules[name] = module._modules.pop(name)
 
 
 def _dict_base(cls: type | str, module: nn.Module) -> bool:
@@ -675,6 +688,9 @@ def _assemble(
         holders[path] = module
     top = _root_module(gm, root, items, lists, input_orders) if calls or lists else _sharing_graph(gm, root)
     top.meta = dict(getattr(gm, "meta", {}))
+    if _numbered(top):  # a traced nn.Sequential: its class subclasses nn.Sequential, so its forward indexes its children (`self[0](input)`)
+        _guards_last(top)
+        top.meta[SEQUENTIAL_BASE] = "Sequential"
     containers = {p for p in sequential & cut if type(holders.get(p)) is nn.Sequential and not is_library_sequential(kinds[p])}
     sources = tuple((path, kinds[path]) for path in sorted((built & cut) | containers))
     return Structure(top, inline, sources)

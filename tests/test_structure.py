@@ -21,6 +21,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 import fxexport
 from fxexport.show import show
 from tests import models
+from tests.packages import imported
 from tests.roundtrip import expected_training
 
 
@@ -1200,3 +1201,48 @@ def test_a_source_class_named_like_a_variant_keeps_its_name_and_is_not_taken(tmp
     exported = importlib.import_module("numbered").FxModule()
     x = _rows()[0]
     assert torch.equal(exported(x), source(x))
+
+
+def _numbered_root() -> nn.Module:
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Sequential(nn.Linear(8, 8), nn.Tanh()), nn.Linear(8, 2)).eval()
+
+
+class _NamedAndNumbered(nn.Module):
+    """Children numbered and named: no Sequential, whose index counts every child."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module("0", nn.Linear(4, 8))
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(getattr(self, "0")(x))
+
+
+ROOTS = [  # (name, model, the root's base)
+    ("a Sequential", _numbered_root, "nn.Sequential"),
+    ("children numbered and named", lambda: _NamedAndNumbered().eval(), "nn.Module"),
+]
+
+
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+@pytest.mark.parametrize("name,model,base", ROOTS, ids=[r[0] for r in ROOTS])
+def test_a_traced_sequential_is_a_sequential_that_indexes_its_children(name: str, model: Callable[[], nn.Module], base: str, producer: str, tmp_path: Path) -> None:
+    """Issue 14's "no getattr(self.x, "0") anywhere", for the root too: a traced nn.Sequential's root
+    holds its children numbered in order (torch.export's `_guards_fn` aside)."""
+    torch.manual_seed(0)
+    source = model()
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(1))
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, (x,)).module()
+    fxexport.export(gm, tmp_path / "out")
+    text = (tmp_path / "out" / "module.py").read_text()
+    assert f"class FxModule({base}):" in text
+    assert ('getattr(self, "0")' in text) == (base == "nn.Module"), text
+    assert ("for layer in self:" in text) == (base == "nn.Sequential")  # its children chained, torch.export's checks aside
+    with imported(tmp_path / "out") as package, torch.no_grad():
+        ours = package.FxModule()
+        assert torch.equal(ours(x), gm(x))
+        assert list(ours.state_dict()) == list(source.state_dict())
+        if base == "nn.Sequential":
+            assert len(ours) == 4 and isinstance(ours[2], nn.Sequential)
+            assert torch.equal(ours[3](ours[2](ours[1](ours[0](x)))), gm(x))

@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class FxModule(nn.Module):
+class FxModule(nn.Sequential):
     def __init__(
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
     ) -> None:
@@ -44,6 +44,6 @@ class FxModule(nn.Module):
             )
 
     def forward(self, input):
-        input = getattr(self, "0")(input)
+        input = self[0](input)
         input = torch.relu(input)
-        return getattr(self, "1")(input)
+        return self[1](input)

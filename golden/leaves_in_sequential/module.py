@@ -68,7 +68,7 @@ class SEBlock(nn.Module):  # tests/models.py:3970 SEBlock
         return self.relu(out)
 
 
-class FxModule(nn.Module):
+class FxModule(nn.Sequential):
     def __init__(
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
     ) -> None:
@@ -77,7 +77,7 @@ class FxModule(nn.Module):
             self.add_module("0", nn.Conv2d(3, 4, 1))
             self.add_module("1", nn.Sequential(SEBlock(4, 2), SEBlock(8, 4, stride=2)))
         self.eval()
-        getattr(self, "1").training = True
+        self[1].training = True
         if load_weights:
             load_tensors(
                 self,
@@ -92,5 +92,5 @@ class FxModule(nn.Module):
             )
 
     def forward(self, input):
-        input = getattr(self, "0")(input)
-        return getattr(self, "1")(input)
+        input = self[0](input)
+        return self[1](input)

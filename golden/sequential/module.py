@@ -22,7 +22,7 @@ TIED_TENSORS = {}
 TENSOR_VIEWS = {}
 
 
-class FxModule(nn.Module):
+class FxModule(nn.Sequential):
     def __init__(
         self, *, load_weights: bool = True, weights=None, device=None, dtype=None
     ) -> None:
@@ -33,7 +33,7 @@ class FxModule(nn.Module):
             self.add_module("2", nn.Linear(8, 8))
             self.add_module("3", nn.Sequential(nn.Tanh(), nn.Linear(8, 2)))
         self.eval()
-        getattr(self, "3").training = True
+        self[3].training = True
         if load_weights:
             load_tensors(
                 self,
@@ -48,7 +48,6 @@ class FxModule(nn.Module):
             )
 
     def forward(self, input):
-        input = getattr(self, "0")(input)
-        input = getattr(self, "1")(input)
-        input = getattr(self, "2")(input)
-        return getattr(self, "3")(input)
+        for layer in self:
+            input = layer(input)
+        return input
