@@ -15,6 +15,7 @@ from torch import fx, nn
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .alone_flags import alone_flags
 from .annotations import class_annotation, forget_traces, recovering, source_class_name, without_echoes
+from .augmented import augmented
 from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
@@ -65,6 +66,7 @@ RESERVED = {
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
+MAX_COLLECTS = 4  # collects of a model: again while a one-step loop joins no class that runs it (Collector.lone_singles)
 # Builtins the emitted code may call; a forward parameter with one of these names is renamed.
 EMITTED_BUILTINS = {"getattr", "setattr", "slice", "super", "Ellipsis", "None", "True", "False"}
 
@@ -120,7 +122,7 @@ class _ClassDraft:
 class _Collector:
     def __init__(
         self, structure: Structure, class_name: str, standalone: bool, input_checks: bool = True, annotate: bool = True, shapes: bool = False,
-        rolls: bool = False,
+        rolls: bool = False, unrolled_singles: frozenset[str] = frozenset(),
     ) -> None:
         root = structure.root
         self.structure = structure
@@ -131,6 +133,8 @@ class _Collector:
         self.layer_codes: dict[tuple[object, ...], str] = {}
         self.layer_extras: dict[tuple[object, ...], tuple[list[tuple[str, str]], list[tuple[tuple[str, ...], str, object]]]] = {}
         self.rolls = rolls and not shapes  # runs repeated per child of a container written as loops (rolled.py)
+        self.unrolled_singles = unrolled_singles  # module paths whose container of one child is not run as a loop
+        self.loop_containers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # module path -> containers looped over once, over more
         self.root = root
         self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
@@ -203,7 +207,9 @@ class _Collector:
         the user class `gm` was traced from (a leaf of the graph), which its class comment names."""
         self.reserve_parameters(gm.graph)
         split_source = self.structure.source_of(".".join(path)) if path else None
-        rolled_graph = self.rolled_of(gm, split_source) if self.rolls else Rolled(gm.graph, {})
+        rolled_graph = self.rolled_of(gm, split_source, ".".join(path) not in self.unrolled_singles) if self.rolls else Rolled(gm.graph, {})
+        rolls = rolled_graph.rolls.values()
+        self.loop_containers[".".join(path)] = (frozenset(r.children for r in rolls if r.single), frozenset(r.children for r in rolls if not r.single))
         register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
         called = _run_by_calls(gm, [str(n.target) for n in gm.graph.find_nodes(op="call_module")])
         draft = _ClassDraft(gm, path, called=called)
@@ -240,15 +246,25 @@ class _Collector:
                     kinds = self.loops.setdefault(source, {}).setdefault(roll.children, {})
                     kinds.setdefault(loop_kind(roll), roll)
 
-    def rolled_of(self, gm: fx.GraphModule, source: type | str | None) -> Rolled:
-        """`gm`'s graph with its runs rolled, and the one child of a container run as the loop other modules
-        of its source class (the split's) run over theirs."""
+    def rolled_of(self, gm: fx.GraphModule, source: type | str | None, singles: bool = True) -> Rolled:
+        """`gm`'s graph with its runs rolled, and (`singles`) the one child of a container run as the loop
+        other modules of its source class (the split's) run over theirs."""
         found = self.rolled_graphs.get(id(gm)) or rolled(gm)
         loops = {children: tuple(kinds.values()) for children, kinds in self.loops.get(source, {}).items()} if source is not None else {}
-        single = any(calls_only_child(gm, node) for node in gm.graph.find_nodes(op="call_module"))
+        single = singles and any(calls_only_child(gm, node) for node in gm.graph.find_nodes(op="call_module"))
         if loops and (single or any(len(loops.get(roll.children, ())) > 1 for roll in found.rolls.values())):
-            return rolled(gm, loops)
+            return rolled(gm, loops, singles)
         return found
+
+    def lone_singles(self, renamed: dict[str, str]) -> frozenset[str]:
+        """The modules whose container of one child runs a loop once where no module of the class they joined
+        (`renamed`: generalize's new name of each class) loops over its container of that name: a trace of
+        the export would find no loop to run it as, and write it unrolled (not a fixed point)."""
+        final = {path: renamed.get(name, name) for path, name in self.class_paths.items()}
+        looping = {(final[path], children) for path, (_, more) in self.loop_containers.items() if path in final for children in more}
+        return frozenset(
+            path for path, (once, _) in self.loop_containers.items() if path in final and any((final[path], c) not in looping for c in once)
+        )
 
     def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled) -> Forward:
         """`gm`'s forward, emitted once for modules whose graphs and settings are equal, while no name it
@@ -709,6 +725,26 @@ def collect(
         forget_traces()
 
 
+def _generalized(split_tree: Structure, settings: tuple[str, bool, bool, bool, bool, bool]) -> tuple[_Collector, tuple[ClassIR, ...], dict[str, str]]:
+    """The collector of `split_tree`'s classes, the classes generalized, and each class's new name;
+    collected again, with those modules' steps written out, while a module runs a loop of one step that
+    no module of the class it joined runs (`_Collector.lone_singles`), the last time with none so run."""
+    unrolled: frozenset[str] = frozenset()
+    for attempt in range(MAX_COLLECTS):
+        collector = _Collector(split_tree, *settings, unrolled)
+        if collector.rolls:
+            collector.gather_loops(split_tree.root)
+        collector.new_class(split_tree.root, ())
+        collector.training_fixups()
+        instances = Counter(collector.class_paths.values())
+        generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create, instances)
+        lone = collector.lone_singles(renamed)
+        if not lone:
+            break
+        unrolled |= lone if attempt < MAX_COLLECTS - 2 else frozenset(collector.loop_containers)
+    return collector, generalized, renamed
+
+
 def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
@@ -717,14 +753,9 @@ def _collect(
         if structure == "structured"
         else Structure(root)
     )
-    collector = _Collector(split_tree, class_name, standalone, input_checks, annotate, shapes, rolls=structure == "structured")
-    if collector.rolls:
-        collector.gather_loops(split_tree.root)
-    collector.new_class(split_tree.root, ())
-    collector.training_fixups()
-    instances = Counter(collector.class_paths.values())
-    generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create, instances)
-    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(as_in_source(c).forward_lines)))) for c in generalized)
+    settings = (class_name, standalone, input_checks, annotate, shapes, structure == "structured")
+    collector, generalized, renamed = _generalized(split_tree, settings)
+    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(augmented(as_in_source(c).forward_lines))))) for c in generalized)
     classes = [c for c in generalized if not c.is_root]
     root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))

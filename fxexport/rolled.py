@@ -105,6 +105,7 @@ class Roll:
     indexed: bool = False  # the body reads the loop's index (`for i, conv in enumerate(self.convs):`)
     zipped: tuple[tuple[str, str, str], ...] = ()
     loop_calls: tuple[tuple[str, int], ...] = ()  # the body's nodes (by name) that call a loop variable: 0 the first
+    single: bool = False  # one period, run as the loop of another module of the source class (`_single_at`)
 
 
 @dataclass(frozen=True)
@@ -147,13 +148,14 @@ class _Run:
     roll: Roll | None = None  # the loop, where another module's body gives it (`_single_at`)
 
 
-def rolled(gm: fx.GraphModule, loops: Mapping[str, tuple[Roll, ...]] | None = None) -> Rolled:
+def rolled(gm: fx.GraphModule, loops: Mapping[str, tuple[Roll, ...]] | None = None, singles: bool = True) -> Rolled:
     """`gm`'s forward graph with its runs rolled; the graph itself where there are none. `loops`: by
     container (`self.convs`), the loop a module of the same source class runs over its own, which a
-    container of one child here is run as where its one period runs the same body (`_single_at`)."""
+    container of one child here is run as where its one period runs the same body (`_single_at`; not
+    without `singles`)."""
     # symbolic_trace keeps dead nodes; no export writes them, so they neither join nor split a run (none without a node nothing reads)
     dead = dead_nodes(gm.graph) if any(not n.users and n.op != "output" for n in gm.graph.nodes) else frozenset()
-    runs = _runs(gm, gm.graph, dead, loops or {})
+    runs = _runs(gm, gm.graph, dead, (loops or {}) if singles else {})
     found = _reduced(gm.graph, runs, dead) if runs else Rolled(gm.graph, {})
     return _with_alone_periods(found, loops or {})
 
@@ -250,10 +252,23 @@ def _single_at(search: _Search, at: int, loops: Mapping[str, tuple[Roll, ...]]) 
     return None
 
 
-def _single_run(search: _Search, at: int, loop: Roll, items_before: bool) -> _Run | None:
-    """The one period from `nodes[at]` (the call) as `loop`'s first, if it runs that (`_single_at`).
-    `items_before`: the body's items of a value at the index (`spx[i]`) are the items at 0 made before the
-    period (torch.export takes every item of a split where it splits), not nodes of it."""
+@dataclass(frozen=True)
+class _FirstStep:
+    """A loop's first period as a module of one child runs it: the body's nodes it runs (the child's call
+    at `call`), what it reads in place of body nodes (0 for the index, the first value for a headed loop's
+    choice), and the body's items at the index it takes made before it (`items`)."""
+
+    nodes: list[fx.Node]
+    call: int
+    substitutes: dict[fx.Node, Any]
+    items: frozenset[fx.Node]
+    headed: bool
+
+
+def _first_step(loop: Roll, items_before: bool) -> _FirstStep | None:
+    """`loop`'s first period; `items_before`: its items of a value at the index (`spx[i]`) made before it
+    (torch.export takes every item of a split where it splits), not nodes of it. None where the loop is
+    of other containers too, or where no such items are to be had."""
     if loop.zipped or len(loop.loop_calls) != 1:
         return None
     choice, later = _later_only(loop.body) if loop_kind(loop) == "headed" else (None, set[fx.Node]())
@@ -261,32 +276,36 @@ def _single_run(search: _Search, at: int, loop: Roll, items_before: bool) -> _Ru
     items = {n for n in loop.body.nodes if index is not None and _item_at(n, index)} if items_before else set()
     if items_before and not items - later:
         return None
-    body = [n for n in loop.body.nodes if n.op not in ("placeholder", "output") and n not in later and n not in items]
-    call = next((k for k, n in enumerate(body) if n.name == loop.loop_calls[0][0]), None)
-    if call is None or loop.body.output_node().args[0] is not body[-1]:
+    nodes = [n for n in loop.body.nodes if n.op not in ("placeholder", "output") and n not in later and n not in items]
+    call = next((k for k, n in enumerate(nodes) if n.name == loop.loop_calls[0][0]), None)
+    if call is None or loop.body.output_node().args[0] is not nodes[-1]:
         return None
-    start = at - call
-    if start < search.floor or start + len(body) > len(search.nodes):
-        return None
-    period = tuple(search.nodes[start : start + len(body)])
     substitutes: dict[fx.Node, Any] = {index: 0} if index is not None else {}
     if choice is not None:
         substitutes[choice] = choice.args[1]
-    match = _BodyMatch(body, period, call, start, search.index, substitutes, frozenset(items))
-    end = start + len(body)
+    return _FirstStep(nodes, call, substitutes, frozenset(items), choice is not None)
+
+
+def _single_run(search: _Search, at: int, loop: Roll, items_before: bool) -> _Run | None:
+    """The one period from `nodes[at]` (the call) as `loop`'s first, if it runs that (`_single_at`)."""
+    step = _first_step(loop, items_before)
+    if step is None or not search.floor <= at - step.call <= len(search.nodes) - len(step.nodes):
+        return None
+    start, end = at - step.call, at - step.call + len(step.nodes)
+    period = tuple(search.nodes[start:end])
+    match = _BodyMatch(step.nodes, period, step.call, start, search.index, step.substitutes, step.items)
     collector = _collector([period[-1]], search, end) if loop.collected else None
     if not match.check() or (loop.collected and collector is None) or not _one_scope([period]):
         return None
     if not _users_stay([period], search, end, collector.node if collector is not None else None):
         return None
-    placeholders = [str(p.target) for p in loop.body.find_nodes(op="placeholder") if p is not index]
-    carried = match.bound.get("carried")
+    placeholders = [str(p.target) for p in loop.body.find_nodes(op="placeholder") if p.target != "index"]
     if any(name not in match.bound for name in placeholders[1:]):
         return None  # a value only the later periods read: this module has none to give the loop
-    invariants = tuple(match.bound[name] for name in placeholders[1:])
-    if carried in invariants or (carried is None and choice is None and not loop.collected):
-        return None  # the carried value read as itself too, or a loop that neither carries nor keeps
-    return _Run((period,), carried, invariants, call, loop.children, collector, roll=match.roll(loop))
+    carried, invariants = match.bound.get("carried"), tuple(match.bound[name] for name in placeholders[1:])
+    if carried in invariants or (carried is None and not step.headed and not loop.collected) or (carried is not None and step.headed):
+        return None  # the carried value read as itself too, a loop that neither carries nor keeps, or a head reading it
+    return _Run((period,), carried, invariants, step.call, loop.children, collector, roll=match.roll(loop))
 
 
 def _item_at(node: fx.Node, index: fx.Node) -> bool:
@@ -361,7 +380,7 @@ class _BodyMatch:
             env[node] = body.create_node(own.op, own.target, args, kwargs, name="out" if call else own.name)
             env[node].meta = {k: v for k, v in own.meta.items() if k != SCOPES}
         call_name = env[self.body[self.call]].name
-        return dataclasses.replace(loop, body=body, call=str(self.period[self.call].target), loop_calls=((call_name, 0),))
+        return dataclasses.replace(loop, body=body, call=str(self.period[self.call].target), loop_calls=((call_name, 0),), single=True)
 
 
 def loop_kind(roll: Roll) -> str:

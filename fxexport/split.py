@@ -641,6 +641,16 @@ def _numbered(module: nn.Module) -> bool:
     return bool(names) and names == [str(i) for i in range(len(names))]
 
 
+_SEQUENTIAL_NAMES = frozenset(dir(nn.Sequential)) - frozenset(dir(nn.Module))  # `append`, `pop`, ...
+
+
+def _holds_sequential_names(gm: fx.GraphModule) -> bool:
+    """True when the module holds a tensor or attribute under a name nn.Sequential defines (`append`): as
+    an nn.Sequential it could not register it."""
+    held = {*vars(gm), *gm._parameters, *gm._buffers, *(str(n.target).split(".")[0] for n in gm.graph.find_nodes(op="get_attr"))}
+    return bool(held & _SEQUENTIAL_NAMES)
+
+
 def _guards_last(module: nn.Module) -> None:
     """torch.export's `_guards_fn` moved after the other children, which then index by their places."""
     for name in [name for name, child in module._modules.items() if is_guards_module(child)]:
@@ -688,7 +698,7 @@ def _assemble(
         holders[path] = module
     top = _root_module(gm, root, items, lists, input_orders) if calls or lists else _sharing_graph(gm, root)
     top.meta = dict(getattr(gm, "meta", {}))
-    if _numbered(top):  # a traced nn.Sequential: its class subclasses nn.Sequential, so its forward indexes its children (`self[0](input)`)
+    if _numbered(top) and not _holds_sequential_names(top):  # a traced nn.Sequential: its class subclasses nn.Sequential, so its forward indexes its children (`self[0](input)`)
         _guards_last(top)
         top.meta[SEQUENTIAL_BASE] = "Sequential"
     containers = {p for p in sequential & cut if type(holders.get(p)) is nn.Sequential and not is_library_sequential(kinds[p])}

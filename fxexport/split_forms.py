@@ -67,7 +67,7 @@ def _deletes_bound(lines: tuple[str, ...], start: int, inputs: list[str] | tuple
             names = set(text[4:].replace(" ", "").split(","))
             if k >= start and not names <= bound:
                 return False
-            bound -= names if not line[:1].isspace() else set()  # a `del` in a block may not run
+            bound -= names  # deleted, or (in a block) maybe: deleting it again could fail
         if (assigned := ASSIGNED.match(text)) is not None:
             bound.update(assigned[1].replace(" ", "").split(","))
     return True

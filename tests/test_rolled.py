@@ -326,9 +326,9 @@ class _Chunks(nn.Module):
     """EdgeNeXt's split block (models.ChunkedConvs) with its items taken `before` the loop, or each conv's
     output activated (`act`)."""
 
-    def __init__(self, count: int, before: bool = False, act: bool = False) -> None:
+    def __init__(self, count: int, before: bool = False, act: bool = False, tail: str = "") -> None:
         super().__init__()
-        self.before, self.act = before, act
+        self.before, self.act, self.tail = before, act, tail
         width = 8 // (count + 1)  # of 8 channels
         self.convs = nn.ModuleList(nn.Conv2d(width, width, 1) for _ in range(count))
 
@@ -341,7 +341,12 @@ class _Chunks(nn.Module):
             sp = spx[i] if i == 0 else sp + spx[i]  # noqa: F821
             sp = conv(sp).relu() if self.act else conv(sp)
             spo.append(sp)
-        return torch.cat(spo + [spx[-1]], 1)
+        if self.tail == "stacked":
+            return torch.stack(spo).sum(0)
+        if self.tail == "last first":
+            return torch.cat([spx[-1]] + spo, 1)
+        out = torch.cat(spo + [spx[-1]], 1)
+        return out.relu() if self.tail == "relu" else out
 
 
 SINGLE = [  # (name, the module whose loop is given, the module of one child, the loop's start: None where none is rolled)
@@ -531,6 +536,30 @@ def test_a_one_step_loop_gives_the_same_bits_and_the_same_code_again(producer: s
         fxexport.export(again, tmp_path / "again")
     if producer == "symbolic_trace":  # an export's notes name the lines they came from: module.py's, again
         assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]
+
+
+LONE = [  # (name, the block of one conv beside one of three): each code its own class (helper-70's finding 1)
+    ("its output activated", lambda: _Chunks(1, tail="relu")),
+    ("its outputs stacked", lambda: _Chunks(1, tail="stacked")),
+    ("the last split first", lambda: _Chunks(1, tail="last first")),
+]
+
+
+@pytest.mark.parametrize("name,single", LONE, ids=[x[0] for x in LONE])
+def test_a_one_step_loop_no_class_of_the_loop_joins_is_written_unrolled_the_same_again(name: str, single: Callable[[], nn.Module], tmp_path: Path) -> None:
+    """A trace of the export finds no module of that class looping: its one step stays unrolled."""
+    torch.manual_seed(0)
+    source = _Each(_Chunks(3), single()).eval()
+    x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
+    gm = fx.symbolic_trace(source)
+    fxexport.export(gm, tmp_path / "first")
+    text = (tmp_path / "first" / "module.py").read_text()
+    assert text.count("class Chunks") == 2 and text.count("for i, conv in enumerate(self.convs):") == 1, text
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        ours = package.FxModule()
+        assert torch.equal(ours(x), gm(x))
+        fxexport.export(fx.symbolic_trace(ours), tmp_path / "again")
+    assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]
 
 
 def test_the_rolled_graph_runs_everything_else_as_before() -> None:

@@ -27,6 +27,7 @@ KEPT = [
     # the split form deletes a value the own forward deleted already (edgenext's `drop_path`, deleted before the optional `pos_embd`'s lines)
     (("p = self.p(x)", "x = x + p", "del p", "d = self.d(x)", "out = x + d", "del d", "return self.b(out)"), ("d = self.d(x)", "out = x + d", "del d", "return self.b(out)")),
     (("d = self.d(x)", "out = x + d", "del d", "return self.b(out)"), ("d = self.d(x)", "out = x + d", "del d", "return self.b(out)")),
+    (("d = self.d(x)", "with torch.no_grad():", "    out = x + d", "    del d", "return self.b(out)"), ("d = self.d(x)", "with torch.no_grad():", "    out = x + d", "    del d", "del d", "return self.b(out)")),
     # a tail in a block: no canonical form
     (("if c:", "    return self.b(self.a(x))"), ("if c:", "    y = self.a(x)", "    return self.b(y)")),
 ]

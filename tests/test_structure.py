@@ -1219,9 +1219,24 @@ class _NamedAndNumbered(nn.Module):
         return self.head(getattr(self, "0")(x))
 
 
+class _NumberedWithAppend(nn.Module):
+    """Children numbered in order and a parameter named as nn.Sequential's method (helper-70's finding 2:
+    an nn.Sequential cannot register it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_module("0", nn.Linear(4, 8))
+        self.add_module("1", nn.Linear(8, 2))
+        self.append = nn.Parameter(torch.full((2,), 0.5))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return getattr(self, "1")(getattr(self, "0")(x)) * self.append
+
+
 ROOTS = [  # (name, model, the root's base)
     ("a Sequential", _numbered_root, "nn.Sequential"),
     ("children numbered and named", lambda: _NamedAndNumbered().eval(), "nn.Module"),
+    ("children numbered, a parameter named append", lambda: _NumberedWithAppend().eval(), "nn.Module"),
 ]
 
 

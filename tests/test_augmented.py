@@ -1,0 +1,89 @@
+"""In-place tensor methods written as augmented assignments (augmented.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+import fxexport
+from fxexport.augmented import augmented
+from tests.packages import imported
+
+WRITTEN = [  # (line, as written)
+    ("out = out.add_(identity)", "out += identity"),
+    ("        out = out.add_(self.conv_kxk[0](x))", "        out += self.conv_kxk[0](x)"),
+    ("x = x.mul_(1.5)", "x *= 1.5"),
+    ("x = x.sub_(y + z)", "x -= y + z"),
+    ("x = x.div_(self.scale)", "x /= self.scale"),
+]
+KEPT = [
+    "out = shortcut.add_(out)",  # another tensor's method: `out` is bound to `shortcut`
+    "return out.add_(identity)",
+    "out = out.add_(identity, alpha=2)",  # no operator takes the keyword
+    "out = out.add_(a, b)",
+    "out = out.add(identity)",  # not in place: a new tensor
+    "out.add_(identity)",  # nothing bound
+    "out = self.out.add_(identity)",
+    "out = (out + 0).add_(identity)",
+    "# a note: out = out.add_(identity)",
+    "out = out.add_(*items)",
+    "out = out.pow_(2)",
+]
+
+
+@pytest.mark.parametrize("line,written", WRITTEN)
+def test_an_in_place_method_rebinding_its_tensor_is_an_augmented_assignment(line: str, written: str) -> None:
+    assert augmented((line,)) == (written,)
+
+
+@pytest.mark.parametrize("line", KEPT)
+def test_other_statements_are_kept(line: str) -> None:
+    assert augmented((line,)) == (line,)
+
+
+class _Residual(nn.Module):
+    """torchvision's BasicBlock ends `out += identity`; a scale applied in place too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x
+        out = self.conv2(self.conv1(x).relu())
+        out += identity
+        out *= 0.5
+        return out.relu()
+
+
+class _Blocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.Sequential(_Residual(), _Residual())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layer(x)
+
+
+def _code(text: str) -> str:
+    return re.sub(r"^ *#.*\n", "", text.split("\n", 4)[4], flags=re.MULTILINE)
+
+
+def test_torch_exports_in_place_adds_are_written_as_the_source_wrote_them_and_give_the_same_bits(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    source = _Blocks().eval()
+    x = torch.randn(2, 4, 5, 5, generator=torch.Generator().manual_seed(1))
+    gm = torch.export.export(source, (x,)).module()
+    fxexport.export(gm, tmp_path / "first")
+    text = (tmp_path / "first" / "module.py").read_text()
+    assert "out += identity" in text and "out *= 0.5" in text and ".add_(" not in text and ".mul_(" not in text, text
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        ours = package.FxModule()
+        assert torch.equal(ours(x), gm(x))
+        fxexport.export(torch.export.export(ours, (x,)).module(), tmp_path / "again")
+    assert _code((tmp_path / "again" / "module.py").read_text()) == _code(text)
