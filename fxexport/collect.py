@@ -755,7 +755,8 @@ def _collect(
     )
     settings = (class_name, standalone, input_checks, annotate, shapes, structure == "structured")
     collector, generalized, renamed = _generalized(split_tree, settings)
-    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(augmented(as_in_source(c).forward_lines))))) for c in generalized)
+    in_place = augmented if collector.recorded else (lambda lines: lines)  # torch.export records `x += y` as `x.add_(y)`, symbolic_trace as `x + y`
+    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(in_place(as_in_source(c).forward_lines))))) for c in generalized)
     classes = [c for c in generalized if not c.is_root]
     root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))

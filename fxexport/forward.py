@@ -15,6 +15,7 @@ from torch.fx.immutable_collections import immutable_dict, immutable_list
 
 from .access import module_access
 from .annotations import shape_comment
+from .augmented import augmented
 from .calls import SOURCE_CLASS, stack_frames
 from .deadcode import dead_nodes, reads_metadata
 from .defaults import without_defaults
@@ -810,7 +811,11 @@ class _Emitter:
         )  # fmt: skip
         lines = body.statements()
         result = lines.pop().removeprefix("return ")
-        lines += [] if result == carried else [f"{carried} = {result}"]
+        # `out += v`, as torch.export records it (collect.py writes its other such statements so), and from a number,
+        # where only that form adds the number to v first
+        augment = self.recorded or isinstance(node.args[0], (int, float))
+        rebinding = augmented((f"{carried} = {result}",)) if augment else (f"{carried} = {result}",)
+        lines += [] if result == carried else list(rebinding)
         lines += [f"{name}.append({carried})"] if roll.collected else []
         head = [f"{name} = []"] if roll.collected else []
         head += [] if start is None or start == carried else [f"{carried} = {start}"]

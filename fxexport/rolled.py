@@ -302,10 +302,24 @@ def _single_run(search: _Search, at: int, loop: Roll, items_before: bool) -> _Ru
     placeholders = [str(p.target) for p in loop.body.find_nodes(op="placeholder") if p.target != "index"]
     if any(name not in match.bound for name in placeholders[1:]):
         return None  # a value only the later periods read: this module has none to give the loop
-    carried, invariants = match.bound.get("carried"), tuple(match.bound[name] for name in placeholders[1:])
+    carried, invariants = match.bound.get("carried", match.from_number), tuple(match.bound[name] for name in placeholders[1:])
     if carried in invariants or (carried is None and not step.headed and not loop.collected) or (carried is not None and step.headed):
         return None  # the carried value read as itself too, a loop that neither carries nor keeps, or a head reading it
     return _Run((period,), carried, invariants, step.call, loop.children, collector, roll=match.roll(loop))
+
+
+def _added_in_place(node: fx.Node, first: fx.Node) -> tuple[fx.Node, fx.Node, Any] | None:
+    """(the value added, the first's own value, the number) where `node` adds a value in place to the
+    one before (`out.add_(v)`) and `first` adds a number to its own value (`v + 0`): torch.export's record
+    of `out = 0`, then `out += v` per step."""
+    if node.op != "call_method" or node.target != "add_" or node.kwargs or len(node.args) != 2:
+        return None
+    if first.op != "call_function" or first.target is not operator.add or first.kwargs or len(first.args) != 2:
+        return None
+    value, own, number = node.args[1], first.args[0], first.args[1]
+    if not isinstance(value, fx.Node) or not isinstance(own, fx.Node) or type(number) not in _NUMBERS:
+        return None
+    return value, own, number
 
 
 def _item_at(node: fx.Node, index: fx.Node) -> bool:
@@ -338,16 +352,42 @@ class _BodyMatch:
     substitutes: dict[fx.Node, Any] = field(default_factory=dict)
     items: frozenset[fx.Node] = frozenset()  # the body's items at the index that are items at 0 made before the period
     bound: dict[str, fx.Node] = field(default_factory=dict)
+    from_number: Any = None  # a number the period adds its value to where the body adds it to the carried value in place
+    in_place: set[fx.Node] = field(default_factory=set)  # the body's nodes that do so
 
     def check(self) -> bool:
         twins = dict(zip(self.body, self.period))
         for offset, (node, own) in enumerate(zip(self.body, self.period)):
+            if self._from_number(node, own, twins):
+                continue
             if not _same_form(node, own) or (offset != self.call and node.target != own.target):
                 return False
             for _, value, other in _slots(node, own):
                 value = fx.map_arg(value, lambda n: self.substitutes.get(n, n))
-                if not _same(value, other, lambda a, b: self._same_value(a, b, twins)):
+                if not self._carried_number(value, other) and not _same(value, other, lambda a, b: self._same_value(a, b, twins)):
                     return False
+        return "carried" not in self.bound or self.from_number is None
+
+    def _carried_number(self, value: Any, other: Any) -> bool:
+        """The body reads the carried value where the period reads a number: the loop starts from it (`out = 0`)."""
+        if not (isinstance(value, fx.Node) and value.op == "placeholder" and value.target == "carried" and type(other) in _NUMBERS):
+            return False
+        if self.from_number is None:
+            self.from_number = other
+        return type(self.from_number) is type(other) and repr(self.from_number) == repr(other)
+
+    def _from_number(self, node: fx.Node, own: fx.Node, twins: dict[fx.Node, fx.Node]) -> bool:
+        """`node` adds to the carried value in place (`out.add_(v)`) and `own` adds a number to the same
+        value (`v + 0`): the loop starts from that number."""
+        parts = _added_in_place(node, own)
+        carried = node.args[0] if parts is not None else None
+        if parts is None or not isinstance(carried, fx.Node) or carried.op != "placeholder" or carried.target != "carried":
+            return False
+        value, own_value, number = parts
+        if self.from_number is not None or not self._same_value(value, own_value, twins):
+            return False
+        self.from_number = number
+        self.in_place.add(node)
         return True
 
     def _same_value(self, value: fx.Node, own: fx.Node, twins: dict[fx.Node, fx.Node]) -> bool:
@@ -375,7 +415,7 @@ class _BodyMatch:
                 body.output(env[cast(fx.Node, node.args[0])])
                 continue
             args, kwargs = fx.map_arg((node.args, node.kwargs), env.__getitem__)
-            own = twins.get(node, node)
+            own = twins.get(node, node) if node not in self.in_place else node  # `out += v`: from a number too
             call = own is self.period[self.call]
             env[node] = body.create_node(own.op, own.target, args, kwargs, name="out" if call else own.name)
             env[node].meta = {k: v for k, v in own.meta.items() if k != SCOPES}
@@ -510,7 +550,10 @@ def _rotations(nodes: list[fx.Node], at: int, length: int, floor: int) -> list[i
 
 
 def _shape(node: fx.Node) -> tuple[Any, ...]:
-    """What a node runs, on how many values: equal for a node and its twin one period later."""
+    """What a node runs, on how many values: equal for a node and its twin one period later (an add in
+    place and an add too: `_added_in_place`)."""
+    if node.op == "call_method" and node.target == "add_":
+        return "call_function", operator.add, len(node.args), tuple(node.kwargs)
     target = "module" if node.op == "call_module" else node.target
     return node.op, target, len(node.args), tuple(node.kwargs)
 
@@ -641,6 +684,9 @@ class _Twins:
         return frozenset(self.found[0]) if self.found else frozenset()
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
+        if self.number == 1 and (parts := _added_in_place(node, twin)) is not None:
+            added, own, number = parts
+            return self._same_value(added, own) and self._literal_start(cast(fx.Node, node.args[0]), number)
         if not _same_form(node, twin):
             return False
         offset = (self.search.index[node] - self.start) % self.length

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
+from torch import fx, nn
 
 import fxexport
 from fxexport.augmented import augmented
@@ -87,3 +87,31 @@ def test_torch_exports_in_place_adds_are_written_as_the_source_wrote_them_and_gi
         assert torch.equal(ours(x), gm(x))
         fxexport.export(torch.export.export(ours, (x,)).module(), tmp_path / "again")
     assert _code((tmp_path / "again" / "module.py").read_text()) == _code(text)
+
+
+class _AddedInPlace(nn.Module):
+    """An in-place add the source calls as a method (set q's `inplace_chained`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lins = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for lin in self.lins:
+            x = lin(x).relu_().add_(1)
+        return x
+
+
+def test_a_traced_in_place_method_stays_a_method_call_so_a_trace_of_the_export_records_it_again(tmp_path: Path) -> None:
+    """symbolic_trace records `x += 1` as `x + 1`: written so, a trace of the export would not be a fixed point."""
+    torch.manual_seed(0)
+    gm = fx.symbolic_trace(_AddedInPlace().eval())
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(1))
+    fxexport.export(gm, tmp_path / "first")
+    text = (tmp_path / "first" / "module.py").read_text()
+    assert "x = x.add_(1)" in text and "+=" not in text, text
+    with imported(tmp_path / "first") as package, torch.no_grad():
+        ours = package.FxModule()
+        assert torch.equal(ours(x), gm(x))
+        fxexport.export(fx.symbolic_trace(ours), tmp_path / "again")
+    assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]

@@ -520,15 +520,28 @@ def test_loops_reading_flags_give_the_same_bits(name: str, model: Callable[[], n
         assert torch.equal(package.FxModule()(x), gm(x))
 
 
-@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
-def test_a_one_step_loop_gives_the_same_bits_and_the_same_code_again(producer: str, tmp_path: Path) -> None:
+ONE_STEP = [  # (name, blocks of one conv and of three, producer, their classes)
+    ("joined", lambda: _Each(_Chunks(1), _Chunks(3), _Chunks(1)), "symbolic_trace", 1),
+    ("joined, by torch.export", lambda: _Each(_Chunks(1), _Chunks(3), _Chunks(1)), "export", 1),
+    # no class of the loop joins the one-conv block: a trace of the export finds no module of its class looping,
+    # so its step stays unrolled (helper-70's finding 1)
+    ("its output activated", lambda: _Each(_Chunks(3), _Chunks(1, tail="relu")), "symbolic_trace", 2),
+    ("its outputs stacked", lambda: _Each(_Chunks(3), _Chunks(1, tail="stacked")), "symbolic_trace", 2),
+    ("the last split first", lambda: _Each(_Chunks(3), _Chunks(1, tail="last first")), "symbolic_trace", 2),
+]
+
+
+@pytest.mark.parametrize("name,model,producer,classes", ONE_STEP, ids=[x[0] for x in ONE_STEP])
+def test_a_one_step_loop_gives_the_same_bits_and_the_same_code_again(
+    name: str, model: Callable[[], nn.Module], producer: str, classes: int, tmp_path: Path
+) -> None:
     torch.manual_seed(0)
-    source = _Each(_Chunks(1), _Chunks(3), _Chunks(1)).eval()
+    source = model().eval()
     x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
     gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, (x,)).module()
     fxexport.export(gm, tmp_path / "first")
     text = (tmp_path / "first" / "module.py").read_text()
-    assert text.count("class Chunks") == 1 and text.count("for i, conv in enumerate(self.convs):") == 1, text
+    assert text.count("class Chunks") == classes and text.count("for i, conv in enumerate(self.convs):") == 1, text
     with imported(tmp_path / "first") as package, torch.no_grad():
         ours = package.FxModule()
         assert torch.equal(ours(x), gm(x))
@@ -538,28 +551,34 @@ def test_a_one_step_loop_gives_the_same_bits_and_the_same_code_again(producer: s
         assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]
 
 
-LONE = [  # (name, the block of one conv beside one of three): each code its own class (helper-70's finding 1)
-    ("its output activated", lambda: _Chunks(1, tail="relu")),
-    ("its outputs stacked", lambda: _Chunks(1, tail="stacked")),
-    ("the last split first", lambda: _Chunks(1, tail="last first")),
-]
+class _Summed(nn.Module):
+    """A sum over branches from 0 or from a scale branch, added in place as the source wrote it (`out += conv(x)`):
+    torch.export records `conv(x) + 0` for the first branch from 0, then `out.add_(...)`."""
+
+    def __init__(self, count: int, scale: bool) -> None:
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(8, 8, 1) for _ in range(count))
+        self.scale = nn.Conv2d(8, 8, 1) if scale else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.scale(x) if self.scale is not None else 0
+        for conv in self.convs:
+            out += conv(x)
+        return out  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("name,single", LONE, ids=[x[0] for x in LONE])
-def test_a_one_step_loop_no_class_of_the_loop_joins_is_written_unrolled_the_same_again(name: str, single: Callable[[], nn.Module], tmp_path: Path) -> None:
-    """A trace of the export finds no module of that class looping: its one step stays unrolled."""
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+def test_branches_added_in_place_from_zero_are_the_loop_of_those_from_a_branch(producer: str, tmp_path: Path) -> None:
     torch.manual_seed(0)
-    source = _Each(_Chunks(3), single()).eval()
+    source = _Each(_Summed(3, True), _Summed(3, False), _Summed(1, False)).eval()
     x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
-    gm = fx.symbolic_trace(source)
-    fxexport.export(gm, tmp_path / "first")
-    text = (tmp_path / "first" / "module.py").read_text()
-    assert text.count("class Chunks") == 2 and text.count("for i, conv in enumerate(self.convs):") == 1, text
-    with imported(tmp_path / "first") as package, torch.no_grad():
-        ours = package.FxModule()
-        assert torch.equal(ours(x), gm(x))
-        fxexport.export(fx.symbolic_trace(ours), tmp_path / "again")
-    assert (tmp_path / "again" / "module.py").read_text().split("\n", 4)[4] == text.split("\n", 4)[4]
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, (x,)).module()
+    fxexport.export(gm, tmp_path / "out")
+    text = (tmp_path / "out" / "module.py").read_text()
+    assert text.count("class Summed") == 1 and text.count("for conv in self.convs:") == 1 and "out = 0" in text, text
+    assert ("out += conv(x)" in text) == (producer == "export") and "+ 0" not in text and "[0]" not in text
+    with imported(tmp_path / "out") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(x), gm(x))
 
 
 def test_the_rolled_graph_runs_everything_else_as_before() -> None:
