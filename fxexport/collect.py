@@ -238,7 +238,7 @@ class _Collector:
         a module of that class whose container of the name holds one child runs the loop too (rolled.py)."""
         for name, module in root.named_modules():
             if isinstance(module, fx.GraphModule):
-                found = self.rolled_graphs[id(module)] = rolled(module)
+                found = self.rolled_graphs[id(module)] = rolled(module, in_place=self.recorded)
                 source = self.structure.source_of(name) if name else None
                 if source is None:
                     continue
@@ -249,11 +249,11 @@ class _Collector:
     def rolled_of(self, gm: fx.GraphModule, source: type | str | None, singles: bool = True) -> Rolled:
         """`gm`'s graph with its runs rolled, and (`singles`) the one child of a container run as the loop
         other modules of its source class (the split's) run over theirs."""
-        found = self.rolled_graphs.get(id(gm)) or rolled(gm)
+        found = self.rolled_graphs.get(id(gm)) or rolled(gm, in_place=self.recorded)
         loops = {children: tuple(kinds.values()) for children, kinds in self.loops.get(source, {}).items()} if source is not None else {}
         single = singles and any(calls_only_child(gm, node) for node in gm.graph.find_nodes(op="call_module"))
         if loops and (single or any(len(loops.get(roll.children, ())) > 1 for roll in found.rolls.values())):
-            return rolled(gm, loops, singles)
+            return rolled(gm, loops, singles, self.recorded)
         return found
 
     def lone_singles(self, renamed: dict[str, str]) -> frozenset[str]:

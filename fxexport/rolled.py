@@ -148,24 +148,25 @@ class _Run:
     roll: Roll | None = None  # the loop, where another module's body gives it (`_single_at`)
 
 
-def rolled(gm: fx.GraphModule, loops: Mapping[str, tuple[Roll, ...]] | None = None, singles: bool = True) -> Rolled:
+def rolled(gm: fx.GraphModule, loops: Mapping[str, tuple[Roll, ...]] | None = None, singles: bool = True, in_place: bool = False) -> Rolled:
     """`gm`'s forward graph with its runs rolled; the graph itself where there are none. `loops`: by
     container (`self.convs`), the loop a module of the same source class runs over its own, which a
     container of one child here is run as where its one period runs the same body (`_single_at`; not
-    without `singles`)."""
+    without `singles`). `in_place`: a torch.export graph, whose `v + 0`, then `out.add_(v)` per step, is
+    `out = 0`, then `out += v` (`_added_in_place`)."""
     # symbolic_trace keeps dead nodes; no export writes them, so they neither join nor split a run (none without a node nothing reads)
     dead = dead_nodes(gm.graph) if any(not n.users and n.op != "output" for n in gm.graph.nodes) else frozenset()
-    runs = _runs(gm, gm.graph, dead, (loops or {}) if singles else {})
+    runs = _runs(gm, gm.graph, dead, (loops or {}) if singles else {}, in_place)
     found = _reduced(gm.graph, runs, dead) if runs else Rolled(gm.graph, {})
     return _with_alone_periods(found, loops or {})
 
 
-def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node], loops: Mapping[str, tuple[Roll, ...]]) -> list[_Run]:
+def _runs(gm: fx.GraphModule, graph: fx.Graph, dead: frozenset[fx.Node], loops: Mapping[str, tuple[Roll, ...]], in_place: bool) -> list[_Run]:
     """The runs in `graph`, in order, none overlapping another."""
     nodes = [n for n in graph.nodes if n.op not in ("placeholder", "output") and n not in dead]
     index = {n: i for i, n in enumerate(nodes)}
     found: list[_Run] = []
-    search = _Search(gm, nodes, index, 0, dead)
+    search = _Search(gm, nodes, index, 0, dead, in_place)
     i = 0
     while i < len(nodes):
         run = _run_at(search, i) if nodes[i].op == "call_module" else None
@@ -190,6 +191,7 @@ class _Search:
     index: dict[fx.Node, int]
     floor: int
     dead: frozenset[fx.Node] = frozenset()
+    in_place: bool = False  # a torch.export graph: `v + 0`, then `out.add_(v)`, is a loop from 0 (`_added_in_place`)
 
     def users(self, node: fx.Node) -> Iterable[fx.Node]:
         """The nodes that read `node` and are written (not dead)."""
@@ -293,7 +295,7 @@ def _single_run(search: _Search, at: int, loop: Roll, items_before: bool) -> _Ru
         return None
     start, end = at - step.call, at - step.call + len(step.nodes)
     period = tuple(search.nodes[start:end])
-    match = _BodyMatch(step.nodes, period, step.call, start, search.index, step.substitutes, step.items)
+    match = _BodyMatch(step.nodes, period, step.call, start, search.index, step.substitutes, step.items, recorded=search.in_place)
     collector = _collector([period[-1]], search, end) if loop.collected else None
     if not match.check() or (loop.collected and collector is None) or not _one_scope([period]):
         return None
@@ -354,6 +356,7 @@ class _BodyMatch:
     bound: dict[str, fx.Node] = field(default_factory=dict)
     from_number: Any = None  # a number the period adds its value to where the body adds it to the carried value in place
     in_place: set[fx.Node] = field(default_factory=set)  # the body's nodes that do so
+    recorded: bool = False  # a torch.export graph (`_added_in_place`)
 
     def check(self) -> bool:
         twins = dict(zip(self.body, self.period))
@@ -379,9 +382,11 @@ class _BodyMatch:
     def _from_number(self, node: fx.Node, own: fx.Node, twins: dict[fx.Node, fx.Node]) -> bool:
         """`node` adds to the carried value in place (`out.add_(v)`) and `own` adds a number to the same
         value (`v + 0`): the loop starts from that number."""
-        parts = _added_in_place(node, own)
+        parts = _added_in_place(node, own) if self.recorded and node is self.body[-1] else None  # the step's value: `out += v` alone
         carried = node.args[0] if parts is not None else None
         if parts is None or not isinstance(carried, fx.Node) or carried.op != "placeholder" or carried.target != "carried":
+            return False
+        if list(carried.users) != [node]:
             return False
         value, own_value, number = parts
         if self.from_number is not None or not self._same_value(value, own_value, twins):
@@ -684,9 +689,11 @@ class _Twins:
         return frozenset(self.found[0]) if self.found else frozenset()
 
     def code(self, node: fx.Node, twin: fx.Node) -> bool:
-        if self.number == 1 and (parts := _added_in_place(node, twin)) is not None:
+        if self.number == 1 and self.search.in_place and (parts := _added_in_place(node, twin)) is not None:
             added, own, number = parts
-            return self._same_value(added, own) and self._literal_start(cast(fx.Node, node.args[0]), number)
+            carried = cast(fx.Node, node.args[0])
+            last = (self.search.index[node] - self.start) % self.length == self.length - 1  # the step's value: `out += v` alone
+            return last and list(self.search.users(carried)) == [node] and self._same_value(added, own) and self._literal_start(carried, number)
         if not _same_form(node, twin):
             return False
         offset = (self.search.index[node] - self.start) % self.length

@@ -581,6 +581,43 @@ def test_branches_added_in_place_from_zero_are_the_loop_of_those_from_a_branch(p
         assert torch.equal(package.FxModule()(x), gm(x))
 
 
+class _AddedThen(nn.Module):
+    """Branches added in place from 0 with more done to the sum in each step (helper-71's finding 1: `then`
+    "mul", a loop whose step `out = out.add_(conv(x)) * 2` from `out = 0` failed) or a first branch activated
+    and the sum activated per step (finding 2, `then` "relu")."""
+
+    def __init__(self, then: str) -> None:
+        super().__init__()
+        self.then = then
+        self.convs = nn.ModuleList(nn.Conv2d(8, 8, 1) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.then == "relu":
+            out = (self.convs[0](x) + 0).relu()
+            for conv in self.convs[1:]:
+                out = out.add_(conv(x)).relu()
+            return out
+        total = 0
+        for conv in self.convs:
+            total += conv(x)
+            total = total * 2
+        return total  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
+@pytest.mark.parametrize("then", ["mul", "relu"])
+def test_a_sum_added_in_place_with_more_done_in_each_step_gives_the_same_bits(then: str, producer: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    source = _AddedThen(then).eval()
+    x = torch.randn(2, 8, 3, 3, generator=torch.Generator().manual_seed(1))
+    gm = fx.symbolic_trace(source) if producer == "symbolic_trace" else torch.export.export(source, (x,)).module()
+    fxexport.export(gm, tmp_path / "out")
+    text = (tmp_path / "out" / "module.py").read_text()
+    assert not ("= 0\n" in text and ".add_(" in text), text  # no loop from 0 adding in place by the method: 0 has none
+    with imported(tmp_path / "out") as package, torch.no_grad():
+        assert torch.equal(package.FxModule()(x), gm(x))
+
+
 def test_the_rolled_graph_runs_everything_else_as_before() -> None:
     gm = _split(models.LoopedPreNorm())
     graph = rolled(gm).graph
