@@ -46,6 +46,12 @@ def _name_at(module: nn.Module, position: int) -> str | None:
     return next(itertools.islice(module._modules, position, None))
 
 
+def numbered_in_order(names: Iterable[str]) -> bool:
+    """Names 0 to n-1, in that order (a Sequential indexes its children by place), at least one."""
+    listed = list(names)
+    return bool(listed) and listed == [str(i) for i in range(len(listed))]
+
+
 def numbered_in_any_order(names: Collection[str]) -> bool:
     """Names 0 to n-1, in any order (a ModuleList's children added out of order), at least one."""
     return bool(names) and set(names) == {str(i) for i in range(len(names))}

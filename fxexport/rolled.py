@@ -67,8 +67,8 @@ MIN_LENGTH = 2  # one call a period is a chain (loops.py)
 MIN_LISTED = 2  # periods of a run over a ModuleList whose values are kept: its source loops over it
 MAX_LENGTH = 400  # nodes in a period searched for
 MAX_ROTATIONS = 8  # starts of the period tried per run
-_EXACT = frozenset({int, bool, str, type(None)})
-_NUMBERS = (int, float)  # a loop's start a number: `out = 0`  # literals compared by value: equal values, equal reprs
+_EXACT = frozenset({int, bool, str, type(None)})  # literals compared by value: equal values, equal reprs
+_NUMBERS = (int, float)  # a loop's start a number: `out = 0`
 _LISTS = (list, immutable_list)
 
 # Where periods differ by the loop's index: (kind, a node's offset in the body, an argument's position

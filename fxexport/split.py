@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx, nn
 
-from .access import DICT_BASE, SEQUENTIAL_BASE, numbered_in_any_order
+from .access import DICT_BASE, SEQUENTIAL_BASE, numbered_in_any_order, numbered_in_order
 from .aliases import identity_source, reads_outside
 from .calls import (
     SOURCE_CLASS,
@@ -508,7 +508,7 @@ def _container_kind(module: nn.Module, names: list[str] | None = None, sequentia
     ModuleList. A Sequential indexes by position: only numbered 0, 1, ... in order; a ModuleList by
     name: 0 to n-1 in any order (the order the graph first used them, which state_dict() keeps)."""
     names = list(module._modules) if names is None else names
-    numbered = bool(names) and names == [str(i) for i in range(len(names))]
+    numbered = numbered_in_order(names)
     renumbered = numbered_in_any_order(names)
     if sequential and names and type(module) in (nn.Module, nn.Sequential):
         return nn.Sequential  # a recorded Sequential: numbered, or named as an OrderedDict Sequential is
@@ -637,8 +637,7 @@ def _sequential_base(cls: type | str, module: nn.Module) -> str | None:
 def _numbered(module: nn.Module) -> bool:
     """The module's children are numbered in order, 0 first (torch.export's `_guards_fn` aside: it is
     written as checks, never as a child)."""
-    names = [name for name, child in module._modules.items() if not is_guards_module(child)]
-    return bool(names) and names == [str(i) for i in range(len(names))]
+    return numbered_in_order(name for name, child in module._modules.items() if not is_guards_module(child))
 
 
 _SEQUENTIAL_NAMES = frozenset(dir(nn.Sequential)) - frozenset(dir(nn.Module))  # `append`, `pop`, ...
