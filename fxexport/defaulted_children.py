@@ -17,6 +17,7 @@ every code of the family alike: one code written so and another not would join n
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .child_lines import attribute, init_template
@@ -35,7 +36,7 @@ from .inlined_forms import canonical
 from .ir import ClassIR
 from .kept_inputs import binds
 from .optional_children import reads
-from .regions import indented
+from .regions import INDENT, indented, returns
 from .source_names import kept_input_alias
 
 Known = dict[str, tuple[str, ...]]
@@ -92,9 +93,86 @@ def _joined(family: list[ClassIR], known: Known) -> list[ClassIR]:
         idle = frozenset(key for key in written if not _joins_lacking(joined, *key))
         plain = frozenset(call.child for cls in joined for call in _child_calls(cls)) & _defaulted(joined)
         if not idle - kept and not plain:
-            return joined
+            return _without_blocks(joined)
         kept, left = kept | idle, left | plain
     return family
+
+
+def _without_blocks(family: list[ClassIR]) -> list[ClassIR]:
+    """The family, a class joined to none given a joined code's forward where it is that code without a
+    run of lines calling children it does not build, as it builds the defaulted ones: fastvit's
+    MobileOneBlock of an identity norm alone (`out = 0 + x`) is the others' forward without their
+    `conv_kxk` lines, read where it lacks the scale branch. The children it lacks it builds as None;
+    optional_children.py then puts the run under `if`."""
+    codes = [c for c in family if _defaults(c.forward_lines)]
+    out = []
+    for cls in family:
+        joined = None if _defaults(cls.forward_lines) else next(filter(None, (_without_run(cls, code) for code in codes)), None)
+        out.append(joined or cls)
+    return out
+
+
+def _without_run(cls: ClassIR, code: ClassIR) -> ClassIR | None:
+    """`cls` running `code`'s forward without one run of lines, where that is its own code as its children go."""
+    built = {attribute(line) for line in cls.init_lines if not line.endswith(" = None")}
+    defaulted = {child for _, child, _ in _defaults(code.forward_lines)}
+    missing = {attribute(line) for line in code.init_lines if not line.endswith(" = None")} - built - defaulted
+    if code.source != cls.source or not missing or not built <= {attribute(line) for line in code.init_lines}:
+        return None
+    own = {canonical(c.forward_lines, renamed=True) for c in [cls, *(v[0] for v in _commuted_variants([cls]))]} - {None}
+    lines = code.forward_lines
+    for start, end in _runs(lines, missing):
+        forward = (*lines[:start], *lines[end:])
+        specialized = _specialized(forward, built)
+        if specialized is not None and canonical(specialized, renamed=True) in own:
+            init = list(cls.init_lines)
+            lacking = sorted(defaulted - built, key=lambda child: _gap(code.init_lines, child, ()))
+            for child in lacking:
+                init.insert(_index(init, _gap(code.init_lines, child, (*lacking, *missing)), set()), f"self.{child} = None")
+            return replace(cls, forward_lines=forward, init_lines=tuple(init), whole_children=cls.whole_children | defaulted)
+    return None
+
+
+_MAX_RUN = 6
+
+
+def _runs(lines: tuple[str, ...], children: set[str]) -> Iterator[tuple[int, int]]:
+    """[start, end) of each run of whole top-level statements (comments quoting them before) holding every
+    line that reads one of `children`, up to _MAX_RUN lines, the return left out."""
+    reading = [j for j, line in enumerate(lines) if any(f"self.{child}" in line for child in children)]
+    if not reading or lines[reading[0]].startswith(" "):
+        return
+    first = reading[0]
+    while first > 0 and lines[first - 1].startswith("#"):
+        first -= 1
+    for end in range(reading[-1] + 1, min(len(lines), first + _MAX_RUN) + 1):
+        if end < len(lines) and lines[end].startswith(" "):
+            continue
+        if not any(returns(line) for line in lines[first:end]):
+            yield first, end
+
+
+def _specialized(lines: tuple[str, ...], built: set[str]) -> tuple[str, ...] | None:
+    """The forward as it runs where the children `built` are built and its other defaulted ones None:
+    each `if self.<child> is not None:` block of a given default as its body or gone, the default read in
+    the value's place; None where a class would build two of one value's children."""
+    for k in reversed(range(len(lines))):
+        found = _given_default(lines, k)
+        if found is None:
+            continue
+        value, default, calls, end = found
+        children = [child for child, _ in calls if child in built]
+        if len(children) > 1:
+            return None
+        if children:
+            at = [child for child, _ in calls].index(children[0])
+            blocks = [j for j in range(k + 1, end) if not lines[j].startswith(" ")]
+            body = lines[blocks[at] + 1 : blocks[at + 1] if at + 1 < len(blocks) else end]
+            lines = (*lines[:k], *(line[len(INDENT) :] for line in body), *lines[end:])
+        else:
+            after, _ = _read_as(lines[end:], value, default)
+            lines = (*lines[:k], *after)
+    return lines
 
 
 def _rounds(
@@ -221,7 +299,15 @@ def _joined_pair(family: list[ClassIR], holders: list[int], lacking: list[int], 
     holder, other = family[holders[0]], family[lacking[0]]
     if holder.source != other.source or call.child in {attribute(line) for line in other.init_lines}:
         return None
-    defaulted = _defaulted_block(holder, call, other) or _default_read(holder, call, [family[i] for i in lacking])
+    lacking_classes = [family[i] for i in lacking]
+    defaulted = _defaulted_block(holder, call, other) or _default_read(holder, call, lacking_classes)
+    for commuted in [] if defaulted is not None else _commuted_variants(lacking_classes):
+        defaulted = _default_read(holder, call, commuted)
+        if defaulted is not None:
+            family = [*family]
+            for i, cls in zip(lacking, commuted):
+                family[i] = cls
+            break
     if defaulted is None:
         return None
     core = tuple(line for line in holder.init_lines if attribute(line) != call.child)
@@ -236,6 +322,30 @@ def _joined_pair(family: list[ClassIR], holders: list[int], lacking: list[int], 
     for i in lacking:
         out[i] = _lacking_joined(family[i], holder, call, defaulted)
     return out
+
+
+def _commuted_variants(classes: list[ClassIR]) -> Iterator[list[ClassIR]]:
+    """The classes with one line's `value + <number>` written `<number> + value` (or `*`), line by line:
+    torch.export records the source's `0 + identity_out` so (`add(identity_out, 0)`), the same sum."""
+    lines = classes[0].forward_lines
+    for j in range(len(lines)):
+        if _commuted(lines[j]) is None:
+            continue
+        variant = []
+        for cls in classes:
+            line = _commuted(cls.forward_lines[j]) if j < len(cls.forward_lines) else None
+            if line is None:
+                break
+            variant.append(replace(cls, forward_lines=(*cls.forward_lines[:j], line, *cls.forward_lines[j + 1 :])))
+        else:
+            yield variant
+
+
+def _commuted(line: str) -> str | None:
+    """`y = x + 2` written `y = 2 + x` (a name and a number, added or multiplied: the same bits either
+    way), the return alike; None for any other line."""
+    found = re.fullmatch(r"( *(?:\w+ = |return ))([A-Za-z_]\w*) ([+*]) (\d+(?:\.\d*)?(?:e-?\d+)?)", line)
+    return None if found is None else f"{found[1]}{found[4]} {found[3]} {found[2]}"
 
 
 def _if_block(holder: ClassIR, call: _Call) -> tuple[str, ...]:

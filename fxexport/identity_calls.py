@@ -70,7 +70,8 @@ class _Added:
     """An identity call to add: the donor's `run` copied into `body` before its node `before` (None: at
     the end), reading `source`, read in place of it by `readers` (each user of the run's output inside
     the donor, and the body's node standing for it) and by `outside` (where the run ends the donor: what
-    reads the body's last value after it). A `.contiguous()` runs inside the module calls `stack` records."""
+    reads the body's last value after it, or the body's nodes reading `source` where it is added at the
+    end). A `.contiguous()` runs inside the module calls `stack` records."""
 
     body: _Body
     run: _Run
@@ -265,6 +266,7 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module], always: froze
     for body in bodies if donors else ():
         if names[body.path] == every and copies[body.path] == most:
             continue  # no donor has more
+        found = []
         for donor in donors:
             missing = {run for run in calls[donor.path] if run.name not in called[body.path]}
             if not (names[body.path] <= names[donor.path] if missing else copies[body.path] < copies[donor.path]):
@@ -273,8 +275,63 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module], always: froze
                 found = _matched(donor, missing, body, modules)
             except _Mismatch:
                 continue
-            yield from found
             break
+        for donor in donors if not found and always else ():
+            missing = {run for run in calls[donor.path] if run.name not in called[body.path]}
+            if missing and names[body.path] <= names[donor.path]:
+                found = _at_the_end(donor, missing, body, calls)
+                if found:
+                    break
+        yield from found
+
+
+def _at_the_end(donor: _Body, missing: set[_Run], body: _Body, calls: dict[str, list[_Run]]) -> list[_Added]:
+    """The first of the calls `body` lacks where the donor ends in calls of children the class's forward
+    always makes, one reading the last's value (timm's MobileOneBlock: `return self.act(self.se(out))`),
+    and the body ends in those of them it makes, in that order: the call, where the donor makes it (at
+    the end: before what reads the body's value after it). Whatever else the two run, an identity
+    returns its input: every value is the same. [] where they do not end so."""
+    ending, body_ending = _ending(donor, calls[donor.path]), _ending(body, calls[body.path])
+    if ending is None or body_ending is None or not missing <= set(ending) or not all(run.always for run in ending):
+        return []
+    names = [run.name for run in ending]
+    if [run.name for run in body_ending] != [name for name in names if name not in {run.name for run in missing}]:
+        return []
+    first = next(i for i, run in enumerate(ending) if run in missing)
+    made = {run.name: run for run in body_ending}
+    if first and names[first - 1] not in made:
+        return []  # the call before it is missing too: added first
+    source = made[names[first - 1]].output if first else body_ending[0].input if body_ending else body.nodes[-1]
+    after = next((made[name] for name in names[first + 1 :] if name in made), None)
+    inside = set(body.nodes)
+    readers = tuple(u for u in source.users if u in inside)
+    if after is not None:  # what the next call reads, it reads of the new one: all the body reads of it
+        if after.input is not source or not readers or any(u not in after.nodes for u in readers):
+            return []
+        return [_Added(body, ending[first], after.nodes[0], source, (), readers)]
+    outside = tuple(u for u in source.users if u not in inside)
+    return [_Added(body, ending[first], None, source, (), outside)] if outside and not readers and source is body.nodes[-1] else []
+
+
+def _ending(body: _Body, runs: list[_Run]) -> list[_Run] | None:
+    """The runs the body ends in, each reading the one before's value, in order; None where its last
+    value is read inside it too, or by more than the nodes after it."""
+    inside = set(body.nodes)
+    last = body.nodes[-1]
+    if any(u in inside for u in last.users) or sum(any(u not in inside for u in n.users) for n in body.nodes) != 1:
+        return None
+    by_output = {run.output: run for run in runs}
+    out: list[_Run] = []
+    end = len(body.nodes)
+    value = last
+    while value in by_output:
+        run = by_output[value]
+        if body.nodes[end - len(run.nodes) : end] != run.nodes:
+            break
+        out.insert(0, run)
+        end -= len(run.nodes)
+        value = run.input
+    return out
 
 
 def _left_out(donor: _Body, missing: set[_Run], body: _Body) -> list[_Run]:

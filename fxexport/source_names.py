@@ -136,15 +136,35 @@ def built_always(cls: type | str) -> frozenset[str]:
 def called_always(cls: type | str) -> frozenset[str]:
     """The children a module class's `forward` calls whenever it runs: `self.pool(out)` in a simple
     statement at its top level (a `with` block's included); not one under an `if`, in a loop, in a
-    conditional expression or after a block that may return. Empty where the source cannot be read."""
+    conditional expression or after a block that may return, unless that block's own statements call it
+    too before they return (timm's MobileOneBlock: `if self.reparam_conv is not None: return
+    self.act(self.se(self.reparam_conv(x)))`, then `return self.act(self.se(out))`). Empty where the
+    source cannot be read."""
+    return frozenset(_called_in(list(_unconditional(_forward_body(cls)))))
+
+
+def _called_in(statements: list[ast.stmt]) -> set[str]:
+    """The children the statements call whenever they run (called_always)."""
     found: set[str] = set()
-    for statement in _unconditional(_forward_body(cls)):
+    for k, statement in enumerate(statements):
         simple = isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return))
         if not simple and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
-            break  # `if self.res_scale1 is None: ... return ...`: what follows runs only where it does not
+            # `if self.res_scale1 is None: ... return ...`: what follows runs only where it does not
+            return found | (_called_in(statements[k + 1 :]) & _returning_calls(statement))
         if simple and not _branches(statement):
             found.update(_self_callees(statement))
-    return frozenset(found)
+    return found
+
+
+def _returning_calls(statement: ast.stmt) -> set[str]:
+    """For an `if` without `else` whose body returns at its end, the plain statements of its body being all
+    else: the children they call; else none."""
+    if not isinstance(statement, ast.If) or statement.orelse or not isinstance(statement.body[-1], ast.Return):
+        return set()
+    body = statement.body
+    if not all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)) and not _branches(s) for s in body):
+        return set()
+    return {name for s in body for name in _self_callees(s)}
 
 
 def _self_callees(statement: ast.stmt) -> Iterator[str]:

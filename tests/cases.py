@@ -107,6 +107,7 @@ CASES = [
     Case("rolled_chunks", traced(models.ChunkedConvStages), _randn(2, 12, 6, 6)),
     Case("listed_children", traced(models.MixedConvNet), _randn(2, 8, 12, 12)),
     Case("defaulted_children", traced(models.DefaultedChildren), _randn(2, 4)),
+    Case("defaulted_children_without_a_run", traced(models.RepMixerNet), _randn(2, 4, 6, 6)),
     Case("identity_calls", traced(models.DropPathNet), _randn(2, 4)),
     Case("items_after_dead_ones", traced(models.ItemsAfterDeadOnes), _randn(2, 3, 4)),
     Case("renamed_function_calls", traced(shadowing.SumsOfSums), _randn(2, 4)),

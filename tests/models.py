@@ -5962,3 +5962,56 @@ class EdgeStages(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.blocks(x)
+
+
+class MobileOneLike(nn.Module):
+    """timm fastvit's MobileOneBlock: branches summed from a scale branch or 0 and an identity norm or 0, then a list
+    of conv branches, if any (the token mixer's norm builds the identity norm alone), and `act(se(out))`, most of
+    them identities, in both ways out of the forward."""
+
+    def __init__(self, channels: int, branches: int = 1, scale: bool = True, identity: bool = True, act: bool = True, se: bool = False) -> None:
+        super().__init__()
+        self.reparam_conv = None
+        self.identity = nn.BatchNorm2d(channels) if identity else None
+        self.conv_kxk = nn.ModuleList([nn.Conv2d(channels, channels, 3, padding=1) for _ in range(branches)]) if branches else None
+        self.conv_scale = nn.Conv2d(channels, channels, 1) if scale else None
+        self.se = nn.Conv2d(channels, channels, 1) if se else nn.Identity()
+        self.act = nn.GELU() if act else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.reparam_conv is not None:
+            return self.act(self.se(self.reparam_conv(x)))
+        identity_out = 0
+        if self.identity is not None:
+            identity_out = self.identity(x)
+        scale_out = 0
+        if self.conv_scale is not None:
+            scale_out = self.conv_scale(x)
+        out = scale_out + identity_out
+        if self.conv_kxk is not None:
+            for rc in self.conv_kxk:
+                out += rc(x)
+        return self.act(self.se(out))
+
+
+class RepMixer(nn.Module):
+    """fastvit's RepMixer: a block of every branch less one of the identity norm alone."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.norm = MobileOneLike(channels, branches=0, scale=False, act=False)
+        self.mixer = MobileOneLike(channels, act=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + (self.mixer(x) - self.norm(x))
+
+
+class RepMixerNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(MobileOneLike(4, identity=False), MobileOneLike(4, scale=False))
+        self.mixers = nn.Sequential(RepMixer(4), RepMixer(4))
+        self.final_conv = MobileOneLike(4, identity=False, se=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.final_conv(self.mixers(self.stem(x)))

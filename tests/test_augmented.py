@@ -22,7 +22,8 @@ WRITTEN = [  # (line, as written)
 ]
 KEPT = [
     "out = shortcut.add_(out)",  # another tensor's method: `out` is bound to `shortcut`
-    "return out.add_(identity)",
+    "return self.out.add_(identity)",
+    "return out.add_(identity, alpha=2)",
     "out = out.add_(identity, alpha=2)",  # no operator takes the keyword
     "out = out.add_(a, b)",
     "out = out.add(identity)",  # not in place: a new tensor
@@ -38,6 +39,33 @@ KEPT = [
 @pytest.mark.parametrize("line,written", WRITTEN)
 def test_an_in_place_method_rebinding_its_tensor_is_an_augmented_assignment(line: str, written: str) -> None:
     assert augmented((line,)) == (written,)
+
+
+RETURNED = [  # (line, as written): the source's `out += y` before an identity torch.export left out
+    ("return out.add_(identity)", ("out += identity", "return out")),
+    ("        return out.mul_(self.gamma)", ("        out *= self.gamma", "        return out")),
+    ("return shortcut.add_(out)", ("shortcut += out", "return shortcut")),
+]
+
+
+@pytest.mark.parametrize("line,written", RETURNED)
+def test_a_returned_in_place_method_is_an_augmented_assignment_then_the_return(line: str, written: tuple[str, ...]) -> None:
+    assert augmented((line,)) == written
+
+
+FALLING = [  # (forward, as written): an `if` block ending in the return the lines after it make too
+    (("if self.residual:", "    return result.add_(x)", "return result"), ("if self.residual:", "    result += x", "return result")),
+    (("if a:", "    y = 1", "else:", "    return result.add_(x)", "return result"), ("if a:", "    y = 1", "else:", "    result += x", "return result")),
+    # another value returned after it, or a loop's body: the return stays
+    (("if self.residual:", "    return result.add_(x)", "return x"), ("if self.residual:", "    result += x", "    return result", "return x")),
+    (("for layer in self.layers:", "    return result.add_(x)", "return result"),
+     ("for layer in self.layers:", "    result += x", "    return result", "return result")),
+]
+
+
+@pytest.mark.parametrize("lines,written", FALLING)
+def test_a_return_the_lines_after_its_block_make_too_is_left_to_them(lines: tuple[str, ...], written: tuple[str, ...]) -> None:
+    assert augmented(lines) == written
 
 
 @pytest.mark.parametrize("line", KEPT)
@@ -70,18 +98,41 @@ class _Blocks(nn.Module):
         return self.layer(x)
 
 
+class _Summed(nn.Module):
+    """fastvit's MobileOneBlock of no activation: `out += rc(x)`, then the identity torch.export leaves out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.act = nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x * 2
+        out += self.conv(x)
+        return self.act(out)
+
+
+EXPORTED = [  # (model, what module.py must hold, what it must not)
+    (_Blocks, ("out += identity", "out *= 0.5"), (".add_(", ".mul_(")),
+    (lambda: nn.Sequential(_Summed(), _Summed()), ("out += self.conv(x)", "return out"), (".add_(",)),
+]
+
+
 def _code(text: str) -> str:
     return re.sub(r"^ *#.*\n", "", text.split("\n", 4)[4], flags=re.MULTILINE)
 
 
-def test_torch_exports_in_place_adds_are_written_as_the_source_wrote_them_and_give_the_same_bits(tmp_path: Path) -> None:
+@pytest.mark.parametrize("model,held,absent", EXPORTED)
+def test_torch_exports_in_place_adds_are_written_as_the_source_wrote_them_and_give_the_same_bits(
+    model: type[nn.Module], held: tuple[str, ...], absent: tuple[str, ...], tmp_path: Path
+) -> None:
     torch.manual_seed(0)
-    source = _Blocks().eval()
+    source = model().eval()
     x = torch.randn(2, 4, 5, 5, generator=torch.Generator().manual_seed(1))
     gm = torch.export.export(source, (x,)).module()
     fxexport.export(gm, tmp_path / "first")
     text = (tmp_path / "first" / "module.py").read_text()
-    assert "out += identity" in text and "out *= 0.5" in text and ".add_(" not in text and ".mul_(" not in text, text
+    assert all(t in text for t in held) and not any(t in text for t in absent), text
     with imported(tmp_path / "first") as package, torch.no_grad():
         ours = package.FxModule()
         assert torch.equal(ours(x), gm(x))

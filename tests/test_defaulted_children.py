@@ -170,3 +170,56 @@ def test_classes_lacking_the_child_each_read_their_own_default() -> None:
     out = defaulted_children([_block("Own", (IDENTITY, *CORE), forward), *lacking], {})
     assert [c.forward_lines[0] for c in out] == ["i = 1", "i = 1", "i = 0"]
     assert all(c.forward_lines[1:] == out[0].forward_lines[1:] for c in out)
+
+
+BRANCH = "self.branch = nn.ModuleList([nn.Linear(4, 4)])"
+BRANCHED = ("b = self.branch[0](x)", "out = out + b")
+JOINED = (
+    "i = 0", "if self.identity is not None:", "    i = self.identity(x)", "s = 0", "if self.scale is not None:",
+    "    s = self.scale(x)", "out = s + i", *BRANCHED, "return self.act(out)",
+)  # fmt: skip
+WITH_BRANCH = [
+    _block(c.name, (*c.init_lines[:-1], BRANCH, *TAIL), (*c.forward_lines[:-1], *BRANCHED, c.forward_lines[-1]))
+    for c in (BOTH, NO_IDENTITY, NO_SCALE)
+]  # fmt: skip
+RUNS = [
+    # fastvit's token mixer norm: the identity norm alone, its value named after the input
+    ("identity_alone", ("x = self.identity(x)", "out = 0 + x", "return self.act(out)"),
+     (*JOINED[:7], JOINED[-1]), (IDENTITY, "self.scale = None", *TAIL)),
+    # another number where the default's 0 is read: another code
+    ("other_number", ("x = self.identity(x)", "out = 1 + x", "return self.act(out)"), None, None),
+    # the run's lines left out and more: another code
+    ("more_left_out", ("x = self.identity(x)", "return self.act(x)"), None, None),
+]
+
+
+@pytest.mark.parametrize(("name", "forward", "joined", "init"), RUNS, ids=[r[0] for r in RUNS])
+def test_a_class_lacking_a_run_of_children_too_runs_the_joined_code_without_it(name, forward, joined, init) -> None:
+    """It builds the defaulted children it lacks as None; optional_children.py puts the run under `if` later."""
+    lacking = _block("Mo_9", (IDENTITY, *TAIL), forward)
+    out = defaulted_children([*WITH_BRANCH, lacking], {})
+    assert [c.forward_lines for c in out[:3]] == [JOINED] * 3
+    if joined is None:
+        assert out[3] == lacking
+        return
+    assert out[3].forward_lines == joined
+    assert out[3].init_lines == init
+    assert out[3].whole_children >= {"identity", "scale"}
+
+
+def test_a_run_holding_the_return_is_not_left_out() -> None:
+    ending = [_block(c.name, c.init_lines, (*c.forward_lines[:-3], "b = self.branch[0](x)", "return self.act(out + b)")) for c in WITH_BRANCH]
+    lacking = _block("Mo_9", (IDENTITY, *TAIL), ("x = self.identity(x)", "return self.act(0 + x)"))
+    assert defaulted_children([*ending, lacking], {})[3] == lacking
+
+
+@pytest.mark.parametrize(("line", "joins"), [
+    ("out = i + 0", True),  # torch.export's `add(i, 0)` for the source's `0 + i`: the same sum
+    ("out = i * 0", False),  # another operation
+    ("out = i - 0", False),  # not the same either way round
+])  # fmt: skip
+def test_a_default_added_the_other_way_round_is_read_as_the_holder_writes_it(line: str, joins: bool) -> None:
+    lacking = _block("Mo_2", (IDENTITY, *TAIL), ("i = self.identity(x)", line, "return self.act(out)"))
+    out = defaulted_children([BOTH, NO_IDENTITY, lacking], {})
+    assert (out[2].forward_lines == out[0].forward_lines) is joins
+    assert (out[0].forward_lines[3:] == ("s = 0", "if self.scale is not None:", "    s = self.scale(x)", "out = s + i", "return self.act(out)")) is joins

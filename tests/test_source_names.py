@@ -11,7 +11,7 @@ from torch import fx, nn
 
 import fxexport
 from fxexport.annotations import source_frames
-from fxexport.source_names import forget_statements, statement, statement_name, unpacked_parameters
+from fxexport.source_names import called_always, forget_statements, statement, statement_name, unpacked_parameters
 from tests.packages import imported
 
 SOURCE = '''\
@@ -187,6 +187,53 @@ UNPACKED = [
 def test_a_parameter_unpacked_into_its_own_name_counts_as_the_first_statement_only(cls, found) -> None:
     forget_statements()
     assert set(unpacked_parameters(cls)) == set(found)
+
+
+class _Returning(nn.Module):
+    def forward(self, x):
+        if self.fused is not None:
+            return self.act(self.fused(x))
+        y = self.norm(x)
+        return self.act(self.pool(y))
+
+
+class _ReturningOtherwise(nn.Module):
+    def forward(self, x):
+        if self.fused is not None:
+            y = self.fused(x)
+            return y
+        return self.act(self.norm(x))
+
+
+class _ReturningInALoop(nn.Module):
+    def forward(self, x):
+        for layer in self.layers:
+            if layer is None:
+                return self.act(x)
+        return self.act(self.norm(x))
+
+
+class _ReturningWithElse(nn.Module):
+    def forward(self, x):
+        if self.fused is not None:
+            return self.act(self.fused(x))
+        else:
+            x = self.norm(x)
+        return self.act(x)
+
+
+CALLED = [
+    # (class, the children its forward calls whenever it runs)
+    (_Returning, {"act"}),  # an early return calling `act` too: `norm` and `pool` only after it
+    (_ReturningOtherwise, set()),  # the early return calls `fused` alone
+    (_ReturningInALoop, set()),  # a return in a loop: not a block that returns at its end
+    (_ReturningWithElse, set()),  # an `else:` runs only where the `if` does not
+]
+
+
+@pytest.mark.parametrize(("cls", "called"), CALLED)
+def test_children_called_on_every_way_out_of_the_forward_are_called_always(cls, called) -> None:
+    assert called_always(cls) == called
 
 
 def test_frames_stop_where_torch_code_starts_below_the_models(source: Path) -> None:

@@ -335,7 +335,7 @@ SHAPES = [
     # the same where torch.export records `x += self.shortcut(x)` inside the return: called on its own line first
     Shape("in_place_children_export", _model(models.GhostedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Ghosted", "SqueezeGate"}),
           counts={"if self.conv_dw is not None:": 1, "if self.shortcut is not None:": 1, "shortcut = self.shortcut(shortcut)": 1,
-                  "return x.add_(shortcut)": 1}),
+                  "x += shortcut": 1, "return x.add_(shortcut)": 0}),
     # a child only some blocks build, applied in place, beside a forward literal that differs: one class
     Shape("optional_child_and_forward_literal", _model(models.SplitStages), lambda: (torch.randn(2, 4, 16, 16),), _trace, frozenset({"SplitStage"}),
           counts={"if self.conv_down is not None:": 1, "x.split(self.half_value, dim=1)": 1, "SplitStage(8, 12, 6)": 1}),
@@ -755,6 +755,16 @@ SHAPES = [
           counts={"scale_out = 0": 1, "identity_out = 0": 1, "for layer in self.conv_kxk:": 1, "[0]": 0, "if self.conv_scale is not None:": 1}),
     Shape("branch_blocks_export", _model(models.BranchNet), lambda: (torch.randn(2, 4, 6, 6),), _export, frozenset({"BranchBlock"}),
           counts={"scale_out = 0": 1, "for layer in self.conv_kxk:": 1, "out += layer(x)": 1, "out += identity_out": 1, "[0]": 0, "+ 0": 0}),
+    # fastvit's: the token mixer's norm builds the identity norm alone, which is the others' code without the conv
+    # branches, read where it lacks the scale branch: one class, the conv branches under `if`; by torch.export, which
+    # records `0 + identity_out` as `identity_out + 0` and no identity's call, the calls of the identities `se` and
+    # `act` the forward always makes (also before its early return) added where the others end in them
+    Shape("rep_mixers", _model(models.RepMixerNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"MobileOneLike", "RepMixer"}),
+          counts={"scale_out = 0": 1, "identity_out = 0": 1, "if self.conv_kxk is not None:": 1, "self.conv_kxk = None": 1,
+                  "out = scale_out + identity_out": 1, "out = self.se(out)": 1}),
+    Shape("rep_mixers_export", _model(models.RepMixerNet), lambda: (torch.randn(2, 4, 6, 6),), _export, frozenset({"MobileOneLike", "RepMixer"}),
+          counts={"scale_out = 0": 1, "identity_out = 0": 1, "if self.conv_kxk is not None:": 1, "self.conv_kxk = None": 1,
+                  "out = scale_out + identity_out": 1, "out += self.conv_kxk[0](x)": 1, "out = self.se(out)": 1, "+ 0": 0}),
     # Res2Net's blocks: each split added to the conv's output before it, but in the first block of a stage, which
     # runs each alone (the loop reads the block's flag), pools the last split and downsamples: one class
     Shape("res2_blocks", _model(models.Res2Stage), lambda: (torch.randn(2, 8, 6, 6),), _trace, frozenset({"Res2Block"}),
