@@ -320,7 +320,7 @@ def without_echoes(lines: list[str]) -> list[str]:
     says nothing the code does not. A `del` after the statement does not count, nor does a name kept
     under another (`residual = hidden_states`: no node stands for it), nor a `return` after
     it (the method's result is quoted by no note: over `x = self.fc2(x)` then `return self.drop2(x)`,
-    the note quotes the first alone); a note over several statements (a block's too), or one the code
+    the note quotes the first alone; nor `out += x` before `return out`, a return written so); a note over several statements (a block's too), or one the code
     differs from, stays; a statement under `if self.<child> is not None:`, that child's call, is an echo
     too; so is a note the line before repeats (both branches' statement, written once after them). Run on
     each class's final forward: forwards compared while classes are shared (generalize.py) keep every
@@ -335,7 +335,7 @@ def without_echoes(lines: list[str]) -> list[str]:
             continue
         code = [statement.strip() for statement in _noted(lines, i + 1, note["indent"]) if not statement.strip().startswith(("del ", "#"))]
         code = code[:1] + [statement for statement in code[1:] if not _ALIAS.fullmatch(statement)]
-        code = code[:1] + [statement for statement in code[1:] if not statement.startswith("return ")]
+        code = code[:1] + [statement for k, statement in enumerate(code[1:], 1) if not _returned(code, k)]
         if len(code) == 2 and (test := OPTIONAL_TEST.fullmatch(code[0])) and f"self.{test[1]}(" in code[1]:
             code = code[1:]  # the statement under the test of the child it applies (optional_children.py)
         if len(code) == 1 and _spaceless(code[0]) == _spaceless(note["code"]):
@@ -344,6 +344,16 @@ def without_echoes(lines: list[str]) -> list[str]:
 
 
 _ALIAS = re.compile(r"[A-Za-z_]\w* = [A-Za-z_]\w*")
+_AUGMENTED = re.compile(r"([A-Za-z_]\w*) [-+*/]= .*")
+
+
+def _returned(code: list[str], k: int) -> bool:
+    """True for a `return`, and for an in-place operation on the value the next statement returns (`out +=
+    x`, `return out`: augmented.py's form of torch.export's `return out.add_(x)`)."""
+    if code[k].startswith("return "):
+        return True
+    augmented = _AUGMENTED.fullmatch(code[k])
+    return augmented is not None and k + 1 < len(code) and code[k + 1] == f"return {augmented[1]}"
 
 
 def _noted(lines: list[str], start: int, indent: str) -> list[str]:

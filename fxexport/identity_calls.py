@@ -37,7 +37,7 @@ from torch import fx, nn
 
 from .calls import graph_body_nodes, stack_frames
 from .layers import first_uses, install
-from .source_names import called_always
+from .source_names import called_always, return_chains
 from .subgraphs import copy_graph, holder_copy, with_graph
 
 
@@ -131,7 +131,10 @@ def _in_copy(item: _Added, copies: dict[fx.Node, fx.Node]) -> _Added:
 def _all_additions(graph: fx.Graph, modules: dict[str, nn.Module], elides: bool) -> list[_Added]:
     """The additions to the innermost bodies that gain any: one inside another reads values the outer
     one's may change (a stage's downsample read by its first block); the outer ones are found anew after."""
-    found = [a for (cls, bodies) in _instances(graph, modules).items() for a in _additions(bodies, modules, called_always(cls) if elides else frozenset())]
+    found = [
+        a for (cls, bodies) in _instances(graph, modules).items()
+        for a in _additions(bodies, modules, called_always(cls) if elides else frozenset(), return_chains(cls) if elides else ())
+    ]  # fmt: skip
     paths = {item.body.path for item in found}
     return _apart([item for item in found if not any(path.startswith(f"{item.body.path}.") for path in paths)])
 
@@ -250,12 +253,15 @@ def _relative(path: str, owner: str) -> str:
     return path[len(owner) + 1 :] if path.startswith(f"{owner}.") else ""
 
 
-def _additions(bodies: list[_Body], modules: dict[str, nn.Module], always: frozenset[str]) -> Iterator[_Added]:
+def _additions(
+    bodies: list[_Body], modules: dict[str, nn.Module], always: frozenset[str], returns: tuple[tuple[str, ...], ...] = ()
+) -> Iterator[_Added]:
     """The calls to add to each body, from the first body that it matches and that calls identity
     children of names it calls none of (all of the body's identity children among its), or all the body
     calls and `.contiguous()` more often.
     `always`: the children the class's forward calls whatever the instance, in a graph that records no
-    identity call (see _identity_calls)."""
+    identity call (see _identity_calls); `returns`: the children each of its returns calls on its value
+    (source_names.return_chains), where a body may get those the others end in (_at_the_end)."""
     children = {body.path: _child_calls(body) if always else {} for body in bodies}
     calls = {body.path: _identity_calls(body, modules, always, children[body.path]) for body in bodies}
     names = {path: {run.name for run in found} for path, found in calls.items()}
@@ -276,25 +282,32 @@ def _additions(bodies: list[_Body], modules: dict[str, nn.Module], always: froze
             except _Mismatch:
                 continue
             break
-        for donor in donors if not found and always else ():
+        holder = modules.get(body.path)
+        for donor in donors if not found and returns else ():
             missing = {run for run in calls[donor.path] if run.name not in called[body.path]}
-            if missing and names[body.path] <= names[donor.path]:
-                found = _at_the_end(donor, missing, body, calls)
-                if found:
-                    break
+            if not missing or not names[body.path] <= names[donor.path]:
+                continue
+            if holder is not None and any(hasattr(holder, str(run.name)) for run in missing):
+                continue  # it holds something of that name: not a child the graph left out (as _matched)
+            found = _at_the_end(donor, missing, body, calls, returns)
+            if found:
+                break
         yield from found
 
 
-def _at_the_end(donor: _Body, missing: set[_Run], body: _Body, calls: dict[str, list[_Run]]) -> list[_Added]:
+def _at_the_end(donor: _Body, missing: set[_Run], body: _Body, calls: dict[str, list[_Run]], returns: tuple[tuple[str, ...], ...]) -> list[_Added]:
     """The first of the calls `body` lacks where the donor ends in calls of children the class's forward
-    always makes, one reading the last's value (timm's MobileOneBlock: `return self.act(self.se(out))`),
-    and the body ends in those of them it makes, in that order: the call, where the donor makes it (at
-    the end: before what reads the body's value after it). Whatever else the two run, an identity
-    returns its input: every value is the same. [] where they do not end so."""
+    always makes, one reading the last's value, every return of the forward calls them so on its value
+    (`returns`; timm's MobileOneBlock: `return self.act(self.se(out))`, also before), and the body ends in
+    those of them it makes, in that order: the call, where the donor makes it (at the end: before what
+    reads the body's value after it). Whatever else the two run, an identity returns its input: every
+    value is the same. [] where they do not end so."""
     ending, body_ending = _ending(donor, calls[donor.path]), _ending(body, calls[body.path])
     if ending is None or body_ending is None or not missing <= set(ending) or not all(run.always for run in ending):
         return []
     names = [run.name for run in ending]
+    if not returns or any(chain[: len(names)] != tuple(reversed(names)) for chain in returns):
+        return []
     if [run.name for run in body_ending] != [name for name in names if name not in {run.name for run in missing}]:
         return []
     first = next(i for i, run in enumerate(ending) if run in missing)

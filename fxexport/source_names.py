@@ -156,6 +156,28 @@ def _called_in(statements: list[ast.stmt]) -> set[str]:
     return found
 
 
+@functools.lru_cache(maxsize=1024)
+def return_chains(cls: type | str) -> tuple[tuple[str, ...], ...]:
+    """For each `return` of a module class's `forward`, the children it calls one inside the other on its
+    value, outermost first (`return self.act(self.se(out))`: `("act", "se")`); () where the source cannot
+    be read, or a function defined inside holds a return."""
+    body = _forward_body(cls)
+    nodes = [n for statement in body for n in ast.walk(statement)]
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for n in nodes):
+        return ()
+    return tuple(_chain(n.value) for n in nodes if isinstance(n, ast.Return))
+
+
+def _chain(value: ast.expr | None) -> tuple[str, ...]:
+    out = []
+    while isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and isinstance(value.func, ast.Attribute):
+        if not (isinstance(value.func.value, ast.Name) and value.func.value.id == "self"):
+            break
+        out.append(value.func.attr)
+        value = value.args[0]
+    return tuple(out)
+
+
 def _returning_calls(statement: ast.stmt) -> set[str]:
     """For an `if` without `else` whose body returns at its end, the plain statements of its body being all
     else: the children they call; else none."""

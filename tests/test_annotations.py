@@ -107,6 +107,9 @@ ECHOES = [  # (forward lines, the lines without_echoes keeps)
     # nor does a return after it: no note quotes the method's result (timm's Mlp: `x = self.fc2(x)`, `return self.drop2(x)`)
     ([NOTE, "y = self.lin(x)", "del x", "return y"], ["y = self.lin(x)", "del x", "return y"]),
     ([NOTE, "y = self.lin(x)", "return y.relu()"], ["y = self.lin(x)", "return y.relu()"]),
+    # nor a return written as an in-place operation, then the return (torch.export's `return y.add_(x)`)
+    ([NOTE, "y = self.lin(x)", "y += x", "return y"], ["y = self.lin(x)", "y += x", "return y"]),
+    ([NOTE, "y = self.lin(x)", "y += x", "return x"], [NOTE, "y = self.lin(x)", "y += x", "return x"]),  # another value returned
     ([NOTE, "return self.lin(x)"], [NOTE, "return self.lin(x)"]),  # its one statement a return, which reads otherwise
     ([NOTE, "z = self.lin(x)", "return z"], [NOTE, "z = self.lin(x)", "return z"]),  # the first statement differs
     ([NOTE, "y  =  self.lin( x )"], ["y  =  self.lin( x )"]),  # spacing aside

@@ -765,6 +765,11 @@ SHAPES = [
     Shape("rep_mixers_export", _model(models.RepMixerNet), lambda: (torch.randn(2, 4, 6, 6),), _export, frozenset({"MobileOneLike", "RepMixer"}),
           counts={"scale_out = 0": 1, "identity_out = 0": 1, "if self.conv_kxk is not None:": 1, "self.conv_kxk = None": 1,
                   "out = scale_out + identity_out": 1, "out += self.conv_kxk[0](x)": 1, "out = self.se(out)": 1, "+ 0": 0}),
+    # ... but not into a block holding a module of that name (an OffGate off in it), nor where the forward calls the
+    # identity elsewhere than at the end on another way out (`x = self.act(x * 3)` before the convolution)
+    Shape("ending_identities_export", _model(models.EndingIdentities), lambda: (torch.randn(2, 4, 6, 6),), _export,
+          frozenset({"OffGate", "GateEndedBlock", "GateEndedBlock_1", "EarlyActivated", "EarlyActivated_1"}),
+          counts={"self.act = nn.Identity()": 0, "self.se.w = nn.Parameter": 1}),
     # Res2Net's blocks: each split added to the conv's output before it, but in the first block of a stage, which
     # runs each alone (the loop reads the block's flag), pools the last split and downsamples: one class
     Shape("res2_blocks", _model(models.Res2Stage), lambda: (torch.randn(2, 8, 6, 6),), _trace, frozenset({"Res2Block"}),
