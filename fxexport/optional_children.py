@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from .built_children import BuiltChildren
 from .child_lines import attribute, attributes, init_template, names_on_self
-from .code_slots import filled, masked, number_slots, variable_names
+from .code_slots import filled, masked, number_slots, rename_variables, variable_names
 from .elements import Absent
 from .flags import branched, code_lines, few_lines_apart, literals_apart, member_forwards
 from .ir import ClassIR
@@ -67,6 +67,12 @@ def with_optional_children(
                 if found is None and lacking[0].source == having[0].source:  # else no child tells them apart (_added_children)
                     lacking, having = split_alike(lacking, having)  # tails apart only in what is inlined: written alike
                     found = _extra_child(lacking, having, known, identities)
+                    params = lacking[0].forward_params
+                    named_lacking = _named_like(lacking, params)
+                    named_having = _named_like(having, (*params, *having[0].forward_params[len(params) :]))
+                    if found is None and named_lacking is not None and named_having is not None and (named_lacking, named_having) != (lacking, having):
+                        found = _extra_child(named_lacking, named_having, known, identities)
+                        lacking, having = (named_lacking, named_having) if found is not None else (lacking, having)
                 if found is None and (padded := with_identities(lacking, having)) is not None:
                     found = _extra_child(padded, having, known, identities)
                     lacking = padded if found is not None else lacking
@@ -93,6 +99,27 @@ def with_identities(lacking: list[ClassIR], having: list[ClassIR]) -> list[Class
     if any(lines is None for lines in padded) or all(lines == c.init_lines for lines, c in zip(padded, lacking)):
         return None
     return [replace(c, init_lines=lines) for c, lines in zip(lacking, padded) if lines is not None]
+
+
+def _named_like(classes: list[ClassIR], params: tuple[str, ...]) -> list[ClassIR] | None:
+    """The classes, each taking inputs `params` and maybe more, those first inputs named `params` (callers
+    pass them by position, as generalize._groups compares them: the constants symbolic_trace folded into
+    the root that each block is passed, `_tensor_constant8` for `_tensor_constant0`); None where a class
+    takes fewer, or a new name is taken."""
+    out = []
+    if len(set(params)) != len(params):
+        return None
+    for cls in classes:
+        theirs = cls.forward_params
+        if len(theirs) < len(params) or any(p.startswith("*") or "=" in p for p in (*params, *theirs)):
+            return None
+        renames = {old: new for old, new in zip(theirs, params) if old != new}
+        taken = variable_names(cls.forward_lines) | set(theirs[len(params) :])
+        if any(new in taken and new not in renames for new in renames.values()):
+            return None
+        lines = tuple(rename_variables(line, renames) for line in cls.forward_lines)
+        out.append(replace(cls, forward_params=(*params, *theirs[len(params) :]), forward_lines=lines) if renames else cls)
+    return out
 
 
 def _tells_apart(lacking: list[ClassIR], having: list[ClassIR], children: tuple[str, ...]) -> bool:

@@ -6069,3 +6069,36 @@ class EndingIdentities(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.early(self.gated(x))
+
+
+class FrozenResBlock(nn.Module):
+    """torchvision's BasicBlock of a detection backbone: frozen norms, whose constants symbolic_trace folds into the
+    root and passes each block, and a downsample in the first block of a stage (two constants more)."""
+
+    def __init__(self, cin: int, cout: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = FrozenNorm(cout)
+        self.relu = nn.ReLU()
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+        self.bn2 = FrozenNorm(cout)
+        self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride=stride, bias=False), FrozenNorm(cout)) if stride != 1 else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        return self.relu(out + identity)
+
+
+class FrozenStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer1 = nn.Sequential(FrozenResBlock(4, 4), FrozenResBlock(4, 4))
+        self.layer2 = nn.Sequential(FrozenResBlock(4, 8, 2), FrozenResBlock(8, 8))
+        self.layer3 = nn.Sequential(FrozenResBlock(8, 16, 2), FrozenResBlock(16, 16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layer3(self.layer2(self.layer1(x)))

@@ -770,6 +770,11 @@ SHAPES = [
     Shape("ending_identities_export", _model(models.EndingIdentities), lambda: (torch.randn(2, 4, 6, 6),), _export,
           frozenset({"OffGate", "GateEndedBlock", "GateEndedBlock_1", "EarlyActivated", "EarlyActivated_1"}),
           counts={"self.act = nn.Identity()": 0, "self.se.w = nn.Parameter": 1}),
+    # a detection backbone's BasicBlocks, passed the constants symbolic_trace folded into the root, each its own
+    # (named after them): one class, the downsample's two more defaulting to None
+    Shape("frozen_stages", _model(models.FrozenStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"FrozenNorm", "FrozenResBlock"}),
+          inline=dict.fromkeys(("layer1", "layer2", "layer3", "layer2.0.downsample", "layer3.0.downsample"), "not its children called one after another"),
+          counts={"if self.downsample is not None:": 1, "_tensor_constant13=None": 1, "FrozenResBlock(8, 16, stride=2)": 1}),
     # Res2Net's blocks: each split added to the conv's output before it, but in the first block of a stage, which
     # runs each alone (the loop reads the block's flag), pools the last split and downsamples: one class
     Shape("res2_blocks", _model(models.Res2Stage), lambda: (torch.randn(2, 8, 6, 6),), _trace, frozenset({"Res2Block"}),
