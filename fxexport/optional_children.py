@@ -70,7 +70,10 @@ def with_optional_children(
                     params = lacking[0].forward_params
                     named_lacking = _named_like(lacking, params)
                     named_having = _named_like(having, (*params, *having[0].forward_params[len(params) :]))
-                    if found is None and named_lacking is not None and named_having is not None and (named_lacking, named_having) != (lacking, having):
+                    if (
+                        found is None and named_lacking is not None and named_having is not None and (named_lacking, named_having) != (lacking, having)
+                        and all(_inserted(named_lacking[0].forward_lines, c.forward_lines) for c in named_having)
+                    ):
                         found = _extra_child(named_lacking, named_having, known, identities)
                         lacking, having = (named_lacking, named_having) if found is not None else (lacking, having)
                 if found is None and (padded := with_identities(lacking, having)) is not None:
@@ -120,6 +123,15 @@ def _named_like(classes: list[ClassIR], params: tuple[str, ...]) -> list[ClassIR
         lines = tuple(rename_variables(line, renames) for line in cls.forward_lines)
         out.append(replace(cls, forward_params=(*params, *theirs[len(params) :]), forward_lines=lines) if renames else cls)
     return out
+
+
+def _inserted(lacking: tuple[str, ...], having: tuple[str, ...]) -> bool:
+    """True when `having` is `lacking` with one run of lines put in (numbers aside): inputs named by position
+    then mean the same in both (a block reading its optional child's inputs first would read the others'
+    under their names: no join)."""
+    a, b = _masked_forward(lacking), _masked_forward(having)
+    head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), len(a))
+    return len(b) > len(a) and b[: head] == a[:head] and b[len(b) - (len(a) - head) :] == a[head:]
 
 
 def _tells_apart(lacking: list[ClassIR], having: list[ClassIR], children: tuple[str, ...]) -> bool:

@@ -6102,3 +6102,29 @@ class FrozenStages(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer3(self.layer2(self.layer1(x)))
+
+
+class FrozenShortcutFirst(nn.Module):
+    """A FrozenResBlock that computes its downsampled shortcut before its main path: the holders' first constants
+    are the downsample's, which the others' first inputs are not."""
+
+    def __init__(self, channels: int, downsample: bool) -> None:
+        super().__init__()
+        self.fc = nn.Conv2d(channels, channels, 1)
+        self.bn = FrozenNorm(channels)
+        self.downsample = nn.Sequential(nn.Conv2d(channels, channels, 1), FrozenNorm(channels)) if downsample else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        identity = x
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        return torch.relu(self.bn(self.fc(x))) + identity
+
+
+class FrozenShortcutsFirst(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(FrozenShortcutFirst(4, k % 2 == 1) for k in range(4)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)

@@ -775,6 +775,11 @@ SHAPES = [
     Shape("frozen_stages", _model(models.FrozenStages), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"FrozenNorm", "FrozenResBlock"}),
           inline=dict.fromkeys(("layer1", "layer2", "layer3", "layer2.0.downsample", "layer3.0.downsample"), "not its children called one after another"),
           counts={"if self.downsample is not None:": 1, "_tensor_constant13=None": 1, "FrozenResBlock(8, 16, stride=2)": 1}),
+    # ... but not where the holders read their downsample's constants first: the inputs at one place mean
+    # other things (helper-73's case)
+    Shape("frozen_shortcuts_first", _model(models.FrozenShortcutsFirst), lambda: (torch.randn(2, 4, 8, 8),), _trace,
+          frozenset({"FrozenNorm", "FrozenShortcutFirst", "FrozenShortcutFirstWithDownsample"}),
+          inline=dict.fromkeys(("blocks", "blocks.1.downsample", "blocks.3.downsample"), "not its children called one after another")),
     # Res2Net's blocks: each split added to the conv's output before it, but in the first block of a stage, which
     # runs each alone (the loop reads the block's flag), pools the last split and downsamples: one class
     Shape("res2_blocks", _model(models.Res2Stage), lambda: (torch.randn(2, 8, 6, 6),), _trace, frozenset({"Res2Block"}),
