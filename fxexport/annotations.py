@@ -26,6 +26,7 @@ from torch import fx
 from torch.fx.passes.shape_prop import TensorMetadata
 
 from . import source_blocks
+from .augmented import OPERATORS
 from .calls import class_name, is_inferred, resolve_class
 from .regions import OPTIONAL_TEST
 
@@ -344,7 +345,7 @@ def without_echoes(lines: list[str]) -> list[str]:
 
 
 _ALIAS = re.compile(r"[A-Za-z_]\w* = [A-Za-z_]\w*")
-_AUGMENTED = re.compile(r"([A-Za-z_]\w*) [-+*/]= .*")
+_AUGMENTED = re.compile(rf"([A-Za-z_]\w*) (?:{'|'.join(map(re.escape, OPERATORS.values()))}) .*")  # augmented.py's
 
 
 def _returned(code: list[str], k: int) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-_OPERATORS = {"add_": "+=", "sub_": "-=", "mul_": "*=", "div_": "/="}
+OPERATORS = {"add_": "+=", "sub_": "-=", "mul_": "*=", "div_": "/="}  # in-place method -> the assignment running it
 
 
 def augmented(lines: tuple[str, ...]) -> tuple[str, ...]:
@@ -32,7 +32,7 @@ def augmented(lines: tuple[str, ...]) -> tuple[str, ...]:
 def _falls_through(lines: tuple[str, ...], k: int, returned: str) -> bool:
     """True where line `k` ends the body of an `if` (`elif`, `else`) whose next line returns `returned` as well."""
     indent = len(returned) - len(returned.lstrip(" "))
-    after = f"{returned[4:]}" if indent >= 4 else None
+    after = returned[4:] if indent >= 4 else None
     if after is None or k + 1 >= len(lines) or lines[k + 1] != after:
         return False
     header = next((line for line in reversed(lines[:k]) if len(line) - len(line.lstrip(" ")) < indent and line.strip()), "")
@@ -42,7 +42,7 @@ def _falls_through(lines: tuple[str, ...], k: int, returned: str) -> bool:
 def _augmented(line: str) -> tuple[str, ...]:
     text = line.lstrip(" ")
     indent = line[: len(line) - len(text)]
-    if not any(f".{method}(" in text for method in _OPERATORS):
+    if not any(f".{method}(" in text for method in OPERATORS):
         return (line,)
     try:
         tree = ast.parse(text)
@@ -62,10 +62,10 @@ def _augmented(line: str) -> tuple[str, ...]:
 
 def _in_place(text: str, call: ast.expr | None) -> tuple[str, str] | None:
     """(`x`, `+= y`) for a call `x.add_(y)` of a name (`sub_`, `mul_`, `div_` alike); None for any other value."""
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in _OPERATORS:
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in OPERATORS:
         return None
     owner = call.func.value
     if not isinstance(owner, ast.Name) or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
         return None
     operand = ast.get_source_segment(text, call.args[0])
-    return None if operand is None else (owner.id, f"{_OPERATORS[call.func.attr]} {operand}")
+    return None if operand is None else (owner.id, f"{OPERATORS[call.func.attr]} {operand}")

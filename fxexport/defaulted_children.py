@@ -105,11 +105,8 @@ def _without_blocks(family: list[ClassIR]) -> list[ClassIR]:
     `conv_kxk` lines, read where it lacks the scale branch. The children it lacks it builds as None;
     optional_children.py then puts the run under `if`."""
     codes = [c for c in family if _defaults(c.forward_lines)]
-    out = []
-    for cls in family:
-        joined = None if _defaults(cls.forward_lines) else next(filter(None, (_without_run(cls, code) for code in codes)), None)
-        out.append(joined or cls)
-    return out
+    joined = {id(c) for c in codes}
+    return [cls if id(cls) in joined else next(filter(None, (_without_run(cls, code) for code in codes)), cls) for cls in family]
 
 
 def _without_run(cls: ClassIR, code: ClassIR) -> ClassIR | None:

@@ -273,8 +273,9 @@ def _additions(
         if names[body.path] == every and copies[body.path] == most:
             continue  # no donor has more
         found = []
+        missing_of = {donor.path: {run for run in calls[donor.path] if run.name not in called[body.path]} for donor in donors}
         for donor in donors:
-            missing = {run for run in calls[donor.path] if run.name not in called[body.path]}
+            missing = missing_of[donor.path]
             if not (names[body.path] <= names[donor.path] if missing else copies[body.path] < copies[donor.path]):
                 continue
             try:
@@ -284,7 +285,7 @@ def _additions(
             break
         holder = modules.get(body.path)
         for donor in donors if not found and returns else ():
-            missing = {run for run in calls[donor.path] if run.name not in called[body.path]}
+            missing = missing_of[donor.path]
             if not missing or not names[body.path] <= names[donor.path]:
                 continue
             if holder is not None and any(hasattr(holder, str(run.name)) for run in missing):

@@ -67,15 +67,9 @@ def with_optional_children(
                 if found is None and lacking[0].source == having[0].source:  # else no child tells them apart (_added_children)
                     lacking, having = split_alike(lacking, having)  # tails apart only in what is inlined: written alike
                     found = _extra_child(lacking, having, known, identities)
-                    params = lacking[0].forward_params
-                    named_lacking = _named_like(lacking, params)
-                    named_having = _named_like(having, (*params, *having[0].forward_params[len(params) :]))
-                    if (
-                        found is None and named_lacking is not None and named_having is not None and (named_lacking, named_having) != (lacking, having)
-                        and all(_inserted(named_lacking[0].forward_lines, c.forward_lines) for c in named_having)
-                    ):
-                        found = _extra_child(named_lacking, named_having, known, identities)
-                        lacking, having = (named_lacking, named_having) if found is not None else (lacking, having)
+                    if found is None and (named := _named_apart(lacking, having)) is not None:
+                        found = _extra_child(*named, known, identities)
+                        lacking, having = named if found is not None else (lacking, having)
                 if found is None and (padded := with_identities(lacking, having)) is not None:
                     found = _extra_child(padded, having, known, identities)
                     lacking = padded if found is not None else lacking
@@ -104,14 +98,27 @@ def with_identities(lacking: list[ClassIR], having: list[ClassIR]) -> list[Class
     return [replace(c, init_lines=lines) for c, lines in zip(lacking, padded) if lines is not None]
 
 
+def _named_apart(lacking: list[ClassIR], having: list[ClassIR]) -> tuple[list[ClassIR], list[ClassIR]] | None:
+    """Both sides with their inputs named by position (_named_like), where that renames any and each holder's
+    code is then the others' with one run of lines put in (_inserted); else None."""
+    params = lacking[0].forward_params
+    named_lacking = _named_like(lacking, params)
+    named_having = _named_like(having, (*params, *having[0].forward_params[len(params) :]))
+    if named_lacking is None or named_having is None or (named_lacking, named_having) == (lacking, having):
+        return None
+    if not all(_inserted(named_lacking[0].forward_lines, c.forward_lines) for c in named_having):
+        return None
+    return named_lacking, named_having
+
+
 def _named_like(classes: list[ClassIR], params: tuple[str, ...]) -> list[ClassIR] | None:
     """The classes, each taking inputs `params` and maybe more, those first inputs named `params` (callers
     pass them by position, as generalize._groups compares them: the constants symbolic_trace folded into
     the root that each block is passed, `_tensor_constant8` for `_tensor_constant0`); None where a class
     takes fewer, or a new name is taken."""
-    out = []
     if len(set(params)) != len(params):
         return None
+    out = []
     for cls in classes:
         theirs = cls.forward_params
         if len(theirs) < len(params) or any(p.startswith("*") or "=" in p for p in (*params, *theirs)):

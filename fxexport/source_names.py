@@ -143,11 +143,14 @@ def called_always(cls: type | str) -> frozenset[str]:
     return frozenset(_called_in(list(_unconditional(_forward_body(cls)))))
 
 
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)  # statements with no body of their own
+
+
 def _called_in(statements: list[ast.stmt]) -> set[str]:
     """The children the statements call whenever they run (called_always)."""
     found: set[str] = set()
     for k, statement in enumerate(statements):
-        simple = isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return))
+        simple = isinstance(statement, _SIMPLE)
         if not simple and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(statement)):
             # `if self.res_scale1 is None: ... return ...`: what follows runs only where it does not
             return found | (_called_in(statements[k + 1 :]) & _returning_calls(statement))
@@ -184,7 +187,7 @@ def _returning_calls(statement: ast.stmt) -> set[str]:
     if not isinstance(statement, ast.If) or statement.orelse or not isinstance(statement.body[-1], ast.Return):
         return set()
     body = statement.body
-    if not all(isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)) and not _branches(s) for s in body):
+    if not all(isinstance(s, _SIMPLE) and not _branches(s) for s in body):
         return set()
     return {name for s in body for name in _self_callees(s)}
 
