@@ -11,6 +11,7 @@ differs keeps a class of its own, named after what it adds (`BasicBlockWithDowns
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -60,12 +61,14 @@ from .listed_children import listed_children
 from .literal_names import literal_names
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
+    FOLDED,
     OptionalChild,
     core_forward,
     core_lines,
     identities_of,
     identity_children,
     is_identity,
+    named_like,
     one_code,
     with_child,
     with_identities,
@@ -208,42 +211,69 @@ def _with_flags(
         first = group[0]
         if (optional is None or one_code(group, optional)) and first.init_lines:
             core = replace(first, init_lines=core_lines(first, optional))
-            keys.setdefault((*first.source, first.forward_params, init_template(core, known)), []).append(i)
+            keys.setdefault((*first.source, _folded_apart(first.forward_params), init_template(core, known)), []).append(i)
     given = pairs  # a pair padded with identities that does not join keeps none
     pairs, padded = _identities_added(pairs, [members[0] for members in keys.values() if len(members) == 1], known)
     keys.update({("identities", *members): list(members) for members in padded})
     joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
     for members in keys.values():
-        if len(members) != 2:
-            continue
-        (a, optional_a), (b, optional_b) = pairs[members[0]], pairs[members[1]]
-        forward_a, forward_b = _forward(a, optional_a), _forward(b, optional_b)
-        literals_vary = not (one_code(a, optional_a) and one_code(b, optional_b))
-        if literals_vary:
-            if optional_a is not None or optional_b is not None:
-                continue
-            forward_a, forward_b = literals_apart(forward_a)[0], literals_apart(forward_b)[0]
-        optional = optional_a or optional_b  # a child only some build, in one group or both
-        if optional_a is not None and optional_b is not None:
-            if (optional_a.children, optional_a.init_lines, optional_a.wrapped) != (optional_b.children, optional_b.init_lines, optional_b.wrapped):
-                continue
-            optional = replace(optional_a, holders=optional_a.holders | optional_b.holders)
-        params = a[0].forward_params
-        if same_code(forward_a, forward_b, params):  # one code: two source lines, or other names
-            joined[members[0]], joined[members[1]] = ([*a, *b], optional, None), ([], None, None)
-            continue
-        side_a, side_b = (a, forward_a), (b, forward_b)
-        (plain, plain_forward), (flagged, flagged_forward) = (side_a, side_b) if flagged_side(forward_a, forward_b, params) else (side_b, side_a)
-        if not few_lines_apart(plain_forward, flagged_forward, params, regions=True):
-            continue
-        name = flag_name(plain_forward, flagged_forward, params)
-        flag = _Flag(name, frozenset(c.name for c in flagged), plain_forward, flagged_forward, literals_vary)
-        if literals_vary and _member_forwards([*a, *b], flag.holders, "c", "not c", regions=True) is None:
-            continue
-        joined[members[0]] = ([*a, *b], optional, flag)
-        joined[members[1]] = ([], None, None)
+        for i, j in _pairings(members, pairs):
+            item = None if i in joined or j in joined else _flag_joined(pairs[i], pairs[j])
+            if item is not None:
+                joined[i], joined[j] = item, ([], None, None)
     out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(given)]
     return [item for item in out if item[0]]
+
+
+def _pairings(members: list[int], pairs: list[tuple[list[ClassIR], OptionalChild | None]]) -> list[tuple[int, int]]:
+    """The pairs of groups to try joining on a flag: the two of a key; where the groups take folded constants
+    named apart (_folded_apart), each with every later one, the first that joins taken."""
+    if len(members) == 2:
+        return [(members[0], members[1])]
+    if len({pairs[i][0][0].forward_params for i in members}) == 1:
+        return []  # three codes or more of one interface: no flag of two values tells them apart
+    return list(itertools.combinations(members, 2))
+
+
+def _flag_joined(
+    side_a: tuple[list[ClassIR], OptionalChild | None], side_b: tuple[list[ClassIR], OptionalChild | None]
+) -> tuple[list[ClassIR], OptionalChild | None, _Flag | None] | None:
+    """The two groups as one: one code, or two on a flag; None where they do not join."""
+    (a, optional_a), (b, optional_b) = side_a, side_b
+    if any(c.forward_params != a[0].forward_params for c in (*a, *b)):  # folded constants named apart: passed by position
+        named_a, named_b = (named_like(a, a[0].forward_params), named_like(b, a[0].forward_params)) if optional_a is optional_b is None else (None, None)
+        if named_a is None or named_b is None:
+            return None
+        a, b = named_a, named_b
+    forward_a, forward_b = _forward(a, optional_a), _forward(b, optional_b)
+    literals_vary = not (one_code(a, optional_a) and one_code(b, optional_b))
+    if literals_vary:
+        if optional_a is not None or optional_b is not None:
+            return None
+        forward_a, forward_b = literals_apart(forward_a)[0], literals_apart(forward_b)[0]
+    optional = optional_a or optional_b  # a child only some build, in one group or both
+    if optional_a is not None and optional_b is not None:
+        if (optional_a.children, optional_a.init_lines, optional_a.wrapped) != (optional_b.children, optional_b.init_lines, optional_b.wrapped):
+            return None
+        optional = replace(optional_a, holders=optional_a.holders | optional_b.holders)
+    params = a[0].forward_params
+    if same_code(forward_a, forward_b, params):  # one code: two source lines, or other names
+        return [*a, *b], optional, None
+    (plain, plain_forward), (flagged, flagged_forward) = (a, forward_a), (b, forward_b)
+    if not flagged_side(forward_a, forward_b, params):
+        (plain, plain_forward), (flagged, flagged_forward) = (flagged, flagged_forward), (plain, plain_forward)
+    if not few_lines_apart(plain_forward, flagged_forward, params, regions=True):
+        return None
+    flag = _Flag(flag_name(plain_forward, flagged_forward, params), frozenset(c.name for c in flagged), plain_forward, flagged_forward, literals_vary)
+    if literals_vary and _member_forwards([*a, *b], flag.holders, "c", "not c", regions=True) is None:
+        return None
+    return [*a, *b], optional, flag
+
+
+def _folded_apart(params: tuple[str, ...]) -> tuple[str, ...]:
+    """The forward parameters with those named after a constant symbolic_trace folded into the root blanked:
+    each block is passed its own (`_tensor_constant18` in one, `_tensor_constant24` in the next), by position."""
+    return tuple("\0" if FOLDED.fullmatch(p) else p for p in params)
 
 
 def _identities_added(

@@ -98,12 +98,15 @@ def with_identities(lacking: list[ClassIR], having: list[ClassIR]) -> list[Class
     return [replace(c, init_lines=lines) for c, lines in zip(lacking, padded) if lines is not None]
 
 
+FOLDED = re.compile(r"_tensor_constant[0-9]+")  # symbolic_trace's name for a tensor it folded into the root
+
+
 def _named_apart(lacking: list[ClassIR], having: list[ClassIR]) -> tuple[list[ClassIR], list[ClassIR]] | None:
-    """Both sides with their inputs named by position (_named_like), where that renames any and each holder's
+    """Both sides with their inputs named by position (named_like), where that renames any and each holder's
     code is then the others' with one run of lines put in (_inserted); else None."""
     params = lacking[0].forward_params
-    named_lacking = _named_like(lacking, params)
-    named_having = _named_like(having, (*params, *having[0].forward_params[len(params) :]))
+    named_lacking = named_like(lacking, params)
+    named_having = named_like(having, (*params, *having[0].forward_params[len(params) :]))
     if named_lacking is None or named_having is None or (named_lacking, named_having) == (lacking, having):
         return None
     if not all(_inserted(named_lacking[0].forward_lines, c.forward_lines) for c in named_having):
@@ -111,11 +114,11 @@ def _named_apart(lacking: list[ClassIR], having: list[ClassIR]) -> tuple[list[Cl
     return named_lacking, named_having
 
 
-def _named_like(classes: list[ClassIR], params: tuple[str, ...]) -> list[ClassIR] | None:
+def named_like(classes: list[ClassIR], params: tuple[str, ...]) -> list[ClassIR] | None:
     """The classes, each taking inputs `params` and maybe more, those first inputs named `params` (callers
     pass them by position, as generalize._groups compares them: the constants symbolic_trace folded into
-    the root that each block is passed, `_tensor_constant8` for `_tensor_constant0`); None where a class
-    takes fewer, or a new name is taken."""
+    the root that each block is passed, `_tensor_constant8` for `_tensor_constant0`, FOLDED); None where a
+    class takes fewer, or a new name is taken."""
     if len(set(params)) != len(params):
         return None
     out = []

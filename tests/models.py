@@ -6128,3 +6128,34 @@ class FrozenShortcutsFirst(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.blocks(x)
+
+
+class FrozenInverted(nn.Module):
+    """torchvision's InvertedResidual of a detection backbone: frozen norms (their constants folded into the root and
+    passed in, each block its own), a squeeze-excite in some blocks, a residual add where the channels match."""
+
+    def __init__(self, cin: int, cout: int, squeeze: bool) -> None:
+        super().__init__()
+        layers: list[nn.Module] = [nn.Sequential(nn.Conv2d(cin, 8, 1, bias=False), FrozenNorm(8), nn.ReLU(inplace=True))]
+        if squeeze:
+            layers.append(nn.Sequential(nn.Conv2d(8, 8, 1), nn.Sigmoid()))
+        layers.append(nn.Sequential(nn.Conv2d(8, cout, 1, bias=False), FrozenNorm(cout)))
+        self.block = nn.Sequential(*layers)
+        self.use_res_connect = cin == cout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        result = self.block(x)
+        if self.use_res_connect:
+            result = result + x
+        return result
+
+
+class FrozenInvertedNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            FrozenInverted(4, 6, False), FrozenInverted(6, 6, False), FrozenInverted(6, 4, True), FrozenInverted(4, 4, True), FrozenInverted(4, 4, True)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.features(x)

@@ -780,6 +780,13 @@ SHAPES = [
     Shape("frozen_shortcuts_first", _model(models.FrozenShortcutsFirst), lambda: (torch.randn(2, 4, 8, 8),), _trace,
           frozenset({"FrozenNorm", "FrozenShortcutFirst", "FrozenShortcutFirstWithDownsample"}),
           inline=dict.fromkeys(("blocks", "blocks.1.downsample", "blocks.3.downsample"), "not its children called one after another")),
+    # torchvision's InvertedResidual of a detection backbone: four codes of one interface, each block passed its
+    # own folded constants; the two with a residual add and the two without join on a flag, pair by pair
+    Shape("frozen_inverted_blocks", _model(models.FrozenInvertedNet), lambda: (torch.randn(2, 4, 8, 8),), _trace,
+          frozenset({"FrozenNorm", "FrozenInverted", "FrozenInverted_1"}),
+          inline=dict.fromkeys(("features", *(f"features.{k}.block{part}" for k in range(5) for part in ("", ".0", ".2" if k > 1 else ".1"))),
+                               "not its children called one after another"),
+          counts={"if self.residual:": 2, "FrozenInverted(6, residual=True)": 1, "FrozenInverted_1(4)": 2}),
     # Res2Net's blocks: each split added to the conv's output before it, but in the first block of a stage, which
     # runs each alone (the loop reads the block's flag), pools the last split and downsamples: one class
     Shape("res2_blocks", _model(models.Res2Stage), lambda: (torch.randn(2, 8, 6, 6),), _trace, frozenset({"Res2Block"}),
