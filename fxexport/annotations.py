@@ -216,6 +216,14 @@ def _own_stack_trace(stack_trace: str, cls: type | str, callers: int, cwd: str) 
     return stack_trace[first.start() :]
 
 
+def starts_in(trace: str, cls: type | str) -> bool:
+    """True when the trace's outermost frame is in the code of `cls` or of a base it inherits (BatchNorm2d's
+    forward is `_BatchNorm`'s)."""
+    resolved = resolve_class(cls)
+    classes = [c for c in resolved.__mro__ if c not in (torch.nn.Module, object)] if resolved is not None else [cls]
+    return any((own := own_stack_trace(trace, c)) is not None and not trace[: len(trace) - len(own)].strip() for c in classes)
+
+
 def forget_traces() -> None:
     """Drop the traces kept during an export (own_stack_trace)."""
     _own_stack_trace.cache_clear()

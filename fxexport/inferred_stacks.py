@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from torch import fx, nn
 
-from .calls import INFERRED, SEQUENTIAL, body_nodes
+from .annotations import starts_in
+from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, stack_frames
 from .module_paths import depth, parent, prefixes, within
 from .subgraphs import copy_graph, with_graph
 
@@ -41,9 +42,8 @@ class Run:
 
 def inferred_stacks(gm: fx.GraphModule) -> fx.GraphModule:
     """`gm` (a copy) with an inferred `nn_module_stack` on every node, where no node recorded one and
-    holders ran as calls; `gm` itself otherwise."""
-    if any(n.meta.get("nn_module_stack") for n in gm.graph.nodes):
-        return gm
+    holders ran as calls, or where the graph recorded the calls of the layers only (_layer_calls); `gm`
+    itself otherwise."""
     modules = dict(gm.named_modules(remove_duplicate=False))
     owners, calls = owner_paths(body_nodes(gm), modules)
     if not calls:
@@ -55,18 +55,53 @@ def inferred_stacks(gm: fx.GraphModule) -> fx.GraphModule:
         stack: dict[str, tuple[str, object]] = {p: (p, classes[p]) for p in prefixes(path) if p in calls}
         if node.op == "call_module" and str(node.target) in modules:
             stack[str(node.target)] = (str(node.target), type(modules[str(node.target)]))  # as symbolic_trace records a leaf
-        copies[node].meta["nn_module_stack"] = stack
+        recorded = dict(node.meta.get("nn_module_stack") or {})
+        around = {key: entry for key, entry in recorded.items() if entry[0] == ""}  # the root's call, first
+        copies[node].meta["nn_module_stack"] = {**around, **stack, **{k: e for k, e in recorded.items() if k not in around}}
     return with_graph(gm, graph)
+
+
+def _layer_calls(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[dict[fx.Node, Frame], set[str]]:
+    """For a graph torch.export made of a GraphModule that a tracer of its own made (create_feature_extractor),
+    which records the calls of the layers that GraphModule calls but none of the plain holders between:
+    each node's outermost recorded call below the root (a layer it ran in), and the holders that may have
+    run as calls: the plain holders on the layers' paths that no node records, none under a recorded call
+    (`blocks.0.0` holding `conv_dw` and `bn1`, `blocks.0`, `blocks`). Such a graph's stack traces hold no
+    frame of its root's code (fx wrote it): each starts in the layer the node ran in. Where one frame is the
+    root's, the graph recorded every call its source made, and a holder no node records ran none (the root
+    calling `self.head["fc"]` itself, a ModuleList it loops over): no holder then. None for a graph without
+    stack traces (symbolic_trace records none), nor one from dynamo, whose paths are read apart."""
+    if dynamo_graph():
+        return {}, set()
+    layers = {n: frames[0] for n in nodes if (frames := [f for f in stack_frames(n) if f.path])}
+    traced = [n for n in nodes if n.stack_trace]
+    if not traced or not all(n in layers and starts_in(n.stack_trace or "", layers[n].cls) for n in traced):
+        return layers, set()
+    recorded = {f.path for n in nodes for f in stack_frames(n)}
+    unrecorded = {
+        path
+        for layer in {f.path for f in layers.values()}
+        for path in prefixes(parent(layer))
+        if type(modules.get(path)) is nn.Module and not any(p in recorded for p in prefixes(path))
+    }
+    return layers, unrecorded
 
 
 def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[dict[fx.Node, str], set[str]]:
     """For each node, the deepest holder it ran inside that ran as a call ("" for the root), and the holders
-    that ran as calls."""
-    anchors = {n: _anchor_path(n, modules) for n in nodes}
-    runs = _runs(nodes, anchors, modules)
+    that ran as calls. In a graph that recorded calls, only holders no node records are looked at (_layer_calls)."""
+    layers: dict[fx.Node, Frame] = {}
+    holders: set[str] | None = None  # every plain holder, in a graph that recorded no call
+    if any(n.meta.get("nn_module_stack") for n in nodes):
+        layers, holders = _layer_calls(nodes, modules)
+        if not holders:
+            return {}, set()
+    anchors = {n: _anchor_path(n, modules, layers.get(n)) for n in nodes}
+    calls = _layer_call_paths(nodes, layers)
+    runs = _runs(nodes, anchors, modules, calls, holders)
     if not runs:
         return {}, set()
-    owned = _Owners(nodes, anchors, runs)
+    owned = _Owners(nodes, anchors, runs, {n: path for n, (_, path) in calls.items()})
     owned.attach_ends()
     for path in sorted(runs, key=depth, reverse=True):  # deepest first: a holder left out leaves its caller no chain
         numbered = _numbered(list(modules[path]._modules))
@@ -75,46 +110,66 @@ def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[di
     return owned.owners, set(owned.runs)
 
 
-def _anchor_path(node: fx.Node, modules: dict[str, nn.Module]) -> str | None:
-    """The deepest module the node must have run in: the holder of the layer it calls and of the tensors it
-    reads (their longest common path); None for a node that calls and reads nothing of a module."""
-    paths = [parent(str(a.target)) for a in node.all_input_nodes if a.op == "get_attr"]
+def _anchor_path(node: fx.Node, modules: dict[str, nn.Module], layer: Frame | None = None) -> str | None:
+    """The deepest module the node must have run in: the holder of the layer it calls (or whose recorded call
+    it ran in, `layer`) and of the tensors it reads (their longest common path; the layer's own aside); None
+    for a node that calls and reads nothing of a module."""
+    paths = [parent(str(a.target)) for a in node.all_input_nodes if a.op == "get_attr" and (layer is None or not within(str(a.target), layer.path))]
     if node.op == "call_module" and str(node.target) in modules:
         paths.append(parent(str(node.target)))
+    if layer is not None:
+        paths.append(parent(layer.path))
     if not paths:
         return None
     return ".".join(os.path.commonprefix([path.split(".") for path in paths]))
 
 
-def _runs(nodes: list[fx.Node], anchors: dict[fx.Node, str | None], modules: dict[str, nn.Module]) -> dict[str, Run]:
+def _layer_call_paths(nodes: list[fx.Node], layers: dict[fx.Node, Frame]) -> dict[fx.Node, tuple[object, str]]:
+    """Each node that calls a layer or ran in a recorded layer call: which call (the node, or the recorded
+    call's key) and the layer's path."""
+    out: dict[fx.Node, tuple[object, str]] = {}
+    for node in nodes:
+        if node in layers:
+            out[node] = (layers[node].key, layers[node].path)
+        elif node.op == "call_module":
+            out[node] = (node, str(node.target))
+    return out
+
+
+def _runs(
+    nodes: list[fx.Node], anchors: dict[fx.Node, str | None], modules: dict[str, nn.Module], calls: dict[fx.Node, tuple[object, str]], holders: set[str] | None
+) -> dict[str, Run]:
     """The holders that ran as one call: no anchor of another module between their first and last anchor,
     and their first layer call not made again among them."""
     spans: dict[str, list[int]] = {}
     for i, node in enumerate(nodes):
         for path in prefixes(anchors[node] or ""):
-            if type(modules.get(path)) is nn.Module:
+            if type(modules.get(path)) is nn.Module and (holders is None or path in holders):
                 spans.setdefault(path, [i, i])[1] = i
     out = {}
     for path, (start, end) in spans.items():
         inside = [n for n in nodes[start : end + 1] if anchors[n] is not None]
-        if all(within(anchors[n] or "", path) for n in inside) and not _called_again(inside):
+        if all(within(anchors[n] or "", path) for n in inside) and not _called_again(inside, calls):
             out[path] = Run(path, start, end)
     return out
 
 
-def _called_again(anchors: list[fx.Node]) -> bool:
+def _called_again(anchors: list[fx.Node], calls: dict[fx.Node, tuple[object, str]]) -> bool:
     """True when the first layer a run calls is called again in it: the holder ran twice, its caller's code
-    between (a holder running one layer twice in a row, `x = self.act(self.act(x))`, reads as two calls too)."""
-    calls = [str(n.target) for n in anchors if n.op == "call_module"]
-    return bool(calls) and calls[0] in calls[1:]
+    between (a holder running one layer twice in a row, `x = self.act(self.act(x))`, reads as two calls too;
+    the nodes of one recorded call are one call)."""
+    made = [calls[n] for n in anchors if n in calls]
+    paths = [path for k, (call, path) in enumerate(made) if k == 0 or made[k - 1][0] != call]
+    return bool(paths) and paths[0] in paths[1:]
 
 
 class _Owners:
     """Which run each node is in (`owners`: its deepest), and each run's nodes (`members`: its own and its
     nested runs'), kept in step as nodes move."""
 
-    def __init__(self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None], runs: dict[str, Run]) -> None:
+    def __init__(self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None], runs: dict[str, Run], layers: dict[fx.Node, str]) -> None:
         self.runs = runs
+        self.layers = layers  # node -> the path of the layer it calls or ran in
         self.nodes = nodes
         self.anchored = {n for n in nodes if anchors[n] is not None}
         self.position = {n: i for i, n in enumerate(nodes)}
@@ -257,7 +312,7 @@ class _Owners:
         members = sorted(self.members[path], key=self.position.__getitem__)
         groups: dict[str, list[fx.Node]] = {}
         for node in members:
-            owner = str(node.target) if node.op == "call_module" else self.owners[node]
+            owner = self.layers.get(node) or self.owners[node]
             if owner == path:
                 return False  # code of its own, between its children
             groups.setdefault(owner[len(path) + 1 :].split(".")[0], []).append(node)

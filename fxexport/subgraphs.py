@@ -18,7 +18,7 @@ import torch
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
-from .annotations import own_stack_trace, recovered, source_statement
+from .annotations import own_stack_trace, recovered, source_statement, starts_in
 from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .module_paths import submodule
@@ -314,9 +314,10 @@ class Builder:
 
     def own_trace(self, trace: str, node: fx.Node) -> str | None:
         """The part of `node`'s stack `trace` from this module's own frame on (None if none is; the root's: all
-        of it, unless recovered, where the root has no frame)."""
+        of it, unless recovered, where the root has no frame, or where its outermost frame is in the code of
+        a module the node ran in: torch.export of a GraphModule records no frame of the root's own code)."""
         if self.cls is None:
-            return None if recovered() else trace
+            return None if recovered() or any(starts_in(trace, f.cls) for f in stack_frames(node) if f.path) else trace
         if self.callers is None:
             self.callers = sum(1 for f in stack_frames(node) if f.cls == self.cls and _holds(f.path, self.prefix))
         return own_stack_trace(trace, self.cls, self.callers)

@@ -121,6 +121,7 @@ CASES = [
     Case("folded_constants", traced(models.FrozenNet), _randn(2, 3, 8, 8)),
     Case("reversed_module_list", traced(models.ReversedList), _randn(2, 4)),
     Case("blocks_on_the_graph_input", models.stackless(models.GatedStages), _randn(3, 4)),
+    Case("export_feature_extractor", models.exported(models.stackless(models.FeatureNet), 2, 3, 8, 8), _randn(2, 3, 8, 8)),
     Case("sequential_subclasses", traced(models.SequentialSubclasses), _randn(2, 3, 16, 16)),
     Case("named_sequential_levels", traced(models.PooledLevelsNet), _randn(1, 4, 8, 8)),
     Case("global_query_input", traced(models.GlobalQueryNet), _randn(2, 5, 8)),

@@ -6159,3 +6159,47 @@ class FrozenInvertedNet(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.features(x)
+
+
+def exported(build: collections.abc.Callable[[], nn.Module], *shape: int) -> collections.abc.Callable[[], fx.GraphModule]:
+    """torch.export's GraphModule of what `build` makes: of a `stackless` graph, it records the calls of the layers
+    that graph calls and none of the plain holders between them (create_feature_extractor's graph, exported)."""
+
+    def run() -> fx.GraphModule:
+        module = build()
+        return torch.export.export(module, (torch.randn(*shape, generator=torch.Generator().manual_seed(0)),)).module()
+
+    return run
+
+
+class BatchNormAct(nn.BatchNorm2d):
+    """timm's BatchNormAct2d: a torch.nn class's subclass with a forward of its own, a leaf of timm's feature extractor."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.batch_norm(
+            x, self.running_mean, self.running_var, self.weight, self.bias, False, 0.0, self.eps
+        )  # fmt: skip
+        return torch.relu(x)
+
+
+class BatchNormActLeaves(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        return isinstance(m, BatchNormAct) or super().is_leaf_module(m, module_qualified_name)
+
+
+class NormedStem(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 1)
+        self.norm = BatchNormAct(4)
+        self.head = nn.Conv2d(4, 2, 1)
+
+    def forward(self, x):
+        return self.head(self.norm(self.stem(x)))
+
+
+def normed_stem_leaves() -> fx.GraphModule:
+    """A GraphModule whose tracer kept a user class a leaf, as timm's create_feature_extractor keeps BatchNormAct2d."""
+    torch.manual_seed(0)
+    model = NormedStem().eval()
+    return fx.GraphModule(model, BatchNormActLeaves().trace(model), "NormedStem")

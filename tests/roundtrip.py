@@ -120,20 +120,28 @@ ANY_CLASS = "*"  # expected_classes: the module may come back as any class
 def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
     """The class names each module may have in the export: its own; a holder's container or the
     source class its recorded calls name (the structured export's generated class); any class, for
-    a holder of a graph that recorded no calls (the export infers them and names the class, see
-    inferred_stacks.py)."""
+    a holder of a graph that recorded no calls, or of one that recorded layers' calls past holders it
+    did not record (the export infers them and names the class, see inferred_stacks.py)."""
     recorded: dict[str, set[str]] = {}
     for node in gm.graph.nodes:
         for path, cls in (node.meta.get("nn_module_stack") or {}).values():
             recorded.setdefault(path, set()).add(cls.__name__ if isinstance(cls, type) else str(cls).rpartition(".")[2])
+    past_holders = any(p.count(".") >= 2 and not any(q in recorded for q in _prefixes(p)[:-1]) for p in recorded)
     classes = {}
     for path, module in _modules(gm):
         if isinstance(module, fx.GraphModule):
             continue
         name = type(module).__name__
-        inferred = [ANY_CLASS] if not recorded else []
+        unrecorded = past_holders and not any(q in recorded for q in _prefixes(path))
+        inferred = [ANY_CLASS] if not recorded or unrecorded else []
         classes[path] = sorted({name, *HOLDER_CLASSES, *recorded.get(path, ()), *inferred}) if name == "Module" else [name]
     return classes
+
+
+def _prefixes(path: str) -> list[str]:
+    """`a`, `a.b`, `a.b.c` for `a.b.c`."""
+    parts = path.split(".")
+    return [".".join(parts[: k + 1]) for k in range(len(parts))]
 
 
 def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:

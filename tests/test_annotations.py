@@ -138,3 +138,14 @@ ECHOES = [  # (forward lines, the lines without_echoes keeps)
 @pytest.mark.parametrize(("lines", "kept"), ECHOES)
 def test_a_note_that_repeats_its_one_statement_is_left_out(lines: list[str], kept: list[str]) -> None:
     assert without_echoes(lines) == kept
+
+
+def test_the_root_of_an_exported_graph_module_quotes_no_line_of_a_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.export of a GraphModule records no frame of the root's own code (fx wrote it): the outermost frame of
+    a child's nodes is the child's own, which notes the child's statements, not the root's call of it."""
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    gm = models.exported(models.normed_stem_leaves, 2, 3, 8, 8)()
+    source = fxexport.generate(gm, package_name="pkg")[1]["module.py"]
+    root = source[source.index("class FxModule") :]
+    assert "x = self.norm(x)" in root and "F.batch_norm(" not in root
+    assert re.search(r"^ *# tests/models.py:\d+ in forward: x = F.batch_norm\($", source[: source.index("class FxModule")], re.MULTILINE)

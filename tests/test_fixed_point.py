@@ -85,6 +85,7 @@ def _make_fx(mode: str) -> Callable[[nn.Module, Case], Any]:
 OWN_PRODUCERS: dict[str, Callable[[nn.Module, Case], Any]] = {
     "export_mixed": _export(),
     "export_resnet": _export(),
+    "export_feature_extractor": _export(),
     "export_cond": _export(),
     "export_scoped_regions": _export(),
     "export_dynamic": _export(DYNAMIC_SHAPES),

@@ -68,6 +68,23 @@ CASES = [
     # a holder whose run is one call of its child: a class would only pass it on
     Case("one_call_holder", models.dict_root, owners={}, calls={}, not_calls=("blocks",), classes=()),
     Case("recorded_calls", CASES_BY_NAME.resnet_like.build, owners={}, calls={}, not_calls=(), classes=()),
+    # torch.export of such a graph records the layers' calls, not the holders': those are inferred around them
+    Case(
+        "exported_feature_net",
+        models.exported(models.stackless(models.FeatureNet), 2, 3, 8, 8),
+        owners={"mean": "stages.0.0.se", "mul": "stages.0.0.se", "add": "stages.0.0", "add_4": "mixers.0", "add_5": "", "flatten": ""},
+        calls={"stem": SEQUENTIAL, "stages.0": SEQUENTIAL, "stages.1.0.down": SEQUENTIAL, "stages.0.0": "Stage", "stages.0.0.se": "Se", "mixers.0": "Mixer"},
+        not_calls=("stages", "heads", "mixers"),  # as unexported
+        classes=("Mixer", "Se", "Stage"),
+        root_line="x = self.stem(x)",
+    ),
+    Case("exported_blocks_on_the_graph_input", models.exported(models.stackless(models.GatedStages), 2, 4),
+         owners={"mul": "stages.0.0.se", "add": "stages.0.0"}, calls={"stages": SEQUENTIAL, "stages.0": SEQUENTIAL, "stages.0.0": "Stage"},
+         not_calls=(), classes=("Se", "Stage"), root_line="return self.stages(x)"),  # fmt: skip
+    # an exported model whose root calls a ModuleDict's children itself: its own code recorded (stack traces), so
+    # every call it made is, and no holder is inferred; nor in an export of a graph that recorded its calls
+    Case("exported_recorded_calls", models.exported(models.ResNetLike, 2, 3, 8, 8), owners={}, calls={}, not_calls=("head",), classes=()),
+    Case("exported_traced_calls", models.exported(CASES_BY_NAME.resnet_like.build, 2, 3, 8, 8), owners={}, calls={}, not_calls=("head",), classes=()),
     Case("no_holders", traced(models.MLP), owners={}, calls={}, not_calls=(), classes=()),
 ]
 
