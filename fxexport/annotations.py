@@ -15,7 +15,7 @@ import re
 import site
 import sys
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from functools import cache, lru_cache
 from pathlib import Path
@@ -27,7 +27,7 @@ from torch.fx.passes.shape_prop import TensorMetadata
 
 from . import source_blocks
 from .augmented import OPERATORS
-from .calls import class_name, is_inferred, resolve_class
+from .calls import class_name, is_inferred, resolve_class, stack_frames
 from .regions import OPTIONAL_TEST
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
@@ -224,6 +224,21 @@ def starts_in(trace: str, cls: type | str) -> bool:
     return any((own := own_stack_trace(trace, c)) is not None and not trace[: len(trace) - len(own)].strip() for c in classes)
 
 
+def root_code_traced(nodes: Iterable[fx.Node]) -> bool | None:
+    """Whether the stack traces of a graph's nodes hold frames of its root's own code: False where each starts
+    in the outermost module call below the root that its node ran in (torch.export of a GraphModule, whose
+    own code fx wrote), True where one does not, None where no node has one (symbolic_trace records none)."""
+    traced = False
+    for node in nodes:
+        if not node.stack_trace:
+            continue
+        traced = True
+        frames = [f for f in stack_frames(node) if f.path and not is_inferred(f.cls)]
+        if not frames or not starts_in(node.stack_trace, frames[0].cls):
+            return True
+    return False if traced else None
+
+
 def forget_traces() -> None:
     """Drop the traces kept during an export (own_stack_trace)."""
     _own_stack_trace.cache_clear()
@@ -300,6 +315,25 @@ def recovering(recovered: bool) -> Iterator[None]:
         yield
     finally:
         _RECOVERED.reset(token)
+
+
+_ROOT_TRACED: ContextVar[bool] = ContextVar("root_traced", default=True)
+
+
+@contextlib.contextmanager
+def tracing_root(traced: bool) -> Iterator[None]:
+    """While collecting a graph: whether its stack traces may hold frames of its root's own code
+    (root_code_traced of the graph as given, before any stage adds a call); where not, the root quotes none."""
+    token = _ROOT_TRACED.set(traced)
+    try:
+        yield
+    finally:
+        _ROOT_TRACED.reset(token)
+
+
+def root_traced() -> bool:
+    """Whether the root of the graph being collected may quote its stack traces (tracing_root)."""
+    return _ROOT_TRACED.get()
 
 
 def recovered() -> bool:

@@ -14,7 +14,15 @@ from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
 from .alone_flags import alone_flags
-from .annotations import class_annotation, forget_traces, recovering, source_class_name, without_echoes
+from .annotations import (
+    class_annotation,
+    forget_traces,
+    recovering,
+    root_code_traced,
+    source_class_name,
+    tracing_root,
+    without_echoes,
+)
 from .augmented import augmented
 from .called_functions import called_frames
 from .calls import forget_frames, paths_of, qualified_name
@@ -712,10 +720,11 @@ def collect(
     try:
         with unpacking_once(), paths_of(root):
             formatted = formatted_messages(root)
+            traced = root_code_traced(formatted.graph.nodes) is not False  # before calls are inferred
             if structure == "structured":
                 formatted = inferred_stacks(formatted)
             statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
-            with statements as recovered, recovering(recovered):
+            with statements as recovered, recovering(recovered), tracing_root(traced):
                 return _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
     finally:
         forget_lines()

@@ -217,9 +217,9 @@ def _with_flags(
     keys.update({("identities", *members): list(members) for members in padded})
     joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
     for members in keys.values():
-        for i, j in _pairings(members, pairs):
-            item = None if i in joined or j in joined else _flag_joined(pairs[i], pairs[j])
-            if item is not None:
+        candidates = [(i, j, item) for i, j in _pairings(members, pairs) if (item := _flag_joined(pairs[i], pairs[j])) is not None]
+        for i, j, item in sorted(candidates, key=lambda c: _join_cost(c[2])):  # the best joins first, in order among equals
+            if i not in joined and j not in joined:
                 joined[i], joined[j] = item, ([], None, None)
     out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(given)]
     return [item for item in out if item[0]]
@@ -227,12 +227,21 @@ def _with_flags(
 
 def _pairings(members: list[int], pairs: list[tuple[list[ClassIR], OptionalChild | None]]) -> list[tuple[int, int]]:
     """The pairs of groups to try joining on a flag: the two of a key; where the groups take folded constants
-    named apart (_folded_apart), each with every later one, the first that joins taken."""
+    named apart (_folded_apart), each with every other (the best joins taken, _join_cost)."""
     if len(members) == 2:
         return [(members[0], members[1])]
     if len({pairs[i][0][0].forward_params for i in members}) == 1:
         return []  # three codes or more of one interface: no flag of two values tells them apart
     return list(itertools.combinations(members, 2))
+
+
+def _join_cost(item: tuple[list[ClassIR], OptionalChild | None, _Flag | None]) -> tuple[int, int]:
+    """How a join of two codes reads, least first: one code, a flag named after what it adds (`residual`),
+    a `variant`; then by how many lines the two sides differ in."""
+    flag = item[2]
+    if flag is None:
+        return 0, 0
+    return 1 if flag.name != "variant" else 2, len(set(flag.plain) ^ set(flag.flagged))
 
 
 def _flag_joined(

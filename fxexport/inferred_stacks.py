@@ -12,7 +12,7 @@ before it is its head where the run alone reads it and it reads no value another
 `x.mean(...)`). Anything else there is the caller's. Each holder that ran as a call gets a recorded
 call, named after where it is held (`blocks.0.0`: `Block`), and the split (split.py) cuts it out as
 it cuts out recorded ones; a numbered holder whose children run one after another, each fed what
-the one before made, is a Sequential; a holder whose run is one node stays a holder (a class would
+the one before made, is a Sequential; a holder whose run is one call stays a holder (a class would
 only pass it on). Only the attribution is inferred: whatever is cut out computes what the flat graph
 does (split.py refuses what it cannot cut). The input GraphModule is not changed.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from torch import fx, nn
 
-from .annotations import starts_in
+from .annotations import root_code_traced
 from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, stack_frames
 from .module_paths import depth, parent, prefixes, within
 from .subgraphs import copy_graph, with_graph
@@ -74,8 +74,7 @@ def _layer_calls(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[d
     if dynamo_graph():
         return {}, set()
     layers = {n: frames[0] for n in nodes if (frames := [f for f in stack_frames(n) if f.path])}
-    traced = [n for n in nodes if n.stack_trace]
-    if not traced or not all(n in layers and starts_in(n.stack_trace or "", layers[n].cls) for n in traced):
+    if root_code_traced(nodes) is not False:
         return layers, set()
     recorded = {f.path for n in nodes for f in stack_frames(n)}
     unrecorded = {
@@ -105,7 +104,7 @@ def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[di
     owned.attach_ends()
     for path in sorted(runs, key=depth, reverse=True):  # deepest first: a holder left out leaves its caller no chain
         numbered = _numbered(list(modules[path]._modules))
-        if (numbered and not owned.chain(path)) or (not numbered and len(owned.members[path]) == 1):
+        if (numbered and not owned.chain(path)) or (not numbered and len({calls[n][0] if n in calls else n for n in owned.members[path]}) == 1):
             owned.drop(path)
     return owned.owners, set(owned.runs)
 

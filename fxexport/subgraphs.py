@@ -18,7 +18,7 @@ import torch
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
-from .annotations import own_stack_trace, recovered, source_statement, starts_in
+from .annotations import own_stack_trace, recovered, root_traced, source_statement
 from .calls import Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .module_paths import submodule
@@ -314,10 +314,10 @@ class Builder:
 
     def own_trace(self, trace: str, node: fx.Node) -> str | None:
         """The part of `node`'s stack `trace` from this module's own frame on (None if none is; the root's: all
-        of it, unless recovered, where the root has no frame, or where its outermost frame is in the code of
-        a module the node ran in: torch.export of a GraphModule records no frame of the root's own code)."""
+        of it, unless recovered, where the root has no frame, or where the graph's traces hold no frame of the
+        root's own code: torch.export of a GraphModule, whose traces start in the modules it called)."""
         if self.cls is None:
-            return None if recovered() or any(starts_in(trace, f.cls) for f in stack_frames(node) if f.path) else trace
+            return trace if root_traced() and not recovered() else None
         if self.callers is None:
             self.callers = sum(1 for f in stack_frames(node) if f.cls == self.cls and _holds(f.path, self.prefix))
         return own_stack_trace(trace, self.cls, self.callers)

@@ -6203,3 +6203,71 @@ def normed_stem_leaves() -> fx.GraphModule:
     torch.manual_seed(0)
     model = NormedStem().eval()
     return fx.GraphModule(model, BatchNormActLeaves().trace(model), "NormedStem")
+
+
+class FrozenThreeWays(nn.Module):
+    """A block of three codes, each instance passed its own folded constants: plain, a residual add, a gating product."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.norm = FrozenNorm(4)
+        self.mode = mode
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.norm(self.conv(x))
+        if self.mode == 1:
+            out = out + x
+        if self.mode == 2:
+            out = out * x
+        return out
+
+
+class FrozenThreeWaysNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(*(FrozenThreeWays(mode) for mode in (2, 0, 1)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks(x)
+
+
+class ScaledResidual(nn.Module):
+    """A wrapper class used at the root and again below it: the root's frames are its class's code too."""
+
+    def __init__(self, fn: nn.Module) -> None:
+        super().__init__()
+        self.fn = fn
+        self.scale = nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fn(x)
+        return x + y * self.scale
+
+
+def nested_residuals() -> nn.Module:
+    torch.manual_seed(0)
+    return ScaledResidual(nn.Sequential(ScaledResidual(nn.Conv2d(4, 4, 1)), nn.ReLU(), nn.Conv2d(4, 4, 1))).eval()
+
+
+class NormedHead(nn.Module):
+    """A plain holder whose one child is a leaf of several ops (a BatchNormAct): a class would only pass the call on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 1)
+        self.head = nn.Module()
+        self.head.norm = BatchNormAct(4)
+
+    def forward(self, x):
+        return self.head.norm(self.stem(x))
+
+
+def normed_head_leaves() -> fx.GraphModule:
+    """NormedHead traced with its BatchNormAct a leaf and no module calls recorded, as a feature extractor's tracer makes it."""
+    torch.manual_seed(0)
+    model = NormedHead().eval()
+    graph = BatchNormActLeaves().trace(model)
+    for node in graph.nodes:
+        node.meta.pop("nn_module_stack", None)
+    return fx.GraphModule(model, graph, "NormedHead")

@@ -81,6 +81,8 @@ CASES = [
     Case("exported_blocks_on_the_graph_input", models.exported(models.stackless(models.GatedStages), 2, 4),
          owners={"mul": "stages.0.0.se", "add": "stages.0.0"}, calls={"stages": SEQUENTIAL, "stages.0": SEQUENTIAL, "stages.0.0": "Stage"},
          not_calls=(), classes=("Se", "Stage"), root_line="return self.stages(x)"),  # fmt: skip
+    # a holder whose run is one call of a leaf of several ops (its nodes all recorded in that call): no class
+    Case("exported_one_call_holder", models.exported(models.normed_head_leaves, 2, 3, 8, 8), owners={}, calls={}, not_calls=("head",), classes=()),
     # an exported model whose root calls a ModuleDict's children itself: its own code recorded (stack traces), so
     # every call it made is, and no holder is inferred; nor in an export of a graph that recorded its calls
     Case("exported_recorded_calls", models.exported(models.ResNetLike, 2, 3, 8, 8), owners={}, calls={}, not_calls=("head",), classes=()),
