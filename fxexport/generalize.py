@@ -217,22 +217,24 @@ def _with_flags(
     keys.update({("identities", *members): list(members) for members in padded})
     joined: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
     for members in keys.values():
-        candidates = [(i, j, item) for i, j in _pairings(members, pairs) if (item := _flag_joined(pairs[i], pairs[j])) is not None]
-        for i, j, item in sorted(candidates, key=lambda c: _join_cost(c[2])):  # the best joins first, in order among equals
-            if i not in joined and j not in joined:
-                joined[i], joined[j] = item, ([], None, None)
+        joined.update(_paired(members, pairs))
     out = [joined.get(i, (group, optional, None)) for i, (group, optional) in enumerate(given)]
     return [item for item in out if item[0]]
 
 
-def _pairings(members: list[int], pairs: list[tuple[list[ClassIR], OptionalChild | None]]) -> list[tuple[int, int]]:
-    """The pairs of groups to try joining on a flag: the two of a key; where the groups take folded constants
-    named apart (_folded_apart), each with every other (the best joins taken, _join_cost)."""
-    if len(members) == 2:
-        return [(members[0], members[1])]
-    if len({pairs[i][0][0].forward_params for i in members}) == 1:
-        return []  # three codes or more of one interface: no flag of two values tells them apart
-    return list(itertools.combinations(members, 2))
+def _paired(
+    members: list[int], pairs: list[tuple[list[ClassIR], OptionalChild | None]]
+) -> dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]]:
+    """The groups of one key joined two by two on flags, the best joins first (_join_cost), where that pairs
+    every one of them: a code left over means more than one flag tells the codes apart (three modes of one
+    block), and each keeps a class of its own. Four codes that are two layouts with and without a residual
+    add (torchvision's InvertedResidual, passed folded constants) make two classes."""
+    candidates = [(i, j, item) for i, j in itertools.combinations(members, 2) if (item := _flag_joined(pairs[i], pairs[j])) is not None]
+    out: dict[int, tuple[list[ClassIR], OptionalChild | None, _Flag | None]] = {}
+    for i, j, item in sorted(candidates, key=lambda c: _join_cost(c[2])):  # in order among equals
+        if i not in out and j not in out:
+            out[i], out[j] = item, ([], None, None)
+    return out if len(out) == len(members) else {}
 
 
 def _join_cost(item: tuple[list[ClassIR], OptionalChild | None, _Flag | None]) -> tuple[int, int]:

@@ -787,10 +787,12 @@ SHAPES = [
           inline=dict.fromkeys(("features", *(f"features.{k}.block{part}" for k in range(5) for part in ("", ".0", ".2" if k > 1 else ".1"))),
                                "not its children called one after another"),
           counts={"if self.residual:": 2, "FrozenInverted(6, residual=True)": 1, "FrozenInverted_1(4)": 2}),
-    # three codes of one interface: the residual add joins the plain code (helper-74's case), the product stays apart
+    # three codes of one interface, each passed its own constants: no pairing of two of them leaves the third out
+    # (helper-74's case; as three_codes without constants), so three classes, the variants subclassing the first
     Shape("frozen_three_ways", _model(models.FrozenThreeWaysNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
-          frozenset({"FrozenNorm", "FrozenThreeWays", "FrozenThreeWays_1"}), inline={"blocks": "not its children called one after another"},
-          counts={"if self.residual:": 1, "return x + out": 0, "out * x": 1}),
+          frozenset({"FrozenNorm", "FrozenThreeWays", "FrozenThreeWays_1", "FrozenThreeWays_2"}),
+          inline={"blocks": "not its children called one after another"},
+          counts={"if self.": 0, "class FrozenThreeWays_1(FrozenThreeWays):": 1, "class FrozenThreeWays_2(FrozenThreeWays):": 1}),
     # Res2Net's blocks: each split added to the conv's output before it, but in the first block of a stage, which
     # runs each alone (the loop reads the block's flag), pools the last split and downsamples: one class
     Shape("res2_blocks", _model(models.Res2Stage), lambda: (torch.randn(2, 8, 6, 6),), _trace, frozenset({"Res2Block"}),
