@@ -306,29 +306,28 @@ _RECOVERED: ContextVar[bool] = ContextVar("recovered", default=False)
 
 
 @contextlib.contextmanager
-def recovering(recovered: bool) -> Iterator[None]:
-    """While collecting a graph: whether its statements were recovered (recovered_statements.py) rather
-    than recorded. Recovered ones give names and statements alone: no note quotes them, and the root,
-    whose source is unknown, has none."""
-    token = _RECOVERED.set(recovered)
+def _setting(var: ContextVar[bool], value: bool) -> Iterator[None]:
+    token = var.set(value)
     try:
         yield
     finally:
-        _RECOVERED.reset(token)
+        var.reset(token)
+
+
+def recovering(recovered: bool) -> contextlib.AbstractContextManager[None]:
+    """While collecting a graph: whether its statements were recovered (recovered_statements.py) rather
+    than recorded. Recovered ones give names and statements alone: no note quotes them, and the root,
+    whose source is unknown, has none."""
+    return _setting(_RECOVERED, recovered)
 
 
 _ROOT_TRACED: ContextVar[bool] = ContextVar("root_traced", default=True)
 
 
-@contextlib.contextmanager
-def tracing_root(traced: bool) -> Iterator[None]:
+def tracing_root(traced: bool) -> contextlib.AbstractContextManager[None]:
     """While collecting a graph: whether its stack traces may hold frames of its root's own code
     (root_code_traced of the graph as given, before any stage adds a call); where not, the root quotes none."""
-    token = _ROOT_TRACED.set(traced)
-    try:
-        yield
-    finally:
-        _ROOT_TRACED.reset(token)
+    return _setting(_ROOT_TRACED, traced)
 
 
 def root_traced() -> bool:
