@@ -270,9 +270,8 @@ def _flag_joined(
     params = a[0].forward_params
     if same_code(forward_a, forward_b, params):  # one code: two source lines, or other names
         return [*a, *b], optional, None
-    (plain, plain_forward), (flagged, flagged_forward) = (a, forward_a), (b, forward_b)
-    if not flagged_side(forward_a, forward_b, params):
-        (plain, plain_forward), (flagged, flagged_forward) = (flagged, flagged_forward), (plain, plain_forward)
+    code_a, code_b = (a, forward_a), (b, forward_b)
+    (plain, plain_forward), (flagged, flagged_forward) = (code_a, code_b) if flagged_side(forward_a, forward_b, params) else (code_b, code_a)
     if not few_lines_apart(plain_forward, flagged_forward, params, regions=True):
         return None
     flag = _Flag(flag_name(plain_forward, flagged_forward, params), frozenset(c.name for c in flagged), plain_forward, flagged_forward, literals_vary)
