@@ -58,7 +58,7 @@ from .in_place_children import across_codes, in_place_children
 from .instances import Instances
 from .ir import ClassIR
 from .listed_children import listed_children
-from .literal_names import literal_names
+from .literal_names import column_name, literal_names
 from .names import camel_case, unique_identifier, without_number
 from .optional_children import (
     FOLDED,
@@ -686,7 +686,7 @@ def _forward_parameters(
             quoted = literal_names(forwards[0], source) if quoted is None else quoted
             named = None
             if rows[0][i].name == "value" and len(quoted) == len(rows[0]):  # the first name any place of the column has
-                named = next((quoted[j] for j, other in enumerate(columns) if other == column and quoted[j] is not None), None)
+                named = column_name([quoted[j] for j, other in enumerate(columns) if other == column])
             parameters[column] = _parameter_name(named or rows[0][i].name, taken)
             values[parameters[column]] = column
             positional.append(parameters[column])

@@ -6,14 +6,17 @@ the shared class reads it from an attribute. The comment over the statement quot
 (`qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim)`): a literal passed where the
 source passes an attribute or a local of a descriptive name, in the one call of that function or
 method with as many arguments or in the statement's value of the same shape (`q * self.scale`),
-takes that name (`num_heads`, `scale`), not `value`. symbolic_trace quotes no lines: there the calls
-of the source forward are read, one of a name and argument count (`stochastic_depth(x, self.p, ...)`).
+takes that name (`num_heads`, `scale`), not `value`; a capital the forward unpacks from a shape takes its
+conventional name (`B, C, H, W = x.shape`: `batch_size`, `channels`, `height`, `width`); items and
+slices are matched too (`x_s[:, :self.num_1x1_c]`). symbolic_trace quotes no lines: there the calls of
+the source forward are read, one of a name and argument count (`stochastic_depth(x, self.p, ...)`).
 """
 
 from __future__ import annotations
 
 import ast
 import keyword
+import re
 from collections.abc import Iterator
 
 from .annotations import NOTE
@@ -27,29 +30,43 @@ def literal_names(lines: tuple[str, ...], source: str = "") -> list[str | None]:
     its place, or None. `source`: the source class's forward, read where the quoted line names none (a
     symbolic_trace graph quotes none; a statement that reads as its source line quotes none of its own):
     there a call is matched only where the forward makes one call of that function with as many arguments
-    (or, where none has, one with more)."""
+    (or, where none has, one with more). A capital the forward unpacks from a shape is named only in a
+    statement that quotes its line: the one call of a name in the forward may be another statement's (a
+    helper method's `reshape`), and a re-trace of the export, which unpacks no shape, could not name it
+    again (issue 14's fixed point); and only in a line of `forward` (a helper method unpacks its own)."""
     out: list[str | None] = []
-    quoted = ""
+    quoted, in_forward, letters = "", False, shape_letters(source)
     for line in lines:
         note = NOTE.fullmatch(line)
         if note is not None:
-            quoted = note["code"]
+            quoted, in_forward = note["code"], _IN_FORWARD.match(line) is not None
             continue
         count = sum(1 for slot in number_slots((line,), nested=True) if slot.line == 0)
         if not count:
             continue
-        names = _statement_names(line.strip(), quoted, True) if quoted else (None,) * count
+        names = _statement_names(line.strip(), quoted, True, letters if in_forward else ()) if quoted else (None,) * count
         if source and None in names:
             names = tuple(a or b for a, b in zip(names, _statement_names(line.strip(), source, False)))
         out += names
     return out
 
 
+def column_name(names: list[str | None]) -> str | None:
+    """The name of a parameter the source passes in these places (one per place, None where it names
+    none): the first, but `resolution` for a height and a width of one value in every instance (a square
+    feature map, `x.view(B, C, self.resolution, self.resolution)`, not `self.height` for its width)."""
+    known = [name for name in names if name is not None]
+    if set(_SPATIAL.values()) <= set(known):
+        return "resolution"
+    return known[0] if known else None
+
+
 @per_line
-def _statement_names(statement: str, source: str, one_statement: bool) -> tuple[str | None, ...]:
+def _statement_names(statement: str, source: str, one_statement: bool, letters: tuple[tuple[str, str], ...] = ()) -> tuple[str | None, ...]:
     """The name for each literal of `statement` (in number_slots order) that `source` passes in its place:
     with `one_statement`, `source` is the statement a note quotes (its value too is matched with the
-    generated one's: `q = q * self.scale`), else the whole forward (its calls alone)."""
+    generated one's: `q = q * self.scale`), else the whole forward (its calls alone). `letters`: the
+    names of the dimensions the forward unpacks (shape_letters)."""
     slots = number_slots((statement,))
     names: list[str | None] = [None] * len(slots)
     generated, theirs = parsed_line(statement.strip()), parsed_line(source.strip())
@@ -67,7 +84,7 @@ def _statement_names(statement: str, source: str, one_statement: bool) -> tuple[
         for literal, passed in _aligned(mine, source_node):
             k = starts.get(_start(literal))
             if k is not None and names[k] is None:
-                names[k] = _name(passed)
+                names[k] = _name(passed, dict(letters))
     return tuple(names)
 
 
@@ -99,19 +116,23 @@ def _called(call: ast.Call) -> str | None:
 def _aligned(mine: ast.AST | None, theirs: ast.AST | None) -> Iterator[tuple[ast.expr, ast.expr]]:
     """(a literal of `mine`, what `theirs` has in its place) where the two trees have one shape down to it:
     calls of one name and as many positional arguments (or the source more: the trace passes its last
-    ones by keyword), one operator, tuples and lists of one length."""
+    ones by keyword) on receivers of one shape, one operator or comparison, tuples and lists of one
+    length, items and slices of values of one shape, one attribute."""
     if mine is None or theirs is None:
         return
     if isinstance(mine, ast.expr) and _is_literal(mine):
         yield mine, theirs  # type: ignore[misc]
     elif isinstance(mine, ast.Call) and isinstance(theirs, ast.Call):
+        receivers = isinstance(mine.func, ast.Attribute) and isinstance(theirs.func, ast.Attribute)
         if _method_of_function(mine, theirs):  # `x.split(4)` where the source wrote `torch.split(x, n)`
             yield from _aligned(mine.func.value, theirs.args[0])  # type: ignore[attr-defined]
-            theirs = ast.Call(theirs.func, theirs.args[1:], theirs.keywords)
+            theirs, receivers = ast.Call(theirs.func, theirs.args[1:], theirs.keywords), False
         if _called(mine) != _called(theirs) or len(mine.args) > len(theirs.args):
             return  # (fewer arguments: the trace passes the source's last ones by keyword, `training=False`)
         if any(isinstance(a, ast.Starred) for a in (*mine.args, *theirs.args)):
             return
+        if receivers:
+            yield from _aligned(mine.func.value, theirs.func.value)  # type: ignore[attr-defined]  # `x[:, :8].view(...)`
         for a, b in zip(mine.args, theirs.args):
             yield from _aligned(a, b)
         passed = {k.arg: k.value for k in theirs.keywords if k.arg is not None}
@@ -124,6 +145,17 @@ def _aligned(mine: ast.AST | None, theirs: ast.AST | None) -> Iterator[tuple[ast
         if not any(isinstance(e, ast.Starred) for e in theirs.elts):
             for a, b in zip(mine.elts, theirs.elts):
                 yield from _aligned(a, b)
+    elif isinstance(mine, ast.Subscript) and isinstance(theirs, ast.Subscript):
+        yield from _aligned(mine.value, theirs.value)
+        yield from _aligned(mine.slice, theirs.slice)
+    elif isinstance(mine, ast.Slice) and isinstance(theirs, ast.Slice):
+        for bound, theirs_bound in zip([mine.lower, mine.upper, mine.step], [theirs.lower, theirs.upper, theirs.step]):
+            yield from _aligned(bound, theirs_bound)
+    elif isinstance(mine, ast.Compare) and isinstance(theirs, ast.Compare) and list(map(type, mine.ops)) == list(map(type, theirs.ops)):
+        for a, b in zip([mine.left, *mine.comparators], [theirs.left, *theirs.comparators]):
+            yield from _aligned(a, b)
+    elif isinstance(mine, ast.Attribute) and isinstance(theirs, ast.Attribute) and mine.attr == theirs.attr:
+        yield from _aligned(mine.value, theirs.value)  # `x[:, :8].shape`
 
 
 def _method_of_function(mine: ast.Call, theirs: ast.Call) -> bool:
@@ -150,9 +182,14 @@ def _is_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
-def _name(node: ast.expr) -> str | None:
-    """A descriptive name the source passes: `self.num_heads`, `self.p`, `head_dim`; not a local of a
-    single letter (`C`, `h`)."""
+def _name(node: ast.expr, letters: dict[str, str] | None = None) -> str | None:
+    """A descriptive name the source passes: `self.num_heads`, `self.p`, `head_dim`, an item of one
+    (`feat_size[0]`, `self.window_size[1]`), a dimension the forward unpacks (`letters`: `H` for
+    `height`); not another local of a single letter (`C`, `h`)."""
+    if isinstance(node, ast.Subscript) and _is_index(node.slice):
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in (letters or {}):
+        return (letters or {})[node.id]
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         name, shortest = node.attr, 1
     elif isinstance(node, ast.Name):
@@ -162,3 +199,42 @@ def _name(node: ast.expr) -> str | None:
     name = name.lower() if name.isupper() else name
     plain = name.isidentifier() and name == name.lower() and not name.startswith("_")
     return name if plain and len(name) >= shortest and not keyword.iskeyword(name) and name not in BUILTIN_NAMES and name != "self" else None
+
+
+def _is_index(node: ast.expr) -> bool:
+    """A constant index: `0`, `-1`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+# What a capital a forward unpacks from a shape stands for by convention (`B, N, C = x.shape`): height
+# and width only where the one unpacking has both (`B, H, N, D = q.shape` unpacks heads).
+_IN_FORWARD = re.compile(r" *# \S+:\d+ in forward: ")
+_DIMENSIONS = {"B": "batch_size", "C": "channels", "N": "num_tokens", "L": "seq_len"}
+_SPATIAL = {"H": "height", "W": "width"}
+
+
+@per_line
+def shape_letters(source: str) -> tuple[tuple[str, str], ...]:
+    """(letter, name) for each capital `source` (a forward) binds by unpacking a tensor's shape
+    (`B, C, H, W = x.shape`, `x.size()`, `x.shape[:2]`), named by _DIMENSIONS and _SPATIAL."""
+    tree = parsed_line(source.strip()) if source else None
+    found: dict[str, str] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and _is_shape(node.value)):
+            continue
+        letters = {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
+        conventions = {**_DIMENSIONS, **(_SPATIAL if set(_SPATIAL) <= letters else {})}
+        found.update((letter, conventions[letter]) for letter in sorted(letters) if letter in conventions)
+    return tuple(sorted(found.items()))
+
+
+def _is_shape(node: ast.expr) -> bool:
+    """`x.shape`, `x.size()`, or a slice of either."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+        return isinstance(node, ast.Attribute) and node.attr == "size"
+    return isinstance(node, ast.Attribute) and node.attr == "shape"

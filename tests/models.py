@@ -6271,3 +6271,32 @@ def normed_head_leaves() -> fx.GraphModule:
     for node in graph.nodes:
         node.meta.pop("nn_module_stack", None)
     return fx.GraphModule(model, graph, "NormedHead")
+
+
+class TokenMixer(nn.Module):
+    """Mixes a feature map's tokens (flattened, softmax over channels, folded back), then scales half its channels."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.split = channels // 2
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        tokens = x.flatten(2).transpose(1, 2).softmax(-1)
+        x = tokens.transpose(1, 2).reshape(B, C, H, W)
+        return torch.cat([x[:, : self.split] * 2, x[:, self.split :]], 1)
+
+
+class TokenMixers(nn.Module):
+    """Mixers of other widths on other feature map sizes: the literals torch.export bakes in where the forward
+    passes the dimensions it unpacked are named by convention, a slice bound after the attribute it reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mix1 = TokenMixer(4)
+        self.down = nn.Conv2d(4, 8, 2, stride=2)
+        self.mix2 = TokenMixer(8)
+
+    def forward(self, x):
+        return self.mix2(self.down(self.mix1(x)))
+

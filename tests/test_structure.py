@@ -136,6 +136,14 @@ def _image() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(0)),)
 
 
+def _tokens_image() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(2, 4, 8, 8, generator=torch.Generator().manual_seed(0)),)
+
+
+def _tokens_tall() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(2, 4, 8, 4, generator=torch.Generator().manual_seed(0)),)
+
+
 def _rows() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 4, generator=torch.Generator().manual_seed(0)),)
 
@@ -861,6 +869,13 @@ SHAPES = [
     # literals torch.export bakes in where the source passes `self.num_heads`: parameters of that name
     Shape("literals_named_from_the_source_export", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _export, frozenset({"HeadsAttention"}),
           counts={"self.num_heads = num_heads": 1, "reshape(2, 5, 3, self.num_heads, self.head_dim)": 1, "_value": 0, "HeadsAttention(2, 4)": 1}),
+    # ... a dimension the forward unpacks from a shape, by convention (`B, C, H, W = x.shape`), a square map's side
+    # `resolution`, a slice bound after the attribute the source slices by
+    Shape("literals_named_by_convention_export", _model(models.TokenMixers), _tokens_image, _export, frozenset({"TokenMixer"}),
+          counts={"reshape(2, self.channels, self.resolution, self.resolution)": 1, "x[:, : self.split] * 2": 1, "x[:, self.split :]": 1,
+                  "self.value": 0}),
+    Shape("literals_named_by_convention_apart_export", _model(models.TokenMixers), _tokens_tall, _export, frozenset({"TokenMixer"}),
+          counts={"reshape(2, self.channels, self.height, self.width)": 1, "self.value": 0}),
     Shape("optional_child_after_a_residual", _model(models.PostExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock", "PreExpandingBlock_1"})),
     # dynamo: paths under the root, not a module named "L['self']"; a block's tensors, passed in, named by their path in it
     Shape("dynamo_module", _model(models.ResNetLike), _image, _dynamo, frozenset({"BasicBlock", "BasicBlock_1"}), inline=DYNAMO_INLINE,
