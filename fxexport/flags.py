@@ -316,12 +316,13 @@ def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params:
 
 def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
     """`flagged` with an input it rebinds named, from that statement on, as a local of `plain` it does not
-    use, where that makes more of their statements the same: one side writes `x = torch.cat(...)`,
-    `x = x.view(...)`, the other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike."""
-    best, most = flagged, _common_statements(plain, flagged, params)
+    read or bind after it, where that makes more of their statements the same, a value it alone binds
+    then named as the input (_kept_as_input): one side writes `x = torch.cat(...)`, `x = x.view(...)`, the
+    other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike. The local may be one it read
+    before (timm's PreActBasic: `x_preact = self.norm1(x)`, `shortcut = self.downsample(x_preact)`, `x =
+    self.conv1(x_preact)`, where the other side chains one name: `x_preact = self.conv1(x_preact)`)."""
+    best, most = flagged, _common_statements(plain, _kept_as_input(flagged, plain, params), params)
     inputs = parameter_names(params)
-    used = variable_names(flagged)
-    free = sorted(_locals(plain) - used - set(inputs))
     statements = _statements(flagged)
     for param in inputs:
         bound = ((k, m) for k, s in enumerate(statements) if len(s) == 1 and (m := _ASSIGNMENT.fullmatch(s[0])) and m[1] == param)
@@ -330,9 +331,9 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
             continue
         k, rebinding = found
         before, later = _lines(statements[:k]), _lines(statements[k + 1 :])
-        for local in free:
+        for local in sorted(_locals(plain) - variable_names(later) - set(inputs)):
             renamed = (*before, f"{local} = {rebinding[2]}", *(rename_variables(line, {param: local}) for line in later))
-            common = _common_statements(plain, renamed, params)
+            common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
             if common > most:
                 best, most = renamed, common
     return best

@@ -6300,3 +6300,34 @@ class TokenMixers(nn.Module):
     def forward(self, x):
         return self.mix2(self.down(self.mix1(x)))
 
+
+class PreActBasic(nn.Module):
+    """timm's PreActBasic: the shortcut is the input, or a projection of the pre-activation only some blocks build."""
+
+    def __init__(self, cin: int, cout: int, stride: int = 1) -> None:
+        super().__init__()
+        self.norm1 = nn.BatchNorm2d(cin)
+        self.downsample = nn.Conv2d(cin, cout, 1, stride=stride, bias=False) if stride != 1 or cin != cout else None
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        x_preact = self.norm1(x)
+        shortcut = x
+        if self.downsample is not None:
+            shortcut = self.downsample(x_preact)
+        x = self.conv1(x_preact)
+        x = self.conv2(self.norm2(x))
+        return x + shortcut
+
+
+class PreActBasicBlocks(nn.Module):
+    """PreActBasic blocks with and without a projected shortcut: one class, the projection rebinding the input it replaces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(PreActBasic(4, 4), PreActBasic(4, 8, 2), PreActBasic(8, 8))
+
+    def forward(self, x):
+        return self.blocks(x)

@@ -410,6 +410,7 @@ TIMM += [
     ZooModel("timm_focalnet", "timm", "vit", tm_class("focalnet.FocalNet", embed_dim=32, depths=(1, 1, 1, 1)), image()),
     ZooModel("timm_coatnet", "timm", "vit", tm("coatnet_0_rw_224", img_size=64), image()),
     ZooModel("timm_maxvit_rw", "timm", "vit", tm("maxvit_tiny_rw_224", img_size=64), image()),
+    ZooModel("timm_resnetv2", "timm", "cnn", tm("resnetv2_18"), image()),
     ZooModel("timm_xception41", "timm", "cnn", tm("xception41"), image()),
     ZooModel("timm_inception_v4", "timm", "cnn", tm("inception_v4"), image(128)),
     ZooModel("timm_mixnet", "timm", "cnn", tm("mixnet_s"), image()),
