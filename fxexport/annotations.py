@@ -353,7 +353,7 @@ def annotation(node: fx.Node) -> str | None:
 
 
 # A note (annotation) as a line of a forward, indented as its statements are, and what it quotes.
-NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in [^:]*: (?P<code>.*)")
+NOTE = re.compile(r"(?P<indent> *)# \S+:\d+ in (?P<function>[^:]*): (?P<code>.*)")
 
 
 def without_echoes(lines: list[str]) -> list[str]:

@@ -316,14 +316,19 @@ def _rebinding_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params:
 
 def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:
     """`flagged` with an input it rebinds named, from that statement on, as a local of `plain` it does not
-    read or bind after it, where that makes more of their statements the same, a value it alone binds
-    then named as the input (_kept_as_input): one side writes `x = torch.cat(...)`, `x = x.view(...)`, the
-    other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike. The local may be one it read
-    before (timm's PreActBasic: `x_preact = self.norm1(x)`, `shortcut = self.downsample(x_preact)`, `x =
-    self.conv1(x_preact)`, where the other side chains one name: `x_preact = self.conv1(x_preact)`)."""
-    best, most = flagged, _common_statements(plain, _kept_as_input(flagged, plain, params), params)
+    use, where that makes more of their statements the same: one side writes `x = torch.cat(...)`,
+    `x = x.view(...)`, the other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike.
+
+    Failing that, as a local the rebinding statement reads and no later one does, where that makes more
+    of them the same once a value the flagged side alone binds is named as the input (_kept_as_input).
+    timm's PreActBasic: `x_preact = self.norm1(x)`, `shortcut = self.downsample(x_preact)`, `x =
+    self.conv1(x_preact)`, ..., `return x + shortcut`, where the other side chains one name and returns
+    `x_preact + x`; then `x = self.downsample(x_preact)` and one return."""
+    best, most = flagged, _common_statements(plain, flagged, params)
     inputs = parameter_names(params)
+    used = variable_names(flagged)
     statements = _statements(flagged)
+    read_by_it: list[tuple[str, ...]] = []
     for param in inputs:
         bound = ((k, m) for k, s in enumerate(statements) if len(s) == 1 and (m := _ASSIGNMENT.fullmatch(s[0])) and m[1] == param)
         found = next(bound, None)
@@ -331,11 +336,22 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
             continue
         k, rebinding = found
         before, later = _lines(statements[:k]), _lines(statements[k + 1 :])
-        for local in sorted(_locals(plain) - variable_names(later) - set(inputs)):
+        for local in sorted(_locals(plain) - set(inputs) - variable_names(later)):
             renamed = (*before, f"{local} = {rebinding[2]}", *(rename_variables(line, {param: local}) for line in later))
-            common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
+            if local in used:
+                if local in variable_names((rebinding[2],)):
+                    read_by_it.append(renamed)
+                continue
+            common = _common_statements(plain, renamed, params)
             if common > most:
                 best, most = renamed, common
+    if best is not flagged or not read_by_it:
+        return best
+    most = _common_statements(plain, _kept_as_input(flagged, plain, params), params)
+    for renamed in read_by_it:
+        common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
+        if common > most:
+            best, most = renamed, common
     return best
 
 

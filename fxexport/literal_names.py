@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from .annotations import NOTE
@@ -39,7 +40,7 @@ def literal_names(lines: tuple[str, ...], source: str = "") -> list[str | None]:
     for line in lines:
         note = NOTE.fullmatch(line)
         if note is not None:
-            quoted, in_forward = note["code"], _IN_FORWARD.match(line) is not None
+            quoted, in_forward = note["code"], note["function"] == "forward"
             continue
         count = sum(1 for slot in number_slots((line,), nested=True) if slot.line == 0)
         if not count:
@@ -53,12 +54,21 @@ def literal_names(lines: tuple[str, ...], source: str = "") -> list[str | None]:
 
 def column_name(names: list[str | None]) -> str | None:
     """The name of a parameter the source passes in these places (one per place, None where it names
-    none): the first, but `resolution` for a height and a width of one value in every instance (a square
-    feature map, `x.view(B, C, self.resolution, self.resolution)`, not `self.height` for its width)."""
-    known = [name for name in names if name is not None]
-    if set(_SPATIAL.values()) <= set(known):
+    none): the first; but `resolution` where they are a height and a width (a square feature map,
+    `x.view(B, C, self.resolution, self.resolution)`, not `self.height` for its width too) and no other
+    dimension (channels of as many), and the name
+    itemized where they are its items (`feat_size` for `feat_size_0` and `feat_size_1`, _name)."""
+    known = list(dict.fromkeys(name for name in names if name is not None))
+    if set(_SPATIAL.values()) <= set(known) and not set(known) & set(_DIMENSIONS.values()):
         return "resolution"
+    items = [_ITEM.fullmatch(name) for name in known]
+    stems = {item[1] for item in items if item is not None}
+    if len(known) > 1 and len(stems) == 1 and None not in items:
+        return stems.pop()
     return known[0] if known else None
+
+
+_ITEM = re.compile(r"(.+)_[0-9]+")
 
 
 @per_line
@@ -184,10 +194,11 @@ def _is_literal(node: ast.expr) -> bool:
 
 def _name(node: ast.expr, letters: dict[str, str] | None = None) -> str | None:
     """A descriptive name the source passes: `self.num_heads`, `self.p`, `head_dim`, an item of one
-    (`feat_size[0]`, `self.window_size[1]`), a dimension the forward unpacks (`letters`: `H` for
-    `height`); not another local of a single letter (`C`, `h`)."""
-    if isinstance(node, ast.Subscript) and _is_index(node.slice):
-        node = node.value
+    numbered (`feat_size[1]`: `feat_size_1`; the last, `[-1]`: `feat_size`), a dimension the forward
+    unpacks (`letters`: `H` for `height`); not another local of a single letter (`C`, `h`)."""
+    if isinstance(node, ast.Subscript) and (index := _index(node.slice)) is not None:
+        name = _name(node.value)
+        return None if name is None else name if index < 0 else f"{name}_{index}"
     if isinstance(node, ast.Name) and node.id in (letters or {}):
         return (letters or {})[node.id]
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -201,33 +212,41 @@ def _name(node: ast.expr, letters: dict[str, str] | None = None) -> str | None:
     return name if plain and len(name) >= shortest and not keyword.iskeyword(name) and name not in BUILTIN_NAMES and name != "self" else None
 
 
-def _is_index(node: ast.expr) -> bool:
-    """A constant index: `0`, `-1`."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int
+def _index(node: ast.expr) -> int | None:
+    """A constant index (`0`, `-1`), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 # What a capital a forward unpacks from a shape stands for by convention (`B, N, C = x.shape`): height
 # and width only where the one unpacking has both (`B, H, N, D = q.shape` unpacks heads).
-_IN_FORWARD = re.compile(r" *# \S+:\d+ in forward: ")
 _DIMENSIONS = {"B": "batch_size", "C": "channels", "N": "num_tokens", "L": "seq_len"}
 _SPATIAL = {"H": "height", "W": "width"}
 
 
 @per_line
 def shape_letters(source: str) -> tuple[tuple[str, str], ...]:
-    """(letter, name) for each capital `source` (a forward) binds by unpacking a tensor's shape
-    (`B, C, H, W = x.shape`, `x.size()`, `x.shape[:2]`), named by _DIMENSIONS and _SPATIAL."""
+    """(letter, name) for each capital `source` (a forward) binds only by unpacking a tensor's shape
+    (`B, C, H, W = x.shape`, `x.size()`, `x.shape[:2]`), each unpacking naming it alike by _DIMENSIONS
+    and _SPATIAL: not one bound otherwise too (`H = self.heads`, a parameter), nor `H` of a second
+    unpacking without `W` (`B, H, N, D = q.shape`)."""
     tree = parsed_line(source.strip()) if source else None
-    found: dict[str, str] = {}
-    for node in ast.walk(tree) if tree is not None else ():
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and _is_shape(node.value)):
-            continue
-        letters = {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
-        conventions = {**_DIMENSIONS, **(_SPATIAL if set(_SPATIAL) <= letters else {})}
-        found.update((letter, conventions[letter]) for letter in sorted(letters) if letter in conventions)
-    return tuple(sorted(found.items()))
+    if tree is None:
+        return ()
+    named: dict[str, set[str | None]] = {}
+    unpacked: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) and _is_shape(node.value):
+            letters = {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
+            conventions = {**_DIMENSIONS, **(_SPATIAL if set(_SPATIAL) <= letters else {})}
+            for letter in letters:
+                named.setdefault(letter, set()).add(conventions.get(letter))
+                unpacked[letter] += 1
+    bound = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)))
+    bound.update(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg))
+    agreed = {letter: next(iter(names)) for letter, names in named.items() if len(names) == 1 and bound[letter] == unpacked[letter]}
+    return tuple(sorted((letter, name) for letter, name in agreed.items() if name is not None))
 
 
 def _is_shape(node: ast.expr) -> bool:

@@ -484,6 +484,10 @@ REVIEWED = [
       "out = out + 4", "out = out * 13", "return out + x"),
      ("out = x + 1", "s = out * 5", "out = out * 2", "out = out - 3", "out = out * 7", "out = out + 2", "out = out * 3", "out = out - 5",
       "out = out * 11", "out = out + 4", "out = out * 13", "return out + s")),
+    # the input rebound as a local its rebinding reads (timm's PreActBasic), a value the flagged side alone
+    # binds then named as the input
+    (("out = x + 1", "out = out * 2", "out = out - 3", "return out + x"),
+     ("x_pre = x + 1", "s = x_pre * 5", "x = x_pre * 2", "x = x - 3", "return x + s")),
 ]  # fmt: skip
 
 

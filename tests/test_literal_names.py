@@ -37,8 +37,8 @@ CASES = [
     (("# m.py:5 in forward: x_s1 = x_s[:, :self.num_1x1_c]", "x_s1 = x_s[:, :64]"), ["num_1x1_c"]),
     (("# m.py:5 in forward: x = x[:, ::self.stride, 1:]", "x = x[:, ::2, 1:]"), ["stride", None]),
     (("# m.py:5 in forward: torch._assert(n == self.num_patches, 'size')", "torch._assert(n == 196, 'size')"), ["num_patches"]),
-    (("# m.py:5 in forward: x = x.view(B, C, feat_size[0], feat_size[1])", "x = x.view(1, 64, 8, 8)"), [None, None, "feat_size", "feat_size"]),
-    (("# m.py:5 in forward: x = x.view(self.window_size[0], n[i])", "x = x.view(7, 5)"), ["window_size", None]),
+    (("# m.py:5 in forward: x = x.view(B, C, feat_size[0], feat_size[1])", "x = x.view(1, 64, 8, 8)"), [None, None, "feat_size_0", "feat_size_1"]),
+    (("# m.py:5 in forward: x = x.view(self.window_size[0], n[i], sizes[-1])", "x = x.view(7, 5, 3)"), ["window_size_0", None, "sizes"]),
     (("# m.py:5 in forward: x = x[:, :self.keep].view(-1, self.groups)", "x = x[:, :8].view(-1, 4)"), ["keep", None, "groups"]),
     (("# m.py:5 in forward: x = x[:, :self.keep].view(-1, self.groups)", "x = x[:, :8].reshape(-1, 4)"), [None, None, None]),
     (("# m.py:5 in forward: y = x[:, :self.keep].shape", "y = x[:, :8].shape"), ["keep"]),
@@ -87,6 +87,16 @@ _IMAGE = """def forward(self, x):
     x = x.reshape(B, C, H * W)
     return x.view(B, C, H, W)
 """
+_REBOUND = """def forward(self, x):
+    B, C, H, W = x.shape
+    H = self.heads
+    return x.reshape(B, -1, H, W)
+"""
+_TWICE = """def forward(self, x, q):
+    B, C, H, W = x.shape
+    B, H, N, D = q.shape
+    return x.reshape(B, H, N, D)
+"""
 _HEADS = """def forward(self, q):
     B, H, N, D = q.shape
     L = N
@@ -104,6 +114,9 @@ LETTER_CASES = [
     (("# m.py:4 in forward: y = q.view(L, H, D)", "y = q.view(9, 4, 16)"), _HEADS, [None, None, None]),  # L is not unpacked
     (("# m.py:9 in _attn: return x.view(B, C, H, W)", "return x.view(2, 64, 7, 7)"), _IMAGE, [None, None, None, None]),  # not forward's
     (("# m.py:4 in forward: return x.view(B, C, H, W)", "return x.view(2, 64, 7, 7)"), "", [None, None, None, None]),
+    # a letter bound otherwise too, or meaning another dimension in a second unpacking: no convention (review)
+    (("# m.py:4 in forward: return x.reshape(B, -1, H, W)", "return x.reshape(2, -1, 4, 7)"), _REBOUND, ["batch_size", None, None, "width"]),
+    (("# m.py:4 in forward: return x.reshape(B, H, N, D)", "return x.reshape(2, 4, 9, 16)"), _TWICE, ["batch_size", None, "num_tokens", None]),
 ]  # fmt: skip
 
 
@@ -120,7 +133,12 @@ def test_a_dimension_the_forward_unpacks_is_named_by_convention(lines, source, n
         ([None, None], None),
         (["height", None, "width"], "resolution"),  # a square map's side, not `height` for its width too
         (["height", "channels"], "height"),
+        (["channels", "height", "width"], "channels"),  # not a resolution: channels too
+        (["height", "width", "hw"], "resolution"),  # another name, not a dimension
+        (["feat_size_0", None, "feat_size_1"], "feat_size"),  # the items of one name
+        (["feat_size_0", "feat_size_0"], "feat_size_0"),
+        (["stage_1", "width"], "stage_1"),
     ],
 )
-def test_a_column_takes_the_first_name_a_square_side_is_a_resolution(names, name) -> None:
+def test_a_column_takes_the_first_name_a_square_side_is_a_resolution_items_their_name(names, name) -> None:
     assert column_name(names) == name
