@@ -269,7 +269,8 @@ def _head_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params: tupl
     they compute the same: one side writes `layers_0 = self.layers[0](x)`, ..., `x = torch.cat([x,
     layers_0, ...])`, `return self.aggregation(x)`; the other, which adds `x` back, `out = self.layers[0](x)`,
     ..., `out = torch.cat([x, out, ...])`, `out = self.aggregation(out)` (timm's hgnet). A value is renamed
-    from its binding on, where the name it takes is not read or bound again in `plain` after it."""
+    from its binding to the statement binding its name again (_value_renamed), where the name it takes
+    is not read or bound again in `plain` after it."""
     statements, theirs = _statements(plain), _statements(flagged)
     for k in range(min(len(statements), len(theirs))):
         if statements[k] == theirs[k] and not returns(statements[k][0]):
@@ -280,10 +281,26 @@ def _head_renamed(plain: tuple[str, ...], flagged: tuple[str, ...], params: tupl
         later = _lines(statements[k + 1 :])
         if other[0] in variable_names(later):
             break
-        renamed = (f"{other[0]} = {mine[1]}", *(rename_variables(line, {mine[0]: other[0]}) for line in later))
-        statements = [*statements[:k], *_statements(renamed)]
+        statements = [*statements[:k], (f"{other[0]} = {mine[1]}",), *_value_renamed(statements[k + 1 :], mine[0], other[0])]
     renamed = _lines(statements)
     return renamed if _common_statements(renamed, flagged, params) > _common_statements(plain, flagged, params) else plain
+
+
+def _value_renamed(statements: list[tuple[str, ...]], old: str, new: str) -> list[tuple[str, ...]]:
+    """`statements` reading the value `old` names as `new`, up to the one statement of one line that binds
+    `old` again (its value reads the old one; the chain it starts keeps its name: `out =
+    self.conv1(x_preact)`, not `x_preact = self.conv1(x_preact)`). A compound statement binding it (a
+    loop's `out = layer(out)`: which value a read reads is not known line by line) and all after it
+    take `new` throughout, the name then naming every value it names."""
+    out: list[tuple[str, ...]] = []
+    for k, statement in enumerate(statements):
+        bound = _ASSIGNMENT.fullmatch(statement[0]) if len(statement) == 1 else None
+        if bound is not None and bound[1] == old:
+            return [*out, (f"{old} = {rename_variables(bound[2], {old: new})}",), *statements[k + 1 :]]
+        if _binds(statement, old):
+            return [*out, *(tuple(rename_variables(line, {old: new}) for line in later) for later in statements[k:])]
+        out.append(tuple(rename_variables(line, {old: new}) for line in statement))
+    return out
 
 
 def _one_binding(statement: tuple[str, ...]) -> tuple[str, str] | None:
@@ -328,6 +345,7 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
     inputs = parameter_names(params)
     used = variable_names(flagged)
     statements = _statements(flagged)
+    unused: list[tuple[str, ...]] = []
     read_by_it: list[tuple[str, ...]] = []
     for param in inputs:
         bound = ((k, m) for k, s in enumerate(statements) if len(s) == 1 and (m := _ASSIGNMENT.fullmatch(s[0])) and m[1] == param)
@@ -338,17 +356,18 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
         before, later = _lines(statements[:k]), _lines(statements[k + 1 :])
         for local in sorted(_locals(plain) - set(inputs) - variable_names(later)):
             renamed = (*before, f"{local} = {rebinding[2]}", *(rename_variables(line, {param: local}) for line in later))
-            if local in used:
-                if local in variable_names((rebinding[2],)):
-                    read_by_it.append(renamed)
-                continue
-            common = _common_statements(plain, renamed, params)
-            if common > most:
-                best, most = renamed, common
+            if local not in used:
+                unused.append(renamed)
+            elif local in variable_names((rebinding[2],)):
+                read_by_it.append(renamed)
+    for renamed in unused:
+        common = _common_statements(plain, renamed, params)
+        if common > most:
+            best, most = renamed, common
     if best is not flagged or not read_by_it:
         return best
     most = _common_statements(plain, _kept_as_input(flagged, plain, params), params)
-    for renamed in read_by_it:
+    for renamed in [*unused, *read_by_it]:  # the locals it does not use first: `out` for a chain, not `x_preact`
         common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
         if common > most:
             best, most = renamed, common

@@ -109,10 +109,11 @@ BRANCHES = [
      ("out = self.a(x)", "shortcut = self.d(out)", "out = self.b(out)", "return out + shortcut"),
      ("out = self.a(x)", "if self.f:", "    x = self.d(out)", "out = self.b(out)", "return out + x")),
     # ... also where the flagged side rebinds the input after it and chains another name before (timm's
-    # PreActBasic: `x_preact = self.norm1(x)`, `x = self.conv1(x_preact)`): the rebound input takes the name
+    # PreActBasic: `x_preact = self.norm1(x)`, `x = self.conv1(x_preact)`): the rebound input takes the plain
+    # side's name for that chain, which names only its first value as the flagged side does
     (("out = self.a(x)", "out = self.b(out)", "return out + x"),
      ("x_pre = self.a(x)", "shortcut = self.d(x_pre)", "x = self.b(x_pre)", "return x + shortcut"),
-     ("x_pre = self.a(x)", "if self.f:", "    x = self.d(x_pre)", "x_pre = self.b(x_pre)", "return x_pre + x")),
+     ("x_pre = self.a(x)", "if self.f:", "    x = self.d(x_pre)", "out = self.b(x_pre)", "return out + x")),
     # ... not while the input is still read
     (("out = self.a(x)", "out = self.b(out) + x", "return out + x"),
      ("out = self.a(x)", "shortcut = self.d(out)", "out = self.b(out) + x", "return out + shortcut"),

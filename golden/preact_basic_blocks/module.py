@@ -42,10 +42,10 @@ class PreActBasic(nn.Module):  # tests/models.py:6304 PreActBasic
         x_preact = self.norm1(x)
         if self.downsample is not None:
             x = self.downsample(x_preact)
-        x_preact = self.conv1(x_preact)
-        x_preact = self.norm2(x_preact)
-        x_preact = self.conv2(x_preact)
-        return x_preact + x
+        out = self.conv1(x_preact)
+        out = self.norm2(out)
+        out = self.conv2(out)
+        return out + x
 
 
 class FxModule(nn.Module):
