@@ -336,12 +336,34 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
     use, where that makes more of their statements the same: one side writes `x = torch.cat(...)`,
     `x = x.view(...)`, the other `out = torch.cat(...)`, `out = out.view(...)`; both then end alike.
 
-    Failing that, as a local the rebinding statement reads and no later one does, where that makes more
-    of them the same once a value the flagged side alone binds is named as the input (_kept_as_input).
-    timm's PreActBasic: `x_preact = self.norm1(x)`, `shortcut = self.downsample(x_preact)`, `x =
-    self.conv1(x_preact)`, ..., `return x + shortcut`, where the other side chains one name and returns
-    `x_preact + x`; then `x = self.downsample(x_preact)` and one return."""
+    Failing that, where the rebinding statement reads a local of `plain` that no later one does: as that
+    local or one it does not use, whichever makes more of them the same once a value the flagged side
+    alone binds is named as the input (_kept_as_input), those it does not use first. timm's PreActBasic:
+    `x_preact = self.norm1(x)`, `shortcut = self.downsample(x_preact)`, `x = self.conv1(x_preact)`, ...,
+    `return x + shortcut`, where the other side returns `out + x`; then `x = self.downsample(x_preact)`,
+    `out = self.conv1(x_preact)` and one return."""
+    unused, read_by_it = _input_renames(flagged, plain, params)
     best, most = flagged, _common_statements(plain, flagged, params)
+    for renamed in unused:
+        common = _common_statements(plain, renamed, params)
+        if common > most:
+            best, most = renamed, common
+    if best is not flagged or not read_by_it:
+        return best
+    most = _common_statements(plain, _kept_as_input(flagged, plain, params), params)
+    for renamed in [*unused, *read_by_it]:
+        common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
+        if common > most:
+            best, most = renamed, common
+    return best
+
+
+def _input_renames(
+    flagged: tuple[str, ...], plain: tuple[str, ...], params: tuple[str, ...]
+) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """`flagged` with the first rebinding of an input and what follows naming it as a local of `plain`
+    that nothing after that statement reads or binds: (those naming it as a local `flagged` does not
+    use, those as one it uses that the rebinding statement reads)."""
     inputs = parameter_names(params)
     used = variable_names(flagged)
     statements = _statements(flagged)
@@ -360,18 +382,7 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
                 unused.append(renamed)
             elif local in variable_names((rebinding[2],)):
                 read_by_it.append(renamed)
-    for renamed in unused:
-        common = _common_statements(plain, renamed, params)
-        if common > most:
-            best, most = renamed, common
-    if best is not flagged or not read_by_it:
-        return best
-    most = _common_statements(plain, _kept_as_input(flagged, plain, params), params)
-    for renamed in [*unused, *read_by_it]:  # the locals it does not use first: `out` for a chain, not `x_preact`
-        common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
-        if common > most:
-            best, most = renamed, common
-    return best
+    return unused, read_by_it
 
 
 def _kept_as_input(flagged: tuple[str, ...], plain: tuple[str, ...], params: tuple[str, ...]) -> tuple[str, ...]:

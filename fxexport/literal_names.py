@@ -56,8 +56,8 @@ def column_name(names: list[str | None]) -> str | None:
     """The name of a parameter the source passes in these places (one per place, None where it names
     none): the first; but `resolution` where they are a height and a width (a square feature map,
     `x.view(B, C, self.resolution, self.resolution)`, not `self.height` for its width too) and no other
-    dimension (channels of as many), and the name
-    itemized where they are its items (`feat_size` for `feat_size_0` and `feat_size_1`, _name)."""
+    dimension (channels of as many); and the name itemized where they are its items (`feat_size` for
+    `feat_size_0` and `feat_size_1`, _name)."""
     known = list(dict.fromkeys(name for name in names if name is not None))
     if set(_SPATIAL.values()) <= set(known) and not set(known) & set(_DIMENSIONS.values()):
         return "resolution"
