@@ -12,7 +12,7 @@ first function or layer only that side calls, else `variant`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .code_slots import (
@@ -292,15 +292,17 @@ def _value_renamed(statements: list[tuple[str, ...]], old: str, new: str) -> lis
     self.conv1(x_preact)`, not `x_preact = self.conv1(x_preact)`). A compound statement binding it (a
     loop's `out = layer(out)`: which value a read reads is not known line by line) and all after it
     take `new` throughout, the name then naming every value it names."""
-    out: list[tuple[str, ...]] = []
+
+    def renamed(statement: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(rename_variables(line, {old: new}) for line in statement)
+
     for k, statement in enumerate(statements):
         bound = _ASSIGNMENT.fullmatch(statement[0]) if len(statement) == 1 else None
         if bound is not None and bound[1] == old:
-            return [*out, (f"{old} = {rename_variables(bound[2], {old: new})}",), *statements[k + 1 :]]
+            return [*map(renamed, statements[:k]), (f"{old} = {rename_variables(bound[2], {old: new})}",), *statements[k + 1 :]]
         if _binds(statement, old):
-            return [*out, *(tuple(rename_variables(line, {old: new}) for line in later) for later in statements[k:])]
-        out.append(tuple(rename_variables(line, {old: new}) for line in statement))
-    return out
+            break
+    return [*map(renamed, statements)]
 
 
 def _one_binding(statement: tuple[str, ...]) -> tuple[str, str] | None:
@@ -343,16 +345,18 @@ def _rebound_input_renamed(flagged: tuple[str, ...], plain: tuple[str, ...], par
     `return x + shortcut`, where the other side returns `out + x`; then `x = self.downsample(x_preact)`,
     `out = self.conv1(x_preact)` and one return."""
     unused, read_by_it = _input_renames(flagged, plain, params)
-    best, most = flagged, _common_statements(plain, flagged, params)
-    for renamed in unused:
-        common = _common_statements(plain, renamed, params)
-        if common > most:
-            best, most = renamed, common
+    best = _most_shared(flagged, unused, lambda lines: _common_statements(plain, lines, params))
     if best is not flagged or not read_by_it:
         return best
-    most = _common_statements(plain, _kept_as_input(flagged, plain, params), params)
-    for renamed in [*unused, *read_by_it]:
-        common = _common_statements(plain, _kept_as_input(renamed, plain, params), params)
+    return _most_shared(flagged, [*unused, *read_by_it], lambda lines: _common_statements(plain, _kept_as_input(lines, plain, params), params))
+
+
+def _most_shared(flagged: tuple[str, ...], renames: list[tuple[str, ...]], shared: Callable[[tuple[str, ...]], int]) -> tuple[str, ...]:
+    """The first of `renames` that shares the most statements (`shared`), where it shares more than
+    `flagged` itself does; `flagged` otherwise."""
+    best, most = flagged, shared(flagged)
+    for renamed in renames:
+        common = shared(renamed)
         if common > most:
             best, most = renamed, common
     return best

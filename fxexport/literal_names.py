@@ -18,11 +18,12 @@ import ast
 import keyword
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from .annotations import NOTE
 from .code_slots import number_slots, per_line
 from .names import BUILTIN_NAMES
+from .source_names import int_constant
 from .spelled_calls import parsed_line
 
 
@@ -90,11 +91,12 @@ def _statement_names(statement: str, source: str, one_statement: bool, letters: 
         alike = [c for c in named if len(c.args) == len(call.args)] or [c for c in named if len(c.args) > len(call.args)]
         if len(alike) == 1:
             pairs.append((call, alike[0]))
+    dimensions = dict(letters)
     for mine, source_node in pairs:
         for literal, passed in _aligned(mine, source_node):
             k = starts.get(_start(literal))
             if k is not None and names[k] is None:
-                names[k] = _name(passed, dict(letters))
+                names[k] = _name(passed, dimensions)
     return tuple(names)
 
 
@@ -192,15 +194,15 @@ def _is_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
-def _name(node: ast.expr, letters: dict[str, str] | None = None) -> str | None:
+def _name(node: ast.expr, letters: Mapping[str, str] | None = None) -> str | None:
     """A descriptive name the source passes: `self.num_heads`, `self.p`, `head_dim`, an item of one
     numbered (`feat_size[1]`: `feat_size_1`; the last, `[-1]`: `feat_size`), a dimension the forward
     unpacks (`letters`: `H` for `height`); not another local of a single letter (`C`, `h`)."""
-    if isinstance(node, ast.Subscript) and (index := _index(node.slice)) is not None:
+    if isinstance(node, ast.Subscript) and (index := int_constant(node.slice)) is not None:
         name = _name(node.value)
         return None if name is None else name if index < 0 else f"{name}_{index}"
-    if isinstance(node, ast.Name) and node.id in (letters or {}):
-        return (letters or {})[node.id]
+    if isinstance(node, ast.Name) and letters and node.id in letters:
+        return letters[node.id]
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         name, shortest = node.attr, 1
     elif isinstance(node, ast.Name):
@@ -210,13 +212,6 @@ def _name(node: ast.expr, letters: dict[str, str] | None = None) -> str | None:
     name = name.lower() if name.isupper() else name
     plain = name.isidentifier() and name == name.lower() and not name.startswith("_")
     return name if plain and len(name) >= shortest and not keyword.iskeyword(name) and name not in BUILTIN_NAMES and name != "self" else None
-
-
-def _index(node: ast.expr) -> int | None:
-    """A constant index (`0`, `-1`), or None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
-        return -node.operand.value
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 # What a capital a forward unpacks from a shape stands for by convention (`B, N, C = x.shape`): height

@@ -308,7 +308,7 @@ def _callee(item: ast.expr) -> str | None:
     """`g` of `self.g(...)`, `x.g(...)` or `g(...)`; `qkv[0]` of itself (torchvision's `q, k, v = qkv[0],
     qkv[1], qkv[2]`)."""
     if isinstance(item, ast.Subscript):
-        index = _int_constant(item.slice)
+        index = int_constant(item.slice)
         return f"{item.value.id}[{index}]" if isinstance(item.value, ast.Name) and index is not None else None
     if not isinstance(item, ast.Call):
         return None
@@ -316,10 +316,10 @@ def _callee(item: ast.expr) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
-def _int_constant(node: ast.expr) -> int | None:
+def int_constant(node: ast.expr) -> int | None:
     """The int an expression writes (`2`, `-1`), else None."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _int_constant(node.operand)
+        inner = int_constant(node.operand)
         return None if inner is None else -inner
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 

@@ -14,6 +14,7 @@ from safetensors.torch import save_file
 from torch import fx, nn
 
 from fxexport.guards import is_guards_module
+from fxexport.module_paths import prefixes
 from fxexport.producers import normalize
 from tests.structure import alignments, flatten, layouts, plain_state, storage_sharing, tensor_sharing
 
@@ -126,22 +127,16 @@ def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
     for node in gm.graph.nodes:
         for path, cls in (node.meta.get("nn_module_stack") or {}).values():
             recorded.setdefault(path, set()).add(cls.__name__ if isinstance(cls, type) else str(cls).rpartition(".")[2])
-    past_holders = any(p.count(".") >= 2 and not any(q in recorded for q in _prefixes(p)[:-1]) for p in recorded)
+    past_holders = any(p.count(".") >= 2 and not any(q in recorded for q in prefixes(p)[:-1]) for p in recorded)
     classes = {}
     for path, module in _modules(gm):
         if isinstance(module, fx.GraphModule):
             continue
         name = type(module).__name__
-        unrecorded = past_holders and not any(q in recorded for q in _prefixes(path))
+        unrecorded = past_holders and not any(q in recorded for q in prefixes(path))
         inferred = [ANY_CLASS] if not recorded or unrecorded else []
         classes[path] = sorted({name, *HOLDER_CLASSES, *recorded.get(path, ()), *inferred}) if name == "Module" else [name]
     return classes
-
-
-def _prefixes(path: str) -> list[str]:
-    """`a`, `a.b`, `a.b.c` for `a.b.c`."""
-    parts = path.split(".")
-    return [".".join(parts[: k + 1]) for k in range(len(parts))]
 
 
 def _modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
