@@ -45,6 +45,7 @@ from .lifted_names import local_lifted_names
 from .literals import literal
 from .module_paths import submodule
 from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote, sanitize, variant_names
+from .none_arms import none_arms_joined
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing, unpacking_once
 from .raising import raise_aten
@@ -754,6 +755,12 @@ def _generalized(split_tree: Structure, settings: tuple[str, bool, bool, bool, b
     return collector, generalized, renamed
 
 
+def _final_forward(cls: ClassIR, in_place: Callable[[tuple[str, ...]], tuple[str, ...]]) -> ClassIR:
+    """The class with its forward as the source writes it, once classes are shared (their forwards compared no more)."""
+    forward = as_in_source(dataclasses.replace(cls, forward_lines=none_arms_joined(cls.forward_lines))).forward_lines
+    return dataclasses.replace(cls, forward_lines=tuple(without_echoes(list(in_place(forward)))))
+
+
 def _collect(
     root: fx.GraphModule, module_name: str, class_name: str, standalone: bool, input_checks: bool, annotate: bool, shapes: bool, structure: str
 ) -> PackageIR:
@@ -765,7 +772,7 @@ def _collect(
     settings = (class_name, standalone, input_checks, annotate, shapes, structure == "structured")
     collector, generalized, renamed = _generalized(split_tree, settings)
     in_place = augmented if collector.recorded else (lambda lines: lines)  # torch.export records `x += y` as `x.add_(y)`, symbolic_trace as `x + y`
-    generalized = tuple(dataclasses.replace(c, forward_lines=tuple(without_echoes(list(in_place(as_in_source(c).forward_lines))))) for c in generalized)
+    generalized = tuple(_final_forward(c, in_place) for c in generalized)
     classes = [c for c in generalized if not c.is_root]
     root_class = next(c for c in generalized if c.is_root)
     root_class = dataclasses.replace(root_class, fixup_lines=tuple(collector.fixups))

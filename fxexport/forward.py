@@ -47,7 +47,7 @@ from .source_names import (
 )
 from .subgraphs import generic_input
 from .traced_messages import is_message
-from .unpacking import UNUSED, unpackable
+from .unpacking import UNUSED, is_shape, is_sliced_shape, sliced_shapes, unpackable
 from .views import storage_roots
 
 if TYPE_CHECKING:
@@ -217,6 +217,7 @@ class _Emitter:
             if result not in in_loops and result not in self.held
         }  # a loop variable's call: its children may return other lengths than the one the body was copied from
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
+        self.sliced = sliced_shapes(gm, self.unpacked, recorded)  # `B, N, C = x.shape[:3]`
         self.inlined: dict[fx.Node, fx.Node] = {}
         if not shapes:
             planned = self.plan_inlining(last_uses)
@@ -879,7 +880,8 @@ class _Emitter:
                 continue  # bound where its result is unpacked
             if node in self.unpacked:
                 targets = ", ".join(self.unused if item is None else self.names[item] for item in self.unpacked[node])
-                lines.append(f"{targets} = {self.expression(node)}")
+                cut = f"[:{len(self.unpacked[node])}]" if node in self.sliced else ""
+                lines.append(f"{targets} = {self.expression(node)}{cut}")
             elif node in self.accumulations:
                 lines += self.accumulation_lines(node)
             elif node in self.chains:
@@ -1034,7 +1036,11 @@ def _op_name(node: fx.Node) -> str | None:
 
 def _item_base(result: fx.Node) -> str:
     """What the items of an unpacked result are named after: `chunk1, chunk2`, `pool1, pool2`; `out1, out2`
-    for the call of a numbered child (`self[0](x)`, node `_0`)."""
+    for the call of a numbered child (`self[0](x)`, node `_0`); `shape1, shape2` for a shape's, sliced or not."""
+    if is_sliced_shape(result):
+        result = cast(fx.Node, result.args[0])
+    if is_shape(result):
+        return "size" if result.op == "call_method" else "shape"
     base = without_number(result.name).lstrip("_")
     return base if base and not base[0].isdigit() else "out"
 

@@ -27,6 +27,7 @@ from .errors import FxExportError
 from .imports import ImportTable
 from .literals import function_reference, literal
 from .names import quote
+from .parametrized import parametrized, same_parametrized_class, wrapped
 from .quantized import (
     float_class,
     is_packed_data,
@@ -254,7 +255,7 @@ def _equal(a: Any, b: Any) -> bool:
 def _module_mismatch(label: str, mod: nn.Module, other: nn.Module, packed: bool = False) -> str | None:
     """What differs between a module and its rebuild; `packed`: the rebuild is compared unsettled, with
     the output qparams the package sets after its constructor call and not its repr (see `mismatch`)."""
-    if type(mod) is not type(other):
+    if type(mod) is not type(other) and not same_parametrized_class(type(mod), type(other)):
         return f"{label}: class {type(other).__qualname__} != {type(mod).__qualname__}"
     if not packed and mod.extra_repr() != other.extra_repr():
         return f"{label}: rebuilt as ({other.extra_repr()}) instead of ({mod.extra_repr()})"
@@ -373,14 +374,21 @@ def _settle(rebuilt: nn.Module, original: nn.Module, imports: ImportTable, where
 
 
 def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str:
-    """A verified constructor call, e.g. `nn.Conv2d(3, 8, 3, padding=1)`."""
+    """A verified constructor call, e.g. `nn.Conv2d(3, 8, 3, padding=1)`; a parametrized layer's wrapped
+    in the calls registering its parametrizations (parametrized.py)."""
     _check_materialized(module, where)
-    reference = class_reference(type(module), imports)
+    try:
+        found = parametrized(module)
+    except ValueError as error:
+        raise FxExportError(f"module {where!r} ({type(module).__qualname__}) cannot be rebuilt as code: {error}") from None
+    cls = type(module) if found is None else found.layer_class
+    reference = class_reference(cls, imports)
     problem = ""
     tried: set[str] = set()
     alone = _packs_alone(module, imports, where)
     for collapse in (True, False):
-        code = f"{reference}({', '.join(_arguments(module, imports, where, collapse))})"
+        code = f"{reference}({', '.join(_arguments(module, imports, where, collapse, cls))})"
+        code = code if found is None else wrapped(code, found)
         if code in tried:
             continue
         tried.add(code)

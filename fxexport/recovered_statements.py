@@ -9,6 +9,11 @@ belongs to the first statement from the current one on that does what the node d
 method or function, applies that operator, indexes, reads that attribute, unpacks). A nested call is one
 node of its caller (a call of that child), so every node gets one frame per module call it ran in.
 
+A child's child is the path the forward calls it by (`self.rel_pos.mlp(x)`), and one that ran outside
+any call of the child (in a method of it, `self.rel_pos.get_bias()`) is an item of it, not the child's
+call (`self.rel_pos(attn)` in the other arm), as a container's child is (`self.blocks[0](x)`). A tuple a
+child the trace ran through returns is a Python tuple: unpacking it makes no node.
+
 The match is greedy and conservative: it keeps to the keys' order within a statement, never steps back
 (but to the start of a loop it is in), skips the other arm of an `if` it is in, never steps past a child
 call a statement always makes that has not come yet (the node would be out of order), and a node no
@@ -70,6 +75,7 @@ class Unit:
 class _Forward:
     file: str
     units: tuple[Unit, ...]
+    reached: frozenset[str] = frozenset()  # children's children it calls by attributes (`self.rel_pos.mlp`)
 
 
 @contextlib.contextmanager
@@ -99,27 +105,38 @@ def _traces(gm: fx.GraphModule) -> dict[fx.Node, str]:
     traces: dict[fx.Node, str] = {}
     for item in call_tree(nodes, stacks):
         if isinstance(item, Call):
-            _align(item, (), modules, traces)
+            _align(item, (), modules, leaves, traces)
     return traces
 
 
-def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], traces: dict[fx.Node, str]) -> None:
+def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], leaves: set[str], traces: dict[fx.Node, str]) -> None:
     """Give each node of `call` its frames: `prefix` (the callers'), then the statement of the call's own
     forward it ran in, where one is found."""
     module = modules.get(call.frame.path)
-    children = frozenset(name for name, _ in module.named_children()) if module is not None else frozenset()
-    forward = _forward(call.frame.cls, children)
+    children = frozenset(name for name, _ in module.named_modules() if name) if module is not None else frozenset()
+    children |= {_relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call)}  # held nothing: not in gm
+    forward = _forward(call.frame.cls, children, _traced(call.frame.path, children, leaves))
     matcher = Matcher(forward.units) if forward is not None else None
     for item in call.items:
-        key = _key(item, call.frame.path)
+        key = _key(item, call.frame.path, forward.reached if forward is not None else frozenset())
         unit = matcher.match(key) if matcher is not None and key is not None else None
         # A statement in a loop runs once per iteration: one line for all would make them one statement
         # (inlined into each other, named as none), so they keep no statement, though matched.
         frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
         if isinstance(item, Call):
-            _align(item, frames, modules, traces)
+            _align(item, frames, modules, leaves, traces)
         elif frames:
             traces[item] = "\n".join(frames)
+
+
+def _relative(target: str, path: str) -> str:
+    return target[len(path) + 1 :] if path else target
+
+
+def _traced(path: str, children: frozenset[str], leaves: set[str]) -> frozenset[str]:
+    """The descendants whose code the trace ran through, not called as leaves: what they return is a
+    Python value, so a tuple they return unpacks with no node (`x, h = self.mixer(x)`)."""
+    return frozenset(child for child in children if (f"{path}.{child}" if path else child) not in leaves)
 
 
 def frame(file: str, unit: Unit, function: str = "forward") -> str:
@@ -202,12 +219,12 @@ def node_key(node: fx.Node) -> Key | None:
     return None if node.op == "call_module" else _key(node, "")
 
 
-def _key(item: fx.Node | Call, path: str) -> Key | None:
+def _key(item: fx.Node | Call, path: str, reached: frozenset[str] = frozenset()) -> Key | None:
     """What a node (or a nested call) does, as a statement of the caller's forward would spell it."""
     if isinstance(item, Call):
-        return _child_key(item.frame.path, path)
+        return _child_key(item.frame.path, path, reached, item.nodes()[0])
     if item.op == "call_module":
-        return _child_key(str(item.target), path)
+        return _child_key(str(item.target), path, reached, item)
     target = item.target
     if item.op == "call_function" and target is operator.getitem:
         return ("getitem",)
@@ -219,15 +236,27 @@ def _key(item: fx.Node | Call, path: str) -> Key | None:
     return None if name is None else ("call", name)
 
 
-def _child_key(target: str, path: str) -> Key | None:
+def _child_key(target: str, path: str, reached: frozenset[str], node: fx.Node) -> Key | None:
+    """The child called, as the caller's forward calls it: the child (`self.stem(x)`, a call the node ran
+    inside), a child's child by its path (`self.rel_pos.mlp(x)`, in `reached`), else an item of a child
+    (`self.blocks[0](x)`, `for block in self.blocks`), or a call inside a method of it (`self.rel_pos.get_bias()`,
+    not the `self.rel_pos(attn)` of another arm)."""
     if path and not target.startswith(path + "."):
         return None
-    rest = target[len(path) + 1 :] if path else target
-    return ("module", rest.split(".")[0]) if rest else None
+    rest = _relative(target, path)
+    if not rest:
+        return None
+    parts = rest.split(".")
+    found = next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if ".".join(parts[:n]) in reached), None)
+    if found is not None:
+        return ("module", found)
+    child = f"{path}.{parts[0]}" if path else parts[0]
+    called = len(parts) == 1 or any(p == child for p, _ in (node.meta.get("nn_module_stack") or {}).values())
+    return ("module" if called else "item", parts[0])
 
 
 @functools.lru_cache(maxsize=1024)
-def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
+def _forward(cls: type | str, children: frozenset[str], traced: frozenset[str] = frozenset()) -> _Forward | None:
     """The units of the class's source forward, None where it cannot be read."""
     forward = getattr(resolve_class(cls), "forward", None)
     forward = inspect.unwrap(forward) if callable(forward) else None
@@ -243,7 +272,7 @@ def _forward(cls: type | str, children: frozenset[str]) -> _Forward | None:
             tree = ast.parse(forward_source(cls))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return _units_of(tree, file, start, lines, children, static=False)
+    return _units_of(tree, file, start, lines, children, static=False, traced=traced)
 
 
 @functools.lru_cache(maxsize=256)
@@ -261,13 +290,15 @@ def function_units(function: Callable[..., Any]) -> _Forward | None:
     return None if file is None else _units_of(tree, file, start, tuple(lines), frozenset(), static=True)
 
 
-def _units_of(tree: ast.Module, file: str, start: int, lines: tuple[str, ...], children: frozenset[str], static: bool) -> _Forward | None:
+def _units_of(tree: ast.Module, file: str, start: int, lines: tuple[str, ...], children: frozenset[str], static: bool,
+              traced: frozenset[str] = frozenset()) -> _Forward | None:  # fmt: skip
     function = tree.body[0] if tree.body else None
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     units: list[Unit] = []
-    _Units(units, lines, start, children, static).block(function.body, conditional=False, loop=None, loops={})
-    return _Forward(file, tuple(units))
+    found = _Units(units, lines, start, children, static, traced)
+    found.block(function.body, conditional=False, loop=None, loops={})
+    return _Forward(file, tuple(units), frozenset(found.reached))
 
 
 @dataclass
@@ -279,6 +310,8 @@ class _Units:
     start: int
     children: frozenset[str]
     static: bool  # sizes are numbers, not traced (torch.export)
+    traced: frozenset[str] = frozenset()  # children traced through (_traced)
+    reached: set[str] = dataclasses.field(default_factory=set)
     arms: tuple[tuple[int, int], ...] = ()
     branches: int = 0
 
@@ -322,7 +355,7 @@ class _Units:
     def unit(self, statement: ast.stmt, parts: list[Any], conditional: bool, loop: tuple[int, int] | None, loops: dict[str, str]) -> None:
         keys: list[tuple[Key, bool]] = []
         for part in parts:
-            _Keys(keys, self.children, loops, self.static).visit(part)
+            _Keys(keys, self.children, loops, self.static, self.traced, self.reached).visit(part)
         line = self.start + statement.lineno - 1
         code = self.lines[statement.lineno - 1].strip()
         self.units.append(Unit(line, code, tuple(keys), conditional, loop, self.arms))
@@ -362,6 +395,16 @@ def _self_attribute(node: ast.AST) -> str | None:
     return None
 
 
+def _descendant(node: ast.AST, children: frozenset[str]) -> str | None:
+    """`a.b` for `self.a.b` where that is a child's child the forward reaches by attributes."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    path = ".".join(reversed(names))
+    return path if isinstance(node, ast.Name) and node.id == "self" and len(names) > 1 and path in children else None
+
+
 @dataclass
 class _Keys(ast.NodeVisitor):
     """What a statement does that a trace records, as keys in the order Python evaluates them: child
@@ -371,6 +414,8 @@ class _Keys(ast.NodeVisitor):
     children: frozenset[str]
     loops: dict[str, str]
     static: bool = False  # sizes are numbers: `x.shape[-1] // 2`, `x.size(1)` make no node
+    traced: frozenset[str] = frozenset()  # children traced through: a tuple they return unpacks with no node
+    reached: set[str] = dataclasses.field(default_factory=set)  # collects the children's children called
     optional: int = 0
 
     def visit(self, node: ast.AST) -> Any:
@@ -379,12 +424,12 @@ class _Keys(ast.NodeVisitor):
         return super().visit(node)
 
     def add(self, key: Key) -> None:
-        self.keys.append((key, key[0] == "module" and not self.optional))
+        self.keys.append((key, key[0] in ("module", "item") and not self.optional))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
-            if isinstance(target, (ast.Tuple, ast.List)) and not isinstance(node.value, (ast.Tuple, ast.List)):
+            if isinstance(target, (ast.Tuple, ast.List)) and not isinstance(node.value, (ast.Tuple, ast.List)) and not self._returns_python(node.value):
                 for _ in target.elts:
                     self.add(("getitem",))  # a traced value unpacked: one getitem per name
             self.visit(target)
@@ -399,20 +444,17 @@ class _Keys(ast.NodeVisitor):
             self.generic_visit(node)  # raised from ATen as `a @ b`
             self.add(("op", "MatMult"))
             return
-        indices: list[ast.expr] = []
-        held = func
-        while isinstance(held, ast.Subscript):  # `self.blocks[0](x)`, `self.fuse_layers[i][j](x)`: no getitem traced
-            indices.append(held.slice)
-            held = held.value
-        child = _self_attribute(held)
+        child, indices = self._child(func)
+        if child is not None and "." in child:
+            self.reached.add(child)
         if child is not None:
             for index in reversed(indices):
                 self.visit(index)
         key: Key | None = None
         if child is not None:
-            key = ("module", child) if child in self.children else ("call", child)
+            key = (("item" if indices else "module"), child) if child in self.children else ("call", child)
         elif isinstance(func, ast.Name):
-            key = ("module", self.loops[func.id]) if func.id in self.loops else ("call", func.id)
+            key = ("item", self.loops[func.id]) if func.id in self.loops else ("call", func.id)
         elif isinstance(func, ast.Attribute):
             self.visit(func.value)
             key = ("call", func.attr)
@@ -424,6 +466,22 @@ class _Keys(ast.NodeVisitor):
             self.visit(keyword.value)
         if key is not None:
             self.add(key)
+
+    def _child(self, func: ast.expr) -> tuple[str | None, list[ast.expr]]:
+        """The child a call calls (`self.norm`, `self.rel_pos.mlp`, `self.blocks[i]`) and the indices into it."""
+        indices: list[ast.expr] = []
+        held = func
+        while isinstance(held, ast.Subscript):  # `self.blocks[0](x)`, `self.fuse_layers[i][j](x)`: no getitem traced
+            indices.append(held.slice)
+            held = held.value
+        return _self_attribute(held) or _descendant(held, self.children), indices
+
+    def _returns_python(self, value: ast.expr) -> bool:
+        """True for a call of a child traced through: the tuple it returns is a Python tuple."""
+        if not isinstance(value, ast.Call):
+            return False
+        child, indices = self._child(value.func)
+        return not indices and child in self.traced
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         self.visit(node.left)

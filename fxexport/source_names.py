@@ -812,10 +812,11 @@ def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
 
 @functools.lru_cache(maxsize=1024)
 def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[str]] | None:
-    """(alias, parameter, children, alias children) where the forward's first statement (after its
-    docstring) is `alias = parameter`: `children` are those whose value it later binds to the parameter
-    (timm's `x = self.conv1(x)`), `alias children` those whose value of the parameter it binds to the
-    alias (torchvision's `identity = self.downsample(x)`); None where it starts otherwise."""
+    """(alias, parameter, children, alias children) where the forward keeps an input under another name,
+    `alias = parameter`, before any statement binds either name (its first statement, or after `B, H, W,
+    C = x.shape`): `children` are those whose value it later binds to the parameter (timm's `x =
+    self.conv1(x)`), `alias children` those whose value of the parameter it binds to the alias
+    (torchvision's `identity = self.downsample(x)`); None where it keeps none so."""
     try:
         tree = ast.parse(source) if source else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -824,20 +825,29 @@ def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[s
     if not isinstance(function, ast.FunctionDef):
         return None
     parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    body = function.body
-    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    first = body[0] if body else None
-    alias = bound_name(first) if first is not None else None
-    parameter = plain_name(first.value) if isinstance(first, ast.Assign) else None
-    if alias is None or parameter not in parameters or alias in parameters:
+    found = _input_kept(function.body, parameters)
+    if found is None:
         return None
+    alias, parameter = found
     statements = [node for node in ast.walk(function) if isinstance(node, ast.stmt)]
     rebinding = frozenset(child for node in statements if bound_name(node) == parameter and (child := called_child(node)))
     rebound_alias = frozenset(
         child for node in statements if bound_name(node) == alias and (child := called_child(node)) and _first_argument(node) == parameter
     )
     return alias, parameter, rebinding, rebound_alias
+
+
+def _input_kept(body: list[ast.stmt], parameters: set[str]) -> tuple[str, str] | None:
+    """(alias, parameter) of the first top-level `alias = parameter` keeping an input, where no statement
+    before it binds a name (the input would be another value, or the alias one already)."""
+    bound: set[str] = set()
+    for statement in body:
+        alias = bound_name(statement)
+        parameter = plain_name(statement.value) if isinstance(statement, ast.Assign) else None
+        if alias is not None and parameter in parameters and alias not in parameters:
+            return (alias, parameter) if not bound & {alias, parameter} else None
+        bound |= {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return None
 
 
 def _first_argument(statement: ast.stmt) -> str | None:

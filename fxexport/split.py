@@ -53,6 +53,7 @@ from .subgraphs import (
     Builder,
     ListArgument,
     generic_input,
+    held_values,
     local_name,
     module_from,
     rename_inputs,
@@ -577,9 +578,8 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
         new._parameters.update(module._parameters)
         new._buffers.update(module._buffers)
         new._non_persistent_buffers_set.update(module._non_persistent_buffers_set)
-        for key, value in vars(module).items():
-            if isinstance(value, torch.Tensor) and key not in new.__dict__:
-                new.__dict__[key] = value
+        for key, value in held_values(module).items():
+            new.__dict__.setdefault(key, value)
         for name, child in children.items():
             if child is not None and name in created.get(path, []) and name not in module._modules:
                 # made again: a holder takes its parent's mode, a layer that of the graph's layers (symbolic_trace

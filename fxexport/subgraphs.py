@@ -432,9 +432,7 @@ def module_from(holder: nn.Module, graph: fx.Graph, name: str) -> fx.GraphModule
     object.__setattr__(module, "_parameters", type(holder._parameters)(holder._parameters))
     object.__setattr__(module, "_buffers", type(holder._buffers)(holder._buffers))
     object.__setattr__(module, "_non_persistent_buffers_set", set(holder._non_persistent_buffers_set))
-    for key, value in vars(holder).items():
-        if isinstance(value, torch.Tensor):
-            module.__dict__[key] = value
+    module.__dict__.update(held_values(holder))
     module.training = holder.training
     return module
 
@@ -447,10 +445,16 @@ def holder_copy(module: nn.Module) -> nn.Module:
     new._buffers.update(module._buffers)
     new._non_persistent_buffers_set.update(module._non_persistent_buffers_set)
     new._modules.update(module._modules)
-    for key, value in vars(module).items():
-        if isinstance(value, torch.Tensor):
-            new.__dict__[key] = value
+    new.__dict__.update(held_values(module))
     return new
+
+
+def held_values(module: nn.Module) -> dict[str, object]:
+    """The values a module holds as plain attributes: tensors, and for a GraphModule the other constants its
+    graph reads (torch.export's `function_const_func_spec0`, the TreeSpec of a vmap over indexing, as
+    transformers 4's causal masks run), which a copy running that graph needs too."""
+    read = {str(n.target) for n in module.graph.find_nodes(op="get_attr")} if isinstance(module, fx.GraphModule) else set()
+    return {key: value for key, value in vars(module).items() if isinstance(value, torch.Tensor) or key in read}
 
 
 def private_holder(

@@ -11,11 +11,18 @@ tensor whose size at `d` a `reshape`/`view` fixed to a number, followed through 
 `transpose` and `contiguous` (timm's `qkv.reshape(B, N, 3, h, d).permute(2, 0, 3, 1, 4).unbind(0)`:
 3 items, whatever the input's shape). A result that is itself
 an item of an unpacked result stays indexed (`out, state = self.lstm(x)`, `h = state[0]`).
+
+A shape whose rank is not known (`x.shape`, `x.size()` of a traced graph's input), its items read right
+after it, unpacks its first items, as far as the last one read (`B, N, C = x.shape[:3]`): the graph
+reads those items of a shape of any longer rank too, so the plain `B, N, C = x.shape` would refuse
+inputs it accepts. A slice `[:k]` of anything whose item k - 1 is read has k items: so the export of
+the export unpacks it again.
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
 from typing import cast
 
 import torch
@@ -42,8 +49,8 @@ def unpackable(
         users = list(node.users)
         if not users or node.op in ("placeholder", "get_attr", "output") or not all(is_item_of(u, node) for u in users):
             continue
-        length = _length(gm, node, recorded)
         positions = [u.args[1] for u in users]
+        length = _length(gm, node, recorded) or (max(positions) + 1 if _unpacked_shape(node, users) else None)
         if length is None or len(set(positions)) != len(positions) or not all(0 <= p < length for p in positions):
             continue
         items: list[fx.Node | None] = [None] * length
@@ -53,6 +60,45 @@ def unpackable(
             out[node] = items
     inner = {item for items in out.values() for item in items if item is not None}
     return {result: items for result, items in out.items() if result not in inner}  # `out, (h, c) = ...`: the outer only
+
+
+def is_shape(node: fx.Node) -> bool:
+    """True for `x.shape` or `x.size()`: a tuple of sizes whose rank a traced graph does not know."""
+    if node.op == "call_function" and node.target is getattr and len(node.args) == 2 and not node.kwargs:
+        return node.args[1] == "shape"
+    return node.op == "call_method" and node.target == "size" and len(node.args) == 1 and not node.kwargs
+
+
+def sliced_shapes(gm: fx.GraphModule, results: Iterable[fx.Node], recorded: bool = False) -> frozenset[fx.Node]:
+    """The shapes among the unpacked `results` whose rank is not known: unpacked by their first items,
+    `x.shape[:3]` (module docstring)."""
+    return frozenset(r for r in results if is_shape(r) and _length(gm, r, recorded) is None)
+
+
+def _unpacked_shape(node: fx.Node, items: list[fx.Node]) -> bool:
+    """True for a shape whose items the graph reads right after it, as unpacking it reads them (`B, N, C =
+    x.shape`): unpacked where read later, the export of the export would read them there."""
+    if not is_shape(node):
+        return False
+    after, following = node.next, 0
+    while after in items:
+        after, following = after.next, following + 1
+    return following == len(items)
+
+
+def is_sliced_shape(node: fx.Node) -> bool:
+    """True for the first items of a shape, `x.shape[:3]`."""
+    return _first_items(node) is not None and isinstance(node.args[0], fx.Node) and is_shape(node.args[0])
+
+
+def _first_items(node: fx.Node) -> int | None:
+    """k of `result[:k]`, else None."""
+    if node.op != "call_function" or node.target is not operator.getitem or len(node.args) != 2 or node.kwargs:
+        return None
+    cut = node.args[1]
+    if not isinstance(cut, slice) or cut.start is not None or cut.step is not None:
+        return None
+    return cut.stop if type(cut.stop) is int and cut.stop > 0 else None
 
 
 def is_item_of(node: fx.Node, result: fx.Node) -> bool:
@@ -79,6 +125,9 @@ def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
         if type(chunks) is not int:
             return None
         return chunks if any(u.args[1] == chunks - 1 for u in node.users) else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
+    stop = _first_items(node)
+    if stop is not None:
+        return stop if any(u.args[1] == stop - 1 for u in node.users) else None  # `x[:3]` has 3 items where one reads its third
     dim = _unbound_at(node)
     return _fixed_size(cast(fx.Node, node.args[0]), dim, node) if dim is not None else None
 

@@ -129,6 +129,9 @@ CASES = [
     Case("query_passed_on", traced(models.PassedQueryNet), _randn(2, 5, 8)),
     Case("encoder_decoder", traced(models.EncoderDecoder), lambda: (*_randns((1, 6, 16), (1, 5, 16))(), torch.ones(5, 5, dtype=torch.bool).tril())),
     Case("preact_basic_blocks", traced(models.PreActBasicBlocks), _randn(2, 4, 8, 8)),
+    Case("hybrid_blocks", traced(models.HybridBlocks), _randn(2, 4, 8)),
+    Case("bias_passed_or_none", traced(models.BiasPassingHead), _randn(2, 8)),
+    Case("weight_normed_layers", traced(models.NormedConvBlocks), _randn(2, 4, 9)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

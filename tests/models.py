@@ -6331,3 +6331,147 @@ class PreActBasicBlocks(nn.Module):
 
     def forward(self, x):
         return self.blocks(x)
+
+
+class BiasMlp(nn.Module):
+    """timm's RelPosMlp: an MLP of fixed coordinates, read through a method as an attention bias, or added by its forward."""
+
+    def __init__(self, tokens: int) -> None:
+        super().__init__()
+        self.mlp = nn.Linear(2, 1)
+        self.register_buffer("coords", torch.linspace(-1, 1, 2 * tokens * tokens).reshape(tokens, tokens, 2), persistent=False)
+
+    def get_bias(self):
+        return self.mlp(self.coords).squeeze(-1).unsqueeze(0)
+
+    def forward(self, attn):
+        return attn + self.get_bias()
+
+
+class GatedMixer(nn.Module):
+    """Returns its output and a state, as timm's efficientvim mixer does."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return h.tanh(), h
+
+
+class HybridBlock(nn.Module):
+    """Keeps its input after reading its shape; mixes it with a state it unpacks from a child, scaled by gates it indexes
+    after; attends with a bias a child's method computes (the unfused arm calls the child instead)."""
+
+    def __init__(self, dim: int, tokens: int) -> None:
+        super().__init__()
+        self.fused_attn = True
+        self.alpha = nn.Parameter(torch.linspace(0.1, 0.9, 2 * dim).reshape(2, dim))
+        self.mixer = GatedMixer(dim)
+        self.rel_pos = BiasMlp(tokens)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        shortcut = x
+        alpha = torch.sigmoid(self.alpha).view(2, 1, 1, -1)
+        x, h = self.mixer(x)
+        x = shortcut + alpha[0] * (x - shortcut)
+        q = x.unsqueeze(1)
+        if self.fused_attn:
+            attn_bias = self.rel_pos.get_bias()
+            x = F.scaled_dot_product_attention(q, q, q, attn_mask=attn_bias)
+        else:
+            attn = (q @ q.transpose(-2, -1)) * C**-0.5
+            attn = self.rel_pos(attn)
+            x = attn.softmax(dim=-1) @ q
+        x = self.proj(x.reshape(B, N, C))
+        return shortcut + x * alpha[1] + h
+
+
+class HybridBlocks(nn.Module):
+    """Two HybridBlocks: one class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(HybridBlock(8, 4), HybridBlock(8, 4))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class ShapeKeptBlock(nn.Module):
+    """Reads its input's shape, then keeps the input for a residual (timm's tiny_vit and sam blocks)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        shortcut = x
+        x = self.norm(x)
+        x = self.fc(x.reshape(B * N, C)).reshape(B, N, C)
+        return shortcut + x
+
+
+class ShapeKeptBlocks(nn.Module):
+    """Two ShapeKeptBlocks: one class."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(ShapeKeptBlock(8), ShapeKeptBlock(8))
+
+    def forward(self, x):
+        return self.blocks(x)
+
+
+class BiasPassingLinear(nn.Linear):
+    """timm's Linear: passes its bias on, which some instances do not have (None)."""
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+
+class BiasPassingHead(nn.Module):
+    """BiasPassingLinears with a bias and without: one class passing `self.bias` (None where built without)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pre = BiasPassingLinear(8, 8, bias=False)
+        self.norm = nn.LayerNorm(8)
+        self.fc = BiasPassingLinear(8, 4)
+
+    def forward(self, x):
+        return self.fc(self.norm(self.pre(x)))
+
+
+class NormedConvBlock(nn.Module):
+    """transformers' Wav2Vec2PositionalConvEmbedding: a weight-normed convolution (a parametrized layer,
+    which symbolic_trace keeps a leaf), then the padding it adds trimmed and an activation."""
+
+    def __init__(self, channels: int, kernel_size: int) -> None:
+        super().__init__()
+        self.conv = nn.utils.parametrizations.weight_norm(nn.Conv1d(channels, channels, kernel_size, padding=kernel_size // 2, groups=2), dim=2)
+        self.remove = 1 if kernel_size % 2 == 0 else 0
+        self.act = nn.GELU()
+
+    def forward(self, x):
+        x = self.conv(x)
+        if self.remove > 0:
+            x = x[:, :, : -self.remove]
+        return self.act(x)
+
+
+class NormedConvBlocks(nn.Module):
+    """NormedConvBlocks of two kernel sizes, and a weight-normed head on its default tensor and dim."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(NormedConvBlock(4, 4), NormedConvBlock(4, 3))
+        self.head = nn.utils.parametrizations.weight_norm(nn.Linear(4, 2))
+
+    def forward(self, x):
+        return self.head(self.blocks(x).transpose(1, 2))

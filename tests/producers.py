@@ -68,6 +68,31 @@ class Scoped(nn.Module):
         return w + y
 
 
+class VmapMask(nn.Module):
+    """A mask made by vmap over tensor indexing, as transformers 4's `sdpa_mask` makes it: torch.export holds
+    constants that are not tensors (the indexing's TreeSpecs) and reads them by get_attr."""
+
+    def forward(self, x, idx):
+        from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
+        with TransformGetItemToIndex():
+            return torch.vmap(torch.vmap(lambda i, j: x[i, j], in_dims=(None, 0)), in_dims=(0, None))(idx, idx)
+
+
+class VmapMasked(nn.Module):
+    """The mask read inside a child's call (a layer restored around it) and an autocast region (inlined)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.mask = VmapMask()
+
+    def forward(self, x, idx):
+        with torch.autocast("cpu", enabled=False):
+            y = self.lin(x.float()).cos()
+        return y, self.mask(y, idx)
+
+
 class Shapes(nn.Module):
     def forward(self, x):
         return (x * x.shape[0]).reshape(x.shape[0] * x.shape[1], -1).sum(0) / x.shape[1]
@@ -173,6 +198,10 @@ def concrete(cls: type[nn.Module], concrete_args: dict[str, Any]) -> Callable[[]
 
 
 MIXED_ARGS = lambda: (_x(2, 4), {"a": _x(3, seed=2)})  # noqa: E731
+
+
+def _vmap_args() -> tuple[torch.Tensor, ...]:
+    return (_x(4, 3), torch.tensor([2, 0, 1]))
 DYNAMIC_SHAPES = ({0: Dim("batch", min=1, max=16), 1: Dim("tokens", min=2, max=32)},)
 PRODUCERS = [
     Producer("export_mixed", exported(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
@@ -182,6 +211,7 @@ PRODUCERS = [
     Producer("export_cond", exported(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),), other_sizes=(lambda: (-_x(3, 4).abs(),),)),
     Producer("export_scoped_regions", exported(Scoped, lambda: (_x(2, 4),)), lambda: (_x(2, 4),)),
     Producer("export_while_loop", exported(Loop, lambda: (_x(3),)), lambda: (_x(3),)),
+    Producer("export_vmap_index", exported(VmapMasked, _vmap_args), _vmap_args),
     Producer(
         "export_dynamic",
         exported(Dynamic, lambda: (_x(2, 3, 6),), dynamic=DYNAMIC_SHAPES),

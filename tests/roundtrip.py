@@ -124,7 +124,8 @@ def expected_classes(gm: fx.GraphModule) -> dict[str, list[str]]:
     a holder of a graph that recorded no calls, or of one that recorded layers' calls past holders it
     did not record (the export infers them and names the class, see inferred_stacks.py)."""
     recorded: dict[str, set[str]] = {}
-    for node in gm.graph.nodes:
+    bodies = [m for m in gm.modules() if isinstance(m, fx.GraphModule)]  # a higher-order op's body records its calls too
+    for node in (n for body in bodies for n in body.graph.nodes):
         for path, cls in (node.meta.get("nn_module_stack") or {}).values():
             recorded.setdefault(path, set()).add(cls.__name__ if isinstance(cls, type) else str(cls).rpartition(".")[2])
     past_holders = any(p.count(".") >= 2 and not any(q in recorded for q in prefixes(p)[:-1]) for p in recorded)

@@ -72,6 +72,10 @@ AS_IN_SOURCE = [
     (TIMM_BLOCK.replace("shortcut", "identity"), TRACED_BLOCK,
      ("identity = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    identity = self.downsample(identity)",
       "return x + identity")),
+    # the input kept after statements that bind neither name (timm's tiny_vit: `B, H, W, C = x.shape` first)
+    (TIMM_BLOCK.replace("    shortcut = x\n", "    B, C, H, W = x.shape\n    shortcut = x\n"), TRACED_BLOCK,
+     ("shortcut = x", "x = self.conv1(x)", "x = self.bn1(x)", "if self.downsample is not None:", "    shortcut = self.downsample(shortcut)",
+      "return x + shortcut")),
     # the input's name bound to a sum of the two later (timm's FocalNetBlock: `x = shortcut + self.drop_path1(...)`):
     # the sum binds `x`, and `x` after it is the sum, not the kept input
     (TIMM_BLOCK, ("out = self.conv1(x)", "out = self.bn1(out)", "x = x + out", "return x * 2"),
@@ -122,8 +126,10 @@ NOT_KEPT_VALUES = [
 NOT_AS_IN_SOURCE = [
     # torchvision's BasicBlock keeps the input and binds the chain to a name of its own: so does the forward
     (TIMM_BLOCK.replace("    x = self.conv1(x)", "    out = self.conv1(x)"), TRACED_BLOCK),
-    # the alias is not the first statement
+    # the input bound before the alias keeps it: the alias keeps another value
     (TIMM_BLOCK.replace("    shortcut = x\n", "    x = x * 1\n    shortcut = x\n"), TRACED_BLOCK),
+    # the alias's name bound before
+    (TIMM_BLOCK.replace("    shortcut = x\n", "    shortcut = None\n    shortcut = x\n"), TRACED_BLOCK),
     # the source keeps no input
     (TIMM_BLOCK.replace("    shortcut = x\n", ""), TRACED_BLOCK),
     # the forward's first call on the input is another child than the one the source rebinds the input to

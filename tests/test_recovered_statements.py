@@ -127,6 +127,55 @@ class _Root(nn.Module):
         return self.block(x).relu()
 
 
+class _Bias(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.mlp = nn.Linear(8, 8)
+
+    def bias(self) -> torch.Tensor:
+        return self.mlp(torch.ones(8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.bias()
+
+
+class _ChildOfChild(nn.Module):
+    """A child's child called by its path, and from a method of the child, in the arm of an `if` that calls
+    no child; the other arm calls the child itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rel = _Bias()
+        self.fused = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.rel.mlp(x)
+        if self.fused:
+            b = self.rel.bias()
+            y = y * b
+        else:
+            y = self.rel(y)
+        return y.relu()
+
+
+class _Pair(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x.tanh(), x.sigmoid()
+
+
+class _Unpacked(nn.Module):
+    """A tuple a child returns is a Python tuple, unpacked with no getitem: the gates indexed after it are not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = _Pair()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gates = x.softmax(-1)
+        y, h = self.pair(x)
+        return y * gates[0] + h
+
+
 BLOCK = "x = x + self.attention(self.norm1(x))"
 RETURN = "return x + self.mlp(self.norm2(x))"
 # (case, the block, {node name: the innermost statement it is matched with (None: none)})
@@ -158,6 +207,14 @@ CASES: list[tuple[str, Callable[[], nn.Module], dict[str, str | None]]] = [
     }),
     ("indexed_children", _Indexed, {  # indexing modules is not traced: no getitem
         "block_fuse_0_1": "y = self.fuse[0][1](x)", "add": "return y + x",
+    }),
+    ("child_of_a_child", _ChildOfChild, {
+        "block_rel_mlp": "y = self.rel.mlp(x)",  # by its path
+        "block_rel_mlp_1": None,  # inside `self.rel.bias()`: no call of `self.rel` (the other arm's) ran
+        "mul": "y = y * b", "relu": "return y.relu()",
+    }),
+    ("tuple_of_a_child_unpacked", _Unpacked, {
+        "softmax": "gates = x.softmax(-1)", "getitem": "return y * gates[0] + h", "mul": "return y * gates[0] + h",
     }),
     ("never_past_a_child_call", _Helper, {
         "add": None,  # inside _helper: no statement of forward adds before calling self.fc

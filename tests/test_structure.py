@@ -140,6 +140,10 @@ def _tokens_image() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 4, 8, 8, generator=torch.Generator().manual_seed(0)),)
 
 
+def _tokens() -> tuple[torch.Tensor, ...]:
+    return (torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(0)),)
+
+
 def _tokens_tall() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 4, 8, 4, generator=torch.Generator().manual_seed(0)),)
 
@@ -355,9 +359,10 @@ SHAPES = [
     Shape("pair_applied_in_place", _model(models.PooledStages), lambda: (torch.randn(2, 8, 8, 8),), _trace,
           frozenset({"PooledStage", "StagePool"}),
           counts={"if self.pool is not None:": 1, "x, cls_tokens = self.pool(x, cls_tokens)": 1, "out_1": 0, "PooledStage(use_pool=False)": 1, "PooledStage()": 2}),
-    # an attribute read symbolic_trace names `getattr_1` takes the attribute's name
-    Shape("attribute_read_named_after_it", _model(models.PooledStages), lambda: (torch.randn(2, 8, 8, 8),), _trace,
-          frozenset({"PooledStage", "StagePool"}), counts={"shape = x.shape": 1, "getattr": 0}),
+    # an attribute read symbolic_trace names `getattr_1`, its items read at once, is unpacked as far as they go (read
+    # later, it takes the attribute's name: test_unpacking.py)
+    Shape("shape_read_at_once_unpacked", _model(models.PooledStages), lambda: (torch.randn(2, 8, 8, 8),), _trace,
+          frozenset({"PooledStage", "StagePool"}), counts={"b, c, h, w = x.shape[:4]": 1, "getattr": 0}),
     # a container only some blocks build is passed as its holders build it, never padded with another's elements
     Shape("optional_padded_container", _model(models.BodiedNet), lambda: (torch.randn(2, 4, 6, 6),), _trace,
           frozenset({"Bodied", "BodiedWithBody", "ConvBNAct"}), counts={"if use_conv_bn_act:": 1, "BodiedWithBody(use_conv_bn_act=True)": 1}),
@@ -876,6 +881,16 @@ SHAPES = [
                   "self.value": 0}),
     Shape("literals_named_by_convention_apart_export", _model(models.TokenMixers), _tokens_tall, _export, frozenset({"TokenMixer"}),
           counts={"reshape(2, self.channels, self.height, self.width)": 1, "self.value": 0}),
+    # an input kept for a residual after its shape is read: kept under the source's name, the input's name rebound
+    Shape("input_kept_after_a_shape_read", _model(models.ShapeKeptBlocks), _tokens, _trace, frozenset({"ShapeKeptBlock"}),
+          counts={"shortcut = x": 1, "x = self.norm(x)": 1, "return shortcut + x": 1, "out = ": 0}),
+    Shape("input_kept_after_a_shape_read_export", _model(models.ShapeKeptBlocks), _tokens, _export, frozenset({"ShapeKeptBlock"}),
+          counts={"shortcut = x": 1, "x = self.norm(x)": 1, "return shortcut + x": 1, "out = ": 0}),
+    # a child's child called from a method of the child (timm's `self.rel_pos.get_bias()`) is not the child's call
+    # in the arm not taken (`attn = self.rel_pos(attn)`): not named `attn`; gates indexed after a tuple a child
+    # returns are not its unpacking
+    Shape("method_of_a_child", _model(models.HybridBlocks), _tokens, _trace, frozenset({"HybridBlock", "GatedMixer"}),
+          counts={"attn = ": 0, "alpha = torch.sigmoid(self.alpha)": 1, "alpha[0]": 1}),
     Shape("optional_child_after_a_residual", _model(models.PostExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock", "PreExpandingBlock_1"})),
     # dynamo: paths under the root, not a module named "L['self']"; a block's tensors, passed in, named by their path in it
     Shape("dynamo_module", _model(models.ResNetLike), _image, _dynamo, frozenset({"BasicBlock", "BasicBlock_1"}), inline=DYNAMO_INLINE,
@@ -1056,7 +1071,7 @@ SHAPES = [
     Shape("source_names_of_a_trace_recording_lines", _model(models.HeadsStack), lambda: (torch.randn(2, 5, 8),), _trace_recording_lines,
           frozenset({"HeadsAttention"}), counts={"q, k, v = qkv.unbind(0)": 1, "x = F.scaled_dot_product_attention(q, k, v)": 1,
                                                  # `B, N, C = x.shape`, whose length symbolic_trace does not know: its items named
-                                                 "B = shape[0]": 1, "reshape(B, N, 3, self.num_heads, self.head_dim)": 1, "getitem": 0}),
+                                                 "B, N, C = x.shape[:3]": 1, "reshape(B, N, 3, self.num_heads, self.head_dim)": 1, "getitem": 0}),
     # the items of `x, cls_tokens = x` taken the other way round (`cls_tokens` read first, then both by one
     # statement): named by what the statements reading each read, once the other is set aside; one class
     Shape("tuple_items_read_the_other_way_round", _model(models.CountedTokenStages), lambda: (torch.randn(2, 3, 8, 8),),

@@ -57,7 +57,7 @@ class _Sizes(torch.nn.Module):
 def test_items_of_a_value_unpacked_whole_take_the_names_it_binds() -> None:
     _, sources = fxexport.generate(fxexport.trace(_Sizes()), package_name="sizes")
     code = sources["module.py"]
-    assert "B = shape[0]" in code and "N = shape[1]" in code and "C = shape[2]" in code
+    assert "B, N, C = x.shape[:3]" in code
     assert "getitem = x.shape[1]" in code and "getitem_1 = x.shape[0]" in code
 
 

@@ -26,7 +26,7 @@ class FxModule(nn.Module):
         L_self_modules_proj_parameters_weight_,
         L_self_modules_proj_parameters_bias_,
     ):
-        # tests/producers.py:83 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
+        # tests/producers.py:108 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
         out = F.linear(
             L_x_,
             L_self_modules_proj_parameters_weight_,

@@ -34,10 +34,7 @@ class SeqAttention(nn.Module):  # tests/models.py:5313 SeqAttention
     def forward(self, x, key_value_states=None, attention_mask=None):
         if key_value_states is None:
             key_value_states = x
-        shape = x.shape
-        b = shape[0]
-        n = shape[1]
-        d = shape[2]
+        b, n, d = x.shape[:3]
         q = self.q_proj(x).view(b, n, 2, -1)
         q = q.transpose(1, 2)
         k = self.k_proj(key_value_states).view(b, -1, 2, d // 2)

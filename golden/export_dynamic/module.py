@@ -47,6 +47,6 @@ class FxModule(nn.Module):
         check_input(x, "x", torch.float32, ((None, 16), (None, 32), 6))
         sym_size_int_2 = x.size(0)
         sym_size_int_3 = x.size(1)
-        # tests/producers.py:83 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
+        # tests/producers.py:108 in forward: return self.proj(x).reshape(batch * tokens, 6).softmax(-1).view(batch, tokens * 6)
         x = F.softmax(self.proj(x).reshape(sym_size_int_2 * sym_size_int_3, 6), dim=-1)
         return x.view(sym_size_int_2, sym_size_int_3 * 6)

@@ -48,8 +48,7 @@ class FrozenBlock(nn.Module):  # tests/models.py:4071 FrozenBlock
         _tensor_constant4,
         _tensor_constant5,
     ):
-        out = self.conv1(x)
-        out = self.bn1(out, _tensor_constant2, _tensor_constant3)
+        out = self.bn1(self.conv1(x), _tensor_constant2, _tensor_constant3)
         out = self.relu(out)
         out = self.conv2(out)
         out = self.bn2(out, _tensor_constant4, _tensor_constant5)

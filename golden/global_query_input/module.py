@@ -30,10 +30,7 @@ class GlobalQueryAttention(nn.Module):  # tests/models.py:5083 GlobalQueryAttent
         self.value = value
 
     def forward(self, x, q_global=None):
-        shape = x.shape
-        B = shape[0]
-        N = shape[1]
-        C = shape[2]
+        B, N, C = x.shape[:3]
         if q_global is not None:
             k, v = self.qkv(x).chunk(2, dim=-1)
             q = q_global.expand(B, N, C)

@@ -32,9 +32,7 @@ class ReducedAttention(nn.Module):  # tests/models.py:5127 ReducedAttention
         self.proj = nn.Linear(8, 8)
 
     def forward(self, x, H=None, W=None):
-        shape = x.shape
-        B = shape[0]
-        C = shape[2]
+        B, _, C = x.shape[:3]
         q = self.q(x)
         if self.sr is not None:
             x = x.permute(0, 2, 1).reshape(B, C, H, W)
@@ -58,11 +56,7 @@ class ReducedStage(nn.Module):  # tests/models.py:5155 ReducedStage
         self.attn = attn
 
     def forward(self, x):
-        shape = x.shape
-        B = shape[0]
-        C = shape[1]
-        H = shape[2]
-        W = shape[3]
+        B, C, H, W = x.shape[:4]
         tokens = x.flatten(2).transpose(1, 2)
         tokens = tokens + self.attn(tokens, H, W)
         transpose = tokens.transpose(1, 2)

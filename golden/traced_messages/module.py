@@ -29,9 +29,7 @@ class CheckedPatches(nn.Module):  # tests/models.py:2914 CheckedPatches
         self.value = value
 
     def forward(self, x):
-        shape = x.shape
-        out = shape[2]
-        w = shape[3]
+        _, _, out, w = x.shape[:4]
         eq = out == self.value
         out = "Input height ({}) doesn't match model ({}).".format(out, self.value)
         torch._assert(eq, out)

@@ -90,7 +90,13 @@ def missing_libraries(libraries: tuple[str, ...] = LIBRARIES) -> list[str]:
 def _hf_trace(model: nn.Module, kwargs: dict[str, Any]) -> fx.GraphModule:
     from transformers.utils.fx import symbolic_trace  # transformers before 5.0
 
-    return symbolic_trace(model, input_names=list(kwargs))
+    saved = dict(vars(torch))
+    try:
+        return symbolic_trace(model, input_names=list(kwargs))
+    finally:  # a trace that raises leaves torch.arange, torch.zeros, ... patched: later pairs would read its wrappers
+        for name, value in saved.items():
+            if vars(torch).get(name) is not value:
+                setattr(torch, name, value)
 
 
 def capture(entry: ZooModel, producer: str, model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.GraphModule:
