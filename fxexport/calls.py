@@ -45,6 +45,10 @@ class Call:
         """Every node of the call, nested calls' included, in graph order."""
         return list(self._nodes)
 
+    def first_node(self) -> fx.Node:
+        """The call's first node (no copy of them all, as `nodes()` makes)."""
+        return self._nodes[0]
+
     @functools.cached_property
     def _nodes(self) -> tuple[fx.Node, ...]:
         # A call's items are fixed once call_tree made it; each enclosing call asks for them again.

@@ -113,13 +113,15 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], l
     """Give each node of `call` its frames: `prefix` (the callers'), then the statement of the call's own
     forward it ran in, where one is found."""
     module = modules.get(call.frame.path)
-    children = frozenset(name for name, _ in module.named_modules() if name) if module is not None else frozenset()
+    children = _children(module, call.frame.cls) if module is not None else frozenset()
     children |= {_relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call)}  # held nothing: not in gm
     forward = _forward(call.frame.cls, children, _traced(call.frame.path, children, leaves))
     matcher = Matcher(forward.units) if forward is not None else None
+    returned = {n for item in call.items if isinstance(item, Call) for n in item.interface()[1]}  # what nested calls return
     for item in call.items:
         key = _key(item, call.frame.path, forward.reached if forward is not None else frozenset())
-        unit = matcher.match(key) if matcher is not None and key is not None else None
+        others = [_UNPACKED] if key == _INDEXED and isinstance(item, fx.Node) and item.args[0] in returned else []
+        unit = matcher.match(key, *others) if matcher is not None and key is not None else None
         # A statement in a loop runs once per iteration: one line for all would make them one statement
         # (inlined into each other, named as none), so they keep no statement, though matched.
         frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
@@ -127,6 +129,49 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], l
             _align(item, frames, modules, leaves, traces)
         elif frames:
             traces[item] = "\n".join(frames)
+
+
+def _children(module: nn.Module, cls: type | str) -> frozenset[str]:
+    """The module's children, and its children's children its forward calls by path (`self.rel_pos.mlp`)."""
+    direct = set(module._modules)
+    return frozenset(direct | {path for path in _spelled_paths(cls) if path.split(".")[0] in direct and _holds(module, path)})
+
+
+def _holds(module: nn.Module, path: str) -> bool:
+    for name in path.split("."):
+        child = module._modules.get(name)
+        if child is None:
+            return False
+        module = child
+    return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _spelled_paths(cls: type | str) -> frozenset[str]:
+    """`a.b` of each `self.a.b(...)` the class's source forward calls (none where it cannot be read)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(forward_source(cls))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError, TypeError):
+        return frozenset()
+    paths = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            held = node.func
+            while isinstance(held, ast.Subscript):
+                held = held.value
+            names = []
+            while isinstance(held, ast.Attribute):
+                names.append(held.attr)
+                held = held.value
+            if isinstance(held, ast.Name) and held.id == "self" and len(names) > 1:
+                paths.add(".".join(reversed(names)))
+    return frozenset(paths)
+
+
+_INDEXED: Key = ("getitem",)
+_UNPACKED: Key = ("unpack",)  # an item of what a child traced through returned, unpacked: `a, b = self.halves(x)` of its `x.chunk(2)`
 
 
 def _relative(target: str, path: str) -> str:
@@ -152,17 +197,18 @@ class Matcher:
         self.read = [0] * len(units)  # per unit: how many of its keys are matched or passed
         self.position = 0
 
-    def match(self, key: Key) -> Unit | None:
-        """The unit the next node (doing `key`) ran in: ahead within the current loop, then the loop's next
-        iteration, then ahead past it."""
+    def match(self, key: Key, *others: Key) -> Unit | None:
+        """The unit the next node (doing `key`, or one of `others`) ran in: ahead within the current loop, then
+        the loop's next iteration, then ahead past it."""
+        keys = (key, *others)
         loop = self.units[self.position].loop if self.units else None
-        found = self._ahead(key, loop[1] + 1) if loop is not None else None
+        found = self._ahead(keys, loop[1] + 1) if loop is not None else None
         if found is None and loop is not None:
-            found = self._around(key, loop)
+            found = self._around(keys, loop)
         if found is None:
-            found = self._ahead(key, len(self.units))
+            found = self._ahead(keys, len(self.units))
         if found is None and loop is not None:  # the loop ended: a node taken for its next iteration ran after it
-            found = self._ahead(key, len(self.units), loop[1] + 1)
+            found = self._ahead(keys, len(self.units), loop[1] + 1)
         if found is None:
             return None
         unit, place = found
@@ -170,7 +216,7 @@ class Matcher:
         self.position = unit
         return self.units[unit]
 
-    def _ahead(self, key: Key, stop: int, start: int | None = None) -> tuple[int, int] | None:
+    def _ahead(self, keys: tuple[Key, ...], stop: int, start: int | None = None) -> tuple[int, int] | None:
         """(unit, place) of `key` in the first unit from the current one (or `start`) on that does it next,
         unless that passes a child call still to make (the node would be out of order)."""
         taken = dict(self.units[self.position].arms)
@@ -179,21 +225,21 @@ class Matcher:
             unit = self.units[i]
             if any(taken.get(branch, arm) != arm for branch, arm in unit.arms):
                 continue  # the other arm of an `if` the current statement is in
-            place = _next(unit, self.read[i], key)
+            place = _next(unit, self.read[i], keys)
             if place is not None:
                 return i, place
             if i != first and not unit.conditional and any(anchor for _, anchor in unit.keys[self.read[i] :]):
                 return None
         return None
 
-    def _around(self, key: Key, loop: tuple[int, int]) -> tuple[int, int] | None:
+    def _around(self, keys: tuple[Key, ...], loop: tuple[int, int]) -> tuple[int, int] | None:
         """Inside a loop: its next iteration from its first unit (what it did so far undone); else an
         enclosing loop's."""
         current: tuple[int, int] | None = loop
         while current is not None:
             first, last = current
             for i in range(first, last + 1):
-                place = _next(self.units[i], 0, key)
+                place = _next(self.units[i], 0, keys)
                 if place is not None:
                     self.read[first : last + 1] = [0] * (last + 1 - first)
                     return i, place
@@ -203,11 +249,11 @@ class Matcher:
         return None
 
 
-def _next(unit: Unit, read: int, key: Key) -> int | None:
-    """Where `key` comes next in the unit's keys from `read` on, passing no child call it always makes."""
+def _next(unit: Unit, read: int, keys: tuple[Key, ...]) -> int | None:
+    """Where one of `keys` comes next in the unit's keys from `read` on, passing no child call it always makes."""
     for place in range(read, len(unit.keys)):
         found, anchor = unit.keys[place]
-        if found == key:
+        if found in keys:
             return place
         if anchor:
             return None
@@ -222,12 +268,12 @@ def node_key(node: fx.Node) -> Key | None:
 def _key(item: fx.Node | Call, path: str, reached: frozenset[str] = frozenset()) -> Key | None:
     """What a node (or a nested call) does, as a statement of the caller's forward would spell it."""
     if isinstance(item, Call):
-        return _child_key(item.frame.path, path, reached, item.nodes()[0])
+        return _child_key(item.frame.path, path, reached, item.first_node())
     if item.op == "call_module":
         return _child_key(str(item.target), path, reached, item)
     target = item.target
     if item.op == "call_function" and target is operator.getitem:
-        return ("getitem",)
+        return _INDEXED
     if item.op == "call_function" and target is getattr and len(item.args) > 1 and isinstance(item.args[1], str):
         return ("attr", item.args[1])
     if item.op == "call_function" and target in _OPERATORS:
@@ -429,9 +475,10 @@ class _Keys(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
-            if isinstance(target, (ast.Tuple, ast.List)) and not isinstance(node.value, (ast.Tuple, ast.List)) and not self._returns_python(node.value):
+            if isinstance(target, (ast.Tuple, ast.List)) and not isinstance(node.value, (ast.Tuple, ast.List)):
+                item = _UNPACKED if self._returns_python(node.value) else _INDEXED
                 for _ in target.elts:
-                    self.add(("getitem",))  # a traced value unpacked: one getitem per name
+                    self.add(item)  # a traced value unpacked: one getitem per name (none for a Python tuple)
             self.visit(target)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -477,7 +524,8 @@ class _Keys(ast.NodeVisitor):
         return _self_attribute(held) or _descendant(held, self.children), indices
 
     def _returns_python(self, value: ast.expr) -> bool:
-        """True for a call of a child traced through: the tuple it returns is a Python tuple."""
+        """True for a call of a child traced through: a tuple it returns is a Python tuple, unpacked with no
+        node; one value it returns (`x.chunk(2)`) is unpacked by items of it (`_key`'s "unpack")."""
         if not isinstance(value, ast.Call):
             return False
         child, indices = self._child(value.func)

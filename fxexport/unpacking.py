@@ -92,7 +92,7 @@ def is_sliced_shape(node: fx.Node) -> bool:
 
 
 def _first_items(node: fx.Node) -> int | None:
-    """k of `result[:k]`, else None."""
+    """k of `result[:k]`, k > 0, else None."""
     if node.op != "call_function" or node.target is not operator.getitem or len(node.args) != 2 or node.kwargs:
         return None
     cut = node.args[1]
@@ -125,9 +125,9 @@ def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
         if type(chunks) is not int:
             return None
         return chunks if any(u.args[1] == chunks - 1 for u in node.users) else None  # x.chunk(3) may give 2 chunks: only a read of the last shows there are 3
-    stop = _first_items(node)
-    if stop is not None:
-        return stop if any(u.args[1] == stop - 1 for u in node.users) else None  # `x[:3]` has 3 items where one reads its third
+    if is_sliced_shape(node):  # `x.shape[:3]` has 3 items where one reads its third (a tensor's items are views: not unbound)
+        stop = cast(int, _first_items(node))
+        return stop if any(u.args[1] == stop - 1 for u in node.users) else None
     dim = _unbound_at(node)
     return _fixed_size(cast(fx.Node, node.args[0]), dim, node) if dim is not None else None
 

@@ -132,6 +132,7 @@ CASES = [
     Case("hybrid_blocks", traced(models.HybridBlocks), _randn(2, 4, 8)),
     Case("bias_passed_or_none", traced(models.BiasPassingHead), _randn(2, 8)),
     Case("weight_normed_layers", traced(models.NormedConvBlocks), _randn(2, 4, 9)),
+    Case("norm_bias_passed_or_left_out", traced(models.OptionalBiasNorms), _randn(2, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

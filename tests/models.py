@@ -6475,3 +6475,28 @@ class NormedConvBlocks(nn.Module):
 
     def forward(self, x):
         return self.head(self.blocks(x).transpose(1, 2))
+
+
+class OptionalBiasNorm(nn.Module):
+    """A layer norm whose bias some instances do not have (None), passed on as the source passes it."""
+
+    def __init__(self, dim: int, bias: bool) -> None:
+        super().__init__()
+        self.dim = dim
+        self.weight = nn.Parameter(torch.linspace(0.5, 1.5, dim))
+        self.bias = nn.Parameter(torch.linspace(-0.5, 0.5, dim)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, (self.dim,), self.weight, self.bias)
+
+
+class OptionalBiasNorms(nn.Module):
+    """OptionalBiasNorms with a bias and without: one class passing `self.bias` (torch writes the call with keywords)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = OptionalBiasNorm(4, True)
+        self.b = OptionalBiasNorm(4, False)
+
+    def forward(self, x):
+        return self.b(self.a(x))

@@ -17,6 +17,9 @@ JOINED = [
     # an `else:` arm, then more lines
     (("if self.bias is not None:", "    y = F.linear(x, self.weight, self.bias)", "else:", "    y = F.linear(x, self.weight, None)", "return y.relu()"),
      ("y = F.linear(x, self.weight, self.bias)", "return y.relu()")),
+    # the other arm leaves out the keyword passing it, which the function defaults to None
+    (("if self.bias is not None:", "    return F.layer_norm(x, (4,), weight=self.weight, bias=self.bias)", "return F.layer_norm(x, (4,), weight=self.weight)"),
+     ("return F.layer_norm(x, (4,), weight=self.weight, bias=self.bias)",)),
     # nested in a block, several lines, a note kept as it is
     (("x = x * 2", "if self.training:", "    if self.bias is not None:", "        # m.py:3 in forward: y = F.linear(x, self.weight, self.bias)",
       "        y = F.linear(x, self.weight, self.bias)", "        return y + 1", "    # m.py:3 in forward: y = F.linear(x, self.weight, self.bias)",
@@ -33,6 +36,9 @@ KEPT = [
     ("if self.bias is not None:", "    x = F.linear(x, self.weight, self.bias)", "x = F.linear(x, self.weight, None)", "return x"),
     # lines after the other arm's return in its block
     (*RETURNED, "return x"),
+    # a keyword left out whose default is not None (`F.dropout`'s `p` is 0.5), or of a function not torch's
+    ("if self.p is not None:", "    return F.dropout(x, p=self.p)", "return F.dropout(x)"),
+    ("if self.bias is not None:", "    return helper(x, bias=self.bias)", "return helper(x)"),
     # another attribute
     ("if self.bias is not None:", "    return F.linear(x, self.weight, self.shift)", "return F.linear(x, self.weight, None)"),
 ]  # fmt: skip
@@ -54,6 +60,8 @@ def test_the_joined_forward_computes_what_the_branch_did_with_and_without_the_at
     for bias in (torch.ones(3), None):
         for training in (True, False):
             module = SimpleNamespace(weight=torch.arange(12.0).reshape(3, 4) / 11, bias=bias, training=training)
+            if "layer_norm" in lines[1]:
+                module.weight, module.bias = torch.arange(4.0) / 3, None if bias is None else torch.ones(4)
             assert torch.equal(_function(joined)(module, x), _function(lines)(module, x))
 
 

@@ -176,6 +176,38 @@ class _Unpacked(nn.Module):
         return y * gates[0] + h
 
 
+class _Halves(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return x.chunk(2, -1)
+
+
+class _HalvesUnpacked(nn.Module):
+    """A child traced through that returns one traced value (a chunk): unpacking it makes items of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.halves = _Halves()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        value, gate = self.halves(x)
+        out = value * gate
+        return out[..., 0] + out.sum(-1)
+
+
+class _HalvesIndexed(nn.Module):
+    """... or indexes it (the export of that, traced again)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.halves = _Halves()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        halves = self.halves(x)
+        value = halves[0]
+        gate = halves[1]
+        return value * gate
+
+
 BLOCK = "x = x + self.attention(self.norm1(x))"
 RETURN = "return x + self.mlp(self.norm2(x))"
 # (case, the block, {node name: the innermost statement it is matched with (None: none)})
@@ -216,6 +248,11 @@ CASES: list[tuple[str, Callable[[], nn.Module], dict[str, str | None]]] = [
     ("tuple_of_a_child_unpacked", _Unpacked, {
         "softmax": "gates = x.softmax(-1)", "getitem": "return y * gates[0] + h", "mul": "return y * gates[0] + h",
     }),
+    ("traced_value_of_a_child_unpacked", _HalvesUnpacked, {
+        "getitem": "value, gate = self.halves(x)", "getitem_1": "value, gate = self.halves(x)",
+        "getitem_2": "return out[..., 0] + out.sum(-1)",
+    }),
+    ("traced_value_of_a_child_indexed", _HalvesIndexed, {"getitem": "value = halves[0]", "getitem_1": "gate = halves[1]"}),
     ("never_past_a_child_call", _Helper, {
         "add": None,  # inside _helper: no statement of forward adds before calling self.fc
         "block_fc": "y = self.fc(x) + x", "add_1": "y = self.fc(x) + x",
