@@ -155,19 +155,8 @@ def _spelled_paths(cls: type | str) -> frozenset[str]:
             tree = ast.parse(forward_source(cls))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OSError, TypeError):
         return frozenset()
-    paths = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            held = node.func
-            while isinstance(held, ast.Subscript):
-                held = held.value
-            names = []
-            while isinstance(held, ast.Attribute):
-                names.append(held.attr)
-                held = held.value
-            if isinstance(held, ast.Name) and held.id == "self" and len(names) > 1:
-                paths.add(".".join(reversed(names)))
-    return frozenset(paths)
+    called = (_self_path(_held(node.func)[0]) for node in ast.walk(tree) if isinstance(node, ast.Call))
+    return frozenset(path for path in called if path is not None and "." in path)
 
 
 _INDEXED: Key = ("getitem",)
@@ -443,12 +432,26 @@ def _self_attribute(node: ast.AST) -> str | None:
 
 def _descendant(node: ast.AST, children: frozenset[str]) -> str | None:
     """`a.b` for `self.a.b` where that is a child's child the forward reaches by attributes."""
+    path = _self_path(node)
+    return path if path is not None and "." in path and path in children else None
+
+
+def _self_path(node: ast.AST) -> str | None:
+    """`a.b` for `self.a.b`, else None."""
     names: list[str] = []
     while isinstance(node, ast.Attribute):
         names.append(node.attr)
         node = node.value
-    path = ".".join(reversed(names))
-    return path if isinstance(node, ast.Name) and node.id == "self" and len(names) > 1 and path in children else None
+    return ".".join(reversed(names)) if isinstance(node, ast.Name) and node.id == "self" and names else None
+
+
+def _held(func: ast.expr) -> tuple[ast.expr, list[ast.expr]]:
+    """What a call calls with its indices taken off (`self.blocks` of `self.blocks[i][j](x)`), and those indices."""
+    indices: list[ast.expr] = []
+    while isinstance(func, ast.Subscript):  # `self.blocks[0](x)`, `self.fuse_layers[i][j](x)`: no getitem traced
+        indices.append(func.slice)
+        func = func.value
+    return func, indices
 
 
 @dataclass
@@ -516,11 +519,7 @@ class _Keys(ast.NodeVisitor):
 
     def _child(self, func: ast.expr) -> tuple[str | None, list[ast.expr]]:
         """The child a call calls (`self.norm`, `self.rel_pos.mlp`, `self.blocks[i]`) and the indices into it."""
-        indices: list[ast.expr] = []
-        held = func
-        while isinstance(held, ast.Subscript):  # `self.blocks[0](x)`, `self.fuse_layers[i][j](x)`: no getitem traced
-            indices.append(held.slice)
-            held = held.value
+        held, indices = _held(func)
         return _self_attribute(held) or _descendant(held, self.children), indices
 
     def _returns_python(self, value: ast.expr) -> bool:
