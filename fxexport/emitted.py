@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from torch import fx, nn
 
+from .module_paths import joined
+
 if TYPE_CHECKING:
     from .forward import Forward
     from .names import Namespace
@@ -90,7 +92,7 @@ def _inside(gm: fx.GraphModule, path: str) -> Iterator[tuple[str, str, nn.Module
     """Every module inside `gm` (the module at `path`): its name there, its path in the model, itself."""
     for name, module in gm.named_modules(remove_duplicate=False):
         if name:
-            yield name, f"{path}.{name}" if path else name, module
+            yield name, joined(path, name), module
 
 
 def _graph(gm: fx.GraphModule, path: str) -> Hashable:

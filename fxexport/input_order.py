@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 from torch import fx
 
+from .module_paths import joined
 from .source_names import source_parameters
 
 Orders = Mapping[str, tuple[int, ...]]  # module path -> the old position of each input, in the new order
@@ -43,7 +44,7 @@ def source_ordered(graphs: Mapping[str, fx.Graph], kinds: Mapping[str, type | st
 def reorder_calls(graph: fx.Graph, path: str, orders: Orders) -> None:
     """Pass the arguments of each call `graph` (of the module at `path`) makes of a reordered module in its new order."""
     for node in graph.find_nodes(op="call_module"):
-        order = orders.get(f"{path}.{node.target}" if path else str(node.target))
+        order = orders.get(joined(path, str(node.target)))
         if order is not None:
             if node.kwargs or len(node.args) != len(order):
                 raise AssertionError(f"call of {node.target!r} does not pass its inputs by position")  # split makes none such

@@ -21,6 +21,16 @@ def within(path: str, ancestor: str) -> bool:
     return not ancestor or path == ancestor or path.startswith(f"{ancestor}.")
 
 
+def joined(path: str, name: str) -> str:
+    """The path of `name` (a path itself) under the module at `path`: `a.b.c` for `a.b` and `c`."""
+    return f"{path}.{name}" if path else name
+
+
+def relative(path: str, ancestor: str) -> str:
+    """`path` as seen from the module at `ancestor`, which holds it: `c` of `a.b.c` from `a.b`."""
+    return path[len(ancestor) + 1 :] if ancestor else path
+
+
 def parent(path: str) -> str:
     """The path of the module holding the one at `path` ("" for a child of the root)."""
     return path.rpartition(".")[0]

@@ -54,7 +54,8 @@ def wrapped(code: str, found: Parametrized) -> str:
 
 def same_parametrized_class(cls: type, other: type) -> bool:
     """True for two classes parametrize made for one layer class (one per registration, never the same object)."""
-    return _layer_class(cls) is _layer_class(other) and cls is not _layer_class(cls) and other is not _layer_class(other) and cls.__name__ == other.__name__
+    layer = _layer_class(cls)
+    return cls is not layer and other is not layer and _layer_class(other) is layer and cls.__name__ == other.__name__
 
 
 def _layer_class(cls: type) -> type[nn.Module]:

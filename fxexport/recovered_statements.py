@@ -43,6 +43,7 @@ from torch import fx, nn
 
 from . import source_blocks
 from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
+from .module_paths import joined, relative
 from .source_names import called_name, forward_code, forward_source
 
 Key = tuple[str, ...]
@@ -114,7 +115,7 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], l
     forward it ran in, where one is found."""
     module = modules.get(call.frame.path)
     children = _children(module, call.frame.cls) if module is not None else frozenset()
-    children |= {_relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call)}  # held nothing: not in gm
+    children |= {relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call)}  # held nothing: not in gm
     forward = _forward(call.frame.cls, children, _traced(call.frame.path, children, leaves))
     matcher = Matcher(forward.units) if forward is not None else None
     returned = {n for item in call.items if isinstance(item, Call) for n in item.interface()[1]}  # what nested calls return
@@ -149,11 +150,8 @@ def _holds(module: nn.Module, path: str) -> bool:
 @functools.lru_cache(maxsize=1024)
 def _spelled_paths(cls: type | str) -> frozenset[str]:
     """`a.b` of each `self.a.b(...)` the class's source forward calls (none where it cannot be read)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(forward_source(cls))
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError, TypeError):
+    tree = _forward_tree(cls)
+    if tree is None:
         return frozenset()
     called = (_self_path(_held(node.func)[0]) for node in ast.walk(tree) if isinstance(node, ast.Call))
     return frozenset(path for path in called if path is not None and "." in path)
@@ -163,14 +161,10 @@ _INDEXED: Key = ("getitem",)
 _UNPACKED: Key = ("unpack",)  # an item of what a child traced through returned, unpacked: `a, b = self.halves(x)` of its `x.chunk(2)`
 
 
-def _relative(target: str, path: str) -> str:
-    return target[len(path) + 1 :] if path else target
-
-
 def _traced(path: str, children: frozenset[str], leaves: set[str]) -> frozenset[str]:
     """The descendants whose code the trace ran through, not called as leaves: what they return is a
     Python value, so a tuple they return unpacks with no node (`x, h = self.mixer(x)`)."""
-    return frozenset(child for child in children if (f"{path}.{child}" if path else child) not in leaves)
+    return frozenset(child for child in children if joined(path, child) not in leaves)
 
 
 def frame(file: str, unit: Unit, function: str = "forward") -> str:
@@ -278,14 +272,14 @@ def _child_key(target: str, path: str, reached: frozenset[str], node: fx.Node) -
     not the `self.rel_pos(attn)` of another arm)."""
     if path and not target.startswith(path + "."):
         return None
-    rest = _relative(target, path)
+    rest = relative(target, path)
     if not rest:
         return None
     parts = rest.split(".")
     found = next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if ".".join(parts[:n]) in reached), None)
     if found is not None:
         return ("module", found)
-    child = f"{path}.{parts[0]}" if path else parts[0]
+    child = joined(path, parts[0])
     called = len(parts) == 1 or any(p == child for p, _ in (node.meta.get("nn_module_stack") or {}).values())
     return ("module" if called else "item", parts[0])
 
@@ -301,13 +295,19 @@ def _forward(cls: type | str, children: frozenset[str], traced: frozenset[str] =
     file, start, lines = found
     if file is None:
         return None
+    tree = _forward_tree(cls)
+    return None if tree is None else _units_of(tree, file, start, lines, children, static=False, traced=traced)
+
+
+@functools.lru_cache(maxsize=1024)
+def _forward_tree(cls: type | str) -> ast.Module | None:
+    """The syntax tree of the class's source forward (read, never changed), None where it does not parse."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(forward_source(cls))
+            return ast.parse(forward_source(cls))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return _units_of(tree, file, start, lines, children, static=False, traced=traced)
 
 
 @functools.lru_cache(maxsize=256)
@@ -430,12 +430,6 @@ def _self_attribute(node: ast.AST) -> str | None:
     return None
 
 
-def _descendant(node: ast.AST, children: frozenset[str]) -> str | None:
-    """`a.b` for `self.a.b` where that is a child's child the forward reaches by attributes."""
-    path = _self_path(node)
-    return path if path is not None and "." in path and path in children else None
-
-
 def _self_path(node: ast.AST) -> str | None:
     """`a.b` for `self.a.b`, else None."""
     names: list[str] = []
@@ -520,7 +514,8 @@ class _Keys(ast.NodeVisitor):
     def _child(self, func: ast.expr) -> tuple[str | None, list[ast.expr]]:
         """The child a call calls (`self.norm`, `self.rel_pos.mlp`, `self.blocks[i]`) and the indices into it."""
         held, indices = _held(func)
-        return _self_attribute(held) or _descendant(held, self.children), indices
+        path = _self_path(held)  # a child's child only where the module holds it (a method of the child is none)
+        return (path if path is not None and ("." not in path or path in self.children) else None), indices
 
     def _returns_python(self, value: ast.expr) -> bool:
         """True for a call of a child traced through: a tuple it returns is a Python tuple, unpacked with no

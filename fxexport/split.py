@@ -38,6 +38,7 @@ from .input_order import Orders, reorder_calls, source_ordered
 from .ir import InlineModule
 from .kept_values import may_keep_values
 from .layers import first_used_after, first_uses
+from .module_paths import joined
 from .packing import list_arguments
 from .rebuild import is_holder
 from .scopes import blocks_of
@@ -251,7 +252,7 @@ def passed_on_as(
     names: set[str] = set()
     parameters = source_parameters(cls)
     for user in placeholder.users:
-        child_path = f"{path}.{user.target}" if path else str(user.target)
+        child_path = joined(path, str(user.target))
         child = graphs.get(child_path) if user.op == "call_module" else None
         positions = [i for i, arg in enumerate(user.args) if arg is placeholder]
         if child is None or not positions or placeholder in user.kwargs.values():
@@ -584,9 +585,9 @@ def _mirror(gm: fx.GraphModule, sequential: set[str], missing: set[str], orders:
             if child is not None and name in created.get(path, []) and name not in module._modules:
                 # made again: a holder takes its parent's mode, a layer that of the graph's layers (symbolic_trace
                 # rebuilds the holders of an eval model in training mode; the layer itself ran in eval)
-                holder = bool(created.get(f"{path}.{name}" if path else name)) or leaf_training is None
+                holder = bool(created.get(joined(path, name))) or leaf_training is None
                 child.training = module.training if holder else bool(leaf_training)
-            new._modules[name] = None if child is None else copy(child, f"{path}.{name}" if path else name)
+            new._modules[name] = None if child is None else copy(child, joined(path, name))
         return new
 
     return copy(gm, "")
