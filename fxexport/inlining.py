@@ -5,7 +5,8 @@ the source, or, where no lines are recorded (or shown), where neither is a layer
 is returned; and only while the line stays short. The calls still run in the graph's order: a
 value goes inside its user only if everything run in between goes there too, in the order Python
 evaluates it. And never so that a value lives longer: a computed value a statement reads last
-stays that statement's own, unless the statement only views it or its user returns it.
+stays that statement's own, unless the statement only views it or its user returns it, or is the
+method's last and returned as the source returns it (`return a + b + c`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from torch import fx
 from .annotations import annotation, recovered
 from .names import is_plain_identifier
 from .scopes import scopes_of
+from .source_names import returned_together
 
 # The longest statement values are written inside: black's line in a method body, less room for
 # literals that become `self.` attributes when classes are shared.
@@ -91,11 +93,26 @@ class Planner:
             self.notes[node] = annotation(node)
         return self.notes[node]
 
+    def returns(self, node: fx.Node, user: fx.Node) -> bool:
+        """True where the return statement is `user`'s value, the method's last, computed with `node` in one
+        statement the source returns (`return a + b + c`, or `h = f(a + b)` then `return h`): nothing runs after
+        it, so a value read last inside it lives no longer than in a statement of its own before it. (A
+        statement the source returns in some instances of a class and not in others would be written two ways,
+        and the class split; one the source does not record, written as two, would be read back as two.)"""
+        if not user.users or any(u.op != "output" for u in user.users) or not returned_together(node, user):
+            return False
+        after = user.next
+        while after.op != "output":
+            if self.statement(after):
+                return False
+            after = after.next
+        return True
+
     def holds_memory(self, node: fx.Node, user: fx.Node) -> bool:
         """A computed value `node` reads last (not a size, not viewed by it) would live on while `user`
         computes, where a statement of its own frees it first. Returning or viewing allocates nothing."""
         roots = self.roots
-        if user.op == "output" or roots[user] is roots[node]:
+        if user.op == "output" or roots[user] is roots[node] or self.returns(node, user):
             return False
         return any(
             used.op not in ("placeholder", "get_attr") and used not in self.inlined and used not in self.small

@@ -44,18 +44,24 @@ def as_in_source(cls: ClassIR) -> ClassIR:
         if first is not None and first[2] in rebinding:
             lines = kept_input(lines, cls.forward_params, first[2], alias) or lines
         elif parameter in parameter_names(cls.forward_params):
-            lines = _alias_rebound(lines, alias, parameter, rebound_alias)
+            lines = _alias_rebound(lines, alias, parameter, rebound_alias, _bound_to(cls.source_forward, alias))
+            lines = _input_name_reused(lines, parameter, rebinding)
     lines = _kept_values(lines, cls.source_forward)  # after the input's: its names are the source's then
     return cls if lines == cls.forward_lines else replace(cls, forward_lines=lines)
 
 
-def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children: frozenset[str]) -> tuple[str, ...]:
+def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children: frozenset[str], elsewhere: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The forward with the input kept as `alias` first where the source keeps it so and later binds the
     alias, not the input, to a child's value (torchvision's `identity = x`, ..., `identity =
     self.downsample(x)`, `out += identity`): the forward's `x = self.downsample(x)` (under its `if` or
     not) binds `alias`, read from there where it read `x`; the alias is kept first only where that call is
-    under an `if`. Not where the forward binds `x` elsewhere or names anything `alias`."""
-    at = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == m[3] == parameter and m[2] in children), None)
+    under an `if`. So too where the child is applied to another value, `elsewhere` (timm's pre-activation
+    blocks: `shortcut = x`, ..., `shortcut = self.downsample(x_preact)`). Not where the forward binds `x`
+    elsewhere or names anything `alias`."""
+    at = next((
+        j for j, line in enumerate(lines)
+        if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == parameter and (m[3] == parameter and m[2] in children or m[2] in elsewhere)
+    ), None)  # fmt: skip
     if at is None:
         return lines
     read = _code_names(lines)
@@ -68,10 +74,36 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
         return lines
     line = lines[at]
     indent = line[: len(line) - len(line.lstrip(" "))]
-    child = cast(re.Match[str], _APPLIED.fullmatch(line.lstrip(" ")))[2]
+    applied = cast(re.Match[str], _APPLIED.fullmatch(line.lstrip(" ")))
     after = tuple(rename_variables(text, {parameter: alias}) if is_code else text for text, is_code in zip(lines[at + 1 :], code[at + 1 :]))
     kept = (f"{alias} = {parameter}",) if indent else ()  # a child every instance calls binds it first: nothing to keep
-    return (*kept, *lines[:at], f"{indent}{alias} = self.{child}({parameter})", *after)
+    return (*kept, *lines[:at], f"{indent}{alias} = self.{applied[2]}({applied[3]})", *after)
+
+
+def _input_name_reused(lines: tuple[str, ...], parameter: str, children: frozenset[str]) -> tuple[str, ...]:
+    """The forward with the value of the first child the source binds to the input's name (`x =
+    self.conv1(x_preact)`, after `shortcut = x`) taking that name, where the forward reads the input no more
+    from there and named the value otherwise (`out`, unused before): the value and what takes its name
+    after it, as the source rebinds the input."""
+    at = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line)) and m[2] in children), None)
+    read = _code_names(lines) if at is not None else None
+    if at is None or read is None:
+        return lines
+    code, names = read
+    value = cast(re.Match[str], _APPLIED.fullmatch(lines[at]))[1]
+    if value == parameter or any(parameter in n for n in names[at:]) or any(value in n for n in names[:at]):
+        return lines
+    return (*lines[:at], *(rename_variables(line, {value: parameter}) if is_code else line for line, is_code in zip(lines[at:], code[at:])))
+
+
+def _bound_to(source: str, name: str) -> frozenset[str]:
+    """The children whose value the source forward binds to `name` (`shortcut = self.downsample(x_preact)`)."""
+    try:
+        tree = ast.parse(source) if source else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)] if tree is not None else []
+    return frozenset(child for node in statements if bound_name(node) == name and (child := called_child(node)))
 
 
 def binds(line: str, name: str) -> bool:
@@ -172,7 +204,9 @@ def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alia
     if read is None:
         return None
     code, names = read
-    if parameter not in parameter_names(params) or alias in parameter_names(params) or value == parameter or any(alias in n for n in names):
+    if parameter not in parameter_names(params) or alias in parameter_names(params) or value == parameter:
+        return None
+    if any(alias in n for n in names) and not _alias_bound_after(lines, code, names, at, parameter, alias):
         return None
     if any(value in n for n in names[:at]) or not any(parameter in n for n in names[at + 1 :]):
         return None
@@ -187,6 +221,20 @@ def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alia
         indent, rest = lines[rebound].split(f"{parameter} = ", 1)
         after += (f"{indent}{parameter} = {rename_variables(rest, swapped)}", *lines[rebound + 1 :])
     return (*lines[:start], f"{alias} = {parameter}", *lines[start:at], f"{parameter} = self.{child}({parameter})", *after)
+
+
+def _alias_bound_after(lines: tuple[str, ...], code: list[bool], names: list[set[str]], at: int, parameter: str, alias: str) -> bool:
+    """True when the forward names nothing `alias` until a plain statement of the call's block after it
+    binds that name (`residual = x + out`, the source's `residual = residual + out` once the input is
+    kept as `residual`), and reads the input no more from there: the input's reads renamed to the alias
+    all come before the alias takes its new value."""
+    first = next((j for j, n in enumerate(names) if alias in n), None)
+    if first is None or first <= at or not code[first]:
+        return False
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
+    if not lines[first].startswith(f"{indent}{alias} = ") or not all(line.startswith(indent) for line in lines[at + 1 : first]):
+        return False
+    return not any(parameter in n for n in names[first + 1 :]) and not any(binds(line, parameter) for line in lines[at + 1 : first + 1])
 
 
 def _rebinding(lines: tuple[str, ...], code: list[bool], names: list[set[str]], at: int, parameter: str, value: str, alias: str) -> int | None:

@@ -420,6 +420,39 @@ def _simple_statements(file: str, first: int) -> dict[int, ast.stmt]:
     return {n.lineno: n for n in nodes if isinstance(n, ast.stmt) and not hasattr(n, "body")}
 
 
+def returned_together(value: fx.Node, user: fx.Node) -> bool:
+    """True where both nodes ran in one statement of their forward, a `return` (`return a + b + c`) or one
+    binding a name that the next statement of its block returns (`h = self.norm(a + b)`, then `return h`)."""
+    frames, other = source_frames(user), source_frames(value)
+    span = _frame_span(frames[0][0], int(frames[0][1]), frames[0][2]) if frames else None
+    first = _enclosing_def(linecache.getlines(frames[0][0]), span[0]) if span is not None else None
+    if span is None or first is None or not other or other[0][0] != frames[0][0]:
+        return False
+    if _frame_span(other[0][0], int(other[0][1]), other[0][2]) != span:
+        return False
+    at = span[0] - first + 1
+    statement = _simple_statements(frames[0][0], first).get(at)
+    if isinstance(statement, ast.Return):
+        return True
+    following = _following(frames[0][0], first).get(at)
+    returned = following.value if isinstance(following, ast.Return) else None
+    return isinstance(returned, ast.Name) and span[2] == (returned.id,)
+
+
+@functools.lru_cache(maxsize=256)
+def _following(file: str, first: int) -> dict[int, ast.stmt]:
+    """The statement after each statement of its block in the function whose `def` is line `first` of a file,
+    by the first line of the statement it follows (from 1 at the `def`)."""
+    tree = _function_tree(file, first)
+    out: dict[int, ast.stmt] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                out.update({a.lineno: b for a, b in zip(block, block[1:]) if isinstance(a, ast.stmt)})
+    return out
+
+
 def _frame_span(file: str, line: int, code: str) -> Span | None:
     lines = linecache.getlines(file)
     if not 0 < line <= len(lines) or lines[line - 1].strip() != code:
@@ -722,9 +755,19 @@ def _assigned(node: fx.Node) -> tuple[str, ...] | None:
     calls (`q, k = self.q_norm(q), self.k_norm(k)`: `q` for the q_norm call)."""
     found = statement(node)
     names = None if found is None else found[1]
-    if names is not None and len(names) > 1 and (paired := _paired_target(node, names)) is not None:
-        return (paired,)
+    if names is not None and len(names) > 1 and (one := _paired_target(node, names) or _kept_item(node, names)) is not None:
+        return (one,)
     return names
+
+
+def _kept_item(node: fx.Node, names: tuple[str, ...]) -> str | None:
+    """The one name a statement keeping one item of a child's result binds (`hidden_states, _ =
+    self.self_attn(...)`), for that child's call where the graph reads no item of it: the split made the
+    child return the one item read."""
+    kept = [name for name in names if name != "_"]
+    if len(kept) != 1 or node.op != "call_module" or any(is_item_of(user, node) for user in node.users):
+        return None
+    return kept[0]
 
 
 def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:

@@ -21,6 +21,9 @@ KEPT = [
     (("y = x.mean()", "# m.py:3 in forward: x = self.expand(x)", "out = self.expand(x)", "x = out[:, :4] + x", "return torch.cat([x, out * y], dim=1)"), "expand",
      ("y = x.mean()", "shortcut = x", "# m.py:3 in forward: x = self.expand(x)", "x = self.expand(x)", "shortcut = x[:, :4] + shortcut",
       "return torch.cat([shortcut, x * y], dim=1)")),
+    # the alias bound later, once the input is read no more (transformers' `residual = residual + self_attn_output`)
+    (("h = self.expand(x)", "a = self.dw(h)", "shortcut = x.repeat(1, 2) + a", "return shortcut * 2"), "expand",
+     ("shortcut = x", "x = self.expand(x)", "a = self.dw(x)", "shortcut = shortcut.repeat(1, 2) + a", "return shortcut * 2")),
 ]  # fmt: skip
 NOT_KEPT = [
     (("x = self.expand(x)", "return x"), "expand"),  # applied in place already
@@ -30,6 +33,12 @@ NOT_KEPT = [
     (("out = self.expand(y)", "return out + y"), "expand"),  # not a parameter
     (("out = self.expand(x)", "out = self.expand(out)", "return out + x"), "expand"),  # called twice
     (("out = self.expand(x)", 'print(f"{x}")', "return out + x"), "expand"),  # an f-string's names are not renamed
+]  # fmt: skip
+ALIAS_BOUND_TOO_SOON = [  # kept as `residual`: the alias is in the way
+    (("h = self.expand(x)", "residual = x[:, :4] + h", "return residual + x[:, :4]"), "expand"),  # the input read after the alias is bound
+    (("residual = x * 2", "h = self.expand(x)", "return residual[:, :4] + h + x[:, :4]"), "expand"),  # bound before the call
+    (("h = self.expand(x)", "y = residual", "residual = x[:, :4] + h", "return residual"), "expand"),  # read before it is bound
+    (("h = self.expand(x)", "if h.sum() > 0:", "    residual = x[:, :4] + h", "return residual"), "expand"),  # bound in a block
 ]  # fmt: skip
 
 
@@ -52,6 +61,11 @@ def test_an_input_not_kept_for_later_or_names_in_the_way_leave_the_forward_as_it
     assert kept_input(lines, ("x",), child) is None
 
 
+@pytest.mark.parametrize(("lines", "child"), ALIAS_BOUND_TOO_SOON)
+def test_an_alias_the_forward_reads_or_binds_while_the_input_lives_is_in_the_way(lines, child) -> None:
+    assert kept_input(lines, ("x",), child, "residual") is None
+
+
 TIMM_BLOCK = """def forward(self, x):
     \"\"\"A docstring first.\"\"\"
     shortcut = x
@@ -63,6 +77,15 @@ TIMM_BLOCK = """def forward(self, x):
     return x
 """
 TRACED_BLOCK = ("out = self.conv1(x)", "out = self.bn1(out)", "if self.downsample is not None:", "    x = self.downsample(x)", "return out + x")
+PRE_ACT_BLOCK = """def forward(self, x):
+    x_preact = self.norm1(x)
+    shortcut = x
+    if self.downsample is not None:
+        shortcut = self.downsample(x_preact)
+    x = self.conv1(x_preact)
+    x = self.bn1(x)
+    return x + shortcut
+"""
 AS_IN_SOURCE = [
     # (the source forward, the forward as traced, as the source writes it)
     (TIMM_BLOCK, TRACED_BLOCK,
@@ -80,6 +103,23 @@ AS_IN_SOURCE = [
     # the sum binds `x`, and `x` after it is the sum, not the kept input
     (TIMM_BLOCK, ("out = self.conv1(x)", "out = self.bn1(out)", "x = x + out", "return x * 2"),
      ("shortcut = x", "x = self.conv1(x)", "x = self.bn1(x)", "x = shortcut + x", "return x * 2")),
+    # torchvision's BasicBlock keeps the input and binds the chain to a name of its own: so does the forward, and
+    # the optional child's value is bound to the alias, as the source binds it
+    (TIMM_BLOCK.replace("    x = self.conv1(x)", "    out = self.conv1(x)"), TRACED_BLOCK,
+     ("shortcut = x", "out = self.conv1(x)", "out = self.bn1(out)", "if self.downsample is not None:", "    shortcut = self.downsample(x)",
+      "return out + shortcut")),
+    # the child bound to the alias applied to another value (timm's pre-activation blocks: `shortcut =
+    # self.downsample(x_preact)`); the input is not rebound to the first child applied to it (`x_preact = self.norm1(x)`)
+    # the input's name then bound to the first child's value the source binds it to, the input read no more
+    (PRE_ACT_BLOCK, ("x_preact = self.norm1(x)", "if self.downsample is not None:", "    x = self.downsample(x_preact)",
+                     "out = self.conv1(x_preact)", "out = self.bn1(out)", "return out + x"),
+     ("shortcut = x", "x_preact = self.norm1(x)", "if self.downsample is not None:", "    shortcut = self.downsample(x_preact)",
+      "x = self.conv1(x_preact)", "x = self.bn1(x)", "return x + shortcut")),
+    # not where the value's name is read before (the source's names kept apart otherwise)
+    (PRE_ACT_BLOCK, ("x_preact = self.norm1(x)", "out = x_preact * 2", "if self.downsample is not None:", "    x = self.downsample(out)",
+                     "out = self.conv1(x_preact)", "return out + x"),
+     ("shortcut = x", "x_preact = self.norm1(x)", "out = x_preact * 2", "if self.downsample is not None:", "    shortcut = self.downsample(out)",
+      "out = self.conv1(x_preact)", "return out + shortcut")),
 ]  # fmt: skip
 DECODER_LAYER = textwrap.dedent(inspect.getsource(models.KeptValueLayer.forward))  # transformers' decoder layer
 TRACED_LAYER = ("out = self.input_layernorm(hidden_states)", "out = self.self_attn(out)", "hidden_states = hidden_states + out",
@@ -124,8 +164,6 @@ NOT_KEPT_VALUES = [
     (*TRACED_LAYER[:-1], "return hidden_states + out_1 + out"),
 ]
 NOT_AS_IN_SOURCE = [
-    # torchvision's BasicBlock keeps the input and binds the chain to a name of its own: so does the forward
-    (TIMM_BLOCK.replace("    x = self.conv1(x)", "    out = self.conv1(x)"), TRACED_BLOCK),
     # the input bound before the alias keeps it: the alias keeps another value
     (TIMM_BLOCK.replace("    shortcut = x\n", "    x = x * 1\n    shortcut = x\n"), TRACED_BLOCK),
     # the alias's name bound before
@@ -133,7 +171,9 @@ NOT_AS_IN_SOURCE = [
     # the source keeps no input
     (TIMM_BLOCK.replace("    shortcut = x\n", ""), TRACED_BLOCK),
     # the forward's first call on the input is another child than the one the source rebinds the input to
-    (TIMM_BLOCK.replace("x = self.conv1(x)", "x = self.conv9(x)"), TRACED_BLOCK),
+    (TIMM_BLOCK.replace("x = self.conv1(x)", "x = self.conv9(x)").replace("shortcut = self.downsample(shortcut)", "x = x + 1"), TRACED_BLOCK),
+    # the source binds the alias to another child than the forward's
+    (TIMM_BLOCK.replace("    x = self.conv1(x)", "    out = self.conv1(x)").replace("self.downsample(shortcut)", "self.pool(shortcut)"), TRACED_BLOCK),
     # the alias's name is taken in the forward
     (TIMM_BLOCK, (*TRACED_BLOCK[:-1], "shortcut = out * 2", "return shortcut + x")),
     # no source read
@@ -154,7 +194,7 @@ def test_an_input_the_source_keeps_under_a_name_first_is_kept_under_it(source, l
 
 @pytest.mark.parametrize(("source", "lines"), [(source, lines) for source, lines, _ in AS_IN_SOURCE])
 def test_the_forward_written_as_in_the_source_computes_what_it_did(source, lines) -> None:
-    layers = SimpleNamespace(conv1=lambda t: t.repeat(1, 1) * 3, bn1=lambda t: t.flip(0), downsample=lambda t: t - 1)
+    layers = SimpleNamespace(conv1=lambda t: t.repeat(1, 1) * 3, bn1=lambda t: t.flip(0), downsample=lambda t: t - 1, norm1=lambda t: t * 0.5)
     x = torch.arange(8.0).reshape(2, 4) / 7
     written = as_in_source(_block(source, lines)).forward_lines
     assert torch.equal(_function(written)(layers, x.clone()), _function(lines)(layers, x.clone()))

@@ -204,6 +204,34 @@ def passes_through(fn):
     return wrapper
 
 
+def checkpointed(fn):
+    """transformers' GradientCheckpointingLayer: the wrapped forward bound to the module by `partial`, run later."""
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        if self.training and getattr(self, "checkpointing", False):
+            return torch.utils.checkpoint.checkpoint(functools.partial(fn, self, **kwargs), *args, use_reentrant=False)
+        return fn(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _store_hidden(m, x):
+    m.hidden = x
+    return x
+
+
+class Checkpointed(nn.Module):
+    @checkpointed
+    def forward(self, x):
+        return x * 2
+
+
+class PartialOfAnotherFunction(nn.Module):
+    def forward(self, x):
+        return functools.partial(_store_hidden, self)(x * 2)
+
+
 class WrapperKeeps(nn.Module):
     @remember_output
     def forward(self, x):
@@ -412,6 +440,8 @@ CASES = [
     ("module_apply", Apply, True),
     ("wrapper_keeps", WrapperKeeps, True),
     ("wrapper_passes_through", WrapperPassesThrough, False),
+    ("wrapped_forward_bound_by_partial", Checkpointed, False),
+    ("partial_of_another_function_given_self", PartialOfAnotherFunction, True),
     ("staticmethod_given_self", StaticGivenSelf, True),
     ("out_keyword", OutKeyword, True),
     ("initialiser_in_place", InitInPlace, True),

@@ -89,6 +89,62 @@ class Views(nn.Module):
         return z
 
 
+class TupleAttention(nn.Module):
+    """Returns its output and its weights, as transformers' attention does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        weights = x.softmax(-1)
+        return self.proj(x * weights), weights
+
+
+class DecoderLayer(nn.Module):
+    """transformers' decoder layer: one item of the attention's result kept (`attn_output, _ = ...`), the input
+    kept as `residual` first and that name bound again once the input is read no more."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.attn = TupleAttention()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, hidden_states):
+        residual = hidden_states
+        hidden_states = self.norm(hidden_states)
+        attn_output, _ = self.attn(hidden_states)
+        residual = residual + attn_output
+        mlp_output = self.fc(residual)
+        return residual + mlp_output
+
+
+class Decoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([DecoderLayer(), DecoderLayer()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class ThreeTerms(nn.Module):
+    """A sum of values read last, returned: no `del` could free them, so the sum is one line, as written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(8, 8)
+        self.fc2 = nn.Linear(8, 8)
+
+    def forward(self, x):
+        a = self.fc1(x)
+        b = self.fc2(x)
+        return a + b + x
+
+
 def _trace(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> fx.GraphModule:
     return fx.symbolic_trace(model)
 
@@ -106,6 +162,7 @@ class Case:
     has: tuple[str, ...] = ()  # lines (stripped) the forward must have
     lacks: tuple[str, ...] = ()  # text the module must not have (regular expressions)
     matches: tuple[str, ...] = ()  # text the module must have (regular expressions)
+    in_class: str = "FxModule"  # the class whose forward `has` reads
 
 
 CASES = [
@@ -121,6 +178,10 @@ CASES = [
          has=("mask[:2, 2:].fill_(3.0)", "mask[2:, :2].fill_(1.5)"), lacks=(r"lifted_tensor", r"\]\[")),
     Case("del_where_memory_dies", Views, (torch.randn(2, 5),), _trace,
          matches=(r"self\.layers\[1\]\(.*\)\n +del [\w, ]*\bunbind\b",), lacks=(r"\n +del (?![\w, ]*\bunbind\b)",)),
+    Case("kept_item_and_alias_as_in_the_source", Decoder, (torch.randn(2, 8),), _export,
+         has=("residual = hidden_states", "hidden_states = self.norm(hidden_states)", "attn_output = self.attn(hidden_states)",
+              "residual = residual + attn_output"), in_class="DecoderLayer"),
+    Case("returned_sum_of_values_read_last", ThreeTerms, (torch.randn(2, 8),), _export, has=("return a + b + x",)),
 ]  # fmt: skip
 
 
@@ -132,7 +193,7 @@ def test_statements_read_as_written_and_give_the_same_bits(case: Case, tmp_path:
     folder = tmp_path / f"pkg_{case.name}"
     fxexport.export(gm, folder)
     text = (folder / "module.py").read_text()
-    forward = [line.strip() for line in text.split("def forward")[-1].splitlines()]
+    forward = [line.strip() for line in text.split(f"class {case.in_class}(")[1].split("def forward")[1].split("\nclass ")[0].splitlines()]
     assert [line for line in case.has if line not in forward] == [], text
     assert [pattern for pattern in case.lacks if re.search(pattern, text)] == [], text
     assert [pattern for pattern in case.matches if not re.search(pattern, text)] == [], text

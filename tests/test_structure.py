@@ -256,11 +256,13 @@ SHAPES = [
     Shape("child_with_its_code", _model(models.Splits), _rows, _trace, frozenset({"Split"}),
           counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "Split(4, branch1=nn.Linear(4, 2))": 1, "Split(2)": 2}),
     Shape("child_with_its_code_export", _model(models.Splits), _rows, _export, frozenset({"Split"}), counts={"if self.branch1 is not None:": 1}),
-    # an optional child whose value stands in for the input, read by a later statement: the join binds the input
+    # an optional child whose value stands in for the input, read by a later statement: the join binds the input,
+    # kept first under the name the source binds the child's value to
     Shape("optional_shortcut", _model(models.PreActBlocks), lambda: (torch.randn(2, 4, 8, 8),), _trace, frozenset({"PreActBlock", "PoolConv"}),
-          counts={"if self.downsample is not None:": 1, "x = self.downsample(out)": 1, "return out + x": 1, "out = self.conv1(out)": 1}),
+          counts={"if self.downsample is not None:": 1, "shortcut = self.downsample(out)": 1, "return out * 0.2 + shortcut": 1, "out = self.conv1(out)": 1,
+                  "shortcut = x": 1}),
     Shape("optional_shortcut_export", _model(models.PreActBlocks), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"PreActBlock", "PoolConv"}),
-          counts={"if self.downsample is not None:": 1, "x = self.downsample(out)": 1, "out = self.conv1(out)": 1}),
+          counts={"if self.downsample is not None:": 1, "shortcut = self.downsample(out)": 1, "out = self.conv1(out)": 1, "shortcut = x": 1}),
     # the same, each side's forwards differing in literals (a stage's width): one class, the literals parameters
     Shape("child_with_its_code_and_literals", _model(models.ShuffledSplits), _rows, _trace, frozenset({"ShuffledSplit"}),
           counts={"if self.branch1 is not None:": 1, "branch1=None": 1, "ShuffledSplit(": 6, "ShuffledSplit_1": 0}),
@@ -507,7 +509,7 @@ SHAPES = [
     Shape("unpacked_results", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _trace, frozenset({"TwoOutputs"}),
           counts={"chunk1, out = x.chunk(2, dim=-1)": 1, "out_1, pair2 = self.pair(out)": 1, "chunk = out_1.chunk(3, dim=0)": 1, "[0]": 1}),
     Shape("unpacked_results_export", _model(models.Unpacking), lambda: (torch.randn(3, 8),), _export, frozenset({"TwoOutputs"}),
-          counts={"a, b = x.chunk(2, dim=-1)": 1, "y, m = self.pair(cat)": 1, "out, out_1, _ = y.chunk(3)": 1, "[0]": 0}),
+          counts={"a, b = x.chunk(2, dim=-1)": 1, "y, m = self.pair(cat)": 1, "out, chunk2, _ = y.chunk(3)": 1, "return mul + out - chunk2.sum()": 1, "[0]": 0}),
     # locals named as the source names them where torch.export recorded the statements; none from symbolic_trace
     Shape("source_names_export", _model(models.SourceNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
           counts={"query_states = self.q(hidden_states).view(2, 4, 2, 4)": 1, "query_states = query_states.transpose(1, 2)": 1,
@@ -524,7 +526,7 @@ SHAPES = [
           frozenset({"QkvAttention", "GatedSum", "ViewedAttention"}),
           counts={"q, k, v = qkv.unbind()": 1, "q, k, v = x.unbind()": 1, "x = F.scaled_dot_product_attention(q, k, v)": 2,
                   "x = torch.cat([x[:, 1:], x[:, :1]], dim=1)": 1, "x = self.proj(x)": 1, "hidden = self.norm(x * x_1 + gate)": 1,
-                  "x = self.lin(hidden)": 1, "x = x * gate": 1, "mul = hidden * x_1": 1, "return x + mul": 1, "def forward(self, x, x_1, gate):": 1,
+                  "x = self.lin(hidden)": 1, "x = x * gate": 1, "return x + hidden * x_1": 1, "def forward(self, x, x_1, gate):": 1,
                   "del q, k, v\n": 1, "del x": 0}),
     # a helper's unpacked result: the value a later statement reads by one of its names takes it
     Shape("tuple_named_export", _model(models.TupleNamed), lambda: (torch.randn(2, 4, 8),), _export, frozenset(),
@@ -774,10 +776,10 @@ SHAPES = [
     # `act` the forward always makes (also before its early return) added where the others end in them
     Shape("rep_mixers", _model(models.RepMixerNet), lambda: (torch.randn(2, 4, 6, 6),), _trace, frozenset({"MobileOneLike", "RepMixer"}),
           counts={"scale_out = 0": 1, "identity_out = 0": 1, "if self.conv_kxk is not None:": 1, "self.conv_kxk = None": 1,
-                  "out = scale_out + identity_out": 1, "out = self.se(out)": 1}),
+                  "out = scale_out + identity_out": 1, "return self.act(self.se(out))": 1}),
     Shape("rep_mixers_export", _model(models.RepMixerNet), lambda: (torch.randn(2, 4, 6, 6),), _export, frozenset({"MobileOneLike", "RepMixer"}),
           counts={"scale_out = 0": 1, "identity_out = 0": 1, "if self.conv_kxk is not None:": 1, "self.conv_kxk = None": 1,
-                  "out = scale_out + identity_out": 1, "out += self.conv_kxk[0](x)": 1, "out = self.se(out)": 1, "+ 0": 0}),
+                  "out = scale_out + identity_out": 1, "out += self.conv_kxk[0](x)": 1, "return self.act(self.se(out))": 1, "+ 0": 0}),
     # ... but not into a block holding a module of that name (an OffGate off in it), nor where the forward calls the
     # identity elsewhere than at the end on another way out (`x = self.act(x * 3)` before the convolution)
     Shape("ending_identities_export", _model(models.EndingIdentities), lambda: (torch.randn(2, 4, 6, 6),), _export,

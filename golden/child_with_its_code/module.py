@@ -32,8 +32,7 @@ class Split(nn.Module):  # tests/models.py:771 Split
         if self.branch1 is not None:
             return torch.cat((self.branch1(x), self.branch2(x)), dim=1)
         x1, x2 = x.chunk(2, dim=1)
-        x2 = self.branch2(x2)
-        return torch.cat((x1, x2), dim=1)
+        return torch.cat((x1, self.branch2(x2)), dim=1)
 
 
 class FxModule(nn.Module):

@@ -61,8 +61,7 @@ class MobileOneLike(nn.Module):  # tests/models.py:5967 MobileOneLike
         if self.conv_kxk is not None:
             x = self.conv_kxk[0](x)
             out = out + x
-        out = self.se(out)
-        return self.act(out)
+        return self.act(self.se(out))
 
 
 class RepMixer(nn.Module):  # tests/models.py:5997 RepMixer

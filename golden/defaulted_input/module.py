@@ -32,8 +32,7 @@ class Shortcutted(nn.Module):  # tests/models.py:1345 Shortcutted
         if shortcut is None:
             shortcut = x
         out = self.conv2(torch.relu(self.conv1(x)))
-        out = out + shortcut * 0.5
-        return torch.relu(out)
+        return torch.relu(out + shortcut * 0.5)
 
 
 class FxModule(nn.Module):

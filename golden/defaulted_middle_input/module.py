@@ -33,8 +33,7 @@ class Attending(nn.Module):  # tests/models.py:1573 Attending
         if memory is None:
             memory = x
         scores = self.q(x) @ self.k(memory).transpose(-2, -1) + mask
-        softmax = scores.softmax(-1)
-        return softmax @ self.v(memory)
+        return scores.softmax(-1) @ self.v(memory)
 
 
 class DecoderLayer(nn.Module):  # tests/models.py:1589 DecoderLayer

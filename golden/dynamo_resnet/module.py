@@ -57,9 +57,7 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
             0.1,
             1e-05,
         )
-        # tests/models.py:468 in forward: return self.relu(out + identity)
-        out = out + x
-        return F.relu(out, inplace=True)
+        return F.relu(out + x, inplace=True)
 
 
 class BasicBlock_1(nn.Module):  # tests/models.py:448 BasicBlock
@@ -122,9 +120,7 @@ class BasicBlock_1(nn.Module):  # tests/models.py:448 BasicBlock
             0.1,
             1e-05,
         )
-        # tests/models.py:468 in forward: return self.relu(out + identity)
-        out = out + identity
-        return F.relu(out, inplace=True)
+        return F.relu(out + identity, inplace=True)
 
 
 class FxModule(nn.Module):

@@ -57,9 +57,7 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
         out = self.bn2(out)
         if self.downsample is not None:
             identity = self.downsample(x)
-        # tests/models.py:468 in forward: return self.relu(out + identity)
-        out = out + identity
-        return self.relu(out)
+        return self.relu(out + identity)
 
 
 class FxModule(nn.Module):
@@ -93,5 +91,4 @@ class FxModule(nn.Module):
         x = self.layer2(self.layer1(self.stem(x)))
         # tests/models.py:488 in forward: return self.head["fc"](torch.flatten(self.head["pool"](x), 1))
         x = self.head.pool(x)
-        x = x.flatten(1)
-        return self.head.fc(x)
+        return self.head.fc(x.flatten(1))

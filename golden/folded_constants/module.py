@@ -52,8 +52,7 @@ class FrozenBlock(nn.Module):  # tests/models.py:4071 FrozenBlock
         out = self.relu(out)
         out = self.conv2(out)
         out = self.bn2(out, _tensor_constant4, _tensor_constant5)
-        out = out + x
-        return self.relu(out)
+        return self.relu(out + x)
 
 
 class FxModule(nn.Module):

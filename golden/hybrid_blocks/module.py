@@ -59,8 +59,7 @@ class HybridBlock(nn.Module):  # tests/models.py:6363 HybridBlock
         out_2 = out_2.reshape(B, N, C)
         out_2 = self.proj(out_2)
         out_2 = out_2 * alpha[1]
-        x = x + out_2
-        return x + mixer1
+        return x + out_2 + mixer1
 
 
 class FxModule(nn.Module):

@@ -31,8 +31,7 @@ class SqueezeGate(nn.Module):  # tests/models.py:953 SqueezeGate
     def forward(self, x):
         out = torch.relu(self.fc1(x.mean((2, 3), keepdim=True)))
         out = self.fc2(out)
-        out = torch.sigmoid(out)
-        return x * out
+        return x * torch.sigmoid(out)
 
 
 class Ghosted(nn.Module):  # tests/models.py:1891 Ghosted

@@ -39,8 +39,7 @@ class ProjectedBlock(nn.Module):  # tests/models.py:3627 ProjectedBlock
 
     def forward(self, x):
         x = self.proj(x)
-        x = self.conv(x)
-        return x + 1
+        return self.conv(x) + 1
 
 
 class KeptShortcut(nn.Module):  # tests/models.py:3640 KeptShortcut
@@ -82,8 +81,7 @@ class ValueHead(nn.Module):  # tests/models.py:3604 ValueHead
         q = self.q(x)
         v = self.v(x)
         v_local = self.v_local(v)
-        mul = q * v
-        return mul + v_local
+        return q * v + v_local
 
 
 class FxModule(nn.Module):

@@ -46,8 +46,7 @@ class ReducedAttention(nn.Module):  # tests/models.py:5127 ReducedAttention
         k, v = kv.unbind(0)
         attn = q @ k.transpose(-2, -1)
         attn = attn.softmax(dim=-1)
-        matmul = attn @ v
-        return self.proj(matmul)
+        return self.proj(attn @ v)
 
 
 class ReducedStage(nn.Module):  # tests/models.py:5155 ReducedStage

@@ -39,13 +39,14 @@ class PreActBasic(nn.Module):  # tests/models.py:6304 PreActBasic
         self.conv2 = nn.Conv2d(out_channels, out_channels, 3, padding=1, bias=False)
 
     def forward(self, x):
+        shortcut = x
         x_preact = self.norm1(x)
         if self.downsample is not None:
-            x = self.downsample(x_preact)
-        out = self.conv1(x_preact)
-        out = self.norm2(out)
-        out = self.conv2(out)
-        return out + x
+            shortcut = self.downsample(x_preact)
+        x = self.conv1(x_preact)
+        x = self.norm2(x)
+        x = self.conv2(x)
+        return x + shortcut
 
 
 class FxModule(nn.Module):

@@ -41,8 +41,7 @@ class GlobalQueryAttention(nn.Module):  # tests/models.py:5083 GlobalQueryAttent
         x = x @ v
         x = x.reshape(B, N, 2, C // 2)
         x = x.transpose(2, 3)
-        x = x.reshape(B, N, C)
-        return self.proj(x)
+        return self.proj(x.reshape(B, N, C))
 
 
 class GlobalQueryBlock(nn.Module):  # tests/models.py:5259 GlobalQueryBlock

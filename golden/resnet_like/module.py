@@ -56,8 +56,7 @@ class BasicBlock(nn.Module):  # tests/models.py:448 BasicBlock
         out = self.bn2(out)
         if self.downsample is not None:
             identity = self.downsample(x)
-        out = out + identity
-        return self.relu(out)
+        return self.relu(out + identity)
 
 
 class FxModule(nn.Module):

@@ -87,8 +87,7 @@ class SplitScales_2(nn.Module):  # tests/models.py:5477 SplitScales
         for bn in self.bns:
             out = bn(out)
         out = torch.relu(out)
-        out = torch.cat([out, spx[-1]], 1)
-        return out + x
+        return torch.cat([out, spx[-1]], 1) + x
 
 
 class FxModule(nn.Module):
