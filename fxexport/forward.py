@@ -1006,7 +1006,8 @@ def _loop_targets(variables: list[str], roll: Roll, index: str | None, builtin: 
 
 def _own_name(node: fx.Node) -> str:
     """The name a value takes where nothing better is known: its node's, but an attribute read's
-    (`getattr_1 = x.shape` in a symbolic_trace graph) is the attribute's (`shape = x.shape`), and
+    (`getattr_1 = x.shape` in a symbolic_trace graph) is the attribute's (`shape = x.shape`), a child's
+    call not named after it (a torch.export graph's `linear_4 = self.head(x)`) the child's (`head`), and
     a name the graph numbered after its op (`getitem_9`) is the op's alone, which the method's
     namespace numbers among its own values (`getitem`, `getitem_1`): the graph's count runs over the
     whole graph, so the same method in another graph (a re-trace of the export) would be numbered otherwise."""
@@ -1016,6 +1017,10 @@ def _own_name(node: fx.Node) -> str:
             return attribute
     if is_message(node):
         return "message"
+    if node.op == "call_module" and not node.name.startswith(str(node.target).replace(".", "_")):
+        attribute = str(node.target).rpartition(".")[2]
+        if is_plain_identifier(attribute) and attribute.islower() and not attribute.startswith("_"):
+            return attribute  # the split's call of a child keeps the name of the op it was cut at (`linear_4`)
     op = _op_name(node)
     if op is not None:
         base = without_number(op)  # fx numbers calls of a function named `stage_2` stage_3, stage_4, ...

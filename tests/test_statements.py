@@ -145,6 +145,20 @@ class ThreeTerms(nn.Module):
         return a + b + x
 
 
+class DistilledHeads(nn.Module):
+    """timm's distilled heads, whose pair the first head's value cannot take the input's name of: the call
+    is named after the child (`head`), not after the op torch.export cut it at (`linear_4`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(8, 4)
+        self.head_dist = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x, x_dist = self.head(x), self.head_dist(x)
+        return (x + x_dist) / 2
+
+
 def _trace(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> fx.GraphModule:
     return fx.symbolic_trace(model)
 
@@ -182,6 +196,7 @@ CASES = [
          has=("residual = hidden_states", "hidden_states = self.norm(hidden_states)", "attn_output = self.attn(hidden_states)",
               "residual = residual + attn_output"), in_class="DecoderLayer"),
     Case("returned_sum_of_values_read_last", ThreeTerms, (torch.randn(2, 8),), _export, has=("return a + b + x",)),
+    Case("child_call_named_after_the_child", DistilledHeads, (torch.randn(2, 8),), _export, has=("head = self.head(x)",)),
 ]  # fmt: skip
 
 
