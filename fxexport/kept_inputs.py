@@ -62,8 +62,8 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
         j for j, line in enumerate(lines)
         if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == parameter and (m[3] == parameter and m[2] in children or m[2] in elsewhere)
     ), None)  # fmt: skip
-    if at is None:
-        return lines
+    if at is None or _in_loop(lines, at):
+        return lines  # in a loop the input's name carries a value from one step to the next
     read = _code_names(lines)
     if read is None:
         return lines
@@ -104,6 +104,18 @@ def _bound_to(source: str, name: str) -> frozenset[str]:
         return frozenset()
     statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)] if tree is not None else []
     return frozenset(child for node in statements if bound_name(node) == name and (child := called_child(node)))
+
+
+def _in_loop(lines: tuple[str, ...], at: int) -> bool:
+    """True where line `at` is inside a `for` or `while` block (its headers: the lines above it indented less)."""
+    indent = len(lines[at]) - len(lines[at].lstrip(" "))
+    for line in reversed(lines[:at]):
+        own = len(line) - len(line.lstrip(" "))
+        if own < indent and line.strip() and not line.lstrip().startswith("#"):
+            if re.match(r"(?:async\s+)?(?:for|while)\b", line.lstrip()):
+                return True
+            indent = own
+    return False
 
 
 def binds(line: str, name: str) -> bool:
@@ -234,6 +246,8 @@ def _alias_bound_after(lines: tuple[str, ...], code: list[bool], names: list[set
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
     if not lines[first].startswith(f"{indent}{alias} = ") or not all(line.startswith(indent) for line in lines[at + 1 : first]):
         return False
+    if alias in {t.string for t in variable_tokens(line_tokens(lines[first].split(f"{alias} = ", 1)[1]))}:
+        return False  # it reads the alias's value from before these lines (a caller's slice of a forward)
     return not any(parameter in n for n in names[first + 1 :]) and not any(binds(line, parameter) for line in lines[at + 1 : first + 1])
 
 

@@ -39,6 +39,8 @@ ALIAS_BOUND_TOO_SOON = [  # kept as `residual`: the alias is in the way
     (("residual = x * 2", "h = self.expand(x)", "return residual[:, :4] + h + x[:, :4]"), "expand"),  # bound before the call
     (("h = self.expand(x)", "y = residual", "residual = x[:, :4] + h", "return residual"), "expand"),  # read before it is bound
     (("h = self.expand(x)", "if h.sum() > 0:", "    residual = x[:, :4] + h", "return residual"), "expand"),  # bound in a block
+    # bound reading the alias's value from before the lines (a caller's slice of a forward: helper-80's case)
+    (("h = self.expand(x)", "residual = x[:, :4] * residual", "return residual + h"), "expand"),
 ]  # fmt: skip
 
 
@@ -77,6 +79,17 @@ TIMM_BLOCK = """def forward(self, x):
     return x
 """
 TRACED_BLOCK = ("out = self.conv1(x)", "out = self.bn1(out)", "if self.downsample is not None:", "    x = self.downsample(x)", "return out + x")
+ALIAS_READ_FIRST = """def forward(self, x):
+    residual = x
+    x = self.conv1(x)
+    if self.pre:
+        residual = x
+        x = self.bn1(x)
+        return residual + x
+    h = self.bn1(x)
+    residual = x * residual
+    return residual + h
+"""
 PRE_ACT_BLOCK = """def forward(self, x):
     x_preact = self.norm1(x)
     shortcut = x
@@ -115,6 +128,10 @@ AS_IN_SOURCE = [
                      "out = self.conv1(x_preact)", "out = self.bn1(out)", "return out + x"),
      ("shortcut = x", "x_preact = self.norm1(x)", "if self.downsample is not None:", "    shortcut = self.downsample(x_preact)",
       "x = self.conv1(x_preact)", "x = self.bn1(x)", "return x + shortcut")),
+    # the input kept as `residual`, but not the value the source keeps under it at once (helper-80's case): the
+    # line binding the alias again reads its earlier value, which keeping that value first would overwrite
+    (ALIAS_READ_FIRST, ("conv1 = self.conv1(x)", "h = self.bn1(conv1)", "residual = conv1 * x", "return residual + h"),
+     ("residual = x", "x = self.conv1(x)", "h = self.bn1(x)", "residual = x * residual", "return residual + h")),
     # not where the value's name is read before (the source's names kept apart otherwise)
     (PRE_ACT_BLOCK, ("x_preact = self.norm1(x)", "out = x_preact * 2", "if self.downsample is not None:", "    x = self.downsample(out)",
                      "out = self.conv1(x_preact)", "return out + x"),
@@ -164,6 +181,8 @@ NOT_KEPT_VALUES = [
     (*TRACED_LAYER[:-1], "return hidden_states + out_1 + out"),
 ]
 NOT_AS_IN_SOURCE = [
+    # the optional child's call in a loop: the input's name carries each step's value to the next
+    (PRE_ACT_BLOCK, ("out = self.norm1(x)", "for _ in range(2):", "    y = x + out", "    x = self.downsample(y)", "return out + x")),
     # the input bound before the alias keeps it: the alias keeps another value
     (TIMM_BLOCK.replace("    shortcut = x\n", "    x = x * 1\n    shortcut = x\n"), TRACED_BLOCK),
     # the alias's name bound before

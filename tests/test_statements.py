@@ -131,6 +131,40 @@ class Decoder(nn.Module):
         return x
 
 
+class AliasReadLayer(nn.Module):
+    """helper-80's case: the source keeps a value under `residual` at once in a branch not run, and the lines
+    run bind `residual` again from its earlier value: keeping the input under it first would overwrite that."""
+
+    def __init__(self, pre: bool = False) -> None:
+        super().__init__()
+        self.pre = pre
+        self.pre_norm = nn.LayerNorm(8)
+        self.post_attention_layernorm = nn.LayerNorm(8)
+        self.mlp = nn.Linear(8, 8)
+
+    def forward(self, hidden_states):
+        residual = self.pre_norm(hidden_states)
+        hidden_states = hidden_states + 1
+        if self.pre:
+            residual = hidden_states
+            hidden_states = self.post_attention_layernorm(hidden_states)
+        out = self.post_attention_layernorm(hidden_states)
+        out = self.mlp(out)
+        residual = residual + hidden_states + out
+        return residual * 2
+
+
+class AliasReadLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([AliasReadLayer(), AliasReadLayer()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
 class ThreeTerms(nn.Module):
     """A sum of values read last, returned: no `del` could free them, so the sum is one line, as written."""
 
@@ -196,6 +230,8 @@ CASES = [
          has=("residual = hidden_states", "hidden_states = self.norm(hidden_states)", "attn_output = self.attn(hidden_states)",
               "residual = residual + attn_output"), in_class="DecoderLayer"),
     Case("returned_sum_of_values_read_last", ThreeTerms, (torch.randn(2, 8),), _export, has=("return a + b + x",)),
+    Case("alias_bound_from_its_earlier_value", AliasReadLayers, (torch.randn(2, 8),), _export, in_class="AliasReadLayer",
+         has=("residual = self.pre_norm(hidden_states)", "return residual * 2")),
     Case("child_call_named_after_the_child", DistilledHeads, (torch.randn(2, 8),), _export, has=("head = self.head(x)",)),
 ]  # fmt: skip
 
