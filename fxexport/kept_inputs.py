@@ -39,29 +39,25 @@ def as_in_source(cls: ClassIR) -> ClassIR:
     lines = cls.forward_lines
     found = kept_input_alias(cls.source_forward)
     if found is not None:
-        alias, parameter, rebinding, rebound_alias = found
+        alias, parameter, rebinding, _, bound_alias = found
         first = next((m for line in lines if (m := _APPLIED.fullmatch(line)) and m[3] == parameter), None)
         if first is not None and first[2] in rebinding:
             lines = kept_input(lines, cls.forward_params, first[2], alias) or lines
         elif parameter in parameter_names(cls.forward_params):
-            lines = _alias_rebound(lines, alias, parameter, rebound_alias, _bound_to(cls.source_forward, alias))
+            lines = _alias_rebound(lines, alias, parameter, bound_alias)
             lines = _input_name_reused(lines, parameter, rebinding)
     lines = _kept_values(lines, cls.source_forward)  # after the input's: its names are the source's then
     return cls if lines == cls.forward_lines else replace(cls, forward_lines=lines)
 
 
-def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children: frozenset[str], elsewhere: frozenset[str] = frozenset()) -> tuple[str, ...]:
+def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children: frozenset[str]) -> tuple[str, ...]:
     """The forward with the input kept as `alias` first where the source keeps it so and later binds the
-    alias, not the input, to a child's value (torchvision's `identity = x`, ..., `identity =
-    self.downsample(x)`, `out += identity`): the forward's `x = self.downsample(x)` (under its `if` or
-    not) binds `alias`, read from there where it read `x`; the alias is kept first only where that call is
-    under an `if`. So too where the child is applied to another value, `elsewhere` (timm's pre-activation
-    blocks: `shortcut = x`, ..., `shortcut = self.downsample(x_preact)`). Not where the forward binds `x`
-    elsewhere or names anything `alias`."""
-    at = next((
-        j for j, line in enumerate(lines)
-        if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == parameter and (m[3] == parameter and m[2] in children or m[2] in elsewhere)
-    ), None)  # fmt: skip
+    alias, not the input, to the value of one of `children` (torchvision's `identity = x`, ..., `identity =
+    self.downsample(x)`, `out += identity`; timm's pre-activation blocks, `shortcut = x`, ..., `shortcut =
+    self.downsample(x_preact)`): the forward's `x = self.downsample(...)` (under its `if` or not) binds
+    `alias`, read from there where it read `x`; the alias is kept first only where that call is under an
+    `if`. Not where the forward binds `x` elsewhere or names anything `alias`."""
+    at = next((j for j, line in enumerate(lines) if (m := _APPLIED.fullmatch(line.lstrip(" "))) and m[1] == parameter and m[2] in children), None)
     if at is None or _in_loop(lines, at):
         return lines  # in a loop the input's name carries a value from one step to the next
     read = _code_names(lines)
@@ -73,7 +69,7 @@ def _alias_rebound(lines: tuple[str, ...], alias: str, parameter: str, children:
     if not any(parameter in n for n in names[at + 1 :]):
         return lines
     line = lines[at]
-    indent = line[: len(line) - len(line.lstrip(" "))]
+    indent = _indent(line)
     applied = cast(re.Match[str], _APPLIED.fullmatch(line.lstrip(" ")))
     after = tuple(rename_variables(text, {parameter: alias}) if is_code else text for text, is_code in zip(lines[at + 1 :], code[at + 1 :]))
     kept = (f"{alias} = {parameter}",) if indent else ()  # a child every instance calls binds it first: nothing to keep
@@ -96,26 +92,20 @@ def _input_name_reused(lines: tuple[str, ...], parameter: str, children: frozens
     return (*lines[:at], *(rename_variables(line, {value: parameter}) if is_code else line for line, is_code in zip(lines[at:], code[at:])))
 
 
-def _bound_to(source: str, name: str) -> frozenset[str]:
-    """The children whose value the source forward binds to `name` (`shortcut = self.downsample(x_preact)`)."""
-    try:
-        tree = ast.parse(source) if source else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)] if tree is not None else []
-    return frozenset(child for node in statements if bound_name(node) == name and (child := called_child(node)))
-
-
 def _in_loop(lines: tuple[str, ...], at: int) -> bool:
     """True where line `at` is inside a `for` or `while` block (its headers: the lines above it indented less)."""
-    indent = len(lines[at]) - len(lines[at].lstrip(" "))
+    indent = len(_indent(lines[at]))
     for line in reversed(lines[:at]):
-        own = len(line) - len(line.lstrip(" "))
+        own = len(_indent(line))
         if own < indent and line.strip() and not line.lstrip().startswith("#"):
             if re.match(r"(?:async\s+)?(?:for|while)\b", line.lstrip()):
                 return True
             indent = own
     return False
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" "))]
 
 
 def binds(line: str, name: str) -> bool:
@@ -243,7 +233,7 @@ def _alias_bound_after(lines: tuple[str, ...], code: list[bool], names: list[set
     first = next((j for j, n in enumerate(names) if alias in n), None)
     if first is None or first <= at or not code[first]:
         return False
-    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
+    indent = _indent(lines[at])
     if not lines[first].startswith(f"{indent}{alias} = ") or not all(line.startswith(indent) for line in lines[at + 1 : first]):
         return False
     if alias in {t.string for t in variable_tokens(line_tokens(lines[first].split(f"{alias} = ", 1)[1]))}:
@@ -255,7 +245,7 @@ def _rebinding(lines: tuple[str, ...], code: list[bool], names: list[set[str]], 
     """The line after `at` that binds the input's name to a new value as a plain statement of the call's
     block (`x = x + out`, which the renaming would make `shortcut = shortcut + x`), where nothing after it
     reads the call's value; None where there is none (every later line is renamed)."""
-    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" "))]
+    indent = _indent(lines[at])
     for j in range(at + 1, len(lines)):
         if not code[j] or not binds(lines[j], parameter):
             continue

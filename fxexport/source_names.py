@@ -854,12 +854,13 @@ def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
 
 
 @functools.lru_cache(maxsize=1024)
-def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[str]] | None:
-    """(alias, parameter, children, alias children) where the forward keeps an input under another name,
-    `alias = parameter`, before any statement binds either name (its first statement, or after `B, H, W,
-    C = x.shape`): `children` are those whose value it later binds to the parameter (timm's `x =
-    self.conv1(x)`), `alias children` those whose value of the parameter it binds to the alias
-    (torchvision's `identity = self.downsample(x)`); None where it keeps none so."""
+def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[str], frozenset[str]] | None:
+    """(alias, parameter, children, alias children, children bound to the alias) where the forward keeps an
+    input under another name, `alias = parameter`, before any statement binds either name (its first
+    statement, or after `B, H, W, C = x.shape`): `children` are those whose value it later binds to the
+    parameter (timm's `x = self.conv1(x)`), `alias children` those whose value of the parameter it binds to
+    the alias (torchvision's `identity = self.downsample(x)`), and the last those whose value of anything
+    it binds to the alias (timm's `shortcut = self.downsample(x_preact)` too); None where it keeps none so."""
     try:
         tree = ast.parse(source) if source else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -874,10 +875,9 @@ def kept_input_alias(source: str) -> tuple[str, str, frozenset[str], frozenset[s
     alias, parameter = found
     statements = [node for node in ast.walk(function) if isinstance(node, ast.stmt)]
     rebinding = frozenset(child for node in statements if bound_name(node) == parameter and (child := called_child(node)))
-    rebound_alias = frozenset(
-        child for node in statements if bound_name(node) == alias and (child := called_child(node)) and _first_argument(node) == parameter
-    )
-    return alias, parameter, rebinding, rebound_alias
+    bound_alias = [(node, child) for node in statements if bound_name(node) == alias and (child := called_child(node))]
+    rebound_alias = frozenset(child for node, child in bound_alias if _first_argument(node) == parameter)
+    return alias, parameter, rebinding, rebound_alias, frozenset(child for _, child in bound_alias)
 
 
 def _input_kept(body: list[ast.stmt], parameters: set[str]) -> tuple[str, str] | None:

@@ -120,10 +120,12 @@ class DecoderLayer(nn.Module):
         return residual + mlp_output
 
 
-class Decoder(nn.Module):
-    def __init__(self) -> None:
+class Stacked(nn.Module):
+    """Two instances of a layer applied in turn: the layer is a class of its own in the export."""
+
+    def __init__(self, layer: Callable[[], nn.Module]) -> None:
         super().__init__()
-        self.layers = nn.ModuleList([DecoderLayer(), DecoderLayer()])
+        self.layers = nn.ModuleList([layer(), layer()])
 
     def forward(self, x):
         for layer in self.layers:
@@ -152,17 +154,6 @@ class AliasReadLayer(nn.Module):
         out = self.mlp(out)
         residual = residual + hidden_states + out
         return residual * 2
-
-
-class AliasReadLayers(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList([AliasReadLayer(), AliasReadLayer()])
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
 
 
 class ThreeTerms(nn.Module):
@@ -226,11 +217,11 @@ CASES = [
          has=("mask[:2, 2:].fill_(3.0)", "mask[2:, :2].fill_(1.5)"), lacks=(r"lifted_tensor", r"\]\[")),
     Case("del_where_memory_dies", Views, (torch.randn(2, 5),), _trace,
          matches=(r"self\.layers\[1\]\(.*\)\n +del [\w, ]*\bunbind\b",), lacks=(r"\n +del (?![\w, ]*\bunbind\b)",)),
-    Case("kept_item_and_alias_as_in_the_source", Decoder, (torch.randn(2, 8),), _export,
+    Case("kept_item_and_alias_as_in_the_source", lambda: Stacked(DecoderLayer), (torch.randn(2, 8),), _export,
          has=("residual = hidden_states", "hidden_states = self.norm(hidden_states)", "attn_output = self.attn(hidden_states)",
               "residual = residual + attn_output"), in_class="DecoderLayer"),
     Case("returned_sum_of_values_read_last", ThreeTerms, (torch.randn(2, 8),), _export, has=("return a + b + x",)),
-    Case("alias_bound_from_its_earlier_value", AliasReadLayers, (torch.randn(2, 8),), _export, in_class="AliasReadLayer",
+    Case("alias_bound_from_its_earlier_value", lambda: Stacked(AliasReadLayer), (torch.randn(2, 8),), _export, in_class="AliasReadLayer",
          has=("residual = self.pre_norm(hidden_states)", "return residual * 2")),
     Case("child_call_named_after_the_child", DistilledHeads, (torch.randn(2, 8),), _export, has=("head = self.head(x)",)),
 ]  # fmt: skip
