@@ -191,6 +191,18 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
     return (_resolved(file), start, start + len(found) - 1) if found else None
 
 
+def in_class_code(cls: type | str, file: str, line: int) -> bool:
+    """True when line `line` of `file` is in the source of `cls` or of a base it inherits but torch's own."""
+    resolved = resolve_class(cls)
+    classes = [c for c in resolved.__mro__ if not _torch_class(c) and c is not object] if resolved is not None else [cls]
+    where = _resolved(file)
+    return any((span := _class_span(c)) is not None and span[0] == where and span[1] <= line <= span[2] for c in classes)
+
+
+def _torch_class(cls: type) -> bool:
+    return str(getattr(cls, "__module__", None) or "").startswith("torch.")
+
+
 def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:
     """The part of a node's stack trace from the frame inside `cls`'s own code on (None if none is),
     so a generated class's comments point into its source class, not into its callers. A module that

@@ -16,7 +16,7 @@ import contextlib
 import functools
 import importlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -40,6 +40,7 @@ class Call:
 
     frame: Frame
     items: list[fx.Node | Call] = field(default_factory=list)
+    misordered: bool = False  # its outputs are not in the order its source returns them (split._in_source_order)
 
     def nodes(self) -> list[fx.Node]:
         """Every node of the call, nested calls' included, in graph order."""
@@ -77,6 +78,12 @@ class Call:
                 inputs[used] = None
         outputs = tuple(n for n in body if any(u not in inside for u in n.users))
         return tuple(inputs), outputs
+
+    def put_outputs(self, outputs: Sequence[fx.Node]) -> None:
+        """Return its outputs in this order (the source's), not the graph's."""
+        inputs, current = self._interface
+        assert set(outputs) == set(current) and len(outputs) == len(current), "the same outputs, reordered"
+        self.__dict__["_interface"] = (inputs, tuple(outputs))
 
     def calls(self) -> list[Call]:
         """This call and every nested call, children before their parents."""
@@ -189,6 +196,7 @@ def _read_frames(entries: tuple[tuple[object, object], ...], dynamo: bool) -> tu
 _kept_frames = functools.lru_cache(maxsize=1 << 14)(_read_frames)
 
 
+MISORDERED = "fxexport_misordered_items"  # in a call_module node's meta: its items are not in its source's order
 SOURCE_CLASS = "fxexport_source_class"  # in a GraphModule split cut out of a module call (its meta): the module's class
 
 

@@ -28,7 +28,7 @@ from torch import fx
 
 from . import source_blocks
 from .annotations import frame_matches, source_frames
-from .calls import resolve_class
+from .calls import MISORDERED, resolve_class
 from .names import BUILTIN_NAMES
 from .unpacking import is_item_of
 
@@ -412,6 +412,22 @@ def statement_syntax(file: str, line: int, code: str) -> ast.stmt | None:
     return _simple_statements(file, first).get(span[0] - first + 1)
 
 
+def statement_site(file: str, line: int, code: str) -> int | None:
+    """The first line of the statement that line `line` of a file (which reads `code`) is in, else None."""
+    span = _frame_span(file, line, code)
+    return None if span is None else span[0]
+
+
+def function_at(file: str, line: int) -> tuple[int, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    """The line of the `def` of the function whose body holds line `line` of a file, and its syntax tree
+    (its lines numbered from 1 at the `def`); None where it cannot be read."""
+    lines = linecache.getlines(file)
+    first = _enclosing_def(lines, line) if 0 < line <= len(lines) else None
+    tree = _function_tree(file, first) if first is not None else None
+    function = tree.body[0] if tree is not None and tree.body else None
+    return (first, function) if first is not None and isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
 @functools.lru_cache(maxsize=256)
 def _simple_statements(file: str, first: int) -> dict[int, ast.stmt]:
     """The simple statements of the function whose `def` is line `first` of a file, by first line (from 1 at the `def`)."""
@@ -771,7 +787,10 @@ def _kept_item(node: fx.Node, names: tuple[str, ...]) -> str | None:
 
 
 def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:
-    """The names the source statement of an unpacked result binds its `count` items to, else None."""
+    """The names the source statement of an unpacked result binds its `count` items to, else None (also where
+    the result is a child's whose items are known not to be in the order its source returns them)."""
+    if result.meta.get(MISORDERED):
+        return None
     names = _assigned(result)
     return names if names is not None and len(names) == count else None
 

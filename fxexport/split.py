@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from torch import fx, nn
@@ -41,6 +43,7 @@ from .layers import first_used_after, first_uses
 from .module_paths import joined
 from .packing import list_arguments
 from .rebuild import is_holder
+from .returned_values import returned_from, source_item
 from .scopes import blocks_of
 from .source_names import (
     forward_reads,
@@ -92,6 +95,7 @@ def split(gm: fx.GraphModule) -> Structure:
         stacks = {n: tuple(f for f in frames[n] if f.path not in inline) for n in nodes}
         items = call_tree(nodes, stacks)
         calls = [c for item in items if isinstance(item, Call) for c in item.calls()]
+        _in_source_order(calls)
         graphs: dict[str, fx.Graph] = {}  # module path -> the graph of its first call
         lists = list_arguments(calls)
         found = _problems(calls, modules, graphs, lists)
@@ -105,6 +109,21 @@ def split(gm: fx.GraphModule) -> Structure:
     if not calls and not _numbered(gm) and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, graphs, kinds, lists, input_orders, tuple(sorted(inline.values(), key=lambda m: m.path)))
+
+
+def _in_source_order(calls: list[Call]) -> None:
+    """The outputs of each call in the order its source returns them, where the source shows each is an item
+    of the tuple it returns (returned_values.py), not in the order the graph computes them: `attention_output,
+    position_bias = self.attention(h)`, whose method computes the bias first."""
+    for call in calls:
+        outputs = call.interface()[1]
+        if len(outputs) < 2:
+            continue
+        items = [source_item(out, call.frame.key) for out in outputs]
+        if None not in items and len(set(items)) == len(items):
+            call.put_outputs([out for _, out in sorted(zip(items, outputs), key=lambda pair: cast(int, pair[0]))])
+        else:  # the caller's statement names the items by the source's order: not where some are known to be out of it
+            call.misordered = any(item is not None and item != position for position, item in enumerate(items))
 
 
 def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str]) -> None:
@@ -369,16 +388,22 @@ def _not_returned(call: Call, body: list[fx.Node], inputs: list[fx.Node], output
     kept from returned, kept_values.py), and a tensor held outside the call (symbolic_trace's constants,
     folded into the root) would become a parameter of its method."""
     position = {n: i for i, n in enumerate(body)}
-    escaping = next((out for out in outputs if any(u in position and position[u] > position[out] for u in out.users)), None)
+    escaping = next(_escaping(outputs, position), None)
     if escaping is None:
         return None
     held = next((n for n in inputs if n.op == "get_attr"), None)
     if held is not None:
         return f"its intermediate value {escaping.name!r} is used outside it, and it reads {held.target!r}, a tensor held outside it"
     keeper = _keeper(call, modules)
-    if keeper is not None:
-        return f"its intermediate value {escaping.name!r} is used outside it, and {keeper} may keep values on itself"
+    kept = None if keeper is None else next((out for out in _escaping(outputs, position) if not returned_from(out, call.frame.key)), None)
+    if kept is not None:
+        return f"its intermediate value {kept.name!r} is used outside it, and {keeper} may keep values on itself"
     return None
+
+
+def _escaping(outputs: list[fx.Node], position: dict[fx.Node, int]) -> Iterator[fx.Node]:
+    """The values read after the call that its own later code reads too."""
+    return (out for out in outputs if any(u in position and position[u] > position[out] for u in out.users))
 
 
 def _keeper(call: Call, modules: dict[str, nn.Module]) -> str | None:

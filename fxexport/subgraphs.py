@@ -19,7 +19,7 @@ from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
 from .annotations import own_stack_trace, recovered, root_traced, source_statement
-from .calls import Call, dynamo_graph, stack_frames
+from .calls import MISORDERED, Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .module_paths import submodule
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
@@ -409,6 +409,8 @@ class Builder:
         packed = self.lists.get(call.frame.key)
         args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
         node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
+        if call.misordered:
+            node.meta[MISORDERED] = True
         scopes = after(call_site_scopes(call.nodes(), call.frame.path), self.applied)
         if scopes:
             node.meta[SCOPES] = scopes

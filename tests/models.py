@@ -6500,3 +6500,78 @@ class OptionalBiasNorms(nn.Module):
 
     def forward(self, x):
         return self.b(self.a(x))
+
+
+def _attend(module, x):
+    """An attention function given the module (transformers' `attention_interface(self, ...)`): what it
+    does with the module is not read, so its class may keep values."""
+    return torch.softmax(x * module.scaling, dim=-1)
+
+
+def _attend_keeping(module, x):
+    """As _attend, and it keeps the scores on the module, where the caller reads them."""
+    module.scores = x * module.scaling
+    return torch.softmax(module.scores, dim=-1)
+
+
+class BiasAttention(nn.Module):
+    """T5's attention: the first computes a position bias, which it returns with its output, and later
+    ones are given (`if position_bias is None:`); the attention runs in a function given `self`."""
+
+    def __init__(self, has_bias: bool, keeping: bool = False) -> None:
+        super().__init__()
+        self.has_bias = has_bias
+        self.keeping = keeping
+        self.scaling = 0.5
+        self.proj = nn.Linear(4, 4)
+        self.bias = nn.Linear(4, 4) if has_bias else None
+
+    def forward(self, x, position_bias=None):
+        if position_bias is None:
+            if self.bias is None:
+                position_bias = torch.zeros(x.shape)
+            else:
+                position_bias = self.bias(x).tanh()
+        attend = _attend_keeping if self.keeping else _attend
+        output = attend(self, self.proj(x) + position_bias)
+        return output, position_bias
+
+
+class BiasLayer(nn.Module):
+    """T5's layer: norm, attention, residual; the bias passed on, as the attention returned it."""
+
+    def __init__(self, has_bias: bool, keeping: bool = False) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+        self.attention = BiasAttention(has_bias, keeping)
+
+    def forward(self, hidden_states, position_bias=None):
+        attention_output, position_bias = self.attention(self.norm(hidden_states), position_bias)
+        hidden_states = hidden_states + attention_output
+        return hidden_states, position_bias
+
+
+class BiasStack(nn.Module):
+    """T5's stack: the first layer's position bias passed to the next (read outside the layer that made it)."""
+
+    def __init__(self, keeping: bool = False) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([BiasLayer(True, keeping), BiasLayer(False)])
+
+    def forward(self, x):
+        position_bias = None
+        for layer in self.layers:
+            x, position_bias = layer(x, position_bias)
+        return x
+
+
+class KeptScores(nn.Module):
+    """The first layer's attention keeps its scores on itself, and the stack reads them there: not returned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = BiasStack(keeping=True).layers
+
+    def forward(self, x):
+        h, _ = self.layers[0](x)
+        return self.layers[1](h)[0] + self.layers[0].attention.scores

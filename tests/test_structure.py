@@ -239,6 +239,20 @@ SHAPES = [
     # torch.export lifts the constant into the module that made it: both are cut out
     Shape("returned_intermediates_export", _model(models.FeaturePyramid), _rows, _export, frozenset({"Features", "ScaledFeatures", "Leaf"}),
           counts={"return (x, self.stage2(F.relu(x)))": 2, "scaled1, scaled2 = self.scaled(x)": 1}),
+    # a value the source returns through two modules (T5's position bias), from an attention passing `self` to a
+    # function (so it may keep values): cut out, the items in the order the source returns them, named as it names them
+    Shape("returned_through_modules_export", _model(models.BiasStack), _rows, _export,
+          frozenset({"BiasAttention", "BiasAttention_1", "BiasLayer", "BiasLayer_1"}),
+          counts={"attention_output, position_bias = self.attention(self.norm(hidden_states))": 1,
+                  "return (hidden_states + attention_output, position_bias)": 1, "self.layers[0].": 0}),
+    # symbolic_trace: the recovered statements place the bias, not the attention's output (computed in the function):
+    # cut out, the items in the graph's order, so not named by the source's statement
+    Shape("returned_through_modules_trace", _model(models.BiasStack), _rows, _trace,
+          frozenset({"BiasAttention", "BiasAttention_1", "BiasLayer", "BiasLayer_1"}),
+          counts={"attention1, attention2 = self.attention(self.norm(hidden_states))": 1, "position_bias = self.attention(": 0}),
+    # the attention keeps its scores on itself and the caller reads them there: not returned, it stays inline
+    Shape("kept_not_returned_export", _model(models.KeptScores), _rows, _export, frozenset({"BiasAttention", "BiasLayer"}),
+          inline={path: "used outside it, and BiasAttention 'layers.0.attention' may keep values on itself" for path in ("layers.0", "layers.0.attention")}),
     # a value dying where a result is unpacked into eight items, five statements before return: no `del`
     Shape("unpacked_items_are_no_statements", _model(models.Unpacked), lambda: (torch.randn(2, 16),), _trace, frozenset(),
           counts={"del x": 0, "chunk(": 1}),
@@ -867,8 +881,8 @@ SHAPES = [
     Shape("threaded_optional_child_export", _model(models.TokenStages), _image, _export, frozenset({"TokenStage", "TokenPool"}),
           counts={"def forward(self, x, cls_tokens):": 1, "if self.pool is not None:\n            x, cls_tokens = self.pool(x, cls_tokens)": 1,
                   "cls_tokens = x[:, :1]": 1, "if self.use_reshape:": 1, "return cls_tokens": 1, "x_1": 0,
-                  # it returns `cls_tokens, x`: the caller's names follow the stage's, not the places of its inputs
-                  "out, x = self.stages[0](x, out)": 1}),
+                  # it returns `x, cls_tokens` as the source does (returned_values): the caller's names follow the stage's
+                  "x, out = self.stages[0](x, out)": 1, "return (x, cls_tokens)": 1}),
     # from a review: optional children that do not tell apart the blocks adding a residual are no branch between
     # their codes (the blocks without `pre` or `post` ran the residual's code)
     Shape("optional_children_apart_from_a_residual", _model(models.PreExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock"})),

@@ -1,0 +1,302 @@
+"""Whether a module's source returns a value computed inside its call, rather than keeping it on itself.
+
+A value computed inside a module call and read after it is returned or kept on a module
+(kept_values.py). A class that passes `self` to a function the source does not name may keep one
+(T5Attention's `attention_interface(self, ...)`). The value's stack trace says more: the statement it
+ran in, in each module's forward. The call returns it where, from the innermost module out to the one
+called, each forward binds it to a name there (the innermost by assigning it, `position_bias =
+self.compute_bias(...)`; each caller by unpacking the item its child returns, `attention_output,
+position_bias, attn_weights = self.SelfAttention(...)`), binds that name nowhere after it and not in a
+loop, ends with a `return` and returns the name as the same item in every `return` after it. A
+decorator's wrapper that changes the result is not seen (stack traces do not record wrappers).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from torch import fx
+
+from .annotations import frame_matches, in_class_code, in_torch, passes_on
+from .calls import Frame, stack_frames
+from .source_names import function_at, statement_site, statement_syntax
+
+Site = tuple[tuple[str, int], ...]  # (file, first line of the statement) of each frame, outermost first
+
+
+@dataclass(frozen=True)
+class _Returned:
+    """How a forward returns a name: item `index` of a tuple of `length` items, or whole (index None)."""
+
+    index: int | None
+    length: int = 1
+
+
+def returned_from(value: fx.Node, key: str) -> bool:
+    """True where the source shows that the module call recorded as `key` in the value's `nn_module_stack`
+    returns `value` (the module docstring)."""
+    return _returned(value, key) is not None
+
+
+def source_item(value: fx.Node, key: str) -> int | None:
+    """The item of the tuple the module call recorded as `key` returns that the source shows `value` is, else None."""
+    returned = _returned(value, key)
+    return None if returned is None else returned.index
+
+
+def _returned(value: fx.Node, key: str) -> _Returned | None:
+    stack = _model_frames(stack_frames(value))
+    start = next((i for i, frame in enumerate(stack) if frame.key == key), None)
+    if start is None:
+        return None
+    found = _forward_frames(value, stack, start)
+    if found is None or not _is_statement_value(value, stack[-1].key, found[0]):
+        return None
+    returned: _Returned | None = None
+    levels = stack[start:]
+    for depth in range(len(levels) - 1, -1, -1):
+        file, line, code = found[1][depth]
+        child = _attribute(levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
+        statement = statement_syntax(file, line, code)
+        if isinstance(statement, ast.Return):
+            returned = _returned_here(statement.value, returned, child)
+        else:
+            name = _bound_name(statement, returned, child)
+            returned = _return_of(file, line, name) if name is not None else None
+        if returned is None:
+            return None
+    return returned
+
+
+def _model_frames(stack: list[Frame]) -> list[Frame]:
+    """The stack without the torch.nn layer the value is the output of (its statement is its caller's: `out =
+    self.o(h)`); all of it, the layer's included, where a model's class runs inside a torch class (read as none)."""
+    while stack and _is_torch(stack[-1].cls):
+        stack = stack[:-1]
+    return stack
+
+
+def _is_torch(cls: type | str) -> bool:
+    name = cls if isinstance(cls, str) else f"{cls.__module__}."
+    return name.startswith("torch.")
+
+
+def _forward_frames(value: fx.Node, stack: Sequence[Frame], start: int) -> tuple[int, list[tuple[str, int, str]]] | None:
+    """The frame of each module's forward from `stack[start]` in, where the value's stack trace records
+    each, one after the other (but for torch's own frames and wrappers passing their call on), with the
+    number of frames outside torch up to the last; None otherwise."""
+    matches = list(frame_matches(value))
+    callers = sum(frame.cls == stack[start].cls for frame in stack[:start])
+    found: list[int] = []
+    for depth, frame in enumerate(stack[start:]):
+        after = found[-1] + 1 if found else 0
+        at = [i for i in range(after, len(matches)) if matches[i]["func"] == "forward" and in_class_code(frame.cls, matches[i]["file"], int(matches[i]["line"]))]
+        at = at[callers:] if depth == 0 else at[:1]
+        if not at or (found and not all(_passes(matches[i]) for i in range(found[-1] + 1, at[0]))):
+            return None
+        found.append(at[0])
+    count = sum(not in_torch(m["file"]) for m in matches[: found[-1] + 1])
+    return count, [(matches[i]["file"], int(matches[i]["line"]), matches[i]["code"].strip()) for i in found]
+
+
+def _passes(match: re.Match[str]) -> bool:
+    """A frame between a forward and its child's: torch's own (`_call_impl`) or a wrapper passing its call on."""
+    return in_torch(match["file"]) or passes_on(match["code"])
+
+
+def _is_statement_value(value: fx.Node, key: str, count: int) -> bool:
+    """True where the value is the last one its statement in the forward of its innermost module call
+    (`key`) computed and no other value of that statement reads it: what the statement binds. `count`:
+    the value's frames outside torch up to that statement's."""
+    site = _site(value, count)
+    if site is None:
+        return False
+    for node in (*value.users, *_after(value)):
+        if node.op != "output" and _inside(node, key) and _site(node, count) in (site, None):
+            return False
+    return True
+
+
+def _after(node: fx.Node) -> Iterator[fx.Node]:
+    later = node.next
+    while later.op not in ("output", "root"):
+        yield later
+        later = later.next
+
+
+def _inside(node: fx.Node, key: str) -> bool:
+    return any(frame.key == key for frame in stack_frames(node))
+
+
+def _site(node: fx.Node, count: int) -> Site | None:
+    """(file, the statement's first line) of the node's first `count` frames outside torch (fewer where it
+    has fewer); None where one cannot be read."""
+    out: list[tuple[str, int]] = []
+    for match in frame_matches(node):
+        if len(out) == count:
+            break
+        if in_torch(match["file"]):
+            continue
+        start = statement_site(match["file"], int(match["line"]), match["code"].strip())
+        if start is None:
+            return None
+        out.append((match["file"], start))
+    return tuple(out) if out else None
+
+
+def _returned_here(value: ast.expr | None, returned: _Returned | None, child: str | None) -> _Returned | None:
+    """How a `return` statement the value ran in returns it: the one item of its tuple that is no name or
+    constant (`return (self.lin2(a), a)`), else the whole; in a caller, the child's call returned whole
+    (`return self.layers[1](x, bias)`) or as an item (`return (self.attention(x), x)`)."""
+    items = value.elts if isinstance(value, ast.Tuple) else None
+    if items is not None and any(isinstance(item, ast.Starred) for item in items):
+        return None
+    if returned is None:
+        if items is None:
+            return _Returned(None) if value is not None and not isinstance(value, (ast.Name, ast.Constant)) else None
+        computed = [i for i, item in enumerate(items) if not isinstance(item, (ast.Name, ast.Constant))]
+        return _Returned(computed[0], len(items)) if len(computed) == 1 else None
+    if value is not None and _calls_child(value, child):
+        return returned
+    places = [i for i, item in enumerate(items or []) if _calls_child(item, child)]
+    return _Returned(places[0], len(items or [])) if len(places) == 1 and returned.index is None else None
+
+
+def _attribute(caller: str, child: str) -> str:
+    """The attribute of the caller that holds the child or the container holding it (`layer` for `block.0`
+    and `block.0.layer.1`)."""
+    return (child[len(caller) + 1 :] if caller else child).split(".")[0]
+
+
+def _bound_name(statement: ast.stmt | None, returned: _Returned | None, child: str | None) -> str | None:
+    """The name a statement binds the value to: the one name it assigns (the innermost module's), or the
+    item `returned` says its child returns it as, of the names it unpacks that child's call into (`child`:
+    the attribute of `self` holding it)."""
+    if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is None:
+        return None
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    if len(targets) != 1:
+        return None
+    target = targets[0]
+    if returned is None:
+        return target.id if isinstance(target, ast.Name) else None
+    if not _calls_child(statement.value, child):
+        return None
+    if returned.index is None:
+        return target.id if isinstance(target, ast.Name) else None
+    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else []
+    if len(names) != returned.length or not all(isinstance(n, ast.Name) for n in names):
+        return None
+    return names[returned.index].id  # type: ignore[attr-defined]
+
+
+def _calls_child(value: ast.expr, child: str | None) -> bool:
+    """True where the statement's value is the child's call: `self.<child>...(...)`, calling nothing else the
+    same way (`self.attention(self.norm(h), bias)`), or a call of a local calling nothing else (`layer(h, bias)`):
+    a call inside its arguments would run first, and its result not be the statement's."""
+    if not isinstance(value, ast.Call):
+        return False
+    inner = [n.func for n in ast.walk(value) if isinstance(n, ast.Call) and n is not value]
+    if child is not None and _self_attribute(value.func) == child:
+        return all(ast.dump(func) != ast.dump(value.func) for func in inner)
+    return not inner
+
+
+def _self_attribute(func: ast.expr) -> str | None:
+    """`layer` for `self.layer[0]` or `self.layer`: the first attribute read off `self`."""
+    node, attribute = func, None
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        attribute = node.attr if isinstance(node, ast.Attribute) else attribute
+        node = node.value
+    return attribute if isinstance(node, ast.Name) and node.id == "self" else None
+
+
+def _return_of(file: str, line: int, name: str) -> _Returned | None:
+    """How the function holding line `line` returns `name` bound by the statement there, or None where some
+    `return` after it does not return it, or returns it as another item, or the name is bound again."""
+    found = function_at(file, line)
+    if found is None:
+        return None
+    first, function = found
+    at = line - first + 1
+    statement = next((s for s in _statements(function.body) if s.lineno <= at <= (s.end_lineno or s.lineno)), None)
+    if statement is None or _in_loop(function.body, statement) or not isinstance(function.body[-1], ast.Return):
+        return None
+    end = statement.end_lineno or statement.lineno
+    arms = _arms(function)
+    bound = (n for n in _own_nodes(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
+    if any(n.lineno > end and not arms.get(n, set()) & _other_arms(arms.get(statement, set())) for n in bound):
+        return None  # bound again after it, not only in the other arm of an `if` it is in
+    ways = {_returned_as(r.value, name) for r in _own_nodes(function) if isinstance(r, ast.Return) and r.lineno > end}
+    return ways.pop() if len(ways) == 1 else None
+
+
+def _returned_as(value: ast.expr | None, name: str) -> _Returned | None:
+    if isinstance(value, ast.Name) and value.id == name:
+        return _Returned(None)
+    items = value.elts if isinstance(value, ast.Tuple) else []
+    places = [i for i, item in enumerate(items) if isinstance(item, ast.Name) and item.id == name]
+    if len(places) != 1 or any(isinstance(item, ast.Starred) for item in items):
+        return None
+    return _Returned(places[0], len(items))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The simple statements of a block, those inside compound statements included."""
+    for statement in body:
+        blocks = _blocks(statement)
+        if not blocks:
+            yield statement
+        for block in blocks:
+            yield from _statements(block)
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    blocks = [getattr(statement, name, None) or [] for name in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(statement, "handlers", [])] + [c.body for c in getattr(statement, "cases", [])]
+    return [b for b in blocks if b]
+
+
+def _in_loop(body: list[ast.stmt], statement: ast.stmt) -> bool:
+    """True where `statement` is inside a `for` or `while` of the block."""
+    for outer in body:
+        blocks = _blocks(outer)
+        inside = any(statement in _statements(block) for block in blocks)
+        if inside:
+            return isinstance(outer, (ast.For, ast.AsyncFor, ast.While)) or any(_in_loop(block, statement) for block in blocks)
+    return False
+
+
+def _arms(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, set[tuple[int, str]]]:
+    """The arms of `if` statements each syntax node of the function is in: (id of the `if`, "body" or "orelse")."""
+    out: dict[ast.AST, set[tuple[int, str]]] = {}
+    pending: list[tuple[ast.AST, frozenset[tuple[int, str]]]] = [(n, frozenset()) for n in function.body]
+    while pending:
+        node, inside = pending.pop()
+        out[node] = set(inside)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        for field, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            arm = inside | {(id(node), field)} if isinstance(node, ast.If) and field in ("body", "orelse") else inside
+            pending += [(child, arm) for child in children if isinstance(child, ast.AST)]
+    return out
+
+
+def _other_arms(arms: set[tuple[int, str]]) -> set[tuple[int, str]]:
+    return {(node, "orelse" if field == "body" else "body") for node, field in arms}
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The syntax nodes of the function's body, those of functions and classes it defines aside."""
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending += ast.iter_child_nodes(node)

@@ -1,0 +1,131 @@
+"""returned_values.returned_from: a value computed inside a module call and read after it is returned by the
+call where, in each module's forward from the one that computed it out to the one called, its statement binds
+it to a name that the forward binds nowhere after it, not in a loop, and returns as the same item of every
+`return` after it. Each case is a two-layer stack (tests/models.py's BiasStack, T5's shape) captured by
+torch.export, its first attention computing the bias that the second layer reads; asked of the first layer's
+call and of its attention's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+from torch import fx, nn
+
+from fxexport.calls import stack_frames
+from fxexport.returned_values import returned_from, source_item
+from tests import models
+
+
+class _Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.flag = False
+        self.bias = nn.Linear(4, 4)
+        self.proj = nn.Linear(4, 4)
+
+
+class BoundAgain(_Attention):
+    def forward(self, x):
+        position_bias = self.bias(x).tanh()
+        output = self.proj(x) + position_bias
+        position_bias = output * 2
+        return output, position_bias
+
+
+class InLoop(_Attention):
+    def forward(self, x):
+        for _ in range(1):
+            position_bias = self.bias(x).tanh()
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+class OtherItems(_Attention):
+    def forward(self, x):
+        position_bias = self.bias(x).tanh()
+        output = self.proj(x) + position_bias
+        if self.flag:
+            return output, position_bias
+        return position_bias, output
+
+
+class OtherArm(_Attention):
+    def forward(self, x):
+        if not self.flag:
+            position_bias = self.bias(x).tanh()
+        else:  # bound after it, in the arm not taken
+            position_bias = torch.zeros(x.shape)
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+class Passed(_Attention):
+    def forward(self, x):
+        position_bias = self.bias(x).tanh()
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+def _swap(pair):
+    return pair[1], pair[0]
+
+
+class Layer(nn.Module):
+    def __init__(self, attention: nn.Module) -> None:
+        super().__init__()
+        self.attention = attention
+
+    def forward(self, x):
+        output, position_bias = self.attention(x)
+        return x + output, position_bias
+
+
+class SwappedLayer(Layer):
+    def forward(self, x):
+        position_bias, output = _swap(self.attention(x))
+        return x + output, position_bias
+
+
+class Stack(nn.Module):
+    def __init__(self, attention: nn.Module, layer: type[Layer] = Layer) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([layer(attention), nn.Linear(4, 4)])
+
+    def forward(self, x):
+        h, position_bias = self.layers[0](x)
+        return self.layers[1](h) + position_bias
+
+
+CASES = [  # name, model, returned by (the first layer, its attention), the bias's item of the first layer's tuple
+    ("returned", lambda: Stack(Passed()), (True, True), 1),
+    ("bound_in_the_other_arm", lambda: Stack(OtherArm()), (True, True), 1),
+    ("bound_again_after", lambda: Stack(BoundAgain()), (False, False), None),
+    ("bound_in_a_loop", lambda: Stack(InLoop()), (False, False), None),
+    ("returned_as_other_items", lambda: Stack(OtherItems()), (False, False), None),
+    ("unpacked_from_a_function_of_the_result", lambda: Stack(Passed(), SwappedLayer), (False, True), None),
+    ("t5_shape", models.BiasStack, (True, True), 1),
+]
+
+
+def _bias(gm: fx.GraphModule) -> fx.Node:
+    return next(n for n in gm.graph.nodes if n.op == "call_function" and "tanh" in str(n.target))
+
+
+@pytest.mark.parametrize(("name", "build", "returned", "item"), CASES, ids=[c[0] for c in CASES])
+def test_a_value_is_returned_where_each_forward_binds_and_returns_it(name: str, build: Callable[[], nn.Module], returned: tuple[bool, bool], item: int | None) -> None:
+    torch.manual_seed(0)
+    gm = torch.export.export(build().eval(), (torch.randn(2, 4),)).module()
+    bias = _bias(gm)
+    keys = {frame.path: frame.key for frame in stack_frames(bias)}
+    assert (returned_from(bias, keys["layers.0"]), returned_from(bias, keys["layers.0.attention"])) == returned
+    assert source_item(bias, keys["layers.0"]) == item
+
+
+def test_a_graph_without_stack_traces_shows_nothing_returned() -> None:
+    gm = torch.export.export(Stack(Passed()).eval(), (torch.randn(2, 4),)).module()
+    for node in gm.graph.nodes:
+        node.meta.pop("stack_trace", None)
+    bias = _bias(gm)
+    assert not any(returned_from(bias, frame.key) for frame in stack_frames(bias))
