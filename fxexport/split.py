@@ -22,6 +22,7 @@ from torch import fx, nn
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, numbered_in_any_order, numbered_in_order
 from .aliases import identity_source, reads_outside
+from .annotations import recovered
 from .calls import (
     SOURCE_CLASS,
     Call,
@@ -114,13 +115,15 @@ def split(gm: fx.GraphModule) -> Structure:
 def _in_source_order(calls: list[Call]) -> None:
     """The outputs of each call in the order its source returns them, where the source shows each is an item
     of the tuple it returns (returned_values.py), not in the order the graph computes them: `attention_output,
-    position_bias = self.attention(h)`, whose method computes the bias first."""
+    position_bias = self.attention(h)`, whose method computes the bias first. Not from symbolic_trace's
+    recovered statements: the export of its re-trace, whose joined forwards may return in several places,
+    would not know the order again (no fixed point)."""
     for call in calls:
         outputs = call.interface()[1]
         if len(outputs) < 2:
             continue
         items = [source_item(out, call.frame.key) for out in outputs]
-        if None not in items and len(set(items)) == len(items):
+        if None not in items and len(set(items)) == len(items) and not recovered():
             call.put_outputs([out for _, out in sorted(zip(items, outputs), key=lambda pair: cast(int, pair[0]))])
         else:  # the caller's statement names the items by the source's order: not where some are known to be out of it
             call.misordered = any(item is not None and item != position for position, item in enumerate(items))
