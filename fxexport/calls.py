@@ -41,6 +41,7 @@ class Call:
     frame: Frame
     items: list[fx.Node | Call] = field(default_factory=list)
     misordered: bool = False  # its outputs are not in the order its source returns them (split._in_source_order)
+    source_items: tuple[tuple[int, ...], int] | None = None  # the items of its source's tuple its outputs are, of how many
 
     def nodes(self) -> list[fx.Node]:
         """Every node of the call, nested calls' included, in graph order."""
@@ -197,6 +198,7 @@ _kept_frames = functools.lru_cache(maxsize=1 << 14)(_read_frames)
 
 
 MISORDERED = "fxexport_misordered_items"  # in a call_module node's meta: its items are not in its source's order
+SOURCE_ITEMS = "fxexport_source_items"  # in a call_module node's meta: Call.source_items
 SOURCE_CLASS = "fxexport_source_class"  # in a GraphModule split cut out of a module call (its meta): the module's class
 
 

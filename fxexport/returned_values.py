@@ -41,10 +41,11 @@ def returned_from(value: fx.Node, key: str) -> bool:
     return _returned(value, key) is not None
 
 
-def source_item(value: fx.Node, key: str) -> int | None:
-    """The item of the tuple the module call recorded as `key` returns that the source shows `value` is, else None."""
+def source_item(value: fx.Node, key: str) -> tuple[int, int] | None:
+    """(item, items) of the tuple the module call recorded as `key` returns: which item the source shows
+    `value` is, and how many the tuple has; None where not shown."""
     returned = _returned(value, key)
-    return None if returned is None else returned.index
+    return None if returned is None or returned.index is None else (returned.index, returned.length)
 
 
 def _returned(value: fx.Node, key: str) -> _Returned | None:

@@ -28,7 +28,7 @@ from torch import fx
 
 from . import source_blocks
 from .annotations import frame_matches, source_frames
-from .calls import MISORDERED, resolve_class
+from .calls import MISORDERED, SOURCE_ITEMS, resolve_class
 from .names import BUILTIN_NAMES
 from .unpacking import is_item_of
 
@@ -788,10 +788,15 @@ def _kept_item(node: fx.Node, names: tuple[str, ...]) -> str | None:
 
 def item_names(result: fx.Node, count: int) -> tuple[str, ...] | None:
     """The names the source statement of an unpacked result binds its `count` items to, else None (also where
-    the result is a child's whose items are known not to be in the order its source returns them)."""
+    the result is a child's whose items are known not to be in the order its source returns them). A child's
+    items that are known items of its source's tuple take theirs (`hidden_states, position_bias` of
+    `hidden_states, position_bias, _ = self.layer[0](...)`, the third item read by nobody)."""
     if result.meta.get(MISORDERED):
         return None
     names = _assigned(result)
+    items = result.meta.get(SOURCE_ITEMS)
+    if names is not None and items is not None and len(names) == items[1] and len(items[0]) == count:
+        return tuple(names[i] for i in items[0])
     return names if names is not None and len(names) == count else None
 
 

@@ -123,10 +123,13 @@ def _in_source_order(calls: list[Call]) -> None:
         if len(outputs) < 2:
             continue
         items = [source_item(out, call.frame.key) for out in outputs]
-        if None not in items and len(set(items)) == len(items) and not recovered():
-            call.put_outputs([out for _, out in sorted(zip(items, outputs), key=lambda pair: cast(int, pair[0]))])
+        places = [item[0] if item is not None else None for item in items]
+        lengths = {item[1] for item in items if item is not None}
+        if None not in places and len(set(places)) == len(places) and len(lengths) == 1 and not recovered():
+            call.put_outputs([out for _, out in sorted(zip(places, outputs), key=lambda pair: cast(int, pair[0]))])
+            call.source_items = (tuple(sorted(cast("list[int]", places))), lengths.pop())
         else:  # the caller's statement names the items by the source's order: not where some are known to be out of it
-            call.misordered = any(item is not None and item != position for position, item in enumerate(items))
+            call.misordered = any(place is not None and place != position for position, place in enumerate(places))
 
 
 def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str]) -> None:

@@ -19,7 +19,7 @@ from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
 from .annotations import own_stack_trace, recovered, root_traced, source_statement
-from .calls import MISORDERED, Call, dynamo_graph, stack_frames
+from .calls import MISORDERED, SOURCE_ITEMS, Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .module_paths import submodule
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
@@ -411,6 +411,8 @@ class Builder:
         node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
         if call.misordered:
             node.meta[MISORDERED] = True
+        if call.source_items is not None:
+            node.meta[SOURCE_ITEMS] = call.source_items
         scopes = after(call_site_scopes(call.nodes(), call.frame.path), self.applied)
         if scopes:
             node.meta[SCOPES] = scopes

@@ -98,14 +98,14 @@ class Stack(nn.Module):
         return self.layers[1](h) + position_bias
 
 
-CASES = [  # name, model, returned by (the first layer, its attention), the bias's item of the first layer's tuple
-    ("returned", lambda: Stack(Passed()), (True, True), 1),
-    ("bound_in_the_other_arm", lambda: Stack(OtherArm()), (True, True), 1),
+CASES = [  # name, model, returned by (the first layer, its attention), the bias's (item, items) of the first layer's tuple
+    ("returned", lambda: Stack(Passed()), (True, True), (1, 2)),
+    ("bound_in_the_other_arm", lambda: Stack(OtherArm()), (True, True), (1, 2)),
     ("bound_again_after", lambda: Stack(BoundAgain()), (False, False), None),
     ("bound_in_a_loop", lambda: Stack(InLoop()), (False, False), None),
     ("returned_as_other_items", lambda: Stack(OtherItems()), (False, False), None),
     ("unpacked_from_a_function_of_the_result", lambda: Stack(Passed(), SwappedLayer), (False, True), None),
-    ("t5_shape", models.BiasStack, (True, True), 1),
+    ("t5_shape", models.BiasStack, (True, True), (1, 2)),
 ]
 
 
@@ -114,7 +114,7 @@ def _bias(gm: fx.GraphModule) -> fx.Node:
 
 
 @pytest.mark.parametrize(("name", "build", "returned", "item"), CASES, ids=[c[0] for c in CASES])
-def test_a_value_is_returned_where_each_forward_binds_and_returns_it(name: str, build: Callable[[], nn.Module], returned: tuple[bool, bool], item: int | None) -> None:
+def test_a_value_is_returned_where_each_forward_binds_and_returns_it(name: str, build: Callable[[], nn.Module], returned: tuple[bool, bool], item: tuple[int, int] | None) -> None:
     torch.manual_seed(0)
     gm = torch.export.export(build().eval(), (torch.randn(2, 4),)).module()
     bias = _bias(gm)
