@@ -79,12 +79,23 @@ def forget_kept_values() -> None:
     _may_keep_values.cache_clear()
 
 
+def method_may_keep(cls: type | str, name: str) -> bool:
+    """True unless the source shows that the method `name` of `cls` (and the methods it reads off `self`)
+    keeps nothing on the instance; False for a name that is no method of the class (a child: `self.o(x)`)."""
+    try:
+        return _may_keep_values(cls, (name,))
+    except Exception:  # noqa: BLE001 - as may_keep_values
+        return True
+
+
 @functools.lru_cache(maxsize=1024)
-def _may_keep_values(cls: type | str) -> bool:
+def _may_keep_values(cls: type | str, entry: tuple[str, ...] = ()) -> bool:
     found = resolve_class(cls)
     if found is None:
         return True
-    pending, seen = [*_ENTRY_POINTS, *_overrides(found)], set()
+    if entry and not any(name in vars(klass) for klass in _model_classes(found) for name in entry):
+        return False  # not a method of the class: a child, or an attribute
+    pending, seen = [*(entry or (*_ENTRY_POINTS, *_overrides(found)))], set()
     methods = frozenset(name for k in _model_classes(found) for name, v in vars(k).items() if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
     while pending:
         name = pending.pop()
@@ -132,6 +143,8 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
     may keep a value or cannot be read. A decorated function is read layer by layer, wrappers first."""
     if isinstance(definition, _DATA):
         return set()  # data of the class (`expansion = 4`)
+    if isinstance(definition, staticmethod):
+        return set()  # given no instance: it reaches none but what a caller passes it, which `_keeps` reads there
     if isinstance(definition, property):
         definition = definition.fget
     function = getattr(definition, "__func__", definition)  # staticmethod, classmethod
@@ -145,7 +158,7 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
         if tree is None or (wrapped is not None and not inspect.isfunction(wrapped)) or id(function) in layers:
             return None
         layers.add(id(function))
-        read = _reads_keeping_nothing(tree, _passes_to(function, wrapped), methods)
+        read = _reads_keeping_nothing(tree, passes_to(function, wrapped), methods)
         if read is None:
             return None
         names |= read
@@ -154,7 +167,7 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
         function = wrapped
 
 
-def _passes_to(function: Callable[..., Any], wrapped: Any) -> frozenset[str]:
+def passes_to(function: Callable[..., Any], wrapped: Any) -> frozenset[str]:
     """The names a wrapper calls the function it wraps by (a decorator's closure over it)."""
     if wrapped is None:
         return frozenset()

@@ -14,6 +14,7 @@ decorator's wrapper that changes the result is not seen (stack traces do not rec
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -21,8 +22,9 @@ from dataclasses import dataclass
 from torch import fx
 
 from .annotations import frame_matches, in_class_code, in_torch, passes_on
-from .calls import Frame, stack_frames
-from .source_names import function_at, statement_site, statement_syntax
+from .calls import Frame, resolve_class, stack_frames
+from .kept_values import method_may_keep, passes_to
+from .source_names import function_at, function_syntax, statement_site, statement_syntax
 
 Site = tuple[tuple[str, int], ...]  # (file, first line of the statement) of each frame, outermost first
 
@@ -58,10 +60,14 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
         return None
     returned: _Returned | None = None
     levels = stack[start:]
+    if not all(_passes_result_on(level.cls) for level in levels):
+        return None
     for depth in range(len(levels) - 1, -1, -1):
         file, line, code = found[1][depth]
-        child = _attribute(levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
+        child = _child_path(levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
         statement = statement_syntax(file, line, code)
+        if child is None and (statement is None or not _keeps_nothing(statement, levels[depth].cls)):
+            return None
         if isinstance(statement, ast.Return):
             returned = _returned_here(statement.value, returned, child)
         else:
@@ -70,6 +76,54 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
         if returned is None:
             return None
     return returned
+
+
+def _keeps_nothing(statement: ast.stmt, cls: type | str) -> bool:
+    """True where the statement computing the value keeps nothing on the module: it passes `self` to no
+    function (`attend(self, x)` may store a later value on it, which would pass for the statement's) and
+    calls no method of its class that may keep one (`self.compute_bias(...)` keeps none)."""
+    for node in ast.walk(statement):
+        if not isinstance(node, ast.Call):
+            continue
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == "self" or isinstance(a, ast.Name) and a.id == "self" for a in arguments):
+            return False
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and method_may_keep(cls, func.attr):
+            return False
+    return True
+
+
+def _passes_result_on(cls: type | str) -> bool:
+    """True where each wrapper a decorator put around the class's `forward` returns only what it wraps
+    returns, called (`return func(*args, **kwargs)`): one that reorders the tuple would not."""
+    resolved = resolve_class(cls)
+    function = getattr(resolved, "forward", None) if resolved is not None else None
+    while function is not None and (wrapped := getattr(function, "__wrapped__", None)) is not None:
+        tree = function_syntax(function.__code__) if inspect.isfunction(function) else None
+        names = passes_to(function, wrapped)
+        if tree is None or not names:
+            return False
+        returns = [n.value for n in _own_nodes(tree) if isinstance(n, ast.Return)]
+        if not returns or not all(_calls_wrapped(r, names) for r in returns):
+            return False
+        function = wrapped
+    return True
+
+
+def _calls_wrapped(value: ast.expr | None, names: frozenset[str]) -> bool:
+    """`func(*args, **kwargs)`, or a checkpoint given it first (`checkpoint(partial(forward, self), *args)`:
+    transformers' gradient checkpointing, which returns what the function returns)."""
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Name) and value.func.id in names:
+        return True
+    first = value.args[0] if value.args else None
+    return isinstance(first, ast.Call) and _is_partial(first.func) and bool(first.args) and isinstance(first.args[0], ast.Name) and first.args[0].id in names
+
+
+def _is_partial(func: ast.expr) -> bool:
+    return isinstance(func, ast.Name) and func.id == "partial" or isinstance(func, ast.Attribute) and func.attr == "partial"
 
 
 def _model_frames(stack: list[Frame]) -> list[Frame]:
@@ -115,15 +169,16 @@ def _is_statement_value(value: fx.Node, key: str, count: int) -> bool:
     site = _site(value, count)
     if site is None:
         return False
-    for node in (*value.users, *_after(value)):
+    for node in (*value.users, *_after_inside(value, key)):
         if node.op != "output" and _inside(node, key) and _site(node, count) in (site, None):
             return False
     return True
 
 
-def _after(node: fx.Node) -> Iterator[fx.Node]:
+def _after_inside(node: fx.Node, key: str) -> Iterator[fx.Node]:
+    """The nodes after `node` up to the end of the module call `key` (a call's nodes are consecutive)."""
     later = node.next
-    while later.op not in ("output", "root"):
+    while later.op not in ("output", "root") and _inside(later, key):
         yield later
         later = later.next
 
@@ -166,10 +221,9 @@ def _returned_here(value: ast.expr | None, returned: _Returned | None, child: st
     return _Returned(places[0], len(items or [])) if len(places) == 1 and returned.index is None else None
 
 
-def _attribute(caller: str, child: str) -> str:
-    """The attribute of the caller that holds the child or the container holding it (`layer` for `block.0`
-    and `block.0.layer.1`)."""
-    return (child[len(caller) + 1 :] if caller else child).split(".")[0]
+def _child_path(caller: str, child: str) -> str:
+    """The child's path from its caller (`layer.1` for `block.0` and `block.0.layer.1`)."""
+    return child[len(caller) + 1 :] if caller else child
 
 
 def _bound_name(statement: ast.stmt | None, returned: _Returned | None, child: str | None) -> str | None:
@@ -201,18 +255,26 @@ def _calls_child(value: ast.expr, child: str | None) -> bool:
     if not isinstance(value, ast.Call):
         return False
     inner = [n.func for n in ast.walk(value) if isinstance(n, ast.Call) and n is not value]
-    if child is not None and _self_attribute(value.func) == child:
-        return all(ast.dump(func) != ast.dump(value.func) for func in inner)
-    return not inner
+    path = _self_path(value.func)
+    if path is not None:
+        return path == child and all(ast.dump(func) != ast.dump(value.func) for func in inner)
+    return not inner and isinstance(value.func, ast.Name)
 
 
-def _self_attribute(func: ast.expr) -> str | None:
-    """`layer` for `self.layer[0]` or `self.layer`: the first attribute read off `self`."""
-    node, attribute = func, None
+def _self_path(func: ast.expr) -> str | None:
+    """`layer.0` for `self.layer[0]`: the path of the module read off `self` (None where it is not read so,
+    or is indexed by anything but a number or a string)."""
+    parts: list[str] = []
+    node = func
     while isinstance(node, (ast.Attribute, ast.Subscript)):
-        attribute = node.attr if isinstance(node, ast.Attribute) else attribute
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+        elif isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (int, str)) and not isinstance(node.slice.value, bool):
+            parts.append(str(node.slice.value))
+        else:
+            return ""
         node = node.value
-    return attribute if isinstance(node, ast.Name) and node.id == "self" else None
+    return ".".join(reversed(parts)) if isinstance(node, ast.Name) and node.id == "self" and parts else None
 
 
 def _return_of(file: str, line: int, name: str) -> _Returned | None:
@@ -223,7 +285,8 @@ def _return_of(file: str, line: int, name: str) -> _Returned | None:
         return None
     first, function = found
     at = line - first + 1
-    statement = next((s for s in _statements(function.body) if s.lineno <= at <= (s.end_lineno or s.lineno)), None)
+    covering = [s for s in _statements(function.body) if s.lineno <= at <= (s.end_lineno or s.lineno)]
+    statement = covering[0] if len(covering) == 1 else None  # statements sharing a line: which one ran is not known
     if statement is None or _in_loop(function.body, statement) or not isinstance(function.body[-1], ast.Return):
         return None
     end = statement.end_lineno or statement.lineno

@@ -6533,7 +6533,8 @@ class BiasAttention(nn.Module):
             else:
                 position_bias = self.bias(x).tanh()
         attend = _attend_keeping if self.keeping else _attend
-        output = attend(self, self.proj(x) + position_bias)
+        attention = attend(self, self.proj(x) + position_bias)
+        output = attention * 2
         return output, position_bias
 
 

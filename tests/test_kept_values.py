@@ -254,6 +254,18 @@ class StaticGivenSelf(nn.Module):
         return x
 
 
+class StaticRebindingItsArgument(nn.Module):
+    """T5's `_relative_position_bucket`: a static method given no instance, rebinding its own argument."""
+
+    def forward(self, x):
+        return self._bucket(x) + 1
+
+    @staticmethod
+    def _bucket(x):
+        x = x.abs()
+        return x
+
+
 class OutKeyword(nn.Module):
     def forward(self, x):
         torch.mul(x, 2, out=self.buf)
@@ -443,6 +455,7 @@ CASES = [
     ("wrapped_forward_bound_by_partial", Checkpointed, False),
     ("partial_of_another_function_given_self", PartialOfAnotherFunction, True),
     ("staticmethod_given_self", StaticGivenSelf, True),
+    ("staticmethod_rebinding_its_argument", StaticRebindingItsArgument, False),
     ("out_keyword", OutKeyword, True),
     ("initialiser_in_place", InitInPlace, True),
     ("call_override", CallOverride, True),

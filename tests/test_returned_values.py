@@ -7,11 +7,13 @@ call and of its attention's."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
 import torch
 from torch import fx, nn
+from torch.utils.checkpoint import checkpoint
 
 from fxexport.calls import stack_frames
 from fxexport.returned_values import returned_from, source_item
@@ -68,6 +70,67 @@ class Passed(_Attention):
         return output, position_bias
 
 
+def _keeping(module, x):
+    """Returns the softmax and keeps a later value on the module (the tanh asked about): the last value of the
+    statement calling it, not what it binds."""
+    probs = torch.softmax(x, dim=-1)
+    module.kept = x.tanh()
+    return probs
+
+
+class KeptLast(_Attention):
+    def forward(self, x):
+        position_bias = _keeping(self, self.bias(x))
+        output = self.proj(x) + self.kept
+        return output, position_bias
+
+
+class ComputedByMethod(_Attention):
+    """T5's `position_bias = self.compute_bias(...)`, a method calling a static one that rebinds its argument."""
+
+    @staticmethod
+    def _bucket(x):
+        x = x.abs()
+        return x
+
+    def compute_bias(self, x):
+        return self.bias(self._bucket(x)).tanh()
+
+    def forward(self, x):
+        position_bias = self.compute_bias(x)
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+def _swapped(forward):
+    @functools.wraps(forward)
+    def wrapper(self, *args):
+        output = forward(self, *args)
+        return output[1], output[0]
+
+    return wrapper
+
+
+def _checkpointed(forward):
+    """transformers' GradientCheckpointingLayer: the forward called, or checkpointed when training."""
+
+    @functools.wraps(forward)
+    def wrapper(self, *args):
+        if self.training:
+            return checkpoint(functools.partial(forward, self), *args, use_reentrant=False)
+        return forward(self, *args)
+
+    return wrapper
+
+
+class Swapped(Passed):
+    forward = _swapped(Passed.forward)
+
+
+class Checkpointed(Passed):
+    forward = _checkpointed(Passed.forward)
+
+
 def _swap(pair):
     return pair[1], pair[0]
 
@@ -85,6 +148,19 @@ class Layer(nn.Module):
 class SwappedLayer(Layer):
     def forward(self, x):
         position_bias, output = _swap(self.attention(x))
+        return x + output, position_bias
+
+
+class Pair(Layer):
+    """Two attentions, the second given the first's output: the first's bias is not what the statement binds."""
+
+    def __init__(self, attention: nn.Module) -> None:
+        super().__init__(attention)
+        self.attentions = nn.ModuleList([attention, Passed()])
+        del self.attention
+
+    def forward(self, x):
+        output, position_bias = self.attentions[1](self.attentions[0](x)[0])
         return x + output, position_bias
 
 
@@ -106,6 +182,11 @@ CASES = [  # name, model, returned by (the first layer, its attention), the bias
     ("returned_as_other_items", lambda: Stack(OtherItems()), (False, False), None),
     ("unpacked_from_a_function_of_the_result", lambda: Stack(Passed(), SwappedLayer), (False, True), None),
     ("t5_shape", models.BiasStack, (True, True), (1, 2)),
+    ("bound_by_a_call_given_self", lambda: Stack(KeptLast()), (False, False), None),
+    ("computed_by_a_method_keeping_nothing", lambda: Stack(ComputedByMethod()), (True, True), (1, 2)),
+    ("decorated_by_a_wrapper_reordering", lambda: Stack(Swapped()), (False, False), None),
+    ("decorated_by_a_checkpointing_wrapper", lambda: Stack(Checkpointed()), (True, True), (1, 2)),
+    ("another_child_of_the_same_container", lambda: Stack(Passed(), Pair), (False, True), None),
 ]
 
 
@@ -118,9 +199,10 @@ def test_a_value_is_returned_where_each_forward_binds_and_returns_it(name: str, 
     torch.manual_seed(0)
     gm = torch.export.export(build().eval(), (torch.randn(2, 4),)).module()
     bias = _bias(gm)
-    keys = {frame.path: frame.key for frame in stack_frames(bias)}
-    assert (returned_from(bias, keys["layers.0"]), returned_from(bias, keys["layers.0.attention"])) == returned
-    assert source_item(bias, keys["layers.0"]) == item
+    frames = [frame for frame in stack_frames(bias) if not str(frame.cls).startswith("torch.")]  # the bias's Linear aside
+    layer = next(frame.key for frame in frames if frame.path == "layers.0")
+    assert (returned_from(bias, layer), returned_from(bias, frames[-1].key)) == returned
+    assert source_item(bias, layer) == item
 
 
 def test_a_graph_without_stack_traces_shows_nothing_returned() -> None:
