@@ -144,7 +144,7 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
     if isinstance(definition, _DATA):
         return set()  # data of the class (`expansion = 4`)
     if isinstance(definition, staticmethod):
-        return set()  # given no instance: it reaches none but what a caller passes it, which `_keeps` reads there
+        return _static_read(definition.__func__)
     if isinstance(definition, property):
         definition = definition.fget
     function = getattr(definition, "__func__", definition)  # staticmethod, classmethod
@@ -165,6 +165,38 @@ def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | 
         if wrapped is None:
             return names
         function = wrapped
+
+
+def _static_read(function: Any) -> set[str] | None:
+    """A static method is given no instance: it keeps nothing on one where it stores into nothing (no attribute
+    or item, none deleted, no `global`), changes nothing in place and gives its values to no function but
+    torch's and math's or a tensor's method that writes nothing (T5's `_relative_position_bucket`, rebinding its
+    argument); None otherwise (`_store(self.cache, x)` may fill what it is given)."""
+    tree = function_syntax(function.__code__) if inspect.isfunction(function) else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return None
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return None
+        if isinstance(node, ast.AugAssign) and not isinstance(node.target, ast.Name):
+            return None
+        if isinstance(node, ast.Call) and not _pure_call(node):
+            return None
+    return set()
+
+
+def _pure_call(call: ast.Call) -> bool:
+    """A call of torch's, math's, a reading builtin, or a tensor method that writes nothing, given no `out=`."""
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in _READERS or func.id in ("int", "float", "abs", "min", "max", "round", "tuple", "range")
+    if isinstance(func, ast.Attribute) and _root_name(func) in ("torch", "math"):
+        return not _in_place(func.attr)
+    return isinstance(func, ast.Attribute) and hasattr(torch.Tensor, func.attr) and not _in_place(func.attr) and func.attr not in _FILLS
 
 
 def passes_to(function: Callable[..., Any], wrapped: Any) -> frozenset[str]:
@@ -189,7 +221,7 @@ def _reads_keeping_nothing(function: ast.FunctionDef | ast.AsyncFunctionDef, pas
     if not first:
         return None
     own = first[0].arg
-    held = _holding(function, own, methods)
+    held = holding(function, own, methods)
     local = _locals(function)
     read: set[str] = set()
     for node in ast.walk(function):
@@ -212,7 +244,7 @@ def _reads_keeping_nothing(function: ast.FunctionDef | ast.AsyncFunctionDef, pas
     return read
 
 
-def _holding(function: ast.FunctionDef | ast.AsyncFunctionDef, own: str, methods: frozenset[str] = frozenset()) -> set[str]:
+def holding(function: ast.FunctionDef | ast.AsyncFunctionDef, own: str, methods: frozenset[str] = frozenset()) -> set[str]:
     """`own` and the local names bound to part of what it holds (`cache = self.cache`, `for m in self.children()`,
     `cache = self.get_cache()`: the result of a method of its class)."""
     held = {own}

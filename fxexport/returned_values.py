@@ -14,17 +14,20 @@ decorator's wrapper that changes the result is not seen (stack traces do not rec
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from torch import fx
+from torch import fx, nn
 
 from .annotations import frame_matches, in_class_code, in_torch, passes_on
 from .calls import Frame, resolve_class, stack_frames
-from .kept_values import method_may_keep, passes_to
+from .kept_values import passes_to
 from .source_names import function_at, function_syntax, statement_site, statement_syntax
+from .statement_keeps import keeps_nothing
 
 Site = tuple[tuple[str, int], ...]  # (file, first line of the statement) of each frame, outermost first
 
@@ -60,13 +63,15 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
         return None
     returned: _Returned | None = None
     levels = stack[start:]
-    if not all(_passes_result_on(level.cls) for level in levels):
+    if not all(_passes_result_on(level.cls, frame[0], frame[1]) for level, frame in zip(levels, found[1])):
         return None
     for depth in range(len(levels) - 1, -1, -1):
         file, line, code = found[1][depth]
         child = _child_path(levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
         statement = statement_syntax(file, line, code)
-        if child is None and (statement is None or not _keeps_nothing(statement, levels[depth].cls)):
+        function = function_at(file, line)
+        is_child = functools.partial(_is_child, value.graph, levels[depth].path)
+        if child is None and (statement is None or function is None or not keeps_nothing(statement, levels[depth].cls, function[1], is_child)):
             return None
         if isinstance(statement, ast.Return):
             returned = _returned_here(statement.value, returned, child)
@@ -78,27 +83,37 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
     return returned
 
 
-def _keeps_nothing(statement: ast.stmt, cls: type | str) -> bool:
-    """True where the statement computing the value keeps nothing on the module: it passes `self` to no
-    function (`attend(self, x)` may store a later value on it, which would pass for the statement's) and
-    calls no method of its class that may keep one (`self.compute_bias(...)` keeps none)."""
-    for node in ast.walk(statement):
-        if not isinstance(node, ast.Call):
-            continue
-        arguments = [*node.args, *(k.value for k in node.keywords)]
-        if any(isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and a.value.id == "self" or isinstance(a, ast.Name) and a.id == "self" for a in arguments):
-            return False
-        func = node.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and method_may_keep(cls, func.attr):
-            return False
-    return True
+def _is_child(graph: fx.Graph, caller: str, path: str) -> bool:
+    """True where `path` from the module at `caller` is a module the GraphModule holds or the graph recorded a call of."""
+    full = f"{caller}.{path}" if caller else path
+    module = graph.owning_module
+    try:
+        held = module is not None and isinstance(module.get_submodule(full), nn.Module)
+    except AttributeError:
+        held = False
+    return held or full in _recorded_paths(graph)
 
 
-def _passes_result_on(cls: type | str) -> bool:
-    """True where each wrapper a decorator put around the class's `forward` returns only what it wraps
-    returns, called (`return func(*args, **kwargs)`): one that reorders the tuple would not."""
+@functools.lru_cache(maxsize=8)
+def _recorded_paths(graph: fx.Graph) -> frozenset[str]:
+    return frozenset(frame.path for node in graph.nodes for frame in stack_frames(node))
+
+
+def forget_recorded_paths() -> None:
+    """Drop the graphs' recorded paths (kept for one export)."""
+    _recorded_paths.cache_clear()
+
+
+def _passes_result_on(cls: type | str, file: str, line: int) -> bool:
+    """True where the class's `forward`, unwrapped, is the function the frame at line `line` of `file` ran in, each
+    wrapper a decorator put around it returns only what it wraps returns, called (`return func(*args, **kwargs)`:
+    one that reorders the tuple would not), and no model class of it defines `__call__`."""
     resolved = resolve_class(cls)
     function = getattr(resolved, "forward", None) if resolved is not None else None
+    if resolved is None or any("__call__" in vars(k) for k in resolved.__mro__ if k is not object and not str(k.__module__).startswith("torch.")):
+        return False
+    if not _runs_in(inspect.unwrap(function) if function is not None else None, file, line):
+        return False  # a wrapper without functools.wraps: what it does with the result is not known
     while function is not None and (wrapped := getattr(function, "__wrapped__", None)) is not None:
         tree = function_syntax(function.__code__) if inspect.isfunction(function) else None
         names = passes_to(function, wrapped)
@@ -111,13 +126,28 @@ def _passes_result_on(cls: type | str) -> bool:
     return True
 
 
+def _runs_in(function: object, file: str, line: int) -> bool:
+    """True where `function`'s code is in `file` and spans line `line`."""
+    code = getattr(function, "__code__", None)
+    if code is None or os.path.realpath(code.co_filename) != os.path.realpath(file):
+        return False
+    lines = [number for _, _, number in code.co_lines() if number is not None]
+    return bool(lines) and code.co_firstlineno <= line <= max(lines)
+
+
+# what a checkpoint is called as: it returns what the function it is given returns
+_CHECKPOINTS = frozenset({"checkpoint", "torch.utils.checkpoint.checkpoint", "self._gradient_checkpointing_func"})
+
+
 def _calls_wrapped(value: ast.expr | None, names: frozenset[str]) -> bool:
-    """`func(*args, **kwargs)`, or a checkpoint given it first (`checkpoint(partial(forward, self), *args)`:
-    transformers' gradient checkpointing, which returns what the function returns)."""
+    """`func(*args, **kwargs)`, or a checkpoint given it first (`self._gradient_checkpointing_func(partial(forward,
+    self), *args)`: transformers' gradient checkpointing, which returns what the function returns)."""
     if not isinstance(value, ast.Call):
         return False
     if isinstance(value.func, ast.Name) and value.func.id in names:
         return True
+    if ast.unparse(value.func) not in _CHECKPOINTS:
+        return False
     first = value.args[0] if value.args else None
     return isinstance(first, ast.Call) and _is_partial(first.func) and bool(first.args) and isinstance(first.args[0], ast.Name) and first.args[0].id in names
 

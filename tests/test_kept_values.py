@@ -266,6 +266,22 @@ class StaticRebindingItsArgument(nn.Module):
         return x
 
 
+class StaticFillingWhatItIsGiven(nn.Module):
+    """A static method given part of the instance, which it fills."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache: list[torch.Tensor] = []
+
+    def forward(self, x):
+        return self._store(self.cache, x)
+
+    @staticmethod
+    def _store(cache, x):
+        cache.append(x * 2)
+        return x
+
+
 class OutKeyword(nn.Module):
     def forward(self, x):
         torch.mul(x, 2, out=self.buf)
@@ -456,6 +472,7 @@ CASES = [
     ("partial_of_another_function_given_self", PartialOfAnotherFunction, True),
     ("staticmethod_given_self", StaticGivenSelf, True),
     ("staticmethod_rebinding_its_argument", StaticRebindingItsArgument, False),
+    ("staticmethod_filling_what_it_is_given", StaticFillingWhatItIsGiven, True),
     ("out_keyword", OutKeyword, True),
     ("initialiser_in_place", InitInPlace, True),
     ("call_override", CallOverride, True),

@@ -102,6 +102,49 @@ class ComputedByMethod(_Attention):
         return output, position_bias
 
 
+class KeptInATuple(_Attention):
+    def forward(self, x):
+        position_bias = _keeping_pair((self, self.bias(x)))
+        output = self.proj(x) + self.kept
+        return output, position_bias
+
+
+def _keeping_pair(pair):
+    module, x = pair
+    return _keeping(module, x)
+
+
+class KeptByAlias(_Attention):
+    def forward(self, x):
+        me = self
+        position_bias = _keeping(me, self.bias(x))
+        output = self.proj(x) + self.kept
+        return output, position_bias
+
+
+class KeptByProperty(_Attention):
+    @property
+    def biased(self):
+        self.kept = self.bias.weight.sum(0).tanh()
+        return self.kept
+
+    def forward(self, x):
+        position_bias = self.biased
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+class KeptByAHeldCallable(_Attention):
+    def __init__(self) -> None:
+        super().__init__()
+        self.keep = functools.partial(_keeping, self)  # called as a child would be: `self.keep(...)`
+
+    def forward(self, x):
+        position_bias = self.keep(self.bias(x))
+        output = self.proj(x) + self.kept
+        return output, position_bias
+
+
 def _swapped(forward):
     @functools.wraps(forward)
     def wrapper(self, *args):
@@ -121,6 +164,43 @@ def _checkpointed(forward):
         return forward(self, *args)
 
     return wrapper
+
+
+def _swap_call(function, *args):
+    output = function(*args)
+    return output[1], output[0]
+
+
+def _fake_checkpointed(forward):
+    """Calls the forward given `partial(forward, self)` as a checkpoint does, but swaps the result."""
+
+    @functools.wraps(forward)
+    def wrapper(self, *args):
+        return _swap_call(functools.partial(forward, self), *args)
+
+    return wrapper
+
+
+def _swapped_unmarked(forward):
+    def wrapper(self, *args):  # no functools.wraps: nothing says what it wraps
+        output = forward(self, *args)
+        return output[1], output[0]
+
+    return wrapper
+
+
+class FakeCheckpointed(Passed):
+    forward = _fake_checkpointed(Passed.forward)
+
+
+class SwappedUnmarked(Passed):
+    forward = _swapped_unmarked(Passed.forward)
+
+
+class SwappedByCall(Passed):
+    def __call__(self, *args):
+        output = super().__call__(*args)
+        return output[1], output[0]
 
 
 class Swapped(Passed):
@@ -187,6 +267,13 @@ CASES = [  # name, model, returned by (the first layer, its attention), the bias
     ("decorated_by_a_wrapper_reordering", lambda: Stack(Swapped()), (False, False), None),
     ("decorated_by_a_checkpointing_wrapper", lambda: Stack(Checkpointed()), (True, True), (1, 2)),
     ("another_child_of_the_same_container", lambda: Stack(Passed(), Pair), (False, True), None),
+    ("bound_by_a_call_given_self_in_a_tuple", lambda: Stack(KeptInATuple()), (False, False), None),
+    ("bound_by_a_call_given_an_alias_of_self", lambda: Stack(KeptByAlias()), (False, False), None),
+    ("bound_to_a_property", lambda: Stack(KeptByProperty()), (False, False), None),
+    ("bound_by_a_held_callable_given_self", lambda: Stack(KeptByAHeldCallable()), (False, False), None),
+    ("decorated_by_a_false_checkpoint", lambda: Stack(FakeCheckpointed()), (False, False), None),
+    ("decorated_without_functools_wraps", lambda: Stack(SwappedUnmarked()), (False, False), None),
+    ("call_overridden", lambda: Stack(SwappedByCall()), (False, False), None),
 ]
 
 
