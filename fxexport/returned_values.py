@@ -4,13 +4,15 @@ A value computed inside a module call and read after it is returned or kept on a
 (kept_values.py). A class that passes `self` to a function the source does not name may keep one
 (T5Attention's `attention_interface(self, ...)`). The value's stack trace says more: the statement it
 ran in, in each module's forward. The call returns it where, from the innermost module out to the one
-called, each forward binds it to a name there (the innermost by assigning it, `position_bias =
-self.compute_bias(...)`; each caller by unpacking the item its child returns, `attention_output,
-position_bias, attn_weights = self.SelfAttention(...)`), binds that name nowhere after it and not in a
-loop, ends with a `return` and returns the name as the same item in every `return` after it. A
-decorator's wrapper that changes the result is not seen (stack traces do not record wrappers).
+called, each forward binds it to a name there (the innermost by assigning it, in a statement that keeps
+nothing on the module, statement_keeps.py: `position_bias = self.compute_bias(...)`; each caller by
+unpacking the item its child, called by its path, returns: `attention_output, position_bias,
+attn_weights = self.SelfAttention(...)`), or returns it in that statement (`return (self.lin2(a), a)`),
+binds that name nowhere after it (but in the other arm of an `if`) and not in a loop, ends with a
+`return` and returns the name as the same item in every `return` after it. Stack traces do not record a
+decorator's wrapper: each must be marked (functools.wraps) and return what it wraps, called, or a
+checkpoint of it; a model class defining `__call__` shows nothing. Hooks are not seen.
 """
-
 from __future__ import annotations
 
 import ast
