@@ -319,7 +319,7 @@ def _keeps(call: ast.Call, own: str, held: set[str], passes_to: frozenset[str], 
     arguments = [*call.args, *(k.value for k in call.keywords)]
     if isinstance(func, ast.Name) and func.id in passes_to:
         return False  # a wrapper calling what it wraps, read next
-    if _is_partial(func) and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in passes_to:
+    if is_partial(func) and call.args and isinstance(call.args[0], ast.Name) and call.args[0].id in passes_to:
         return False  # `partial(forward, self)`, what it wraps called later (transformers' gradient checkpointing)
     if isinstance(func, ast.Attribute) and _is_super(func.value) and (func.attr in _SETTERS or func.attr in _FILLS or func.attr in _MODULE_CHANGES):
         return True  # `super().__setattr__("h", x)`
@@ -343,7 +343,8 @@ def _keeps(call: ast.Call, own: str, held: set[str], passes_to: frozenset[str], 
     return passed and not (isinstance(func, ast.Name) and func.id in _READERS)
 
 
-def _is_partial(func: ast.expr) -> bool:
+def is_partial(func: ast.expr) -> bool:
+    """`partial` or `functools.partial`, as called."""
     return isinstance(func, ast.Name) and func.id == "partial" or isinstance(func, ast.Attribute) and func.attr == "partial"
 
 

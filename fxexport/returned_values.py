@@ -27,7 +27,7 @@ from torch import fx, nn
 
 from .annotations import frame_matches, in_class_code, in_torch, passes_on
 from .calls import Frame, resolve_class, stack_frames
-from .kept_values import passes_to
+from .kept_values import is_partial, passes_to
 from .source_names import function_at, function_syntax, statement_site, statement_syntax
 from .statement_keeps import keeps_nothing
 
@@ -151,11 +151,7 @@ def _calls_wrapped(value: ast.expr | None, names: frozenset[str]) -> bool:
     if ast.unparse(value.func) not in _CHECKPOINTS:
         return False
     first = value.args[0] if value.args else None
-    return isinstance(first, ast.Call) and _is_partial(first.func) and bool(first.args) and isinstance(first.args[0], ast.Name) and first.args[0].id in names
-
-
-def _is_partial(func: ast.expr) -> bool:
-    return isinstance(func, ast.Name) and func.id == "partial" or isinstance(func, ast.Attribute) and func.attr == "partial"
+    return isinstance(first, ast.Call) and is_partial(first.func) and bool(first.args) and isinstance(first.args[0], ast.Name) and first.args[0].id in names
 
 
 def _model_frames(stack: list[Frame]) -> list[Frame]:
