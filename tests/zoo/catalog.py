@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -122,11 +123,27 @@ def tv_convnext() -> nn.Module:
     return _attr("torchvision.models.convnext.ConvNeXt")(setting, stochastic_depth_prob=0.1).eval()
 
 
+# The eager model each feature extractor was built from: its GraphModule keeps only the leaf modules, so the
+# source classes it is measured against (readability.source_classes) are read from this one.
+_EAGER: weakref.WeakKeyDictionary[nn.Module, nn.Module] = weakref.WeakKeyDictionary()
+
+
+def eager_of(model: nn.Module) -> nn.Module | None:
+    """The eager model a feature extractor (`model`, built by the catalog) was built from, else None."""
+    return _EAGER.get(model)
+
+
+def _extracted(extract: Callable[..., nn.Module], model: nn.Module, *args: Any, **kwargs: Any) -> nn.Module:
+    extractor = extract(model, *args, **kwargs)
+    _EAGER[extractor] = model
+    return extractor
+
+
 def tv_features() -> nn.Module:
     """torchvision's feature extractor, keeping the library's BasicBlock as a leaf module."""
     model = _attr("torchvision.models.resnet18")(weights=None).eval()
     extract = _attr("torchvision.models.feature_extraction.create_feature_extractor")
-    return extract(model, {"layer2": "c3", "layer4": "c5"}, tracer_kwargs={"leaf_modules": [_attr("torchvision.models.resnet.BasicBlock")]})
+    return _extracted(extract, model, {"layer2": "c3", "layer4": "c5"}, tracer_kwargs={"leaf_modules": [_attr("torchvision.models.resnet.BasicBlock")]})
 
 
 FEATURES = ("feature_extraction", "export")
@@ -169,7 +186,7 @@ def tm_class(dotted: str, **kwargs: Any) -> Callable[[], nn.Module]:
 
 def tm_features(name: str, nodes: dict[str, str]) -> Callable[[], nn.Module]:
     """timm's feature extractor: its registered layers stay leaf modules, its registered functions stay calls."""
-    return lambda: _attr("timm.layers._fx.create_feature_extractor")(tm(name)(), nodes)
+    return lambda: _extracted(_attr("timm.layers._fx.create_feature_extractor"), tm(name)(), nodes)
 
 
 def traced_branch(where: str) -> tuple[Unsupported, ...]:

@@ -25,7 +25,7 @@ from torch import fx, nn
 
 import fxexport
 from tests.roundtrip import check_details, record
-from tests.zoo.catalog import LIBRARIES, Unsupported, ZooModel, no_hf_tracer
+from tests.zoo.catalog import LIBRARIES, Unsupported, ZooModel, eager_of, no_hf_tracer
 from tests.zoo.readability import (
     Readability,
     SourceClass,
@@ -139,7 +139,8 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
     row.export_seconds = time.perf_counter() - start
     shutil.move(str(work / "staging" / row.package), str(work / "moved" / row.package))
     record(row.package, gm, args, kwargs, None, work / "expect")
-    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm), recorded_classes(gm))
+    ran = recorded_classes(gm) | ({s.name for s in source} if eager_of(model) is not None else set())  # an extractor records none
+    row.readability = measure(work / "moved" / row.package, source, graph_nodes(gm), call_nodes(gm), layer_paths(model, gm), frozenset(ran))
     if producer == "symbolic_trace" and entry.library != "transformers":
         row.fixed_point = fixed_point(work / "moved" / row.package, work / "fixed_point")
         row.not_fixed_point = entry.not_fixed_point
@@ -200,7 +201,7 @@ def run(entries: list[ZooModel], work: Path, producers: tuple[str, ...] = PRODUC
             rows += [Row(entry.name, entry.library, entry.kind, p, entry.listed(p), f"cannot build: {_short(error)}")
                      for p in producers if p in entry.producers]  # fmt: skip
             continue
-        source = source_classes(model)  # before any producer touches the model
+        source = source_classes(model, eager_of(model))  # before any producer touches the model
         for producer in (p for p in producers if p in entry.producers):
             rows.append(export_pair(entry, producer, model, work, source))
             if log:

@@ -133,11 +133,26 @@ class Readability:
 
 
 # the source model -------------------------------------------------------------------------
-def source_classes(model: nn.Module) -> tuple[SourceClass, ...]:
-    """The distinct non-torch classes among `model`'s modules (the eager model, not its GraphModule)."""
-    counts = Counter(type(m) for m in model.modules())  # modules(): each shared module once
+def source_classes(model: nn.Module, eager: nn.Module | None = None) -> tuple[SourceClass, ...]:
+    """The distinct non-torch classes among `model`'s modules (the eager model, not its GraphModule). For a
+    feature extractor (a GraphModule holding only the leaf modules of `eager`, the model it was built from):
+    those of `eager`'s modules at the paths its graph ran and their parents, the root included."""
+    modules = model.modules() if eager is None else extracted_modules(model, eager)  # modules(): each shared module once
+    counts = Counter(type(m) for m in modules)
     classes = [cls for cls in counts if not cls.__module__.startswith("torch.")]
     return tuple(SourceClass(cls.__name__, cls.__qualname__, counts[cls], _source_lines(cls)) for cls in classes)
+
+
+def extracted_modules(extractor: nn.Module, eager: nn.Module) -> list[nn.Module]:
+    """The distinct modules of `eager` at the paths the extractor's graph ran (called, read a tensor of, or
+    recorded a call of) and at their parents."""
+    assert isinstance(extractor, fx.GraphModule), "a feature extractor is a GraphModule"
+    ran = {str(n.target) for n in extractor.graph.nodes if n.op == "call_module"}
+    ran |= {str(n.target).rpartition(".")[0] for n in extractor.graph.nodes if n.op == "get_attr"}
+    ran |= {path for n in extractor.graph.nodes for path, _ in (n.meta.get("nn_module_stack") or {}).values()}
+    paths = {".".join(parts[:i]) for parts in (p.split(".") if p else [] for p in ran) for i in range(len(parts) + 1)}
+    held = dict(eager.named_modules())
+    return list({id(held[p]): held[p] for p in sorted(paths) if p in held}.values())
 
 
 def _source_lines(cls: type) -> int | None:

@@ -178,6 +178,21 @@ def test_source_classes_are_the_eager_models_non_torch_classes_with_their_lines(
     assert found["_Block"].lines == len(inspect.getsource(examples._Block).splitlines())
 
 
+def test_a_feature_extractors_source_classes_are_its_eager_models_at_the_paths_it_ran() -> None:
+    model = examples.resnet()
+    graph = fx.symbolic_trace(model).graph
+    last = next(n for n in graph.nodes if n.op == "call_module" and str(n.target).startswith("layers.1."))
+    output = next(n for n in graph.nodes if n.op == "output")
+    output.args = (last,)  # cut after the second block's first layer, as an extractor does
+    graph.eliminate_dead_code()
+    extractor = fx.GraphModule(model, graph)  # holds the leaf modules it calls, plain Modules above them
+    assert {type(m).__name__ for m in extractor.modules()} & {"_Block", "TinyResNet"} == set()
+    found = {s.name: s for s in source_classes(extractor, model)}
+    assert set(found) == {"TinyResNet", "_Block"}
+    assert found["_Block"].instances == 2  # blocks 0 and 1 ran, block 2 did not
+    assert found["TinyResNet"].lines == len(inspect.getsource(examples.TinyResNet).splitlines())
+
+
 @pytest.mark.parametrize("producer", ["symbolic_trace", "export"])
 def test_a_real_export_is_measured_from_its_folder(tmp_path: Path, producer: str) -> None:
     model, (x,) = examples.resnet(), examples.resnet_inputs()
