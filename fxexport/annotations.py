@@ -27,7 +27,7 @@ from torch.fx.passes.shape_prop import TensorMetadata
 
 from . import source_blocks
 from .augmented import OPERATORS
-from .calls import class_name, is_inferred, resolve_class, stack_frames
+from .calls import class_name, is_inferred, model_classes, resolve_class, stack_frames
 from .regions import OPTIONAL_TEST
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
@@ -194,13 +194,9 @@ def _class_span(cls: type | str) -> tuple[str, int, int] | None:
 def in_class_code(cls: type | str, file: str, line: int) -> bool:
     """True when line `line` of `file` is in the source of `cls` or of a base it inherits but torch's own."""
     resolved = resolve_class(cls)
-    classes = [c for c in resolved.__mro__ if not _torch_class(c) and c is not object] if resolved is not None else [cls]
+    classes: list[type | str] = [*model_classes(resolved)] if resolved is not None else [cls]
     where = _resolved(file)
     return any((span := _class_span(c)) is not None and span[0] == where and span[1] <= line <= span[2] for c in classes)
-
-
-def _torch_class(cls: type) -> bool:
-    return str(getattr(cls, "__module__", None) or "").startswith("torch.")
 
 
 def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:

@@ -151,6 +151,17 @@ def is_library_layer(cls: type | str) -> bool:
     return module.startswith(("torch.nn.", "torch.ao.nn.")) and not is_library_sequential(cls)
 
 
+def is_torch_class(cls: type | str) -> bool:
+    """A class torch defines (its module under `torch.`), or the qualified name torch.export records of one."""
+    module = cls if isinstance(cls, str) else str(getattr(cls, "__module__", None) or "")
+    return module.startswith("torch.")
+
+
+def model_classes(cls: type) -> list[type]:
+    """The class and its bases, torch's own classes and `object` aside."""
+    return [klass for klass in cls.__mro__ if not is_torch_class(klass) and klass is not object]
+
+
 def forget_frames() -> None:
     """Drop the frames and classes kept during an export, so that no user class outlives it here."""
     _frame.cache_clear()

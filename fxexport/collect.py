@@ -59,7 +59,7 @@ from .rebuild import (
     swapped_children,
 )
 from .recovered_statements import recovered_statements
-from .returned_values import forget_recorded_paths
+from .returned_values import forget_returned
 from .rolled import Roll, Rolled, calls_only_child, loop_kind, rolled
 from .runs import repeated
 from .source_names import forget_statements, forward_source
@@ -732,7 +732,7 @@ def collect(
         forget_lines()
         forget_frames()
         forget_kept_values()
-        forget_recorded_paths()
+        forget_returned()
         forget_statements()
         forget_traces()
 

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .calls import resolve_class
+from .calls import is_torch_class, model_classes, resolve_class
 from .source_names import function_syntax
 
 # methods that change the container they are called on, or are given first (`operator.setitem(d, k, v)`)
@@ -93,10 +93,10 @@ def _may_keep_values(cls: type | str, entry: tuple[str, ...] = ()) -> bool:
     found = resolve_class(cls)
     if found is None:
         return True
-    if entry and not any(name in vars(klass) for klass in _model_classes(found) for name in entry):
+    if entry and not any(name in vars(klass) for klass in model_classes(found) for name in entry):
         return False  # not a method of the class: a child, or an attribute
     pending, seen = [*(entry or (*_ENTRY_POINTS, *_overrides(found)))], set()
-    methods = frozenset(name for k in _model_classes(found) for name, v in vars(k).items() if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
+    methods = frozenset(name for k in model_classes(found) for name, v in vars(k).items() if callable(v) or isinstance(v, (staticmethod, classmethod, property)))
     while pending:
         name = pending.pop()
         seen.add(name)
@@ -109,17 +109,8 @@ def _may_keep_values(cls: type | str, entry: tuple[str, ...] = ()) -> bool:
 
 
 def _definitions(cls: type, name: str) -> Iterator[Any]:
-    """Every definition of `name` along the class's bases (_model_classes)."""
-    return (vars(klass)[name] for klass in _model_classes(cls) if name in vars(klass))
-
-
-def _model_classes(cls: type) -> list[type]:
-    """The class and its bases, torch's own classes and `object` aside."""
-    return [klass for klass in cls.__mro__ if not _is_torch(klass) and klass is not object]
-
-
-def _is_torch(klass: type) -> bool:
-    return str(getattr(klass, "__module__", None) or "").startswith("torch.")
+    """Every definition of `name` along the class's bases (calls.model_classes)."""
+    return (vars(klass)[name] for klass in model_classes(cls) if name in vars(klass))
 
 
 # methods a model's class overrides that a torch layer's forward does not call while it runs
@@ -133,9 +124,9 @@ _NOT_CALLED = frozenset({
 def _overrides(cls: type) -> list[str]:
     """The methods a subclass of a torch layer with a forward of its own (Conv2d, TransformerEncoderLayer)
     overrides: that forward may call them (`_conv_forward`, `_sa_block`)."""
-    layers = [k for k in cls.__mro__ if _is_torch(k) and "forward" in vars(k) and k is not nn.Module]
+    layers = [k for k in cls.__mro__ if is_torch_class(k) and "forward" in vars(k) and k is not nn.Module]
     names = {name for k in layers for name in vars(k)}
-    return sorted({name for k in _model_classes(cls) for name in vars(k) if name in names} - _NOT_CALLED)
+    return sorted({name for k in model_classes(cls) for name in vars(k) if name in names} - _NOT_CALLED)
 
 
 def _read(definition: Any, methods: frozenset[str] = frozenset()) -> set[str] | None:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from torch import fx, nn
 
 from .annotations import frame_matches, in_class_code, in_torch, passes_on
-from .calls import Frame, resolve_class, stack_frames
+from .calls import Frame, is_torch_class, model_classes, resolve_class, stack_frames
 from .kept_values import is_partial, passes_to
-from .source_names import function_at, function_syntax, statement_site, statement_syntax
+from .source_names import function_at, function_syntax, own_nodes, statement_site
 from .statement_keeps import keeps_nothing
 
 Site = tuple[tuple[str, int], ...]  # (file, first line of the statement) of each frame, outermost first
@@ -55,7 +55,9 @@ def source_item(value: fx.Node, key: str) -> tuple[int, int] | None:
     return None if returned is None or returned.index is None else (returned.index, returned.length)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _returned(value: fx.Node, key: str) -> _Returned | None:
+    """Asked of an output when split orders a call's outputs and again when it decides whether to cut it out."""
     stack = _model_frames(stack_frames(value))
     start = next((i for i, frame in enumerate(stack) if frame.key == key), None)
     if start is None:
@@ -68,18 +70,20 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
     if not all(_passes_result_on(level.cls, frame[0], frame[1]) for level, frame in zip(levels, found[1])):
         return None
     for depth in range(len(levels) - 1, -1, -1):
-        file, line, code = found[1][depth]
+        file, line, _ = found[1][depth]  # its code read as the file has it (_site)
         child = _child_path(levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
-        statement = statement_syntax(file, line, code)
-        function = function_at(file, line)
+        at = function_at(file, line)
+        statement = _statement_at(at[1], line - at[0] + 1) if at is not None else None
+        if at is None or statement is None:
+            return None
         is_child = functools.partial(_is_child, value.graph, levels[depth].path)
-        if child is None and (statement is None or function is None or not keeps_nothing(statement, levels[depth].cls, function[1], is_child)):
+        if child is None and not keeps_nothing(statement, levels[depth].cls, at[1], is_child):
             return None
         if isinstance(statement, ast.Return):
             returned = _returned_here(statement.value, returned, child)
         else:
             name = _bound_name(statement, returned, child)
-            returned = _return_of(file, line, name) if name is not None else None
+            returned = _return_of(at[1], statement, name) if name is not None else None
         if returned is None:
             return None
     return returned
@@ -101,8 +105,9 @@ def _recorded_paths(graph: fx.Graph) -> frozenset[str]:
     return frozenset(frame.path for node in graph.nodes for frame in stack_frames(node))
 
 
-def forget_recorded_paths() -> None:
-    """Drop the graphs' recorded paths (kept for one export)."""
+def forget_returned() -> None:
+    """Drop the answers and the graphs' recorded paths (kept for one export)."""
+    _returned.cache_clear()
     _recorded_paths.cache_clear()
 
 
@@ -112,7 +117,7 @@ def _passes_result_on(cls: type | str, file: str, line: int) -> bool:
     one that reorders the tuple would not), and no model class of it defines `__call__`."""
     resolved = resolve_class(cls)
     function = getattr(resolved, "forward", None) if resolved is not None else None
-    if resolved is None or any("__call__" in vars(k) for k in resolved.__mro__ if k is not object and not str(k.__module__).startswith("torch.")):
+    if resolved is None or any("__call__" in vars(k) for k in model_classes(resolved)):
         return False
     if not _runs_in(inspect.unwrap(function) if function is not None else None, file, line):
         return False  # a wrapper without functools.wraps: what it does with the result is not known
@@ -121,7 +126,7 @@ def _passes_result_on(cls: type | str, file: str, line: int) -> bool:
         names = passes_to(function, wrapped)
         if tree is None or not names:
             return False
-        returns = [n.value for n in _own_nodes(tree) if isinstance(n, ast.Return)]
+        returns = [n.value for n in own_nodes(tree.body) if isinstance(n, ast.Return)]
         if not returns or not all(_calls_wrapped(r, names) for r in returns):
             return False
         function = wrapped
@@ -157,14 +162,9 @@ def _calls_wrapped(value: ast.expr | None, names: frozenset[str]) -> bool:
 def _model_frames(stack: list[Frame]) -> list[Frame]:
     """The stack without the torch.nn layer the value is the output of (its statement is its caller's: `out =
     self.o(h)`); all of it, the layer's included, where a model's class runs inside a torch class (read as none)."""
-    while stack and _is_torch(stack[-1].cls):
+    while stack and is_torch_class(stack[-1].cls):
         stack = stack[:-1]
     return stack
-
-
-def _is_torch(cls: type | str) -> bool:
-    name = cls if isinstance(cls, str) else f"{cls.__module__}."
-    return name.startswith("torch.")
 
 
 def _forward_frames(value: fx.Node, stack: Sequence[Frame], start: int) -> tuple[int, list[tuple[str, int, str]]] | None:
@@ -305,24 +305,25 @@ def _self_path(func: ast.expr) -> str | None:
     return ".".join(reversed(parts)) if isinstance(node, ast.Name) and node.id == "self" and parts else None
 
 
-def _return_of(file: str, line: int, name: str) -> _Returned | None:
-    """How the function holding line `line` returns `name` bound by the statement there, or None where some
-    `return` after it does not return it, or returns it as another item, or the name is bound again."""
-    found = function_at(file, line)
-    if found is None:
-        return None
-    first, function = found
-    at = line - first + 1
-    covering = [s for s in _statements(function.body) if s.lineno <= at <= (s.end_lineno or s.lineno)]
-    statement = covering[0] if len(covering) == 1 else None  # statements sharing a line: which one ran is not known
-    if statement is None or _in_loop(function.body, statement) or not isinstance(function.body[-1], ast.Return):
+def _statement_at(function: ast.FunctionDef | ast.AsyncFunctionDef, at: int) -> ast.stmt | None:
+    """The one simple statement of the function (lines from 1 at its `def`) that line `at` is in; None where
+    there is none, or several share the line (which one ran is not known)."""
+    covering = [s for s in own_nodes(function.body) if isinstance(s, ast.stmt) and not _blocks(s) and s.lineno <= at <= (s.end_lineno or s.lineno)]
+    return covering[0] if len(covering) == 1 else None
+
+
+def _return_of(function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.stmt, name: str) -> _Returned | None:
+    """How the function returns `name`, bound by `statement`, or None where some `return` after it does not
+    return it, or returns it as another item, or the name is bound again, or the statement is in a loop."""
+    around = _blocks_around(function)
+    if any(kind == "loop" for _, _, kind in around[statement]) or not isinstance(function.body[-1], ast.Return):
         return None
     end = statement.end_lineno or statement.lineno
-    arms = _arms(function)
-    bound = (n for n in _own_nodes(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
-    if any(n.lineno > end and not arms.get(n, set()) & _other_arms(arms.get(statement, set())) for n in bound):
+    other_arms = {(block, "orelse" if field == "body" else "body", kind) for block, field, kind in around[statement] if kind == "if"}
+    bound = (n for n in own_nodes(function.body) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
+    if any(n.lineno > end and not around[n] & other_arms for n in bound):
         return None  # bound again after it, not only in the other arm of an `if` it is in
-    ways = {_returned_as(r.value, name) for r in _own_nodes(function) if isinstance(r, ast.Return) and r.lineno > end}
+    ways = {_returned_as(r.value, name) for r in own_nodes(function.body) if isinstance(r, ast.Return) and r.lineno > end}
     return ways.pop() if len(ways) == 1 else None
 
 
@@ -336,17 +337,8 @@ def _returned_as(value: ast.expr | None, name: str) -> _Returned | None:
     return _Returned(places[0], len(items))
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The simple statements of a block, those inside compound statements included."""
-    for statement in body:
-        blocks = _blocks(statement)
-        if not blocks:
-            yield statement
-        for block in blocks:
-            yield from _statements(block)
-
-
 def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks of statements a compound statement holds ([] for a simple one, and a function or class defined)."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return []
     blocks = [getattr(statement, name, None) or [] for name in ("body", "orelse", "finalbody")]
@@ -354,41 +346,20 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     return [b for b in blocks if b]
 
 
-def _in_loop(body: list[ast.stmt], statement: ast.stmt) -> bool:
-    """True where `statement` is inside a `for` or `while` of the block."""
-    for outer in body:
-        blocks = _blocks(outer)
-        inside = any(statement in _statements(block) for block in blocks)
-        if inside:
-            return isinstance(outer, (ast.For, ast.AsyncFor, ast.While)) or any(_in_loop(block, statement) for block in blocks)
-    return False
+Block = tuple[int, str, str]  # a block a node is in: id of its compound statement, the field holding it, "if", "loop" or "other"
 
 
-def _arms(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, set[tuple[int, str]]]:
-    """The arms of `if` statements each syntax node of the function is in: (id of the `if`, "body" or "orelse")."""
-    out: dict[ast.AST, set[tuple[int, str]]] = {}
-    pending: list[tuple[ast.AST, frozenset[tuple[int, str]]]] = [(n, frozenset()) for n in function.body]
+def _blocks_around(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, frozenset[Block]]:
+    """The blocks each syntax node of the function's own body is in (those of functions and classes it defines aside)."""
+    out: dict[ast.AST, frozenset[Block]] = {}
+    pending: list[tuple[ast.AST, frozenset[Block]]] = [(n, frozenset()) for n in function.body]
     while pending:
         node, inside = pending.pop()
-        out[node] = set(inside)
+        out[node] = inside
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
+        kind = "if" if isinstance(node, ast.If) else "loop" if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else "other"
         for field, value in ast.iter_fields(node):
-            children = value if isinstance(value, list) else [value]
-            arm = inside | {(id(node), field)} if isinstance(node, ast.If) and field in ("body", "orelse") else inside
-            pending += [(child, arm) for child in children if isinstance(child, ast.AST)]
+            block = inside | {(id(node), field, kind)} if isinstance(node, ast.stmt) and field in ("body", "orelse", "finalbody", "handlers", "cases") else inside
+            pending += [(child, block) for child in (value if isinstance(value, list) else [value]) if isinstance(child, ast.AST)]
     return out
-
-
-def _other_arms(arms: set[tuple[int, str]]) -> set[tuple[int, str]]:
-    return {(node, "orelse" if field == "body" else "body") for node, field in arms}
-
-
-def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    """The syntax nodes of the function's body, those of functions and classes it defines aside."""
-    pending: list[ast.AST] = list(function.body)
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            pending += ast.iter_child_nodes(node)

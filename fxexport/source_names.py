@@ -405,11 +405,19 @@ def _frame_spans(node: fx.Node) -> tuple[tuple[str, Span], ...]:
 def statement_syntax(file: str, line: int, code: str) -> ast.stmt | None:
     """The syntax tree of the simple statement that line `line` of a file (which reads `code`) is in, with
     its lines numbered from its function's `def`; None where the file changed or it is no such statement."""
+    place = _statement_place(file, line, code)
+    if place is None:
+        return None
+    span, first = place
+    return _simple_statements(file, first).get(span[0] - first + 1)
+
+
+def _statement_place(file: str, line: int, code: str) -> tuple[Span, int] | None:
+    """The span of the statement that line `line` of a file (which reads `code`) is in, and the line of the `def`
+    of its function; None where the file changed or the line is in no function."""
     span = _frame_span(file, line, code)
     first = _enclosing_def(linecache.getlines(file), span[0]) if span is not None else None
-    if span is None or first is None:
-        return None
-    return _simple_statements(file, first).get(span[0] - first + 1)
+    return None if span is None or first is None else (span, first)
 
 
 def statement_site(file: str, line: int, code: str) -> int | None:
@@ -440,10 +448,10 @@ def returned_together(value: fx.Node, user: fx.Node) -> bool:
     """True where both nodes ran in one statement of their forward, a `return` (`return a + b + c`) or one
     binding a name that the next statement of its block returns (`h = self.norm(a + b)`, then `return h`)."""
     frames, other = source_frames(user), source_frames(value)
-    span = _frame_span(frames[0][0], int(frames[0][1]), frames[0][2]) if frames else None
-    first = _enclosing_def(linecache.getlines(frames[0][0]), span[0]) if span is not None else None
-    if span is None or first is None or not other or other[0][0] != frames[0][0]:
+    place = _statement_place(frames[0][0], int(frames[0][1]), frames[0][2]) if frames else None
+    if place is None or not other or other[0][0] != frames[0][0]:
         return False
+    span, first = place
     if _frame_span(other[0][0], int(other[0][1]), other[0][2]) != span:
         return False
     at = span[0] - first + 1
@@ -584,7 +592,7 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     body = _forward_body(cls) if parameters else []
     found: dict[str, list[tuple[str, ...]]] = {}
     first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body[0] if body else None
-    for node in _own_nodes(body):
+    for node in own_nodes(body):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in parameters:
             names = _targets(node)
             # a parameter unpacked into its own name (`x, cls_tokens = x`): only as the first statement, so
@@ -637,7 +645,7 @@ def _bound_values(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr
     return [(node.id, value) for node in ast.walk(target) if isinstance(node, ast.Name)]
 
 
-def _own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
+def own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
     """The nodes of a function body, not those of the functions, lambdas and classes it defines."""
     pending: list[ast.AST] = list(statements)
     while pending:

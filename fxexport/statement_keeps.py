@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import torch
 
-from .calls import resolve_class
+from .calls import model_classes, resolve_class
 from .kept_values import holding, method_may_keep
 
 _READERS = frozenset({"len", "int", "float", "bool", "abs", "min", "max", "tuple", "list", "range", "isinstance", "getattr", "hasattr", "round"})
@@ -69,10 +69,7 @@ def _use_keeps_nothing(name: ast.Name, parents: dict[ast.AST, ast.AST], cls: typ
 
 
 def _class_member(cls: type, name: str) -> object | None:
-    for klass in cls.__mro__:
-        if klass is not object and not str(klass.__module__).startswith("torch.") and name in vars(klass):
-            return vars(klass)[name]
-    return None
+    return next((vars(klass)[name] for klass in model_classes(cls) if name in vars(klass)), None)
 
 
 def _constant_path(chain: ast.expr, attribute: ast.Attribute) -> str | None:
