@@ -7,9 +7,10 @@ ran in, in each module's forward. The call returns it where, from the innermost 
 called, each forward binds it to a name there (the innermost by assigning it, in a statement that keeps
 nothing on the module, statement_keeps.py: `position_bias = self.compute_bias(...)`; each caller by
 unpacking the item its child, called by its path, returns: `attention_output, position_bias,
-attn_weights = self.SelfAttention(...)`), or returns it in that statement (`return (self.lin2(a), a)`),
-binds that name nowhere after it (but in the other arm of an `if`) and not in a loop, ends with a
-`return` and returns the name as the same item in every `return` after it. Stack traces do not record a
+attn_weights = self.SelfAttention(...)`, `self.layer[-1](...)`), or returns it in that statement
+(`return (self.lin2(a), a)`), binds that name nowhere after it (but in the other arm of an `if`, or an
+arm that its dtype, which the graph records, skips: `if hidden_states.dtype == torch.float16:`) and not
+in a loop, ends with a `return` and returns the name as the same item in every `return` after it. Stack traces do not record a
 decorator's wrapper: each must be marked (functools.wraps) and return what it wraps, called, or a
 checkpoint of it; a model class defining `__call__` shows nothing. Hooks are not seen.
 """
@@ -18,11 +19,13 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import itertools
 import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import torch
 from torch import fx, nn
 
 from .annotations import frame_matches, in_class_code, in_torch, passes_on
@@ -32,6 +35,7 @@ from .source_names import function_at, function_syntax, own_nodes, statement_sit
 from .statement_keeps import keeps_nothing
 
 Site = tuple[tuple[str, int], ...]  # (file, first line of the statement) of each frame, outermost first
+Block = tuple[int, str, str]  # a block a node is in: id of its compound statement, the field holding it, "if", "loop" or "other"
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
         return None
     for depth in range(len(levels) - 1, -1, -1):
         file, line, _ = found[1][depth]  # its code read as the file has it (_site)
-        child = _child_path(levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
+        child = _spellings(value.graph, levels[depth].path, levels[depth + 1].path) if depth + 1 < len(levels) else None
         at = function_at(file, line)
         statement = _statement_at(at[1], line - at[0] + 1) if at is not None else None
         if at is None or statement is None:
@@ -83,7 +87,7 @@ def _returned(value: fx.Node, key: str) -> _Returned | None:
             returned = _returned_here(statement.value, returned, child)
         else:
             name = _bound_name(statement, returned, child)
-            returned = _return_of(at[1], statement, name) if name is not None else None
+            returned = _return_of(at[1], statement, name, getattr(value.meta.get("val"), "dtype", None)) if name is not None else None
         if returned is None:
             return None
     return returned
@@ -231,7 +235,7 @@ def _site(node: fx.Node, count: int) -> Site | None:
     return tuple(out) if out else None
 
 
-def _returned_here(value: ast.expr | None, returned: _Returned | None, child: str | None) -> _Returned | None:
+def _returned_here(value: ast.expr | None, returned: _Returned | None, child: frozenset[str] | None) -> _Returned | None:
     """How a `return` statement the value ran in returns it: the one item of its tuple that is no name or
     constant (`return (self.lin2(a), a)`), else the whole; in a caller, the child's call returned whole
     (`return self.layers[1](x, bias)`) or as an item (`return (self.attention(x), x)`)."""
@@ -249,12 +253,35 @@ def _returned_here(value: ast.expr | None, returned: _Returned | None, child: st
     return _Returned(places[0], len(items or [])) if len(places) == 1 and returned.index is None else None
 
 
-def _child_path(caller: str, child: str) -> str:
-    """The child's path from its caller (`layer.1` for `block.0` and `block.0.layer.1`)."""
-    return child[len(caller) + 1 :] if caller else child
+def _spellings(graph: fx.Graph, caller: str, child: str) -> frozenset[str]:
+    """The paths from its caller the child may be read as: `layer.1` for `block.0` and `block.0.layer.1`, and
+    `layer.-1` where the container holds 2 (what the GraphModule holds or the graph recorded a call of)."""
+    parts = (child[len(caller) + 1 :] if caller else child).split(".")
+    spelled = [[part] for part in parts]
+    for i, part in enumerate(parts):
+        count = _children_count(graph, ".".join([*([caller] if caller else []), *parts[:i]])) if part.isdigit() else None
+        if count is not None and int(part) < count:
+            spelled[i].append(str(int(part) - count))
+    return frozenset(".".join(path) for path in itertools.product(*spelled))
 
 
-def _bound_name(statement: ast.stmt | None, returned: _Returned | None, child: str | None) -> str | None:
+def _children_count(graph: fx.Graph, container: str) -> int | None:
+    """How many children the numbered container at `container` holds: those the GraphModule holds and the graph
+    recorded calls of, numbered 0 up; None where it holds a named one."""
+    module = graph.owning_module
+    try:
+        held = list(module.get_submodule(container)._modules) if module is not None else []
+    except AttributeError:
+        held = []
+    prefix = f"{container}." if container else ""
+    called = {path[len(prefix) :].split(".")[0] for path in _recorded_paths(graph) if path.startswith(prefix)}
+    names = {*held, *called}
+    if not names or not all(name.isdigit() for name in names):
+        return None
+    return max(int(name) for name in names) + 1
+
+
+def _bound_name(statement: ast.stmt | None, returned: _Returned | None, child: frozenset[str] | None) -> str | None:
     """The name a statement binds the value to: the one name it assigns (the innermost module's), or the
     item `returned` says its child returns it as, of the names it unpacks that child's call into (`child`:
     the attribute of `self` holding it)."""
@@ -276,7 +303,7 @@ def _bound_name(statement: ast.stmt | None, returned: _Returned | None, child: s
     return names[returned.index].id  # type: ignore[attr-defined]
 
 
-def _calls_child(value: ast.expr, child: str | None) -> bool:
+def _calls_child(value: ast.expr, child: frozenset[str] | None) -> bool:
     """True where the statement's value is the child's call: `self.<child>...(...)`, calling nothing else the
     same way (`self.attention(self.norm(h), bias)`), or a call of a local calling nothing else (`layer(h, bias)`):
     a call inside its arguments would run first, and its result not be the statement's."""
@@ -285,24 +312,35 @@ def _calls_child(value: ast.expr, child: str | None) -> bool:
     inner = [n.func for n in ast.walk(value) if isinstance(n, ast.Call) and n is not value]
     path = _self_path(value.func)
     if path is not None:
-        return path == child and all(ast.dump(func) != ast.dump(value.func) for func in inner)
+        return child is not None and path in child and all(ast.dump(func) != ast.dump(value.func) for func in inner)
     return not inner and isinstance(value.func, ast.Name)
 
 
 def _self_path(func: ast.expr) -> str | None:
-    """`layer.0` for `self.layer[0]`: the path of the module read off `self` (None where it is not read so,
-    or is indexed by anything but a number or a string)."""
+    """`layer.0` for `self.layer[0]` (`layer.-1` for `self.layer[-1]`): the path of the module read off `self`
+    (None where it is not read so, or is indexed by anything but a number or a string)."""
     parts: list[str] = []
     node = func
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         if isinstance(node, ast.Attribute):
             parts.append(node.attr)
-        elif isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (int, str)) and not isinstance(node.slice.value, bool):
-            parts.append(str(node.slice.value))
+        elif (index := _index(node.slice)) is not None:
+            parts.append(index)
         else:
             return ""
         node = node.value
     return ".".join(reversed(parts)) if isinstance(node, ast.Name) and node.id == "self" and parts else None
+
+
+def _index(key: ast.expr) -> str | None:
+    """`0`, `-1` or `q` for `[0]`, `[-1]` or `["q"]`; None for any other key."""
+    negative = isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub)
+    value = key.operand if isinstance(key, ast.UnaryOp) and negative else key
+    if not isinstance(value, ast.Constant) or isinstance(value.value, bool) or not isinstance(value.value, (int, str)):
+        return None
+    if negative and not isinstance(value.value, int):
+        return None
+    return f"-{value.value}" if negative else str(value.value)
 
 
 def _statement_at(function: ast.FunctionDef | ast.AsyncFunctionDef, at: int) -> ast.stmt | None:
@@ -312,19 +350,73 @@ def _statement_at(function: ast.FunctionDef | ast.AsyncFunctionDef, at: int) -> 
     return covering[0] if len(covering) == 1 else None
 
 
-def _return_of(function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.stmt, name: str) -> _Returned | None:
+def _return_of(function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.stmt, name: str, dtype: torch.dtype | None) -> _Returned | None:
     """How the function returns `name`, bound by `statement`, or None where some `return` after it does not
-    return it, or returns it as another item, or the name is bound again, or the statement is in a loop."""
+    return it, or returns it as another item, or the name is bound again, or the statement is in a loop. An
+    arm of an `if` testing only the name's dtype (`dtype`, as the graph records it) that cannot have run
+    (transformers' `if hidden_states.dtype == torch.float16:` clamps) binds and returns nothing."""
     around = _blocks_around(function)
     if any(kind == "loop" for _, _, kind in around[statement]) or not isinstance(function.body[-1], ast.Return):
         return None
     end = statement.end_lineno or statement.lineno
     other_arms = {(block, "orelse" if field == "body" else "body", kind) for block, field, kind in around[statement] if kind == "if"}
+    skipped = other_arms | _dead_arms(function, name, dtype, end)
     bound = (n for n in own_nodes(function.body) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
-    if any(n.lineno > end and not around[n] & other_arms for n in bound):
+    if any(n.lineno > end and not around[n] & skipped for n in bound):
         return None  # bound again after it, not only in the other arm of an `if` it is in
-    ways = {_returned_as(r.value, name) for r in own_nodes(function.body) if isinstance(r, ast.Return) and r.lineno > end}
+    returns = (r for r in own_nodes(function.body) if isinstance(r, ast.Return) and r.lineno > end and not around[r] & skipped)
+    ways = {_returned_as(r.value, name) for r in returns}
     return ways.pop() if len(ways) == 1 else None
+
+
+def _dead_arms(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, dtype: torch.dtype | None, end: int) -> set[Block]:
+    """The arms of the `if`s after line `end` that did not run: their test reads only `name`'s dtype, which is `dtype`."""
+    out: set[Block] = set()
+    for node in own_nodes(function.body):
+        if dtype is not None and isinstance(node, ast.If) and node.lineno > end:
+            holds = _dtype_test(node.test, name, dtype)
+            if holds is not None:
+                out.add((id(node), "orelse" if holds else "body", "if"))
+    return out
+
+
+def _dtype_test(test: ast.expr, name: str, dtype: torch.dtype) -> bool | None:
+    """What `test` gives where `name` is a tensor of `dtype`: `name.dtype == torch.float16` (`!=`, `is`, `is not`,
+    `in (...)`, `not in (...)`), `not` of one, and `and` / `or` of them (one of them deciding the rest); None
+    where it reads anything else."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _dtype_test(test.operand, name, dtype)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [_dtype_test(v, name, dtype) for v in test.values]
+        decides = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
+        return decides if decides in values else (not decides if all(v is not None for v in values) else None)
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    if not _reads_dtype(left, name):
+        left, right = right, left
+        if isinstance(op, (ast.In, ast.NotIn)) or not _reads_dtype(left, name):
+            return None
+    if isinstance(op, (ast.In, ast.NotIn)):
+        items = [_torch_dtype(item) for item in right.elts] if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [None]
+        return None if None in items else (dtype in items) == isinstance(op, ast.In)
+    other = _torch_dtype(right)
+    if other is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        return None
+    return (dtype == other) == isinstance(op, (ast.Eq, ast.Is))
+
+
+def _reads_dtype(value: ast.expr, name: str) -> bool:
+    return isinstance(value, ast.Attribute) and value.attr == "dtype" and isinstance(value.value, ast.Name) and value.value.id == name
+
+
+def _torch_dtype(value: ast.expr) -> torch.dtype | None:
+    """The dtype `torch.float16` names (`torch.half`), else None."""
+    if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "torch"):
+        return None
+    found = getattr(torch, value.attr, None)
+    return found if isinstance(found, torch.dtype) else None
 
 
 def _returned_as(value: ast.expr | None, name: str) -> _Returned | None:
@@ -344,9 +436,6 @@ def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
     blocks = [getattr(statement, name, None) or [] for name in ("body", "orelse", "finalbody")]
     blocks += [h.body for h in getattr(statement, "handlers", [])] + [c.body for c in getattr(statement, "cases", [])]
     return [b for b in blocks if b]
-
-
-Block = tuple[int, str, str]  # a block a node is in: id of its compound statement, the field holding it, "if", "loop" or "other"
 
 
 def _blocks_around(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, frozenset[Block]]:

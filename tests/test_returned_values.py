@@ -7,6 +7,7 @@ call and of its attention's."""
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Callable
 
@@ -16,7 +17,7 @@ from torch import fx, nn
 from torch.utils.checkpoint import checkpoint
 
 from fxexport.calls import stack_frames
-from fxexport.returned_values import returned_from, source_item
+from fxexport.returned_values import _dtype_test, returned_from, source_item
 from tests import models
 
 
@@ -244,6 +245,60 @@ class Pair(Layer):
         return x + output, position_bias
 
 
+class HalfClamped(_Attention):
+    """transformers' fp16 clamp: an arm that runs only where the bias is half binds it again."""
+
+    def forward(self, x):
+        position_bias = self.bias(x).tanh()
+        if position_bias.dtype == torch.float16:
+            position_bias = position_bias.clamp(-1, 1)
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+class NotHalfScaled(_Attention):
+    """The arm runs where the bias is neither half: it binds the bias again (the tanh is not what is returned)."""
+
+    def forward(self, x):
+        position_bias = self.bias(x).tanh()
+        if position_bias.dtype not in (torch.float16, torch.bfloat16):
+            position_bias = position_bias * 2
+        output = self.proj(x) + position_bias
+        return output, position_bias
+
+
+class PassOn(nn.Module):
+    def forward(self, pair):
+        output, position_bias = pair
+        return output + 1, position_bias + 1
+
+
+class LastOfList(Layer):
+    """The attention called as the last of a list (`self.parts[-1]`)."""
+
+    def __init__(self, attention: nn.Module) -> None:
+        super().__init__(attention)
+        self.parts = nn.ModuleList([nn.Linear(4, 4), attention])
+        del self.attention
+
+    def forward(self, x):
+        output, position_bias = self.parts[-1](x)
+        return self.parts[0](x) + output, position_bias
+
+
+class FirstInsideLast(Layer):
+    """`self.parts[-1]` called on the attention's result: the statement binds what the last part returns."""
+
+    def __init__(self, attention: nn.Module) -> None:
+        super().__init__(attention)
+        self.parts = nn.ModuleList([attention, PassOn()])
+        del self.attention
+
+    def forward(self, x):
+        output, position_bias = self.parts[-1](self.parts[0](x))
+        return x + output, position_bias
+
+
 class Stack(nn.Module):
     def __init__(self, attention: nn.Module, layer: type[Layer] = Layer) -> None:
         super().__init__()
@@ -274,6 +329,10 @@ CASES = [  # name, model, returned by (the first layer, its attention), the bias
     ("decorated_by_a_false_checkpoint", lambda: Stack(FakeCheckpointed()), (False, False), None),
     ("decorated_without_functools_wraps", lambda: Stack(SwappedUnmarked()), (False, False), None),
     ("call_overridden", lambda: Stack(SwappedByCall()), (False, False), None),
+    ("bound_again_in_an_arm_its_dtype_skips", lambda: Stack(HalfClamped()), (True, True), (1, 2)),
+    ("bound_again_in_an_arm_its_dtype_runs", lambda: Stack(NotHalfScaled()), (False, False), None),
+    ("called_by_a_negative_index", lambda: Stack(Passed(), LastOfList), (True, True), (1, 2)),
+    ("the_negative_index_of_another_child", lambda: Stack(Passed(), FirstInsideLast), (False, True), None),
 ]
 
 
@@ -298,3 +357,28 @@ def test_a_graph_without_stack_traces_shows_nothing_returned() -> None:
         node.meta.pop("stack_trace", None)
     bias = _bias(gm)
     assert not any(returned_from(bias, frame.key) for frame in stack_frames(bias))
+
+
+DTYPE_TESTS = [  # an `if` test, what it gives where the bias is float32 (None: not known)
+    ("position_bias.dtype == torch.float16", False),
+    ("torch.float32 == position_bias.dtype", True),
+    ("position_bias.dtype != torch.half", True),
+    ("position_bias.dtype is torch.float32", True),
+    ("position_bias.dtype is not torch.float32", False),
+    ("position_bias.dtype in (torch.float16, torch.bfloat16)", False),
+    ("position_bias.dtype not in [torch.float16]", True),
+    ("not position_bias.dtype == torch.float16", True),
+    ("position_bias.dtype == torch.float16 and not torch.isfinite(position_bias).all()", False),
+    ("position_bias.dtype == torch.float32 or self.flag", True),
+    ("position_bias.dtype == torch.float32 and self.flag", None),
+    ("x.dtype == torch.float16", None),
+    ("position_bias.dtype == dtype", None),
+    ("position_bias.dtype in dtypes", None),
+    ("position_bias.dtype == torch.float16 == x.dtype", None),
+]
+
+
+@pytest.mark.parametrize(("test", "gives"), DTYPE_TESTS, ids=[t for t, _ in DTYPE_TESTS])
+def test_an_if_testing_the_values_dtype_is_read_from_the_graph(test: str, gives: bool | None) -> None:
+    expression = ast.parse(test, mode="eval").body
+    assert _dtype_test(expression, "position_bias", torch.float32) is gives
