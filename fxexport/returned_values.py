@@ -306,11 +306,14 @@ def _bound_name(statement: ast.stmt | None, returned: _Returned | None, child: f
 def _calls_child(value: ast.expr, child: frozenset[str] | None) -> bool:
     """True where the statement's value is the child's call: `self.<child>...(...)`, calling nothing else the
     same way (`self.attention(self.norm(h), bias)`), or a call of a local calling nothing else (`layer(h, bias)`):
-    a call inside its arguments would run first, and its result not be the statement's."""
+    a call inside its arguments would run first, and its result not be the statement's. A child read by a
+    negative index calls nothing else: the children the count starts from may not all be known."""
     if not isinstance(value, ast.Call):
         return False
     inner = [n.func for n in ast.walk(value) if isinstance(n, ast.Call) and n is not value]
     path = _self_path(value.func)
+    if path is not None and any(part.startswith("-") for part in path.split(".")):
+        return child is not None and path in child and not inner  # a stateless child not held may be the one it counts from
     if path is not None:
         return child is not None and path in child and all(ast.dump(func) != ast.dump(value.func) for func in inner)
     return not inner and isinstance(value.func, ast.Name)

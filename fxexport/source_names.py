@@ -655,20 +655,82 @@ def own_nodes(statements: list[ast.stmt]) -> Iterator[ast.AST]:
             pending.extend(ast.iter_child_nodes(node))
 
 
+def _outer_statement(node: fx.Node) -> ast.Module | None:
+    """The parsed source statement of the node's outermost recorded frame, else None."""
+    found = _frame_spans(node)
+    if not found:
+        return None
+    file, (start, end, *_) = found[0]
+    try:
+        return ast.parse(textwrap.dedent("".join(linecache.getlines(file)[start - 1 : end])))
+    except (SyntaxError, ValueError):
+        return None
+
+
 def passes_whole(node: fx.Node, name: str) -> bool:
     """True when the source statement `node` ran in passes the name itself to a call, as an argument or
     a keyword's value (`self.attn(x, position_embeddings=position_embeddings)`), not a value made of it."""
-    found = _frame_spans(node)  # the forward's statement: it passes the name on, or a value made of it
-    if not found:
-        return False
-    file, (start, end, *_) = found[0]
-    try:
-        tree = ast.parse(textwrap.dedent("".join(linecache.getlines(file)[start - 1 : end])))
-    except (SyntaxError, ValueError):
+    tree = _outer_statement(node)  # the forward's statement: it passes the name on, or a value made of it
+    if tree is None:
         return False
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     values = [*(a for c in calls for a in c.args), *(k.value for c in calls for k in c.keywords)]
     return any(isinstance(v, ast.Name) and v.id == name for v in values)
+
+
+def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str) -> str | None:
+    """The name the source statement `node` ran in passes for the parameter `parameter` of the child at `child`
+    (its path from the caller; `cls`: the child's class) in its one call of the child, `self.<child>(...)`: by
+    keyword (`attention_mask=encoder_attention_mask`) or by position, where nothing but positional parameters
+    stands before it; None where the name is bound before the statement, or where it cannot be told."""
+    position = _positional_index(cls, parameter)
+    tree = _outer_statement(node) if position is not None else None
+    if tree is None or position is None:
+        return None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called_path(n.func) == child]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    keywords = [k.value for k in call.keywords if k.arg == parameter]
+    starred = any(isinstance(a, ast.Starred) for a in call.args[: max(position, 0) + 1])
+    positional = call.args[position] if 0 <= position < len(call.args) and not starred else None
+    value = keywords[0] if len(keywords) == 1 else positional if not keywords else None
+    name = value.id if isinstance(value, ast.Name) else None
+    return None if name is None or bound_before(node, name) else name
+
+
+def _positional_index(cls: type | str, parameter: str) -> int | None:
+    """Where the source forward of `cls` takes `parameter` by position (not counting `self`); -1 for a
+    keyword-only one, or one after `*args`; None where it has no such parameter."""
+    found = resolve_class(cls)
+    try:
+        forward = getattr(found, "forward", None)
+        signature = inspect.signature(forward) if callable(forward) else None
+    except (TypeError, ValueError):
+        return None
+    listed = list(signature.parameters.values())[1:] if signature is not None else []
+    for i, each in enumerate(listed):
+        if each.name == parameter:
+            positional = each.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            return i if positional else -1 if each.kind is inspect.Parameter.KEYWORD_ONLY else None
+        if each.kind is inspect.Parameter.VAR_POSITIONAL:
+            return -1 if any(p.name == parameter for p in listed[i + 1 :]) else None
+    return None
+
+
+def _called_path(func: ast.expr) -> str | None:
+    """`blocks.0.attn` of `self.blocks[0].attn`: the path from `self` of the module a call calls (None where
+    it is not read off `self` by attributes and constant indexes)."""
+    parts: list[str] = []
+    while isinstance(func, (ast.Attribute, ast.Subscript)):
+        if isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+        elif isinstance(func.slice, ast.Constant) and isinstance(func.slice.value, (int, str)) and not isinstance(func.slice.value, bool):
+            parts.append(str(func.slice.value))
+        else:
+            return None
+        func = func.value
+    return ".".join(reversed(parts)) if isinstance(func, ast.Name) and func.id == "self" and parts else None
 
 
 def forget_statements() -> None:

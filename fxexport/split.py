@@ -48,6 +48,7 @@ from .returned_values import returned_from, source_item
 from .scopes import blocks_of
 from .source_names import (
     forward_reads,
+    passed_argument,
     passed_as,
     passes_whole,
     rebound_parameters,
@@ -143,18 +144,29 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
             by_class.setdefault(kinds[path], []).append((path, graph))
     for _ in range(_NAMING_LEVELS):
         renamed = False
-        for cls, group in by_class.items():
-            proposals = [_proposed(path, graph, cls, graphs, kinds, model_inputs) for path, graph in group]
-            width = max(len(p) for p in proposals)
-            inputs = [list(graph.find_nodes(op="placeholder")) for _, graph in group]
-            agreed = [_agreed(i, proposals, inputs, cls) for i in range(width)]
-            agreed = _generic_names(agreed, inputs, cls, model_inputs)
-            while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
-                agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
-            for _, graph in group:
-                renamed |= rename_inputs(graph, agreed)
+        for cls, members in by_class.items():
+            every = [list(graph.find_nodes(op="placeholder")) for _, graph in members]
+            for group in _forms(members):
+                proposals = [_proposed(path, graph, cls, graphs, kinds, model_inputs) for path, graph in group]
+                width = max(len(p) for p in proposals)
+                inputs = [list(graph.find_nodes(op="placeholder")) for _, graph in group]
+                agreed = [_agreed(i, proposals, inputs, cls) for i in range(width)]
+                agreed = _generic_names(agreed, inputs, cls, model_inputs, every)
+                while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
+                    agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
+                for _, graph in group:
+                    renamed |= rename_inputs(graph, agreed)
         if not renamed:
             return
+
+
+def _forms(members: list[tuple[str, fx.Graph]]) -> list[list[tuple[str, fx.Graph]]]:
+    """The graphs of one class by how many inputs they take: each such form names its inputs on its own (BART's
+    self-attention takes its mask second, its cross-attention third)."""
+    out: dict[int, list[tuple[str, fx.Graph]]] = {}
+    for path, graph in members:
+        out.setdefault(len(graph.find_nodes(op="placeholder")), []).append((path, graph))
+    return list(out.values())
 
 
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
@@ -192,19 +204,23 @@ def _agreed(i: int, proposals: list[list[str | None]], inputs: list[list[fx.Node
     return name if name and (not unknown or name in source_parameters(cls)) else None
 
 
-def _generic_names(agreed: list[str | None], inputs: list[list[fx.Node]], cls: type | str, model_inputs: frozenset[str]) -> list[str | None]:
-    """`agreed`, with the inputs the graphs of a class name apart for want of a name, where some name one after
-    a model input the source forward has no parameter for (`tgt`, passed on as its `x`), named `x`, `x_1`, ...
-    alike in all, so that their code compares alike: in order, each a name no graph's other inputs have."""
-    apart = [i for i, name in enumerate(agreed) if name is None and _named_apart(i, inputs, cls, model_inputs)]
+def _generic_names(
+    agreed: list[str | None], inputs: list[list[fx.Node]], cls: type | str, model_inputs: frozenset[str], every: list[list[fx.Node]]
+) -> list[str | None]:
+    """`agreed`, with the inputs the graphs of a class (`every`; those of this form: `inputs`) name apart for want
+    of a name, where some name one after a model input the source forward has no parameter for (`tgt`, passed
+    on as its `x`), named `x`, `x_1`, ... alike in all, so that their code compares alike: in order, each a name
+    no graph's other inputs have."""
+    apart = [i for i, name in enumerate(agreed) if name is None and _named_apart(i, every, cls, model_inputs)]
     if not apart:
         return agreed
-    kept = {str(p.target) for graph_inputs in inputs for i, p in enumerate(graph_inputs) if i not in apart}
+    kept = {str(p.target) for graph_inputs in inputs for i, p in enumerate(graph_inputs) if i not in apart and agreed[i] is None}
     kept |= {name for name in agreed if name is not None}
-    fresh = (name for k in range(len(agreed) + len(kept) + 1) if (name := f"x_{k}" if k else "x") not in kept)
     out = list(agreed)
-    for i in apart:
-        out[i] = next(fresh)
+    for i in apart:  # `x` for the first input only: a later one is `x_1`, ... (the optional-input joins read them so)
+        fresh = next(name for k in range(0 if i == 0 else 1, len(agreed) + len(kept) + 2) if (name := f"x_{k}" if k else "x") not in kept)
+        out[i] = fresh
+        kept.add(fresh)
     return out
 
 
@@ -289,11 +305,20 @@ def passed_on_as(
             name = str(inputs[i].target) if i < len(inputs) else ""
             if name in reads and name in parameters:
                 names.add(name)
+            elif (given := _passed_for(user, child_path, name, kinds)) is not None and given in reads and given in parameters:
+                names.add(given)  # `attention_mask=encoder_attention_mask`
             elif name in items and items[name] in reads and items[name] in parameters and passes_whole(user, items[name]):
                 names.add(name)
             else:
                 return None
     return names.pop() if len(names) == 1 else None
+
+
+def _passed_for(user: fx.Node, child_path: str, name: str, kinds: dict[str, type | str] | None) -> str | None:
+    """The name the caller's statement passes for the parameter `name` of the child at `child_path`
+    (source_names.passed_argument)."""
+    cls = (kinds or {}).get(child_path)
+    return passed_argument(user, str(user.target), cls, name) if cls is not None else None
 
 
 def _clashing(graph: fx.Graph, names: list[str | None]) -> set[int]:

@@ -128,6 +128,7 @@ CASES = [
     Case("optional_child_inputs", traced(models.ReducedStages), _randn(1, 8, 4, 4)),
     Case("query_passed_on", traced(models.PassedQueryNet), _randn(2, 5, 8)),
     Case("encoder_decoder", traced(models.EncoderDecoder), lambda: (*_randns((1, 6, 16), (1, 5, 16))(), torch.ones(5, 5, dtype=torch.bool).tril())),
+    Case("masked_decoder", traced(models.MaskedDecoder), _randns((2, 5, 16), (2, 7, 16), (2, 1, 5, 5), (2, 1, 5, 7))),
     Case("preact_basic_blocks", traced(models.PreActBasicBlocks), _randn(2, 4, 8, 8)),
     Case("hybrid_blocks", traced(models.HybridBlocks), _randn(2, 4, 8)),
     Case("bias_passed_or_none", traced(models.BiasPassingHead), _randn(2, 8)),

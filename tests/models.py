@@ -6576,3 +6576,32 @@ class KeptScores(nn.Module):
     def forward(self, x):
         h, _ = self.layers[0](x)
         return self.layers[1](h)[0] + self.layers[0].attention.scores
+
+
+class MaskedDecoderLayer(SeqDecoderLayer):
+    """BART's decoder layer: its self-attention given its mask by keyword, its cross-attention the encoder's
+    states and the encoder's mask, passed as `attention_mask=encoder_attention_mask`."""
+
+    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None):
+        hidden_states = hidden_states + self.self_attn(self.norm1(hidden_states), attention_mask=attention_mask)
+        residual = hidden_states
+        hidden_states = self.encoder_attn(
+            self.norm2(hidden_states), key_value_states=encoder_hidden_states, attention_mask=encoder_attention_mask
+        )
+        return residual + hidden_states
+
+
+class MaskedDecoder(nn.Module):
+    """Decoder layers whose attention class runs as two forms given different inputs (BART's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([MaskedDecoderLayer() for _ in range(2)])
+
+    def forward(self, tgt, memory, tgt_mask, memory_mask):
+        causal_mask = tgt_mask.tril()  # computed, as BART's masks
+        states = memory * 2
+        cross_mask = memory_mask * 2
+        for layer in self.layers:
+            tgt = layer(tgt, causal_mask, states, cross_mask)
+        return tgt

@@ -299,6 +299,27 @@ class FirstInsideLast(Layer):
         return x + output, position_bias
 
 
+class Swap(nn.Module):
+    """Stateless, computing nothing: the GraphModule holds it not, and the graph records no call of it."""
+
+    def forward(self, pair):
+        output, position_bias = pair
+        return position_bias, output
+
+
+class SwapLast(Layer):
+    """`self.parts[-1]` is the Swap, which the count of the children the graph knows of does not see."""
+
+    def __init__(self, attention: nn.Module) -> None:
+        super().__init__(attention)
+        self.parts = nn.ModuleList([attention, Swap()])
+        del self.attention
+
+    def forward(self, x):
+        output, position_bias = self.parts[-1](self.parts[0](x))  # the bias is `output` here
+        return x + output, position_bias
+
+
 class Stack(nn.Module):
     def __init__(self, attention: nn.Module, layer: type[Layer] = Layer) -> None:
         super().__init__()
@@ -333,6 +354,7 @@ CASES = [  # name, model, returned by (the first layer, its attention), the bias
     ("bound_again_in_an_arm_its_dtype_runs", lambda: Stack(NotHalfScaled()), (False, False), None),
     ("called_by_a_negative_index", lambda: Stack(Passed(), LastOfList), (True, True), (1, 2)),
     ("the_negative_index_of_another_child", lambda: Stack(Passed(), FirstInsideLast), (False, True), None),
+    ("the_negative_index_of_a_child_not_held", lambda: Stack(Passed(), SwapLast), (False, True), None),
 ]
 
 

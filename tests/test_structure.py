@@ -181,6 +181,17 @@ def _rows_and_mask() -> tuple[torch.Tensor, ...]:
     return (torch.randn(1, 5, 16, generator=torch.Generator().manual_seed(0)), torch.ones(5, 5, dtype=torch.bool).tril())
 
 
+def _masked() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(2, 5, 16, generator=generator), torch.randn(2, 7, 16, generator=generator), torch.zeros(2, 1, 5, 5), torch.zeros(2, 1, 5, 7))
+
+
+# BART's decoder layer: its attention's forms take inputs apart (the mask second or third), each named within its form,
+# and the layer's input passed as `attention_mask=encoder_attention_mask` named after the layer's parameter
+MASKED_DECODER = {"def forward(self, hidden_states, attention_mask, x_1=None):": 1, "encoder_attention_mask, x_1)": 1,
+                  "def forward(self, hidden_states, attention_mask, x_1, encoder_attention_mask):": 1}
+
+
 def _direct() -> tuple[torch.Tensor, ...]:
     generator = torch.Generator().manual_seed(0)
     return (torch.randn(1, 5, 16, generator=generator), torch.randn(1, 6, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
@@ -489,12 +500,13 @@ SHAPES = [
           counts={"def forward(self, x, shortcut=None):": 1, "if shortcut is None:": 1, "shortcut = x\n": 1, "self.second = Shortcutted()": 1}),
     Shape("defaulted_input_export", _model(models.ShortcuttedNet), lambda: (torch.randn(2, 4, 8, 8),), _export, frozenset({"Shortcutted"}),
           counts={"def forward(self, x, shortcut=None):": 1, "if shortcut is None:": 1}),
-    # an input some callers leave out in the middle (cross-attention beside self-attention): taken last, callers reordered
+    # an input some callers leave out in the middle (cross-attention beside self-attention): taken last, callers reordered;
+    # named `context` by the cross-attention's form, which reads it as that (was the caller's `memory`)
     Shape("defaulted_middle_input", _model(models.Decoding), lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(5, 5)), _trace,
-          frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, memory=None):": 1, "if memory is None:": 1,
+          frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, context=None):": 1, "if context is None:": 1,
                                                           "self.cross_attn(x, mask, memory)": 1, "self.self_attn(x, mask)": 1}),
     Shape("defaulted_middle_input_export", _model(models.Decoding), lambda: (torch.randn(2, 5, 8), torch.randn(2, 5, 8), torch.randn(5, 5)),
-          _export, frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, memory=None):": 1, "if memory is None:": 1}),
+          _export, frozenset({"Attending", "DecoderLayer"}), counts={"def forward(self, x, mask, context=None):": 1, "if context is None:": 1}),
     # an input some callers leave out, the block computing it then (BART's positions): one forward computing it when None
     Shape("computed_input_export", _model(models.Positioned), lambda: (torch.arange(8),), _export, frozenset({"Positions"}),
           counts={"def forward(self, position_ids=None):": 1, "if position_ids is None:": 1, "else:": 1,
@@ -1021,6 +1033,10 @@ SHAPES = [
           counts=DECODER_INPUTS),
     Shape("optional_inputs_without_the_shortest_export", _model(models.DecoderStack), _direct, _export,
           frozenset({"SeqAttention", "SeqDecoderLayer"}), counts=DECODER_INPUTS),
+    Shape("inputs_named_within_each_form", _model(models.MaskedDecoder), _masked, _trace, frozenset({"SeqAttention", "MaskedDecoderLayer"}),
+          counts=MASKED_DECODER),
+    Shape("inputs_named_within_each_form_export", _model(models.MaskedDecoder), _masked, _export,
+          frozenset({"SeqAttention", "MaskedDecoderLayer"}), counts=MASKED_DECODER),
     # from a review: a statement reading a local the source binds to one of two parameters by a test for None
     # (`current = key_value_states if ... else hidden_states`) reads both: no input is named after the other
     # parameter it reads by elimination (the states computed for the cross-attention were `attention_mask`)

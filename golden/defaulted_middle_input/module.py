@@ -29,11 +29,11 @@ class Attending(nn.Module):  # tests/models.py:1573 Attending
         self.k = nn.Linear(8, 8)
         self.v = nn.Linear(8, 8)
 
-    def forward(self, x, mask, memory=None):
-        if memory is None:
-            memory = x
-        scores = self.q(x) @ self.k(memory).transpose(-2, -1) + mask
-        return scores.softmax(-1) @ self.v(memory)
+    def forward(self, x, mask, context=None):
+        if context is None:
+            context = x
+        scores = self.q(x) @ self.k(context).transpose(-2, -1) + mask
+        return scores.softmax(-1) @ self.v(context)
 
 
 class DecoderLayer(nn.Module):  # tests/models.py:1589 DecoderLayer
