@@ -31,7 +31,7 @@ from torch import fx, nn
 from .annotations import frame_matches, in_class_code, in_torch, passes_on
 from .calls import Frame, is_torch_class, model_classes, resolve_class, stack_frames
 from .kept_values import is_partial, passes_to
-from .source_names import function_at, function_syntax, own_nodes, statement_site
+from .source_names import function_at, function_syntax, own_nodes, self_path, statement_site
 from .statement_keeps import keeps_nothing
 
 Site = tuple[tuple[str, int], ...]  # (file, first line of the statement) of each frame, outermost first
@@ -311,39 +311,12 @@ def _calls_child(value: ast.expr, child: frozenset[str] | None) -> bool:
     if not isinstance(value, ast.Call):
         return False
     inner = [n.func for n in ast.walk(value) if isinstance(n, ast.Call) and n is not value]
-    path = _self_path(value.func)
+    path = self_path(value.func)
     if path is not None and any(part.startswith("-") for part in path.split(".")):
         return child is not None and path in child and not inner  # a stateless child not held may be the one it counts from
     if path is not None:
         return child is not None and path in child and all(ast.dump(func) != ast.dump(value.func) for func in inner)
     return not inner and isinstance(value.func, ast.Name)
-
-
-def _self_path(func: ast.expr) -> str | None:
-    """`layer.0` for `self.layer[0]` (`layer.-1` for `self.layer[-1]`): the path of the module read off `self`
-    (None where it is not read so, or is indexed by anything but a number or a string)."""
-    parts: list[str] = []
-    node = func
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        if isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-        elif (index := _index(node.slice)) is not None:
-            parts.append(index)
-        else:
-            return ""
-        node = node.value
-    return ".".join(reversed(parts)) if isinstance(node, ast.Name) and node.id == "self" and parts else None
-
-
-def _index(key: ast.expr) -> str | None:
-    """`0`, `-1` or `q` for `[0]`, `[-1]` or `["q"]`; None for any other key."""
-    negative = isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub)
-    value = key.operand if isinstance(key, ast.UnaryOp) and negative else key
-    if not isinstance(value, ast.Constant) or isinstance(value.value, bool) or not isinstance(value.value, (int, str)):
-        return None
-    if negative and not isinstance(value.value, int):
-        return None
-    return f"-{value.value}" if negative else str(value.value)
 
 
 def _statement_at(function: ast.FunctionDef | ast.AsyncFunctionDef, at: int) -> ast.stmt | None:

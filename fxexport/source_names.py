@@ -496,16 +496,19 @@ def _frame_span(file: str, line: int, code: str) -> Span | None:
 def source_parameters(cls: type | str) -> tuple[str, ...]:
     """The names of the parameters of a module class's `forward` (not `self`, `*args` or `**kwargs`),
     () where they cannot be read."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in _forward_parameters(cls) if p.kind in kinds and p.name.isascii() and p.name.isidentifier())
+
+
+def _forward_parameters(cls: type | str) -> list[inspect.Parameter]:
+    """The parameters of a module class's `forward` but `self`, in order; [] where they cannot be read."""
     found = resolve_class(cls)
     try:
         forward = getattr(found, "forward", None)
         signature = inspect.signature(forward) if callable(forward) else None
     except (TypeError, ValueError):
-        return ()
-    if signature is None:
-        return ()
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return tuple(p.name for p in list(signature.parameters.values())[1:] if p.kind in kinds and p.name.isascii() and p.name.isidentifier())
+        return []
+    return list(signature.parameters.values())[1:] if signature is not None else []
 
 
 @functools.lru_cache(maxsize=1024)
@@ -687,7 +690,7 @@ def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str) 
     tree = _outer_statement(node) if position is not None else None
     if tree is None or position is None:
         return None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called_path(n.func) == child]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and self_path(n.func) == child]
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -702,13 +705,7 @@ def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str) 
 def _positional_index(cls: type | str, parameter: str) -> int | None:
     """Where the source forward of `cls` takes `parameter` by position (not counting `self`); -1 for a
     keyword-only one, or one after `*args`; None where it has no such parameter."""
-    found = resolve_class(cls)
-    try:
-        forward = getattr(found, "forward", None)
-        signature = inspect.signature(forward) if callable(forward) else None
-    except (TypeError, ValueError):
-        return None
-    listed = list(signature.parameters.values())[1:] if signature is not None else []
+    listed = _forward_parameters(cls)
     for i, each in enumerate(listed):
         if each.name == parameter:
             positional = each.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -718,19 +715,31 @@ def _positional_index(cls: type | str, parameter: str) -> int | None:
     return None
 
 
-def _called_path(func: ast.expr) -> str | None:
-    """`blocks.0.attn` of `self.blocks[0].attn`: the path from `self` of the module a call calls (None where
-    it is not read off `self` by attributes and constant indexes)."""
+def self_path(func: ast.expr) -> str | None:
+    """`layer.0` for `self.layer[0]` (`layer.-1` for `self.layer[-1]`): the path of the module read off `self`
+    ("" where it is indexed by anything but a number or a string; None where it is not read off `self`)."""
     parts: list[str] = []
-    while isinstance(func, (ast.Attribute, ast.Subscript)):
-        if isinstance(func, ast.Attribute):
-            parts.append(func.attr)
-        elif isinstance(func.slice, ast.Constant) and isinstance(func.slice.value, (int, str)) and not isinstance(func.slice.value, bool):
-            parts.append(str(func.slice.value))
+    node = func
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+        elif (index := _index(node.slice)) is not None:
+            parts.append(index)
         else:
-            return None
-        func = func.value
-    return ".".join(reversed(parts)) if isinstance(func, ast.Name) and func.id == "self" and parts else None
+            return ""
+        node = node.value
+    return ".".join(reversed(parts)) if isinstance(node, ast.Name) and node.id == "self" and parts else None
+
+
+def _index(key: ast.expr) -> str | None:
+    """`0`, `-1` or `q` for `[0]`, `[-1]` or `["q"]`; None for any other key."""
+    negative = isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub)
+    value = key.operand if isinstance(key, ast.UnaryOp) and negative else key
+    if not isinstance(value, ast.Constant) or isinstance(value.value, bool) or not isinstance(value.value, (int, str)):
+        return None
+    if negative and not isinstance(value.value, int):
+        return None
+    return f"-{value.value}" if negative else str(value.value)
 
 
 def forget_statements() -> None:
