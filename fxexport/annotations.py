@@ -200,10 +200,10 @@ def in_class_code(cls: type | str, file: str, line: int) -> bool:
 
 
 def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) -> str | None:
-    """The part of a node's stack trace from the frame inside `cls`'s own code on (None if none is),
-    so a generated class's comments point into its source class, not into its callers. A module that
-    runs inside `callers` modules of its own class (a tree of trees) starts at the `forward` frame
-    after theirs, where the trace has one."""
+    """The part of a node's stack trace from the frame inside `cls`'s own code (or the forward it inherits)
+    on (None if none is), so a generated class's comments point into its source class, not into its
+    callers. A module that runs inside `callers` modules running the same forward (a tree of trees)
+    starts at the `forward` frame after theirs, where the trace has one."""
     return _own_stack_trace(stack_trace, cls, callers, os.getcwd()) if stack_trace else None
 
 
@@ -211,10 +211,10 @@ def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) 
 # transformer's 144 nodes, 8), each read frame by frame; by folder, as _resolved reads a relative path.
 @lru_cache(maxsize=1 << 12)
 def _own_stack_trace(stack_trace: str, cls: type | str, callers: int, cwd: str) -> str | None:
-    span = _class_span(cls)
-    if span is None:
+    spans = [s for s in (_class_span(cls), _inherited_forward_span(cls)) if s is not None]
+    if not spans:
         return None
-    own = (m for m in _FRAME.finditer(stack_trace) if _resolved(m["file"]) == span[0] and span[1] <= int(m["line"]) <= span[2])
+    own = (m for m in _FRAME.finditer(stack_trace) if any(_resolved(m["file"]) == s[0] and s[1] <= int(m["line"]) <= s[2] for s in spans))
     first = next(own, None)
     if first is None:
         return None
@@ -222,6 +222,40 @@ def _own_stack_trace(stack_trace: str, cls: type | str, callers: int, cwd: str) 
         forwards = [m for m in (first, *own) if m["func"] == "forward"]
         first = forwards[callers] if callers < len(forwards) else first
     return stack_trace[first.start() :]
+
+
+def inherited_forward(cls: type | str) -> Any:
+    """The `forward` a model class runs that a base of it defines, not torch (None where it defines its own)."""
+    resolved = resolve_class(cls)
+    if resolved is None or "forward" in vars(resolved):
+        return None
+    forward = getattr(resolved, "forward", None)
+    return forward if inspect.isfunction(forward) and not (forward.__module__ or "").startswith("torch.") else None
+
+
+def runs_forward_of(caller: type | str, cls: type | str) -> bool:
+    """True when a module of class `caller` may run the code of `cls`'s forward: it is of that class, or a class
+    it is, or inherits, defines that forward (`class Leaf(Tree)`; an outer block whose forward calls
+    `super().forward(...)`, the inner one's)."""
+    if caller == cls:
+        return True
+    found, runner = resolve_class(cls), resolve_class(caller)
+    forward = getattr(found, "forward", None) if found is not None else None
+    if runner is None or not inspect.isfunction(forward) or (forward.__module__ or "").startswith("torch."):
+        return False
+    return any(vars(klass).get("forward") is forward for klass in model_classes(runner))
+
+
+@lru_cache(maxsize=1 << 10)
+def _inherited_forward_span(cls: type | str) -> tuple[str, int, int] | None:
+    """(file, first line, last line) of the forward `cls` inherits from a base (inherited_forward), else None."""
+    forward = inherited_forward(cls)
+    try:
+        file = inspect.getsourcefile(forward) if forward is not None else None
+        lines, start = source_blocks.source_lines(forward) if file is not None else ([], 0)
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError, IndexError):
+        return None
+    return (_resolved(file), start, start + len(lines) - 1) if file is not None and lines else None
 
 
 def starts_in(trace: str, cls: type | str) -> bool:

@@ -62,7 +62,7 @@ from .recovered_statements import recovered_statements
 from .returned_values import forget_returned
 from .rolled import Roll, Rolled, calls_only_child, loop_kind, rolled
 from .runs import repeated
-from .source_names import forget_statements, forward_source
+from .source_names import forget_statements, forward_source, source_parameters
 from .split import Structure, split
 from .storages import share_storages
 from .traced_messages import formatted_messages
@@ -228,7 +228,7 @@ class _Collector:
         self.attribute_values(draft)
         source = (split_source or leaf) if path else None
         self.alone_flags(draft, rolled_graph, source)
-        forward = self.forward_of(gm, path, rolled_graph)
+        forward = self.forward_of(gm, path, rolled_graph, source)
         init = tuple(draft.init_lines + draft.attr_lines)
         comment = class_annotation(source) if source is not None and self.annotate else ""
         base = gm.meta.get(SEQUENTIAL_BASE) or ("ModuleDict" if gm.meta.get(DICT_BASE, False) else "Module")
@@ -276,13 +276,16 @@ class _Collector:
             path for path, (once, _) in self.loop_containers.items() if path in final and any((final[path], c) not in looping for c in once)
         )
 
-    def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled) -> Forward:
+    def forward_of(self, gm: fx.GraphModule, path: tuple[str, ...], rolled_graph: Rolled, source: type | str | None = None) -> Forward:
         """`gm`'s forward, emitted once for modules whose graphs and settings are equal, while no name it
-        asked about was taken since (emitted.py)."""
+        asked about was taken since (emitted.py). `source`: the class the split found the module to be."""
+        parameters = frozenset(source_parameters(source)) if source is not None else frozenset()
 
         def emit() -> Forward:
             namespace = self.namespace.child(self.others_parameters(gm.graph))
-            return emit_forward(gm, namespace, self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph)
+            return emit_forward(
+                gm, namespace, self.imports, self.params, self.input_checks, self.annotate, self.shapes, self.recorded, rolled_graph, parameters
+            )  # fmt: skip
 
         if not path:
             return emit()

@@ -171,8 +171,10 @@ class _Emitter:
         rolled: Rolled | None = None,
         held: dict[fx.Node, str] | None = None,
         carried: str | None = None,
+        source_parameters: frozenset[str] = frozenset(),
     ):
         self.annotate = annotate
+        self.source_parameters = source_parameters  # of the source forward the split named this one's inputs after
         self.recorded = recorded
         self.namespace = namespace
         self.rolls = rolled.rolls if rolled is not None else {}
@@ -357,8 +359,10 @@ class _Emitter:
     def plan_inlining(self, last_uses: dict[fx.Node, fx.Node]) -> dict[fx.Node, fx.Node]:
         """Which values are written inside the statement that uses them (inlining.py). Names are not
         chosen yet: each is measured as one of one width, and so is an input named for want of a name (`x`
-        or `x_1`, as instances name theirs, make no line longer than another's)."""
-        inputs = {p: self.names[p] for p in self.graph.find_nodes(op="placeholder") if _GENERIC_INPUT.fullmatch(self.names.get(p, ""))}
+        or `x_1`, as instances name theirs, make no line longer than another's), and one named after a parameter
+        of its source forward: the split names them form by form (one attention's `x_1` is another's
+        `key_value_states`), and forms written alike line by line can be joined (optional_inputs.py)."""
+        inputs = {p: self.names[p] for p in self.graph.find_nodes(op="placeholder") if p in self.names and (self.names[p] in self.source_parameters or _GENERIC_INPUT.fullmatch(self.names[p]))}
         self.names.update(dict.fromkeys(inputs, "x"))
         for node in self.graph.nodes:
             self.names.setdefault(node, _NAME)
@@ -1102,10 +1106,12 @@ def emit_forward(
     shapes: bool = False,
     recorded: bool = False,
     rolled: Rolled | None = None,
+    source_parameters: frozenset[str] = frozenset(),
 ) -> Forward:
     """`params` maps each caller-visible parameter name to the name the code uses for it. `recorded`: the
-    values the graph recorded (`meta["val"]`) hold for every input it takes (torch.export checks them)."""
-    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes, recorded, rolled)
+    values the graph recorded (`meta["val"]`) hold for every input it takes (torch.export checks them).
+    `source_parameters`: those of the source forward the split named the inputs of a class's forward after."""
+    emitter = _Emitter(gm, namespace, imports, params, checks, annotate, shapes, recorded, rolled, source_parameters=source_parameters)
     if emitter.info is not None:
         return Forward(tuple(emitter.pytree_signature(params)), tuple(emitter.statements()))
     signature = []

@@ -938,9 +938,10 @@ def _read_in_its_statement(node: fx.Node) -> bool:
 @functools.lru_cache(maxsize=1024)
 def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
     """Locals the forward binds to one of two names by a conditional expression testing a name (`current =
-    key_value_states if key_value_states is not None else hidden_states`), each with those two: a statement
-    reading the local reads either."""
-    if " else " not in source or "None" not in source:
+    key_value_states if key_value_states is not None else hidden_states`), and parameters it binds to another
+    where None (`if key_value_states is None: key_value_states = hidden_states`, as fxexport writes the first),
+    each with those two: a statement reading the local reads either."""
+    if "None" not in source or (" else " not in source and "is None:" not in source):
         return {}  # no such expression: not parsed (most forwards, in every first export)
     try:
         tree = ast.parse(source)
@@ -951,9 +952,35 @@ def chosen_aliases(source: str) -> dict[str, frozenset[str]]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.IfExp):
             chosen = (node.value.body, node.value.orelse)
             test = node.value.test
-            if all(isinstance(c, ast.Name) for c in chosen) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name):
+            if all(isinstance(c, ast.Name) for c in chosen) and _tests_a_name(test):
                 out[node.targets[0].id] = frozenset(c.id for c in chosen if isinstance(c, ast.Name))
+        elif isinstance(node, ast.If) and (found := _defaulted_to_name(node)) is not None:
+            out[found[0]] = frozenset(found)
     return out
+
+
+def _defaulted_to_name(statement: ast.If) -> tuple[str, str] | None:
+    """(name, other) for `if name is None: name = other` (no `else`), else None."""
+    test, body = statement.test, statement.body
+    if statement.orelse or len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
+        return None
+    target, value = body[0].targets[0], body[0].value
+    if not isinstance(test, ast.Compare) or not isinstance(test.left, ast.Name) or not isinstance(test.ops[0], ast.Is):
+        return None
+    none = test.comparators[0]
+    if len(test.ops) != 1 or not isinstance(none, ast.Constant) or none.value is not None:
+        return None
+    name = test.left.id
+    if not isinstance(target, ast.Name) or target.id != name or not isinstance(value, ast.Name) or value.id == name:
+        return None
+    return name, value.id
+
+
+def _tests_a_name(test: ast.expr) -> bool:
+    """True for a test of a name: `key_value_states is not None`, `is_cross_attention`, `not is_cross_attention`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Name) or (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import torch
 from torch import fx, nn
@@ -142,15 +142,19 @@ def _source_named_inputs(graphs: dict[str, fx.Graph], kinds: dict[str, type | st
     for path, graph in graphs.items():
         if path in kinds:
             by_class.setdefault(kinds[path], []).append((path, graph))
+    hints: dict[str, list[str | None]] = {}  # by path: the names the graphs of its code alone agree on (_code_hints)
     for _ in range(_NAMING_LEVELS):
         renamed = False
         for cls, members in by_class.items():
             every = [list(graph.find_nodes(op="placeholder")) for _, graph in members]
             for group in _forms(members):
-                proposals = [_proposed(path, graph, cls, graphs, kinds, model_inputs) for path, graph in group]
+                proposals = [_proposed(path, graph, cls, graphs, kinds, model_inputs, hints) for path, graph in group]
                 width = max(len(p) for p in proposals)
                 inputs = [list(graph.find_nodes(op="placeholder")) for _, graph in group]
                 agreed = [_agreed(i, proposals, inputs, cls) for i in range(width)]
+                found = _code_hints(group, proposals, inputs, cls)
+                renamed |= any(hints.get(path) != names for path, names in found.items())
+                hints.update(found)
                 agreed = _generic_names(agreed, inputs, cls, model_inputs, every)
                 while clashes := {i for _, graph in group for i in _clashing(graph, agreed)}:  # an input keeping its name has it
                     agreed = [None if i in clashes else name for i, name in enumerate(agreed)]
@@ -167,6 +171,51 @@ def _forms(members: list[tuple[str, fx.Graph]]) -> list[list[tuple[str, fx.Graph
     for path, graph in members:
         out.setdefault(len(graph.find_nodes(op="placeholder")), []).append((path, graph))
     return list(out.values())
+
+
+def _code_hints(
+    group: list[tuple[str, fx.Graph]], proposals: list[list[str | None]], inputs: list[list[fx.Node]], cls: type | str
+) -> dict[str, list[str | None]]:
+    """Where the graphs of a form propose two names for one input (Whisper's decoder self-attention
+    `attention_mask`, its cross-attention `key_value_states`), the names the graphs of each code agree on,
+    by path: no name for the form (its codes may yet join, under a flag), but what its callers pass it as
+    (passed_on_as: the decoder layer's `attention_mask` and `encoder_hidden_states`)."""
+    if not _proposed_apart(proposals):
+        return {}
+    codes: dict[tuple[Any, ...], list[int]] = {}
+    for k, (_, graph) in enumerate(group):
+        codes.setdefault(_code_of(graph), []).append(k)
+    out: dict[str, list[str | None]] = {}
+    for members in codes.values():
+        own = [proposals[k] for k in members]
+        agreed = [_agreed(i, own, [inputs[k] for k in members], cls) for i in range(max(len(p) for p in own))]
+        out.update({group[k][0]: agreed for k in members})
+    return out
+
+
+def _proposed_apart(proposals: list[list[str | None]]) -> bool:
+    """True where the graphs propose two names for one input."""
+    width = max((len(p) for p in proposals), default=0)
+    return any(len({p[i] for p in proposals if i < len(p) and p[i] is not None}) > 1 for i in range(width))
+
+
+def _code_of(graph: fx.Graph) -> tuple[Any, ...]:
+    """What a graph does, its literals aside: each node's op, target and what its arguments are (an input by
+    position, another node, or a literal), so that instances of one code differing in sizes are alike."""
+    inputs = {node: i for i, node in enumerate(graph.find_nodes(op="placeholder"))}
+
+    def kind(value: Any) -> Any:
+        if isinstance(value, fx.Node):
+            return ("input", inputs[value]) if value in inputs else "node"
+        return "literal"  # of any type: one code scales by 1 in one instance, by 0.5 in another
+
+    code = []
+    for node in graph.nodes:
+        target = node.target if isinstance(node.target, str) else f"{getattr(node.target, '__module__', '')}.{getattr(node.target, '__qualname__', node.target)}"
+        args = fx.node.map_aggregate(node.args, kind)
+        kwargs = tuple(sorted((key, str(fx.node.map_aggregate(value, kind))) for key, value in node.kwargs.items()))
+        code.append((node.op, target if node.op != "placeholder" else "", str(args), kwargs))
+    return tuple(code)
 
 
 _NAMING_LEVELS = 4  # rounds of input naming: a name passes up one level of module calls a round
@@ -259,14 +308,20 @@ def _containers(node: fx.Node) -> list[list[object]]:
 
 
 def _proposed(
-    path: str, graph: fx.Graph, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str], model_inputs: frozenset[str]
+    path: str,
+    graph: fx.Graph,
+    cls: type | str,
+    graphs: dict[str, fx.Graph],
+    kinds: dict[str, type | str],
+    model_inputs: frozenset[str],
+    hints: dict[str, list[str | None]] | None = None,
 ) -> list[str | None]:
     """The source parameter name of each input of `graph` (source_input_names), else the one the children
     it is passed to have named theirs (passed_on_as), else the one the source passes where its statements
     pass the input to a call (passed_as: `reshape(B, C, H, W)`)."""
     own = source_input_names(graph, cls, renamable=model_inputs)
     placeholders = list(graph.find_nodes(op="placeholder"))
-    passed = [passed_on_as(p, path, cls, graphs, kinds) if name is None else name for p, name in zip(placeholders, own)]
+    passed = [passed_on_as(p, path, cls, graphs, kinds, hints) if name is None else name for p, name in zip(placeholders, own)]
     passed = [name if name is not None or not generic_input(p) else _passed_parameter(p, cls) for p, name in zip(placeholders, passed)]
     if passed != own:  # a statement reading a passed-on name and another parameter: the other is now the one left
         passed = source_input_names(graph, cls, passed, model_inputs)
@@ -280,7 +335,12 @@ def _passed_parameter(placeholder: fx.Node, cls: type | str) -> str | None:
 
 
 def passed_on_as(
-    placeholder: fx.Node, path: str, cls: type | str, graphs: dict[str, fx.Graph], kinds: dict[str, type | str] | None = None
+    placeholder: fx.Node,
+    path: str,
+    cls: type | str,
+    graphs: dict[str, fx.Graph],
+    kinds: dict[str, type | str] | None = None,
+    hints: dict[str, list[str | None]] | None = None,
 ) -> str | None:
     """The name the called children give the input `placeholder` only passes on to them
     (`self.self_attn(hidden_states, attention_mask=attention_mask)`: `attention_mask`), where that is a
@@ -301,8 +361,11 @@ def passed_on_as(
         inputs = list(child.find_nodes(op="placeholder"))
         reads = forward_reads(user) or frozenset()
         items = {item: parameter for parameter, unpacked in unpacked_parameters((kinds or {}).get(child_path, "")) for item in unpacked}
+        hint = (hints or {}).get(child_path, [])
         for i in positions:
             name = str(inputs[i].target) if i < len(inputs) else ""
+            if i < len(hint) and generic_input(inputs[i]):
+                name = hint[i] or name  # the name the child's code alone gives it
             if name in reads and name in parameters:
                 names.add(name)
             elif (given := _passed_for(user, child_path, name, kinds)) is not None and given in reads and given in parameters:

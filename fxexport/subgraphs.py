@@ -18,7 +18,7 @@ import torch
 from torch import fx, nn
 from torch.fx.immutable_collections import immutable_dict
 
-from .annotations import own_stack_trace, recovered, root_traced, source_statement
+from .annotations import own_stack_trace, recovered, root_traced, runs_forward_of, source_statement
 from .calls import MISORDERED, SOURCE_ITEMS, Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
 from .module_paths import submodule
@@ -116,7 +116,8 @@ def generic_input(placeholder: fx.Node) -> bool:
 def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str | None] = (), renamable: frozenset[str] = frozenset()) -> list[str | None]:
     """For each input of a call's graph, the name of the source forward's parameter that every statement
     reading it reads (`hidden_states`, `attention_mask`; a statement reading the name the source keeps the
-    parameter under first, `residual = hidden_states`, reads it too), where the graph recorded the statements
+    parameter under first, `residual = hidden_states`, reads it too, and one reading a local it binds to one of two,
+    `current_states = key_value_states if is_cross_attention else hidden_states`, reads both), where the graph recorded the statements
     (torch.export, dynamo), or the one of those no other input took; None for an input not named `x`,
     `x_1`, ... (nor after one of the `renamable` model inputs that the source forward has no parameter
     of: the model's `tgt`, a block's `x`), read by statements that read several parameters or none, or
@@ -131,18 +132,18 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     texts: dict[int, str] = {}  # the first statement reading it, as the source wrote it
     kept = kept_input_alias(forward_source(cls))  # `residual = hidden_states` first: reading `residual` reads the input
     chosen = chosen_aliases(forward_source(cls))  # `current = k if k is not None else h`: reading `current` reads either
-    wider: dict[int, set[str]] = {}  # the parameters every statement reading the input may read, through such locals too
+    wider: dict[int, set[str]] = {}  # the parameters every statement reading the input reads, those no local may be named too
     for i, placeholder in enumerate(placeholders):
         reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(forward_reads, placeholder.users)]
+        reads = [r.union(*(chosen[name] for name in r if name in chosen)) if r is not None else r for r in reads]  # either
         unnamed = generic_input(placeholder) or (str(placeholder.target) in renamable and str(placeholder.target) not in names)
         if unnamed and reads and not any(r is None for r in reads):
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if local_name(name)}
             texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]
-            widened = [r.union(*(chosen[name] for name in r if name in chosen)) for r in cast(list[frozenset[str]], reads)]
-            wider[i] = set(frozenset.intersection(*widened)) & set(names)
-    # by elimination, only where the parameters the statements may read through such a local leave one too; and a
-    # model input only where its statements read that one alone (the one left may be another input's)
+            wider[i] = set(read[i]) & set(names)
+    # by elimination, only where the parameters the statements read (`input` too) leave one; and a model input
+    # only where its statements read that one alone (the one left may be another input's)
     strict = {i for i in commons if not generic_input(placeholders[i])}
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None)
@@ -310,7 +311,7 @@ class Builder:
         self.graph = fx.Graph()
         self.env: dict[fx.Node, fx.Node] = {}
         self.packed: dict[int, fx.Node] = {}  # id of a list in a body node's arguments -> the parameter holding it
-        self.callers: int | None = None  # how many modules of `cls` this one runs inside, once a node says
+        self.callers: int | None = None  # how many modules running `cls`'s forward this one runs inside, once a node says
 
     def own_trace(self, trace: str, node: fx.Node) -> str | None:
         """The part of `node`'s stack `trace` from this module's own frame on (None if none is; the root's: all
@@ -319,7 +320,7 @@ class Builder:
         if self.cls is None:
             return trace if root_traced() and not recovered() else None
         if self.callers is None:
-            self.callers = sum(1 for f in stack_frames(node) if f.cls == self.cls and _holds(f.path, self.prefix))
+            self.callers = sum(1 for f in stack_frames(node) if runs_forward_of(f.cls, self.cls) and _holds(f.path, self.prefix))
         return own_stack_trace(trace, self.cls, self.callers)
 
     @classmethod

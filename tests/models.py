@@ -6605,3 +6605,171 @@ class MaskedDecoder(nn.Module):
         for layer in self.layers:
             tgt = layer(tgt, causal_mask, states, cross_mask)
         return tgt
+
+
+class CrossFlagAttention(SeqAttention):
+    """BART's attention: a flag the forward sets first says whether it attends across, and the states its keys
+    and values come from are chosen by that flag; its statements too long for a line with the inputs' names."""
+
+    def forward(self, hidden_states, key_value_states=None, attention_mask=None):
+        is_cross_attention = key_value_states is not None
+        b, n, d = hidden_states.shape
+        query_states = self.q_proj(hidden_states).view(b, n, self.heads, d // self.heads).transpose(1, 2)
+        current_states = key_value_states if is_cross_attention else hidden_states
+        key_states = self.k_proj(current_states).view(b, -1, self.heads, d // self.heads).transpose(1, 2)
+        value_states = self.v_proj(current_states).view(b, -1, self.heads, d // self.heads).transpose(1, 2)
+        out = F.scaled_dot_product_attention(query_states, key_states, value_states, attn_mask=attention_mask)
+        return self.out_proj(out.transpose(1, 2).reshape(b, n, d))
+
+
+class CrossFlagDecoderLayer(MaskedDecoderLayer):
+    def __init__(self):
+        super().__init__()
+        self.self_attn, self.encoder_attn = CrossFlagAttention(), CrossFlagAttention()
+
+
+class CrossFlagDecoder(MaskedDecoder):
+    """BART's decoder: each layer's attentions, self and cross, one class whose inputs are named as its source's."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([CrossFlagDecoderLayer() for _ in range(2)])
+
+
+class TemplateBase(nn.Module):
+    """A forward its subclasses share, each with its own `body` (from a review): the inner module's statements
+    run the same lines as its caller's."""
+
+    def forward(self, hidden, bias):
+        normed = self.norm(hidden)
+        return self.body(normed, bias) + hidden
+
+
+class TemplateInner(TemplateBase):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.lin = nn.LayerNorm(4), nn.Linear(4, 4)
+
+    def body(self, normed, bias):
+        return self.lin(normed) * bias
+
+
+class TemplateOuter(TemplateBase):
+    def __init__(self):
+        super().__init__()
+        self.norm, self.inner = nn.LayerNorm(4), TemplateInner()
+
+    def body(self, normed, bias):
+        return self.inner(normed.relu(), bias.sigmoid())
+
+
+class TemplateModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.outer = TemplateOuter()
+
+    def forward(self, x, b):
+        return self.outer(x, b)
+
+
+class CallerBaseModel(nn.Module):
+    """Blocks subclassing the model's class with a forward of their own (from a review): the model's lines are
+    their caller's, not theirs."""
+
+    def __init__(self, blocks=True):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        if blocks:
+            self.b0, self.b1 = CallerBaseBlock(), CallerBaseBlock()
+
+    def forward(self, hidden, scale=None):
+        h = self.proj(hidden)
+        h = self.b0(h) if scale is not None else h
+        return self.b1(h, scale)
+
+
+class CallerBaseBlock(CallerBaseModel):
+    def __init__(self):
+        super().__init__(blocks=False)
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, hidden, scale=None):
+        hidden = self.fc(hidden).tanh()
+        if scale is not None:
+            hidden = hidden * scale
+        return hidden
+
+
+class SameCountDecoderLayer(SeqDecoderLayer):
+    """Whisper's decoder layer: its self-attention given a mask, its cross-attention the encoder's states and no
+    mask, so the attention runs as two codes taking two inputs each, the second another parameter; its calls read
+    another parameter too (Whisper's `cache=cache`), so the layer names its inputs after its attention's only."""
+
+    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, cache=None):
+        attn = self.self_attn(self.norm1(hidden_states if cache is None else cache), attention_mask=attention_mask)
+        hidden_states = hidden_states + attn
+        cross = self.encoder_attn(self.norm2(hidden_states if cache is None else cache), key_value_states=encoder_hidden_states)
+        return hidden_states + cross
+
+
+class SameCountDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([SameCountDecoderLayer() for _ in range(2)])
+
+    def forward(self, tgt, memory, tgt_mask):
+        causal_mask = tgt_mask.tril()
+        states = memory * 2
+        for layer in self.layers:
+            tgt = layer(tgt, causal_mask, states)
+        return tgt
+
+
+class SuperTemplateOuter(TemplateBase):
+    """Its own forward, running the base's through `super()` (from a review): the inner module, which inherits
+    that forward, runs inside one module running it."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm, self.inner = nn.LayerNorm(4), TemplateInner()
+
+    def forward(self, hidden, bias):
+        return super().forward(hidden, bias) * 2
+
+    def body(self, normed, bias):
+        return self.inner(normed.relu(), bias.sigmoid())
+
+
+class SuperTemplateModel(TemplateModel):
+    def __init__(self):
+        super().__init__()
+        self.outer = SuperTemplateOuter()
+
+
+class OptionalNode(nn.Module):
+    """A tree node given `ctx` by one caller and `mask` by another (from a review): its two codes taking two
+    inputs each join under a flag, which they do only where they name their second input alike."""
+
+    def __init__(self, depth=2):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.kids = nn.ModuleList([OptionalNode(depth - 1), OptionalNode(depth - 1)]) if depth else None
+
+    def forward(self, x, ctx=None, mask=None):
+        h = self.lin(x)
+        if ctx is not None:
+            h = h + ctx
+        if mask is not None:
+            h = h * mask
+        if self.kids is not None:
+            h = self.kids[0](h, ctx=x) + self.kids[1](h, mask=x.sigmoid())
+        return h
+
+
+class OptionalTree(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.root = OptionalNode()
+
+    def forward(self, x, c):
+        return self.root(x, ctx=c)

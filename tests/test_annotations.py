@@ -48,6 +48,26 @@ def test_a_module_inside_one_of_its_own_class_names_its_own_lines(tmp_path: Path
     assert quoted and set(quoted) <= own, quoted
 
 
+INHERITED = [
+    # (model, the forward of a generated class its source class inherits, or whose caller's class is a base of it)
+    (models.TemplateModel, "class TemplateInner", "def forward(self, hidden, bias):"),  # not its caller's run of those lines
+    (models.CallerBaseModel, "class CallerBaseBlock(", "def forward(self, hidden):"),  # not named after its caller's `scale`
+    (models.SuperTemplateModel, "class TemplateInner", "def forward(self, hidden, bias):"),  # its caller runs it by `super()`
+    (models.CrossFlagDecoder, "class CrossFlagDecoderLayer", "encoder_hidden_states,"),  # its base's lines are its own
+]
+
+
+@pytest.mark.parametrize(("model", "cls", "forward"), INHERITED, ids=lambda v: getattr(v, "__name__", None))
+def test_a_module_runs_the_lines_of_the_forward_it_inherits_not_its_callers(model: type[nn.Module], cls: str, forward: str) -> None:
+    torch.manual_seed(0)
+    module = model().eval()
+    args = tuple(torch.randn(2, 5, 16) if i < 2 else torch.zeros(2, 1, 5, 5) for i in range(4)) if model is models.CrossFlagDecoder else (torch.randn(2, 4), torch.randn(2, 4))
+    gm = torch.export.export(module, args).module()
+    text = fxexport.generate(gm, package_name="pkg")[1]["module.py"]
+    body = text[text.index(cls) :].split("\nclass ")[0]
+    assert forward in body, body
+
+
 def test_paths_outside_known_roots_show_only_the_file_name() -> None:
     assert short_path("/somewhere/else/model.py") == "model.py"
 

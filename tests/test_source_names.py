@@ -11,7 +11,14 @@ from torch import fx, nn
 
 import fxexport
 from fxexport.annotations import source_frames
-from fxexport.source_names import called_always, forget_statements, statement, statement_name, unpacked_parameters
+from fxexport.source_names import (
+    called_always,
+    chosen_aliases,
+    forget_statements,
+    statement,
+    statement_name,
+    unpacked_parameters,
+)
 from tests.packages import imported
 
 SOURCE = '''\
@@ -234,6 +241,30 @@ CALLED = [
 @pytest.mark.parametrize(("cls", "called"), CALLED)
 def test_children_called_on_every_way_out_of_the_forward_are_called_always(cls, called) -> None:
     assert called_always(cls) == called
+
+
+CHOSEN = [
+    # (a forward's statements, the locals a statement reading them reads either of two names through)
+    ("current = key_value_states if key_value_states is not None else hidden_states", {"current": {"key_value_states", "hidden_states"}}),
+    ("current_states = key_value_states if is_cross_attention else hidden_states", {"current_states": {"key_value_states", "hidden_states"}}),
+    ("current = hidden_states if not is_cross_attention else key_value_states", {"current": {"key_value_states", "hidden_states"}}),
+    ("current = key_value_states if flags[0] else hidden_states", {}),  # a test of no name
+    ("current = key_value_states * 2 if is_cross_attention else hidden_states", {}),  # not two names
+    # fxexport's spelling of the first: the parameter itself, after the `if`
+    ("if key_value_states is None:\n    key_value_states = hidden_states", {"key_value_states": {"key_value_states", "hidden_states"}}),
+    ("if key_value_states is None:\n    key_value_states = hidden_states * 2", {}),
+    ("if key_value_states is not None:\n    key_value_states = hidden_states", {}),
+    ("if key_value_states is None:\n    other = hidden_states", {}),
+    ("if key_value_states is None:\n    key_value_states = hidden_states\nelse:\n    key_value_states = mask", {}),
+    ("if key_value_states is None:\n    key_value_states = hidden_states\n    mask = None", {}),
+]
+
+
+@pytest.mark.parametrize(("body", "aliases"), CHOSEN)
+def test_a_local_bound_to_one_of_two_names_reads_either(body: str, aliases: dict[str, set[str]]) -> None:
+    source = "def forward(self, hidden_states, key_value_states=None, mask=None, is_cross_attention=False):\n"
+    source += "".join(f"    {line}\n" for line in body.split("\n")) + "    return current\n"
+    assert chosen_aliases(source) == {k: frozenset(v) for k, v in aliases.items()}
 
 
 def test_frames_stop_where_torch_code_starts_below_the_models(source: Path) -> None:

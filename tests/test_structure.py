@@ -171,8 +171,8 @@ def _seq() -> tuple[torch.Tensor, ...]:
     return (torch.randn(1, 6, 16, generator=generator), torch.randn(1, 5, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
 
 
-OPTIONAL_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, "if key_value_states is None:": 1,
-                   "key_value_states = x": 1, "self.k_proj(key_value_states)": 1, "attn_mask=attention_mask": 1,
+OPTIONAL_INPUTS = {"def forward(self, hidden_states, key_value_states=None, attention_mask=None):": 1, "if key_value_states is None:": 1,
+                   "key_value_states = hidden_states": 1, "self.k_proj(key_value_states)": 1, "attn_mask=attention_mask": 1,
                    "self.self_attn(self.norm1(x), attention_mask=mask)": 1, "self.encoder_attn(self.norm2(x), memory)": 1,
                    "self.self_attn(self.norm(x))": 1, "variant": 0}
 
@@ -186,10 +186,26 @@ def _masked() -> tuple[torch.Tensor, ...]:
     return (torch.randn(2, 5, 16, generator=generator), torch.randn(2, 7, 16, generator=generator), torch.zeros(2, 1, 5, 5), torch.zeros(2, 1, 5, 7))
 
 
-# BART's decoder layer: its attention's forms take inputs apart (the mask second or third), each named within its form,
-# and the layer's input passed as `attention_mask=encoder_attention_mask` named after the layer's parameter
-MASKED_DECODER = {"def forward(self, hidden_states, attention_mask, x_1=None):": 1, "encoder_attention_mask, x_1)": 1,
-                  "def forward(self, hidden_states, attention_mask, x_1, encoder_attention_mask):": 1}
+# BART's decoder layer: its attention's forms take inputs apart (the mask second or third), each named within its form
+# (the states read through `current = key_value_states if ... else hidden_states` too), and the layer's input passed
+# as `attention_mask=encoder_attention_mask` named after the layer's parameter
+MASKED_DECODER = {"def forward(self, hidden_states, attention_mask, key_value_states=None):": 1, "self.k_proj(key_value_states)": 1,
+                  "def forward(self, hidden_states, attention_mask, encoder_hidden_states, encoder_attention_mask,):": 1,
+                  "encoder_attention_mask, encoder_hidden_states)": 1, "x_1": 0}
+
+
+def _two_rows() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(2, 4, generator=generator), torch.randn(2, 4, generator=generator))
+
+
+def _same_count() -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(0)
+    return (torch.randn(2, 5, 16, generator=generator), torch.randn(2, 7, 16, generator=generator), torch.zeros(2, 1, 5, 5))
+
+
+SAME_COUNT = {"def forward(self, hidden_states, key_value_states=None, attention_mask=None):": 1,
+              "def forward(self, hidden_states, attention_mask, encoder_hidden_states):": 1, "x_1": 0}
 
 
 def _direct() -> tuple[torch.Tensor, ...]:
@@ -197,9 +213,9 @@ def _direct() -> tuple[torch.Tensor, ...]:
     return (torch.randn(1, 5, 16, generator=generator), torch.randn(1, 6, 16, generator=generator), torch.ones(5, 5, dtype=torch.bool).tril())
 
 
-DECODER_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, "def forward(self, x, memory, mask):": 1,
+DECODER_INPUTS = {"def forward(self, hidden_states, key_value_states=None, attention_mask=None):": 1, "def forward(self, x, memory, mask):": 1,
                   "self.self_attn(self.norm1(x), attention_mask=mask)": 1, "self.encoder_attn(self.norm2(x), memory)": 1, "variant": 0}
-DIRECT_INPUTS = {"def forward(self, x, key_value_states=None, attention_mask=None):": 1, ", mem)": 1, ", attention_mask=msk)": 1,
+DIRECT_INPUTS = {"def forward(self, hidden_states, key_value_states=None, attention_mask=None):": 1, ", mem)": 1, ", attention_mask=msk)": 1,
                  "self.k_proj(key_value_states)": 1, "self.k_proj(attention_mask)": 0, "self.k_proj(mem)": 0}
 
 
@@ -1019,7 +1035,7 @@ SHAPES = [
     # written as those reading the input (`x`) are, one statement a line, so the forms compare line by line
     Shape("optional_inputs_in_short_lines_export", _model(models.ShortEncoderDecoder), _seq, _export,
           frozenset({"ShortAttention", "SeqEncoderLayer", "SeqDecoderLayer"}),
-          counts={"def forward(self, x, key_value_states=None, attention_mask=None):": 1, "k = self.k(key_value_states).view(1, -1, 2, 8).transpose(1, 2)": 1,
+          counts={"def forward(self, hidden_states, key_value_states=None, attention_mask=None):": 1, "k = self.k(key_value_states).view(1, -1, 2, 8).transpose(1, 2)": 1,
                   "variant": 0}),
     # attentions the model calls with its own inputs (`mem`, `msk`), whose names say nothing and are written in
     # strings of its input checks ("src" holds the `c` of `self.c`): one class, the mask passed by keyword
@@ -1037,6 +1053,23 @@ SHAPES = [
           counts=MASKED_DECODER),
     Shape("inputs_named_within_each_form_export", _model(models.MaskedDecoder), _masked, _export,
           frozenset({"SeqAttention", "MaskedDecoderLayer"}), counts=MASKED_DECODER),
+    # BART's: the cross-attention's states read through `current_states = key_value_states if is_cross_attention
+    # else hidden_states` are `key_value_states`; the layer, whose forward its base class defines, names what it
+    # passes on as its source (`encoder_hidden_states`), its statements found in the base's code
+    Shape("states_chosen_by_a_flag", _model(models.CrossFlagDecoder), _masked, _trace,
+          frozenset({"CrossFlagAttention", "CrossFlagDecoderLayer"}), counts=MASKED_DECODER),
+    Shape("states_chosen_by_a_flag_export", _model(models.CrossFlagDecoder), _masked, _export,
+          frozenset({"CrossFlagAttention", "CrossFlagDecoderLayer"}), counts=MASKED_DECODER),
+    # Whisper's: the attention's self- and cross-attention forms take two inputs each, the second another parameter
+    # (`attention_mask`, `key_value_states`): each form names its own, and the layer takes them as its source
+    Shape("forms_taking_as_many_inputs", _model(models.SameCountDecoder), _same_count, _trace, frozenset({"SeqAttention", "SameCountDecoderLayer"}),
+          counts=SAME_COUNT),
+    Shape("forms_taking_as_many_inputs_export", _model(models.SameCountDecoder), _same_count, _export,
+          frozenset({"SeqAttention", "SameCountDecoderLayer"}), counts=SAME_COUNT),
+    # from a review: a tree's nodes given `ctx` by one caller and `mask` by another name their second input apart
+    # for their callers only; named so themselves, they would not join under a flag
+    Shape("forms_taking_as_many_inputs_join_under_a_flag", _model(models.OptionalTree), _two_rows, _trace,
+          frozenset({"OptionalNode", "OptionalNodeWithKids", "OptionalNodeWithKids_1"}), counts={"def forward(self, x, x_1):": 3}),
     # from a review: a statement reading a local the source binds to one of two parameters by a test for None
     # (`current = key_value_states if ... else hidden_states`) reads both: no input is named after the other
     # parameter it reads by elimination (the states computed for the cross-attention were `attention_mask`)

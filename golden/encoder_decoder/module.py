@@ -31,11 +31,11 @@ class SeqAttention(nn.Module):  # tests/models.py:5313 SeqAttention
         self.v_proj = nn.Linear(16, 16)
         self.out_proj = nn.Linear(16, 16)
 
-    def forward(self, x, key_value_states=None, attention_mask=None):
+    def forward(self, hidden_states, key_value_states=None, attention_mask=None):
         if key_value_states is None:
-            key_value_states = x
-        b, n, d = x.shape[:3]
-        q = self.q_proj(x).view(b, n, 2, -1)
+            key_value_states = hidden_states
+        b, n, d = hidden_states.shape[:3]
+        q = self.q_proj(hidden_states).view(b, n, 2, -1)
         q = q.transpose(1, 2)
         k = self.k_proj(key_value_states).view(b, -1, 2, d // 2)
         k = k.transpose(1, 2)

@@ -31,15 +31,15 @@ class SeqAttention(nn.Module):  # tests/models.py:5313 SeqAttention
         self.v_proj = nn.Linear(16, 16)
         self.out_proj = nn.Linear(16, 16)
 
-    def forward(self, hidden_states, attention_mask, x_1=None):
-        if x_1 is None:
-            x_1 = hidden_states
+    def forward(self, hidden_states, attention_mask, key_value_states=None):
+        if key_value_states is None:
+            key_value_states = hidden_states
         b, n, d = hidden_states.shape[:3]
         q = self.q_proj(hidden_states).view(b, n, 2, -1)
         q = q.transpose(1, 2)
-        k = self.k_proj(x_1).view(b, -1, 2, d // 2)
+        k = self.k_proj(key_value_states).view(b, -1, 2, d // 2)
         k = k.transpose(1, 2)
-        v = self.v_proj(x_1).view(b, -1, 2, d // 2)
+        v = self.v_proj(key_value_states).view(b, -1, 2, d // 2)
         v = v.transpose(1, 2)
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=attention_mask)
         out = out.transpose(1, 2).reshape(b, n, d)
@@ -54,11 +54,18 @@ class MaskedDecoderLayer(nn.Module):  # tests/models.py:6581 MaskedDecoderLayer
         self.norm2 = nn.LayerNorm(16)
         self.encoder_attn = SeqAttention()
 
-    def forward(self, hidden_states, attention_mask, x_1, encoder_attention_mask):
-        self_attn = self.self_attn(self.norm1(hidden_states), attention_mask)
-        hidden_states = hidden_states + self_attn
+    def forward(
+        self,
+        hidden_states,
+        attention_mask,
+        encoder_hidden_states,
+        encoder_attention_mask,
+    ):
+        hidden_states = hidden_states + self.self_attn(
+            self.norm1(hidden_states), attention_mask
+        )
         encoder_attn = self.encoder_attn(
-            self.norm2(hidden_states), encoder_attention_mask, x_1
+            self.norm2(hidden_states), encoder_attention_mask, encoder_hidden_states
         )
         return hidden_states + encoder_attn
 
@@ -89,8 +96,10 @@ class FxModule(nn.Module):
 
     def forward(self, tgt, memory, tgt_mask, memory_mask):
         attention_mask = tgt_mask.tril()
-        mul = memory * 2
+        encoder_hidden_states = memory * 2
         encoder_attention_mask = memory_mask * 2
         for layer in self.layers:
-            tgt = layer(tgt, attention_mask, mul, encoder_attention_mask)
+            tgt = layer(
+                tgt, attention_mask, encoder_hidden_states, encoder_attention_mask
+            )
         return tgt
