@@ -1061,7 +1061,7 @@ SHAPES = [
     Shape("states_chosen_by_a_flag_export", _model(models.CrossFlagDecoder), _masked, _export,
           frozenset({"CrossFlagAttention", "CrossFlagDecoderLayer"}), counts=MASKED_DECODER),
     # Whisper's: the attention's self- and cross-attention forms take two inputs each, the second another parameter
-    # (`attention_mask`, `key_value_states`): each form names its own, and the layer takes them as its source
+    # (`attention_mask`, `key_value_states`): the layer names what it passes after each code's own names
     Shape("forms_taking_as_many_inputs", _model(models.SameCountDecoder), _same_count, _trace, frozenset({"SeqAttention", "SameCountDecoderLayer"}),
           counts=SAME_COUNT),
     Shape("forms_taking_as_many_inputs_export", _model(models.SameCountDecoder), _same_count, _export,
