@@ -11,7 +11,8 @@ the graph, which has no node for the alias, gave the child's value a name of its
 So is a value the source binds, keeps under another name at once and rebinds to a child's value
 (transformers' decoder layers: `hidden_states = residual + hidden_states`, `residual = hidden_states`,
 `hidden_states = self.post_attention_layernorm(hidden_states)`), where the graph named the value
-after its later read (`residual = residual + hidden_states`) and the chain `out_1`.
+after its later read (`residual = residual + hidden_states`) and the chain `out_1`; also where the pair
+is the first of an `if` block (Whisper's `if encoder_hidden_states is not None:`) or follows one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import cast
 
@@ -151,13 +153,25 @@ def _bound_to_the_name(lines: tuple[str, ...], name: str, alias: str, value: str
     for i, line in enumerate(lines):
         if _assignment(line) != (alias, value):
             continue
-        after = lines[i + 1 :]
+        after = _undeleted(lines[i + 1 :], name)  # the name's last value died there: rebinding the name frees it
         read = _code_names(after)
-        if read is None or any(name in names for names in read[1]) or any(binds(text, alias) for text in after):
-            continue
+        if read is None or any(name in names for names in read[1]) or any(binds(text, name) for text in after):
+            continue  # the alias is renamed throughout, a later binding of it too (`r = r + h` again: `h = h + ...`)
         reads = tuple(rename_variables(text, {alias: name}) if is_code else text for text, is_code in zip(after, read[0]))
         return (*lines[:i], f"{name} = {line.split(' = ', 1)[1]}", *reads)
     return lines
+
+
+def _undeleted(lines: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The lines without deleting `name` (`del hidden_states`; `del out, hidden_states` keeps `del out`)."""
+    out = []
+    for line in lines:
+        targets = line.removeprefix("del ").split(", ") if line.startswith("del ") else None
+        if targets is None or name not in targets:
+            out.append(line)
+        elif len(targets) > 1:
+            out.append("del " + ", ".join(t for t in targets if t != name))
+    return tuple(out)
 
 
 def _assignment(line: str) -> tuple[str, str] | None:
@@ -177,16 +191,40 @@ def _source_kept_values(source: str) -> list[tuple[str, str, str, str | None]]:
     tree = parsed_line(source) if source else None
     if tree is None:
         return []
-    found = []
-    for block in (getattr(node, field) for node in ast.walk(tree) for field in ("body", "orelse") if isinstance(getattr(node, field, None), list)):
+    found: list[tuple[int, tuple[str, str, str, str | None]]] = []
+    for block, ahead in _blocks(tree.body, None):
         for k, (kept, rebound) in enumerate(zip(block, block[1:])):
             alias, name, child = bound_name(kept), bound_name(rebound), called_child(rebound)
             if alias is None or name is None or child is None or name == alias or plain_name(cast(ast.Assign, kept).value) != name:
                 continue
-            before = block[k - 1] if k > 0 else None
-            value = ast.unparse(cast(ast.Assign, before).value) if before is not None and bound_name(before) == name else None
-            found.append((name, alias, child, value))
-    return found
+            value = _value_before(block, k, ahead, name)
+            found.append((kept.lineno, (name, alias, child, value)))
+    return [entry for _, entry in sorted(found)]  # in the source's order: one pair's rebinding feeds the next's
+
+
+def _value_before(block: list[ast.stmt], k: int, ahead: ast.stmt | None, name: str) -> str | None:
+    """The code of the value the statement that runs just before `block[k]` binds to `name`, else None; after
+    an `if`, the value each way through it binds (Whisper's `hidden_states = residual + hidden_states` both
+    at the end of `if encoder_hidden_states is not None:` and before it)."""
+    before = block[k - 1] if k > 0 else ahead
+    if isinstance(before, ast.If):
+        ends = [before.body[-1], before.orelse[-1] if before.orelse else (block[k - 2] if k > 1 else ahead)]
+        values = {_value_before([end], 1, None, name) if end is not None else None for end in ends}
+        return values.pop() if len(values) == 1 else None
+    return ast.unparse(cast(ast.Assign, before).value) if before is not None and bound_name(before) == name else None
+
+
+def _blocks(block: list[ast.stmt], ahead: ast.stmt | None) -> Iterator[tuple[list[ast.stmt], ast.stmt | None]]:
+    """Each block of statements with the statement that runs just before its first: the one before it in
+    its block, or, for the first of an `if`'s body (Whisper's `if encoder_hidden_states is not None:
+    residual = hidden_states`), the one before the `if`."""
+    yield block, ahead
+    for k, statement in enumerate(block):
+        before = block[k - 1] if k > 0 else ahead
+        for field in ("body", "orelse"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list) and inner:
+                yield from _blocks(inner, before if isinstance(statement, ast.If) else None)
 
 
 def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alias: str = SHORTCUT) -> tuple[str, ...] | None:
