@@ -221,10 +221,11 @@ def _blocks(block: list[ast.stmt], ahead: ast.stmt | None) -> Iterator[tuple[lis
     yield block, ahead
     for k, statement in enumerate(block):
         before = block[k - 1] if k > 0 else ahead
-        for field in ("body", "orelse"):
-            inner = getattr(statement, field, None)
-            if isinstance(inner, list) and inner:
-                yield from _blocks(inner, before if isinstance(statement, ast.If) else None)
+        inner = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
+        inner += [handler.body for handler in getattr(statement, "handlers", [])]  # a `try`'s `except` blocks
+        for body in inner:
+            if isinstance(body, list) and body:
+                yield from _blocks(body, before if isinstance(statement, ast.If) else None)
 
 
 def kept_input(lines: tuple[str, ...], params: tuple[str, ...], child: str, alias: str = SHORTCUT) -> tuple[str, ...] | None:
