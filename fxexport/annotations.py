@@ -224,13 +224,17 @@ def _own_stack_trace(stack_trace: str, cls: type | str, callers: int, cwd: str) 
     return stack_trace[first.start() :]
 
 
+def _model_forward(cls: type | str) -> Any:
+    """The `forward` function a model class runs, None where it is torch's or no plain function."""
+    resolved = resolve_class(cls)
+    forward = getattr(resolved, "forward", None) if resolved is not None else None
+    return forward if inspect.isfunction(forward) and not (forward.__module__ or "").startswith("torch.") else None
+
+
 def inherited_forward(cls: type | str) -> Any:
     """The `forward` a model class runs that a base of it defines, not torch (None where it defines its own)."""
     resolved = resolve_class(cls)
-    if resolved is None or "forward" in vars(resolved):
-        return None
-    forward = getattr(resolved, "forward", None)
-    return forward if inspect.isfunction(forward) and not (forward.__module__ or "").startswith("torch.") else None
+    return None if resolved is None or "forward" in vars(resolved) else _model_forward(resolved)
 
 
 def runs_forward_of(caller: type | str, cls: type | str) -> bool:
@@ -239,11 +243,8 @@ def runs_forward_of(caller: type | str, cls: type | str) -> bool:
     `super().forward(...)`, the inner one's)."""
     if caller == cls:
         return True
-    found, runner = resolve_class(cls), resolve_class(caller)
-    forward = getattr(found, "forward", None) if found is not None else None
-    if runner is None or not inspect.isfunction(forward) or (forward.__module__ or "").startswith("torch."):
-        return False
-    return any(vars(klass).get("forward") is forward for klass in model_classes(runner))
+    forward, runner = _model_forward(cls), resolve_class(caller)
+    return forward is not None and runner is not None and any(vars(klass).get("forward") is forward for klass in model_classes(runner))
 
 
 @lru_cache(maxsize=1 << 10)

@@ -33,6 +33,7 @@ from .defaulted_inputs import Known, canonical, input_families, inputs_renamed, 
 from .ir import ClassIR
 from .regions import INDENT
 from .reordered_calls import Spelled, respell_callers
+from .source_names import none_test
 from .spelled_calls import char_offset, node_text, parsed_line
 
 
@@ -213,7 +214,7 @@ def _tested(source: str) -> list[tuple[str, str]]:
     tree = parsed_line(source)
     found: list[tuple[str, str]] = []
     for node in ast.walk(tree) if tree is not None else ():
-        tested = _none_test(node.test) if isinstance(node, (ast.IfExp, ast.If)) else None
+        tested = none_test(node.test) if isinstance(node, (ast.IfExp, ast.If)) else None
         if tested is None:
             continue
         name, is_none = tested
@@ -225,15 +226,6 @@ def _tested(source: str) -> list[tuple[str, str]]:
             if [t.id for t in first.targets if isinstance(t, ast.Name)] == [name]:
                 found.append((name, first.value.id))
     return list(dict.fromkeys(found))
-
-
-def _none_test(test: ast.expr) -> tuple[str, bool] | None:
-    """(name, True) for `name is None`, (name, False) for `name is not None`, else None."""
-    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1:
-        right = test.comparators[0]
-        if isinstance(right, ast.Constant) and right.value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-            return test.left.id, isinstance(test.ops[0], ast.Is)
-    return None
 
 
 def _keywords_of(line: str, name: str) -> list[str]:

@@ -964,16 +964,22 @@ def _defaulted_to_name(statement: ast.If) -> tuple[str, str] | None:
     test, body = statement.test, statement.body
     if statement.orelse or len(body) != 1 or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1:
         return None
-    target, value = body[0].targets[0], body[0].value
-    if not isinstance(test, ast.Compare) or not isinstance(test.left, ast.Name) or not isinstance(test.ops[0], ast.Is):
+    target, value, tested = body[0].targets[0], body[0].value, none_test(test)
+    if tested is None or not tested[1]:
         return None
-    none = test.comparators[0]
-    if len(test.ops) != 1 or not isinstance(none, ast.Constant) or none.value is not None:
-        return None
-    name = test.left.id
+    name = tested[0]
     if not isinstance(target, ast.Name) or target.id != name or not isinstance(value, ast.Name) or value.id == name:
         return None
     return name, value.id
+
+
+def none_test(test: ast.expr) -> tuple[str, bool] | None:
+    """(name, True) for `name is None`, (name, False) for `name is not None`, else None."""
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1:
+        right = test.comparators[0]
+        if isinstance(right, ast.Constant) and right.value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None
 
 
 def _tests_a_name(test: ast.expr) -> bool:

@@ -132,7 +132,6 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
     texts: dict[int, str] = {}  # the first statement reading it, as the source wrote it
     kept = kept_input_alias(forward_source(cls))  # `residual = hidden_states` first: reading `residual` reads the input
     chosen = chosen_aliases(forward_source(cls))  # `current = k if k is not None else h`: reading `current` reads either
-    wider: dict[int, set[str]] = {}  # the parameters every statement reading the input reads, those no local may be named too
     for i, placeholder in enumerate(placeholders):
         reads = [r | {kept[1]} if kept and r is not None and kept[0] in r else r for r in map(forward_reads, placeholder.users)]
         reads = [r.union(*(chosen[name] for name in r if name in chosen)) if r is not None else r for r in reads]  # either
@@ -141,13 +140,12 @@ def source_input_names(graph: fx.Graph, cls: type | str, settled: Sequence[str |
             read[i] = frozenset.intersection(*cast(list[frozenset[str]], reads))
             commons[i] = {name for name in read[i] & set(names) if local_name(name)}
             texts[i] = (source_statement(next(iter(placeholder.users))) or ("", "", ""))[2]
-            wider[i] = set(read[i]) & set(names)
     # by elimination, only where the parameters the statements read (`input` too) leave one; and a model input
     # only where its statements read that one alone (the one left may be another input's)
     strict = {i for i in commons if not generic_input(placeholders[i])}
     while True:  # a statement reading two parameters (`hidden_states + input_tensor`): the one no other input took
         found = {i: common.pop() for i, common in ((i, common - set(out)) for i, common in commons.items() if out[i] is None)
-                 if len(common) == 1 and len(wider[i] - set(out)) == 1 and (i not in strict or len(commons[i]) == 1)}  # fmt: skip
+                 if len(common) == 1 and len(read[i] & set(names) - set(out)) == 1 and (i not in strict or len(commons[i]) == 1)}  # fmt: skip
         if not found:  # else the one its statements pass it as: `self.fc(cls_token)` in `return (self.conv(x), self.fc(cls_token))`
             found = {i: name for i, common in commons.items() if out[i] is None and (name := _passed_as(placeholders[i], common - set(out)))}
         if not found:  # else the one named like the keyword the op takes it by: `attn_mask=` for `attention_mask`
