@@ -496,6 +496,11 @@ class _Collector:
             data = tensor
         elif tensor.is_quantized:
             quantized, data, parts = quantized_parts(key, tensor.detach())
+        elif tensor.layout != torch.strided:
+            raise FxExportError(
+                f"tensor {key!r} has the {str(tensor.layout).removeprefix('torch.')} layout (as onednn lowering prepacks weights), "
+                "which a weights file cannot hold: export the graph before lowering it, or make the tensor dense (.to_dense())"
+            )
         else:
             data, parts = tensor.detach(), []
         self.parts += parts
@@ -602,8 +607,11 @@ class _Collector:
         if _TRACED_RULE_LINES + len(traced) < evaluating + len(differing):
             self.fixups += rule  # fewer lines than each flag that differs from the rest
             differing = traced
-        elif evaluating:
-            self.fixups.append("self.eval()")
+        else:
+            # at every place: a module held at two may be two in the package (fused layers' shared ReLU)
+            differing = [(path, module) for path, module in _every_path(self.root) if module.training == evaluating]
+            if evaluating:
+                self.fixups.append("self.eval()")
         for path, module in differing:
             self.fixups.append(f"{self.root_access(path)}.training = {module.training}")
 

@@ -47,7 +47,7 @@ from .source_names import (
 )
 from .subgraphs import generic_input
 from .traced_messages import is_message
-from .unpacking import UNUSED, is_shape, is_sliced_shape, sliced_shapes, unpackable
+from .unpacking import PACKED_ITEMS, UNUSED, is_shape, is_sliced_shape, sliced_shapes, unpackable
 from .views import storage_roots
 
 if TYPE_CHECKING:
@@ -457,9 +457,9 @@ class _Emitter:
         self.item_source = {  # the names the source binds the items of each unpacked result to
             item: name
             for result, found in self.unpacked.items()
-            for item, name in zip(found, item_names(result, len(found)) or ())
+            for item, name in zip(found, result.meta.get(PACKED_ITEMS) or (item_names(result, len(found)) if self.traced else None) or ())
             if item is not None
-        } if self.traced else {}  # fmt: skip
+        }  # fmt: skip
         for rounds in range(NAMING_ROUNDS + 1):
             reused, declined = self.reuses(statements, kept if rounds < NAMING_ROUNDS else None)
             head: dict[fx.Node, fx.Node] = {}
@@ -516,17 +516,22 @@ class _Emitter:
         """The name of the parameter that every statement reading `node` passes it to a generated child as
         (`cos, sin = self.rotary_emb(position_ids)` for the items `layer(x, cos, sin, mask)` passes on), where
         the child's input has a name of its own (not `x`, `x_1`, ...); None where a statement reads it otherwise."""
-        found: set[fx.Node] = set()
+        found: set[str] = set()  # the names of the inputs it is passed as
+        generic = False
         for user in node.users:
             child = self.called_graph(user) if user not in self.held else None
             if child is None:
                 return None
             inputs = list(child.find_nodes(op="placeholder"))
-            found |= {inputs[i] for i, arg in enumerate(user.args) if arg is node and i < len(inputs)}
+            for i, arg in enumerate(user.args):
+                if arg is node and i < len(inputs):
+                    found.add(str(inputs[i].target))
+                    generic |= generic_input(inputs[i])
+                elif type(arg) is tuple and any(a is node for a in arg) and i < len(inputs) and PACKED_ITEMS in inputs[i].meta:
+                    found.add(inputs[i].meta[PACKED_ITEMS][next(j for j, a in enumerate(arg) if a is node)])  # `(cos, sin)`
             if any(arg is node for arg in user.args[len(inputs) :]):
                 return None
-        names = {str(p.target) for p in found if not generic_input(p)}
-        name = names.pop() if len(names) == 1 and len({str(p.target) for p in found}) == 1 else None
+        name = found.pop() if len(found) == 1 and not generic else None
         return name if name is not None and is_plain_identifier(name) and name.islower() else None
 
     def called_graph(self, node: fx.Node) -> fx.Graph | None:
@@ -571,7 +576,8 @@ class _Emitter:
         given: dict[str, list[fx.Node]] = {}  # a name -> the values given it so far
         for first, run in runs.items():
             if first in self.unpacked_items:
-                name = run_name(run, self.item_source[first]) if first in self.item_source else None
+                packed = cast(fx.Node, first.args[0]).op == "placeholder"  # a parameter's items: its later items too
+                name = run_name(run, self.item_source[first], self.item_source if packed else None) if first in self.item_source else None
             elif _is_item(first) and _names_its_tuple(first, self.inlined):
                 name = None  # `spx = x.chunk(4)` names the tuple, not its item `spx[3]`
             else:
@@ -705,8 +711,14 @@ class _Emitter:
         return carrier not in self.read_in_loops and self.order[carrier] < bound and self.order[end] <= bound
 
     def binding(self, node: fx.Node) -> fx.Node:
-        """The statement that binds the value's name: an unpacked item's is its result's (`x, idx = ...`)."""
-        return cast(fx.Node, node.args[0]) if node in self.unpacked_items else node
+        """The statement that binds the value's name: an unpacked item's is its result's (`x, idx = ...`); a
+        packed parameter's, the last of its items (`x, cls_tokens = x` is written there)."""
+        if node not in self.unpacked_items:
+            return node
+        result = cast(fx.Node, node.args[0])
+        if result.op == "placeholder":
+            return max((i for i in self.unpacked[result] if i is not None), key=self.order.__getitem__)
+        return result
 
     def named_otherwise(self, used: fx.Node, node: fx.Node, own: str | None, kept: set[fx.Node]) -> bool:
         """True when the source named `used` (by no generic name, not `own`) in another statement than `node`'s."""
@@ -881,11 +893,13 @@ class _Emitter:
                 lines.append(note)
                 last_note = note
             if node in self.unpacked_items:
+                result = cast(fx.Node, node.args[0])
+                if result.op == "placeholder" and node is next(i for i in self.unpacked[result] if i is not None):
+                    lines.append(f"{self.unpacked_targets(result)} = {self.names[result]}")  # a parameter the source unpacks
                 continue  # bound where its result is unpacked
             if node in self.unpacked:
-                targets = ", ".join(self.unused if item is None else self.names[item] for item in self.unpacked[node])
                 cut = f"[:{len(self.unpacked[node])}]" if node in self.sliced else ""
-                lines.append(f"{targets} = {self.expression(node)}{cut}")
+                lines.append(f"{self.unpacked_targets(node)} = {self.expression(node)}{cut}")
             elif node in self.accumulations:
                 lines += self.accumulation_lines(node)
             elif node in self.chains:
@@ -899,6 +913,10 @@ class _Emitter:
             if frees.get(node):
                 lines.append(f"del {', '.join(sorted(set(frees[node]), key=frees[node].index))}")
         return lines.lines
+
+    def unpacked_targets(self, result: fx.Node) -> str:
+        """`a, b`: the names an unpacked result's items are bound to, `_` for one nothing reads."""
+        return ", ".join(self.unused if item is None else self.names[item] for item in self.unpacked[result])
 
     def statement_lines(self, node: fx.Node) -> list[str]:
         """The statement computing `node` (named, unless nothing reads it), with its shape comment if asked."""

@@ -129,7 +129,14 @@ def _same_arguments(a: fx.Node, b: fx.Node, position: int = 0) -> bool:
     if len(rest_a) != len(rest_b) or a.kwargs.keys() != b.kwargs.keys():
         return False
     pairs = [*zip(rest_a, rest_b), *((a.kwargs[k], b.kwargs[k]) for k in a.kwargs)]
-    return all(x is y or (type(x) is type(y) and type(x) in _PLAIN and repr(x) == repr(y)) for x, y in pairs)  # -0.0 is not 0.0
+    return all(_same_argument(x, y) for x, y in pairs)
+
+
+def _same_argument(x: object, y: object) -> bool:
+    """The same value, equal plain literals (-0.0 is not 0.0), or tuples of such (a packed parameter's items)."""
+    if type(x) is tuple and type(y) is tuple:
+        return len(x) == len(y) and all(_same_argument(i, j) for i, j in zip(x, y))
+    return x is y or (type(x) is type(y) and type(x) in _PLAIN and repr(x) == repr(y))
 
 
 def _run(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Accumulation | None:

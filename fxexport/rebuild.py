@@ -177,8 +177,9 @@ def swapped_children(module: nn.Module, imports: ImportTable, where: str) -> lis
     return [(name, constructor_code(child, imports, f"{where}.{name}")) for name, child in children if float_class(type(child)) is not None]
 
 
-def _tensor_argument(owner: nn.Module, name: str, value: torch.Tensor, imports: ImportTable, where: str) -> str:
-    """A tensor the module keeps as a parameter or buffer: an empty stub the weights file fills."""
+def _tensor_argument(owner: nn.Module, name: str, value: torch.Tensor, imports: ImportTable, where: str, wrap: bool = False) -> str:
+    """A tensor the module keeps as a parameter or buffer: an empty stub the weights file fills; `wrap`: a
+    parameter's as an nn.Parameter (a quantized LayerNorm assigns its `weight` argument over nn.LayerNorm's)."""
     if not any(value is t for t in [*owner._parameters.values(), *owner._buffers.values()]):
         raise FxExportError(
             f"module {where!r} ({type(owner).__qualname__}): constructor argument {name!r} is a tensor "
@@ -187,14 +188,17 @@ def _tensor_argument(owner: nn.Module, name: str, value: torch.Tensor, imports: 
     shape = literal(tuple(value.shape), imports, _no_name, where)
     dtype = literal(value.dtype, imports, _no_name, where)
     dtype = "" if value.dtype == torch.get_default_dtype() else f", dtype={dtype}"
-    return f"{imports.use('torch')}.empty({shape}{dtype})"
+    empty = f"{imports.use('torch')}.empty({shape}{dtype})"
+    if wrap and any(value is t for t in owner._parameters.values()):
+        return f"{class_reference(nn.Parameter, imports)}({empty})"
+    return empty
 
 
-def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTable, where: str, collapse: bool) -> str:
+def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTable, where: str, collapse: bool, wrap: bool = False) -> str:
     if isinstance(value, nn.Module):
         return _module_argument(module, value, imports, where)
     if isinstance(value, torch.Tensor):
-        return _tensor_argument(module, name, value, imports, where)
+        return _tensor_argument(module, name, value, imports, where, wrap)
     if type(value) is dict and any(isinstance(v, torch.Tensor) for v in value.values()):
         # A reference quantized layer's weight_qparams: its tensors become the buffers the weights file fills.
         entries = (f"{quote(k)}: {_argument_code(module, name, v, imports, where, False)}" for k, v in value.items())
@@ -208,8 +212,9 @@ def _argument_code(module: nn.Module, name: str, value: Any, imports: ImportTabl
         raise _cannot_recover(module, name, where, why) from error
 
 
-def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool, cls: type | None = None) -> list[str]:
-    """The arguments of `cls` (by default the module's own class) that rebuild `module`."""
+def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bool, cls: type | None = None, wrap: bool = False) -> list[str]:
+    """The arguments of `cls` (by default the module's own class) that rebuild `module`; `wrap`: its
+    parameters passed as nn.Parameters (_tensor_argument)."""
     args: list[str] = []
     for param in _parameters(cls or type(module)):
         value = _value(module, param, where)
@@ -217,7 +222,7 @@ def _arguments(module: nn.Module, imports: ImportTable, where: str, collapse: bo
             raise _cannot_recover(module, param.name, where)
         if _same(value, param.default, collapse):
             continue
-        code = _argument_code(module, param.name, value, imports, where, collapse)
+        code = _argument_code(module, param.name, value, imports, where, collapse, wrap)
         required = param.default is inspect.Parameter.empty and param.kind != param.KEYWORD_ONLY
         args.append(code if required else f"{param.name}={code}")
     factory_dtype = any(p.name == "dtype" and not _is_argument(p) for p in _signature(type(module)))
@@ -386,8 +391,8 @@ def constructor_code(module: nn.Module, imports: ImportTable, where: str) -> str
     problem = ""
     tried: set[str] = set()
     alone = _packs_alone(module, imports, where)
-    for collapse in (True, False):
-        code = f"{reference}({', '.join(_arguments(module, imports, where, collapse, cls))})"
+    for collapse, wrap in ((True, False), (False, False), (True, True)):
+        code = f"{reference}({', '.join(_arguments(module, imports, where, collapse, cls, wrap))})"
         code = code if found is None else wrapped(code, found)
         if code in tried:
             continue

@@ -21,7 +21,7 @@ import re
 import textwrap
 import tokenize
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from torch import fx
@@ -271,7 +271,7 @@ def _spans(statements: list[ast.stmt]) -> Iterator[Span]:
         inner += [handler.body for handler in getattr(node, "handlers", [])] + [case.body for case in getattr(node, "cases", [])]
         first = min((block[0].lineno for block in inner if block), default=None)
         if first is None:
-            yield node.lineno, node.end_lineno or node.lineno, _targets(node), _loaded(node), _item_callees(node)
+            yield node.lineno, node.end_lineno or node.lineno, _value_targets(node), _loaded(node), _item_callees(node)
             continue
         yield node.lineno, first - 1, None, None, None  # a compound statement's header
         for block in inner:
@@ -291,6 +291,15 @@ def _targets(statement: ast.stmt) -> tuple[str, ...] | None:
     if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
         return tuple(e.id for e in target.elts)  # type: ignore[attr-defined]
     return None
+
+
+def _value_targets(statement: ast.stmt) -> tuple[str, ...] | None:
+    """The names an assignment binds to values of the graph: none for one name bound to a tuple or list
+    display (`position_embeddings = (x.cos(), x.sin())`), which the graph holds only as its items."""
+    value = getattr(statement, "value", None)
+    if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) > 1 and isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+        return None
+    return _targets(statement)
 
 
 def _item_callees(statement: ast.stmt) -> tuple[str | None, ...] | None:
@@ -766,7 +775,7 @@ def same_statement(a: fx.Node, b: fx.Node) -> bool:
     return found is not None and found == statement(b)
 
 
-def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
+def run_name(run: Sequence[fx.Node], first: str | None = None, items: Mapping[fx.Node, str] | None = None) -> str | None:
     """The one name the source statements of a run of values (one name, in order) assign, where the last
     value is what its statement assigned (earlier ones may be parts of theirs); None where they assign
     none or several. A statement unpacking a tuple may hold earlier values if one of its names is that
@@ -775,14 +784,16 @@ def run_name(run: Sequence[fx.Node], first: str | None = None) -> str | None:
     of its names the statements reading its last value read. `first`: the name the first value's
     statement gives it (an unpacked item). Values at the end computed inside a statement that binds no
     name (`return x * self.gate(x_se)` after `x_se = self.conv_expand(x_se)`) take the name those before
-    them have."""
+    them have. `items`: the names of later values that are unpacked items too (a packed parameter's item
+    passed through `x, cls_tokens = self.pool(x, cls_tokens)`)."""
     while len(run) > 1 and statement(run[-1]) is not None and _assigned(run[-1]) is None and _assigned(run[-2]) is not None:
         run = run[:-1]
     if _read_in_its_statement(run[-1]):
         return None
     if first is None and (names := _assigned(run[0])) is not None and len(names) > 1:
         first = _item_target(run[0], names)  # `B` of `B, N, C = x.shape`, its items read one by one
-    assigned = [(first,) if first is not None else _assigned(run[0]), *(_assigned(node) for node in run[1:])]
+    later = items or {}
+    assigned = [(first,) if first is not None else _assigned(run[0]), *((later[node],) if node in later else _assigned(node) for node in run[1:])]
     depths = [len(found[0]) if (found := statement(node)) is not None else 0 for node in run]
     shallowest = min((d for d, names in zip(depths, assigned) if names is not None), default=0)
     # values made inside a function the run's statements call go by the name the calling statement gives them

@@ -42,6 +42,7 @@ from .ir import InlineModule
 from .kept_values import may_keep_values
 from .layers import first_used_after, first_uses
 from .module_paths import joined
+from .packed_inputs import Packings, pack_inputs, repack_calls
 from .packing import list_arguments
 from .rebuild import is_holder
 from .returned_values import returned_from, source_item
@@ -107,10 +108,12 @@ def split(gm: fx.GraphModule) -> Structure:
     inline.update(_unrecorded(gm, nodes, modules, inline))
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds, frozenset(str(p.target) for p in gm.graph.find_nodes(op="placeholder")))
-    input_orders = source_ordered(graphs, kinds, {c.frame.path for c in calls if c.frame.key in lists})
+    listed = {c.frame.path for c in calls if c.frame.key in lists}
+    packings = pack_inputs(graphs, kinds, listed)
+    input_orders = source_ordered(graphs, kinds, listed)
     if not calls and not _numbered(gm) and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, modules, items, calls, graphs, kinds, lists, input_orders, tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, modules, items, calls, graphs, kinds, lists, (packings, input_orders), tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
 def _in_source_order(calls: list[Call]) -> None:
@@ -727,10 +730,14 @@ def _by_first_use(children: dict[str, nn.Module | None], held: set[str], uses: d
     return out
 
 
-def _root_module(gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument], orders: Orders) -> fx.GraphModule:
-    """The root's graph with its calls cut out, running in the mirrored module tree `root`."""
+def _root_module(
+    gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument], inputs: tuple[Packings, Orders], graphs: dict[str, fx.Graph]
+) -> fx.GraphModule:
+    """The root's graph with its calls cut out, running in the mirrored module tree `root`; `inputs`: how
+    the methods it calls take their inputs (packed_inputs, input_order)."""
     graph = Builder.for_root(gm, items, lists).graph
-    reorder_calls(graph, "", orders)
+    repack_calls(graph, "", inputs[0], graphs)
+    reorder_calls(graph, "", inputs[1])
     return module_from(root, graph, type(gm).__name__)
 
 
@@ -791,7 +798,7 @@ def _assemble(
     graphs: dict[str, fx.Graph],
     kinds: dict[str, type | str],
     lists: dict[str, ListArgument],
-    input_orders: Orders,
+    inputs: tuple[Packings, Orders],
     inline: tuple[InlineModule, ...],
 ) -> Structure:
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
@@ -815,7 +822,7 @@ def _assemble(
         parent, _, name = path.rpartition(".")
         holders[parent]._modules[name] = module
         holders[path] = module
-    top = _root_module(gm, root, items, lists, input_orders) if calls or lists else _sharing_graph(gm, root)
+    top = _root_module(gm, root, items, lists, inputs, graphs) if calls or lists else _sharing_graph(gm, root)
     top.meta = dict(getattr(gm, "meta", {}))
     if _numbered(top) and not _holds_sequential_names(top):  # a traced nn.Sequential: its class subclasses nn.Sequential, so its forward indexes its children (`self[0](input)`)
         _guards_last(top)

@@ -215,8 +215,8 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
     """Name the inputs that are the items of a parameter the source forward unpacks (`cos, sin =
     position_embeddings`: the caller passes the tuple's items as inputs one after another) after the
     names it unpacks them into. Where as many inputs in a row are unnamed, the statements reading
-    each read its item's name and no parameter of the forward (but the unpacked one where the first
-    statement unpacks it into its own name among others: `x, cls_tokens = x`), an input is named before
+    each read its item's name and no parameter of the forward but the unpacked one, or one another input is
+    named after, an input is named before
     them (unless the parameter is the first), and the named inputs before them are parameters before it
     (those after may come before it in the signature too: a graph takes its inputs in the order its
     statements first read them, gpt_neox's attention `cos, sin` before `attention_mask`). Where one statement reads
@@ -231,7 +231,10 @@ def _name_unpacked(out: list[str | None], read: dict[int, frozenset[str]], cls: 
             out[:] = named
             continue
         place = order.index(parameter)
-        others = set(order) - ({parameter} if parameter in items else set())  # `x, cls_tokens = x`: `x` reads the item
+        # the parameter read whole reads the items (`self.attn(h, position_embeddings)`, `x, cls_tokens = x`); a
+        # parameter another input is named after is not these inputs (`q = hidden_states * cos` in an export,
+        # whose `hidden_states = self.q(hidden_states)` rebinds it)
+        others = set(order) - {parameter} - set(out)
         for start in range(0 if place == 0 else 1, len(out) - len(items) + 1):
             run = range(start, start + len(items))
             before = [name for name in out[:start] if name is not None]

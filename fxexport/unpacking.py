@@ -29,6 +29,7 @@ import torch
 from torch import fx
 
 UNUSED = "_"
+PACKED_ITEMS = "fxexport_packed_items"  # in a placeholder's meta: the names of the items of the tuple it is (packed_inputs.py)
 _CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
 _UNBIND = ("unbind", torch.unbind, torch.Tensor.unbind)
 _SHAPED = ("reshape", "view", torch.reshape, torch.Tensor.reshape, torch.Tensor.view)
@@ -47,7 +48,9 @@ def unpackable(
     out: dict[fx.Node, list[fx.Node | None]] = {}
     for node in (gm.graph if graph is None else graph).nodes:
         users = list(node.users)
-        if not users or node.op in ("placeholder", "get_attr", "output") or not all(is_item_of(u, node) for u in users):
+        if not users or node.op in ("get_attr", "output") or not all(is_item_of(u, node) for u in users):
+            continue
+        if node.op == "placeholder" and PACKED_ITEMS not in node.meta:
             continue
         positions = [u.args[1] for u in users]
         length = _length(gm, node, recorded) or (max(positions) + 1 if _unpacked_shape(node, users) else None)
@@ -56,7 +59,7 @@ def unpackable(
         items: list[fx.Node | None] = [None] * length
         for user in users:
             items[cast(int, user.args[1])] = None if user in dead else user
-        if sum(item is not None for item in items) >= 2:
+        if sum(item is not None for item in items) >= (1 if node.op == "placeholder" else 2):  # a parameter the source unpacks: as it does
             out[node] = items
     inner = {item for items in out.values() for item in items if item is not None}
     return {result: items for result, items in out.items() if result not in inner}  # `out, (h, c) = ...`: the outer only
@@ -112,6 +115,8 @@ def is_item_of(node: fx.Node, result: fx.Node) -> bool:
 def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
     """How many items the result has, where that is certain."""
     value = node.meta.get("val")
+    if node.op == "placeholder":
+        return len(node.meta[PACKED_ITEMS]) if PACKED_ITEMS in node.meta else None
     if recorded and isinstance(value, (tuple, list)):
         return len(value)
     if node.op == "call_module":

@@ -134,6 +134,10 @@ CASES = [
     Case("bias_passed_or_none", traced(models.BiasPassingHead), _randn(2, 8)),
     Case("weight_normed_layers", traced(models.NormedConvBlocks), _randn(2, 4, 9)),
     Case("norm_bias_passed_or_left_out", traced(models.OptionalBiasNorms), _randn(2, 4)),
+    # a parameter the source unpacks (`cos, sin = position_embeddings`), passed on whole, bound whole by the caller
+    Case("packed_parameters", traced(models.PassedPairs), _randns((2, 8), (2, 8))),
+    # timm's pit: a stage unpacking its tuple into its own name (`x, cls_tokens = x`), stages passing it on
+    Case("packed_stages", traced(models.TokenStages), _randn(2, 3, 8, 8)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -6773,3 +6773,100 @@ class OptionalTree(nn.Module):
 
     def forward(self, x, c):
         return self.root(x, ctx=c)
+
+
+class UnpackingAttention(nn.Module):
+    """Unpacks the pair it is passed (`cos, sin = position_embeddings`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, hidden_states, position_embeddings):
+        cos, sin = position_embeddings
+        q = self.q(hidden_states)
+        return q * cos + q.flip(-1) * sin
+
+
+class UnpackingLayer(nn.Module):
+    """Passes the pair on whole to two children that unpack it: it takes it as one parameter too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = UnpackingAttention()
+        self.cross = UnpackingAttention()
+
+    def forward(self, hidden_states, position_embeddings):
+        hidden_states = hidden_states + self.attn(hidden_states, position_embeddings)
+        return hidden_states + self.cross(hidden_states, position_embeddings)
+
+
+class UnpackingLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([UnpackingLayer(), UnpackingLayer()])
+
+    def forward(self, x):
+        position_embeddings = (x.cos(), x.sin())
+        for layer in self.layers:
+            x = layer(x, position_embeddings)
+        return x
+
+
+class IndexingLayer(nn.Module):
+    """Reads an item of its pair by index and passes the pair on: its own items stay inputs of their own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = UnpackingAttention()
+
+    def forward(self, hidden_states, position_embeddings):
+        return self.attn(hidden_states, position_embeddings) * position_embeddings[0]
+
+
+class IndexingLayers(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([IndexingLayer(), IndexingLayer()])
+
+    def forward(self, x):
+        position_embeddings = (x.cos(), x.sin())
+        for layer in self.layers:
+            x = layer(x, position_embeddings)
+        return x
+
+
+class TripleSource(nn.Module):
+    def forward(self, x):
+        return x.cos(), x.sin(), x.tanh()
+
+
+class PartlyPassedTriple(nn.Module):
+    """Passes two of a child's three results as the pair: a tuple of those two, not the child's result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.source = TripleSource()
+        self.layers = nn.ModuleList([RotaryLayer(), RotaryLayer()])
+
+    def forward(self, x):
+        cos, sin, extra = self.source(x)
+        for layer in self.layers:
+            x = layer(x, (cos, sin), extra)
+        return x
+
+
+class SharedReLUBlock(nn.Module):
+    """Holds one ReLU at two places, as fusing leaves torchvision's BasicBlock (`conv1.1` is `relu`): the
+    shared ReLU evaluates, the rest trains (convert_to_reference_fx leaves it so)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from torch.ao.nn import intrinsic
+
+        self.relu = nn.ReLU()
+        self.conv1 = intrinsic.ConvReLU2d(nn.Conv2d(3, 3, 1), self.relu)
+        self.relu.eval()
+
+    def forward(self, x):
+        return self.relu(self.conv1(x) + x)

@@ -73,6 +73,22 @@ class ConvGELU(nn.Module):
         return self.fc(torch.flatten(self.conv2(self.act(self.conv1(x))), 1))
 
 
+class ConvNorms(nn.Module):
+    """A LayerNorm and an InstanceNorm after convs (torchvision convnext's): quantized layers that take their
+    weight and bias as constructor arguments."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 1)
+        self.norm1 = nn.LayerNorm(8)
+        self.conv2 = nn.Conv2d(8, 8, 1)
+        self.norm2 = nn.InstanceNorm2d(8, affine=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm1(self.conv1(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return self.norm2(self.conv2(x))
+
+
 class LinearReLUs(nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -236,6 +252,7 @@ def _tokens(high: int) -> Callable[[], tuple[torch.Tensor, ...]]:
 FX_MODELS = [
     QuantizedModel("fx_static_resnet", fx_static(TinyResNet, _image), _image, "fx"),
     QuantizedModel("fx_static_conv_bn_relu", fx_static(ConvBnReLU, small_image), small_image, "fx"),
+    QuantizedModel("fx_static_conv_norms", fx_static(ConvNorms, small_image), small_image, "fx"),
     QuantizedModel("fx_static_qnnpack_mlp", fx_static(LinearReLUs, lambda: (_x(5, 12),), backend="qnnpack"), lambda: (_x(5, 12),), "fx"),
     QuantizedModel("fx_dynamic_transformer", fx_mapping(TransformerBlock, lambda: (_x(2, 5, 32),), _dynamic_linear_lstm), lambda: (_x(2, 5, 32),), "fx"),
     QuantizedModel("fx_dynamic_lstm", fx_mapping(Tagger, _tokens(30), _dynamic_linear_lstm), _tokens(30), "fx"),

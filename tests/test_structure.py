@@ -33,6 +33,16 @@ def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     return torch.export.export(model, args).module()
 
 
+def _trace_fused_leaves(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """symbolic_trace keeping fused layers calls, as quantization's own tracer does."""
+
+    class Tracer(fx.Tracer):
+        def is_leaf_module(self, m: nn.Module, name: str) -> bool:
+            return type(m).__module__.startswith("torch.ao.nn.intrinsic") or super().is_leaf_module(m, name)
+
+    return fx.GraphModule(model, Tracer().trace(model))
+
+
 def _export_strict(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """torch.export by dynamo, which records the frames of the functions a forward calls too."""
     return torch.export.export(model, args, strict=True).module()
@@ -586,14 +596,33 @@ SHAPES = [
     # a keyword some instances' calls leave at its default, written out in all: one class taking it
     Shape("keyword_defaults_export", _model(models.StridedConvs), _image, _export, frozenset({"StridedConv"}),
           counts={"F.conv2d(x, self.weight, None, stride=self.stride, padding=1)": 1, "StridedConv(2)": 1}),
-    # the items of a parameter the source unpacks (`cos, sin = position_embeddings`) take the names it unpacks them into
+    # a parameter the source unpacks (`cos, sin = position_embeddings`) is one parameter, unpacked as there; a
+    # layer passing it on takes it whole, and a caller building it passes the tuple (packed_inputs)
     Shape("unpacked_names_export", _model(models.RotaryLayers), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
-          frozenset({"RotaryAttention", "RotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
+          frozenset({"RotaryAttention", "RotaryLayer"}),
+          counts={"def forward(self, hidden_states, position_embeddings, attention_mask):": 2, "cos, sin = position_embeddings": 1,
+                  "self.attn(normed, position_embeddings, attention_mask)": 1, "x = layer(x, (cos, sin), attention_mask)": 1}),
     Shape("unpacked_names_read_before_an_earlier_parameter_export", _model(models.LateRotaryLayers), lambda: (torch.randn(2, 8), torch.randn(2, 8)),
-          _export, frozenset({"LateRotaryAttention", "LateRotaryLayer"}), counts={"def forward(self, hidden_states, cos, sin, attention_mask):": 2}),
+          _export, frozenset({"LateRotaryAttention", "LateRotaryLayer"}),
+          counts={"def forward(self, hidden_states, attention_mask, position_embeddings):": 2, "cos, sin = position_embeddings": 1}),
+    # a call's tuple result holding exactly the items, in order, is passed whole
     Shape("items_named_as_passed_on_export", _model(models.PassedPairs), lambda: (torch.randn(2, 8), torch.randn(2, 8)), _export,
           frozenset({"PairSource", "LateRotaryAttention", "LateRotaryLayer"}),
-          counts={"cos, sin = self.rotary(x)": 1, "x = layer(x, cos, sin, causal_mask)": 1}),
+          counts={"position_embeddings = self.rotary(x)": 1, "x = layer(x, causal_mask, position_embeddings)": 1, "cos, sin = self.rotary": 0}),
+    # two of a call's three results passed as the pair: the tuple of those two, not the call's result (which
+    # `cos, sin = position_embeddings` could not unpack)
+    Shape("packed_two_of_three_results_export", _model(models.PartlyPassedTriple), lambda: (torch.randn(2, 8),), _export,
+          frozenset({"TripleSource", "RotaryAttention", "RotaryLayer"}), counts={"x = layer(x, (cos, sin), extra)": 1}),
+    Shape("packed_two_of_three_results_traced", _model(models.PartlyPassedTriple), lambda: (torch.randn(2, 8),), _trace_recording_lines,
+          frozenset({"TripleSource", "RotaryAttention", "RotaryLayer"}), counts={"x = layer(x, (cos, sin), extra)": 1}),
+    # a pair passed on whole to two children that unpack it
+    Shape("packed_passed_to_two_children_export", _model(models.UnpackingLayers), lambda: (torch.randn(2, 8),), _export,
+          frozenset({"UnpackingAttention", "UnpackingLayer"}),
+          counts={"def forward(self, x, position_embeddings):": 1, "self.cross(hidden_states, position_embeddings)": 1, "x = layer(x, (cos, sin))": 1}),
+    # a module held at two places, which the package builds as two (the fused layer makes its own): each takes
+    # the source's flag
+    Shape("shared_module_flags_at_both_places", models.SharedReLUBlock, lambda: (torch.randn(1, 3, 4, 4),), _trace_fused_leaves,
+          frozenset()),
     Shape("swapped_items_export", _model(models.SwappedUses), lambda: (torch.randn(2, 8),), _export, frozenset({"SwappedUse"}),
           counts={"def forward(self, hidden_states, x_1, x_2):": 1, "cos,": 0}),
     # a forward literal passed as `training=`: kept under another attribute than nn.Module's flag
@@ -907,10 +936,10 @@ SHAPES = [
     # timm's pit: a tuple input unpacked into its own name, a child threading both items only some stages build,
     # and a last stage whose caller reads one output (torch.export leaves its other out): one class
     Shape("threaded_optional_child_export", _model(models.TokenStages), _image, _export, frozenset({"TokenStage", "TokenPool"}),
-          counts={"def forward(self, x, cls_tokens):": 1, "if self.pool is not None:\n            x, cls_tokens = self.pool(x, cls_tokens)": 1,
+          counts={"def forward(self, x):\n        x, cls_tokens = x": 1, "if self.pool is not None:\n            x, cls_tokens = self.pool(x, cls_tokens)": 1,
                   "cls_tokens = x[:, :1]": 1, "if self.use_reshape:": 1, "return cls_tokens": 1, "x_1": 0,
-                  # it returns `x, cls_tokens` as the source does (returned_values): the caller's names follow the stage's
-                  "x, out = self.stages[0](x, out)": 1, "return (x, cls_tokens)": 1}),
+                  # it returns `x, cls_tokens` as the source does (returned_values), so each stage passes the next its tuple
+                  "x = self.stages[0]((x, cls_tokens))": 1, "x = self.stages[1](x)": 1, "return (x, cls_tokens)": 1}),
     # from a review: optional children that do not tell apart the blocks adding a residual are no branch between
     # their codes (the blocks without `pre` or `post` ran the residual's code)
     Shape("optional_children_apart_from_a_residual", _model(models.PreExpandingBlocks), _image, _trace, frozenset({"PreExpandingBlock"})),
@@ -1140,7 +1169,7 @@ SHAPES = [
     # the items of `x, cls_tokens = x` taken the other way round (`cls_tokens` read first, then both by one
     # statement): named by what the statements reading each read, once the other is set aside; one class
     Shape("tuple_items_read_the_other_way_round", _model(models.CountedTokenStages), lambda: (torch.randn(2, 3, 8, 8),),
-          _trace_recording_lines, frozenset({"CountedTokenStage", "TokenPool"}), counts={"def forward(self, cls_tokens, x):": 1, "x_1": 0}),
+          _trace_recording_lines, frozenset({"CountedTokenStage", "TokenPool"}), counts={"def forward(self, x):\n        x, cls_tokens = x": 1, "x_1": 0}),
     # numbered children the graph holds no call of are nn.Identity where they were: a Sequential whose first computed
     # nothing is still called as one, a ModuleList of unused identities indexed (not `getattr(self.transition, "2")`)
     Shape("children_skipped_by_the_graph", _model(models.SkippedChildren), lambda: (torch.randn(2, 4, 8, 8),), _trace,

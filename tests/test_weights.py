@@ -279,3 +279,15 @@ def test_weights_written_in_calls_of_a_megabyte_are_the_tensors_bytes(tmp_path: 
 
     loaded = load_file(str(tmp_path / "w.safetensors"))
     assert all(torch.equal(loaded[f"t{i}"], t) for i, t in enumerate(tensors))
+
+
+def test_a_tensor_of_another_layout_is_a_one_line_error_naming_it(tmp_path: Path) -> None:
+    """An MKLDNN tensor (onednn lowering's prepacked weights) cannot be saved: an error before anything is written."""
+    root = nn.Module()
+    root.register_buffer("packed", torch.randn(4, 4).to_mkldnn())
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.add, (x, graph.call_method("to_dense", (graph.get_attr("packed"),)))))
+    with pytest.raises(fxexport.FxExportError, match=r"^tensor 'packed' has the _mkldnn layout .*\.to_dense\(\)\)$"):
+        fxexport.export(fx.GraphModule(root, graph), tmp_path / "pkg")
+    assert not (tmp_path / "pkg").exists()

@@ -1,0 +1,223 @@
+"""Inputs the source passes as one tuple: `cos, sin = position_embeddings`.
+
+transformers' attention takes its rotary pair as one parameter and unpacks it (`cos, sin =
+position_embeddings`); its decoder layer passes that parameter on whole, and the model binds it once
+(`position_embeddings = self.rotary_emb(x, position_ids)`). The graph has no tuple: a cut-out method
+takes each item as an input of its own (`def forward(self, hidden_states, cos, sin, attention_mask)`)
+and every caller passes both. Where every graph of a source class takes, side by side, inputs named
+as the items its source forward unpacks a parameter into, that method takes the parameter and unpacks
+it as the source does; a caller whose inputs are only passed on as such a parameter takes it whole
+under its own source parameter's name (the decoder layer's `position_embeddings`, timm pit's
+`SequentialTuple` `x`). Each call passes one value for the items: the tuple a call returned or a
+parameter holds, where it holds exactly those items in that order, else a tuple of them. What is
+computed stays the same: only how the values are handed on changes.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from torch import fx
+
+from .module_paths import joined
+from .source_names import source_parameters, unpacked_parameters
+from .subgraphs import local_name
+from .unpacking import PACKED_ITEMS
+
+
+@dataclass(frozen=True)
+class Packed:
+    """Inputs `start` to `start + count - 1` (the old positions) of a method, taken as one parameter `name`:
+    its item j is the input at `start + order[j]` (the graph may read the second item first)."""
+
+    start: int
+    order: tuple[int, ...]
+    name: str
+    items: tuple[str, ...]  # the names of its items: the source's (`cos`, `sin`), or the inputs' it replaces
+
+    @property
+    def count(self) -> int:
+        """How many inputs it takes the place of."""
+        return len(self.order)
+
+
+Packings = Mapping[str, tuple[Packed, ...]]  # module path -> its packed inputs, first to last
+
+_LEVELS = 4  # rounds: a caller packs what it passes on once its children take it packed
+
+
+def pack_inputs(graphs: Mapping[str, fx.Graph], kinds: Mapping[str, type | str], fixed: set[str]) -> dict[str, tuple[Packed, ...]]:
+    """Pack the inputs of the graphs (by module path) the source passes as one tuple, and the arguments
+    of the calls of them the graphs make; `fixed`: paths whose inputs stay as they are (a list passed
+    whole). Returns the packings, for the calls in graphs built later (the root's: `repack_calls`)."""
+    packings: dict[str, tuple[Packed, ...]] = {}
+    for _ in range(_LEVELS):
+        found = _packable(graphs, kinds, fixed | set(packings), packings)
+        if not found:
+            break
+        for path, groups in found.items():
+            _pack_placeholders(graphs[path], groups)
+        packings.update(found)
+        for path, graph in graphs.items():
+            _pass_tuples(graph, path, found)
+    for path, graph in graphs.items():
+        tidy_calls(graph, path, packings, graphs)
+    return packings
+
+
+def repack_calls(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> None:
+    """Pass one value for each packed parameter in the calls `graph` (of the module at `path`) makes."""
+    _pass_tuples(graph, path, packings)
+    tidy_calls(graph, path, packings, graphs)
+
+
+def _packable(
+    graphs: Mapping[str, fx.Graph], kinds: Mapping[str, type | str], skip: set[str], packings: Packings
+) -> dict[str, tuple[Packed, ...]]:
+    """The packings of the paths not in `skip` whose class's graphs all pack alike."""
+    by_class: dict[type | str, list[str]] = {}
+    for path in graphs:
+        if path in kinds and path not in skip:
+            by_class.setdefault(kinds[path], []).append(path)
+    found: dict[str, tuple[Packed, ...]] = {}
+    for cls, paths in by_class.items():
+        groups = {_groups(graphs[path], path, cls, packings) for path in paths}
+        if len(groups) == 1 and (only := groups.pop()):
+            found.update(dict.fromkeys(paths, only))
+    return found
+
+
+def _groups(graph: fx.Graph, path: str, cls: type | str, packings: Packings) -> tuple[Packed, ...]:
+    """The inputs of `graph` its source forward takes as one parameter: side by side, named as the items
+    it unpacks that parameter into, or passed on only as such a parameter of the calls it makes."""
+    names = [str(p.target) for p in graph.find_nodes(op="placeholder")]
+    parameters = source_parameters(cls)
+    out: list[Packed] = []
+    for parameter, items in unpacked_parameters(cls):
+        starts = [i for i in range(len(names) - len(items) + 1) if sorted(names[i : i + len(items)]) == sorted(items)]
+        if len(starts) == 1 and len(set(items)) == len(items) and (parameter not in names or parameter in items) and local_name(parameter):
+            side = names[starts[0] : starts[0] + len(items)]
+            out.append(Packed(starts[0], tuple(side.index(item) for item in items), parameter, items))
+    if not out:
+        passed = _passed_on(graph, path, packings)
+        if passed is not None:
+            start, order, name = passed
+            own = name if name in parameters else parameters[0] if len(parameters) == 1 and len(order) == len(names) else None
+            if own is not None and local_name(own) and own not in names[:start] + names[start + len(order) :]:
+                out.append(Packed(start, order, own, tuple(names[start + i] for i in order)))
+    out.sort(key=lambda p: p.start)
+    if any(a.start + a.count > b.start for a, b in zip(out, out[1:])):
+        return ()
+    return tuple(out)
+
+
+def _passed_on(graph: fx.Graph, path: str, packings: Packings) -> tuple[int, tuple[int, ...], str] | None:
+    """(first position, order as Packed's, the child's parameter name) of inputs side by side that the
+    graph reads only as the items of one packed parameter of the calls it makes; else None."""
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    for call in graph.find_nodes(op="call_module"):
+        for arg, name in _packed_arguments(call, path, packings):
+            if not (isinstance(arg, tuple) and len(arg) > 1 and all(isinstance(a, fx.Node) and a in placeholders for a in arg)):
+                continue
+            positions = [placeholders.index(a) for a in arg]
+            start = min(positions)
+            if sorted(positions) != list(range(start, start + len(arg))):
+                continue
+            if all(_only_passed_as(p, arg, path, packings) for p in arg):
+                return start, tuple(p - start for p in positions), name
+    return None
+
+
+def _only_passed_as(placeholder: fx.Node, items: tuple[fx.Node, ...], path: str, packings: Packings) -> bool:
+    """True when every use of `placeholder` is in `items` passed as a packed parameter of a call."""
+    for user in placeholder.users:
+        if user.op != "call_module":
+            return False
+        plain = [a for a in user.args if a is placeholder] + [v for v in user.kwargs.values() if v is placeholder]
+        if plain or not any(arg == items for arg, _ in _packed_arguments(user, path, packings)):
+            return False
+    return True
+
+
+def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tuple[object, str]]:
+    """The arguments `call` passes for packed parameters of its module, with their names."""
+    groups = packings.get(joined(path, str(call.target)), ())
+    out: list[tuple[object, str]] = []
+    for index, group in enumerate(groups):
+        position = group.start - sum(g.count - 1 for g in groups[:index])
+        if position < len(call.args):
+            out.append((call.args[position], group.name))
+    return out
+
+
+def _pack_placeholders(graph: fx.Graph, groups: tuple[Packed, ...]) -> None:
+    """One placeholder per group, its items taken out of it (`cos, sin = position_embeddings`)."""
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    first_body = next((n for n in graph.nodes if n.op != "placeholder"), None)
+    for group in reversed(groups):
+        items = [placeholders[group.start + i] for i in group.order]
+        with graph.inserting_before(placeholders[group.start]):
+            whole = graph.placeholder(group.name)
+        whole.meta[PACKED_ITEMS] = group.items
+        taken = []
+        for index, item in enumerate(items):
+            with graph.inserting_before(first_body):
+                node = graph.call_function(operator.getitem, (whole, index))
+            node.meta = {k: v for k, v in item.meta.items() if k in ("val", "tensor_meta", "example_value")}
+            taken.append(node)
+        for item, node in zip(items, taken):
+            item.replace_all_uses_with(node)
+            graph.erase_node(item)
+
+
+def _pass_tuples(graph: fx.Graph, path: str, packings: Packings) -> None:
+    """Pass each packed group of the calls of packed modules as one tuple of its items."""
+    for call in graph.find_nodes(op="call_module"):
+        groups = packings.get(joined(path, str(call.target)))
+        if not groups:
+            continue
+        if call.kwargs or len(call.args) < groups[-1].start + groups[-1].count:
+            raise AssertionError(f"call of {call.target!r} does not pass its inputs by position")  # split makes none such
+        args = list(call.args)
+        for group in reversed(groups):
+            args[group.start : group.start + group.count] = [tuple(args[group.start + i] for i in group.order)]
+        call.args = tuple(args)
+
+
+def tidy_calls(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> None:
+    """A tuple argument of the items of one value that holds exactly them, in order, is that value
+    (`position_embeddings` for `(cos, sin)`); items no longer read are not taken out of it."""
+    for call in graph.find_nodes(op="call_module"):
+        if packings.get(joined(path, str(call.target))):
+            call.args = tuple(_whole(arg, path, packings, graphs) if isinstance(arg, tuple) else arg for arg in call.args)
+    for value in list(graph.nodes):
+        taken = [u for u in value.users if u.op == "call_function" and u.target is operator.getitem]
+        if taken and not any(u.users for u in taken) and _arity(value, path, packings, graphs):
+            for node in taken:
+                graph.erase_node(node)
+
+
+def _whole(items: tuple[object, ...], path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> object:
+    """The value `items` are all of, in order, else `items`."""
+    sources = [i.args[0] if isinstance(i, fx.Node) and i.op == "call_function" and i.target is operator.getitem else None for i in items]
+    first = sources[0]
+    if not isinstance(first, fx.Node) or any(s is not first for s in sources):
+        return items
+    if [i.args[1] for i in items if isinstance(i, fx.Node)] != list(range(len(items))):
+        return items
+    return first if _arity(first, path, packings, graphs) == len(items) else items
+
+
+def _arity(value: fx.Node, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> int | None:
+    """How many items the tuple `value` holds, where known: a packed parameter's, or a cut-out call's outputs."""
+    if value.op == "placeholder":
+        return len(value.meta[PACKED_ITEMS]) if PACKED_ITEMS in value.meta else None
+    if value.op == "call_module":
+        child = graphs.get(joined(path, str(value.target)))
+        if child is None:
+            return None
+        returned = next(iter(child.find_nodes(op="output"))).args[0]
+        return len(returned) if isinstance(returned, tuple) else None
+    return None

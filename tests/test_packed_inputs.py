@@ -1,0 +1,85 @@
+"""packed_inputs.py: a parameter the source unpacks (`cos, sin = position_embeddings`) is one parameter of the
+cut-out method, a caller only passing it on takes it whole, and each call passes one value for it: the split
+graphs compute what the flat one does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import fx, nn
+
+import fxexport
+from fxexport.split import split
+from fxexport.unpacking import PACKED_ITEMS
+from tests import models
+
+
+def _trace(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    return fxexport.trace(model)  # symbolic_trace, each node recording its line: the statements name the inputs
+
+
+def _export(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    return torch.export.export(model, args).module()
+
+
+PAIR = lambda: (torch.randn(2, 8), torch.randn(2, 8))  # noqa: E731
+ONE = lambda: (torch.randn(2, 8),)  # noqa: E731
+CASES = [  # (name, model, inputs, {class: its method's parameters, a packed one as `name=(items)`, `?` any other one})
+    ("unpacked and passed on whole", models.PassedPairs, PAIR,
+     {"LateRotaryAttention": ("hidden_states", "attention_mask", "position_embeddings=(cos, sin)"),
+      "LateRotaryLayer": ("hidden_states", "attention_mask", "position_embeddings=(cos, sin)")}),
+    ("passed on whole to two children", models.UnpackingLayers, ONE,
+     {"UnpackingAttention": ("hidden_states", "position_embeddings=(cos, sin)"),
+      "UnpackingLayer": ("?", "position_embeddings=(cos, sin)")}),
+    ("an item read by index: not packed there", models.IndexingLayers, ONE,
+     {"UnpackingAttention": ("hidden_states", "position_embeddings=(cos, sin)"), "IndexingLayer": ("hidden_states", "?", "?")}),
+    ("two of three results passed", models.PartlyPassedTriple, ONE,
+     {"RotaryAttention": ("hidden_states", "position_embeddings=(cos, sin)", "attention_mask")}),
+    ("a tuple unpacked into its own name", models.TokenStages, lambda: (torch.randn(2, 3, 8, 8),), {"TokenStage": ("x=(x, cls_tokens)",)}),
+    ("items read the other way round", models.CountedTokenStages, lambda: (torch.randn(2, 3, 8, 8),), {"CountedTokenStage": ("x=(x, cls_tokens)",)}),
+    ("items read in one statement the other way round: names unknown", models.SwappedUses, ONE, {"SwappedUse": ("hidden_states", "x_1", "x_2")}),
+]
+PRODUCERS = {"trace": _trace, "export": _export}
+
+
+def _parameters(placeholder: fx.Node) -> str:
+    items = placeholder.meta.get(PACKED_ITEMS)
+    return str(placeholder.target) if items is None else f"{placeholder.target}=({', '.join(items)})"
+
+
+def _methods(root: nn.Module) -> dict[str, set[tuple[str, ...]]]:
+    out: dict[str, set[tuple[str, ...]]] = {}
+    for module in root.modules():
+        if isinstance(module, fx.GraphModule) and module is not root:
+            out.setdefault(type(module).__name__.split("_")[0], set()).add(tuple(_parameters(p) for p in module.graph.find_nodes(op="placeholder")))
+    return out
+
+
+@pytest.fixture(scope="module")
+def structures() -> dict[tuple[str, str], tuple[fx.GraphModule, fx.GraphModule, tuple[Any, ...]]]:
+    out = {}
+    for name, model, inputs, _ in CASES:
+        for producer, capture in PRODUCERS.items():
+            torch.manual_seed(0)
+            args = inputs()
+            gm = capture(model().eval(), args)
+            out[name, producer] = (gm, split(gm).root, args)
+    return out
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+@pytest.mark.parametrize(("name", "expected"), [(c[0], c[3]) for c in CASES], ids=[c[0] for c in CASES])
+def test_a_parameter_the_source_unpacks_is_one_parameter(name: str, expected: dict[str, tuple[str, ...]], producer: str, structures) -> None:
+    methods = _methods(structures[name, producer][1])
+    found = {cls: {tuple("?" if want == "?" and "=" not in got else got for got, want in zip(params, expected[cls])) for params in methods.get(cls, ())} for cls in expected}
+    assert found == {cls: {params} for cls, params in expected.items()}
+
+
+@pytest.mark.parametrize("producer", PRODUCERS)
+@pytest.mark.parametrize("name", [c[0] for c in CASES])
+def test_the_split_graphs_compute_what_the_flat_one_does(name: str, producer: str, structures) -> None:
+    gm, root, args = structures[name, producer]
+    expected, got = gm(*args), root(*args)
+    assert all(torch.equal(a, b) for a, b in zip(torch.utils._pytree.tree_leaves(expected), torch.utils._pytree.tree_leaves(got), strict=True))
