@@ -614,7 +614,7 @@ class _Emitter:
         frees: dict[fx.Node, list[str]] = {}
         for root, values in members.items():
             deaths = [self.last_use[v] for v in values if v in self.last_use]
-            if not deaths or root.op in ("placeholder", "get_attr") or root in self.small or root in self.looped or any(d.op == "output" for d in deaths):
+            if not deaths or _held_by_caller(root) or root in self.small or root in self.looped or any(d.op == "output" for d in deaths):
                 continue
             death = max(deaths, key=order.__getitem__)
             if left[death] <= DEL_DISTANCE:
@@ -1103,6 +1103,14 @@ def _sizes(graph: fx.Graph) -> set[fx.Node]:
             if node.all_input_nodes and all(n in small for n in node.all_input_nodes):
                 small.add(node)
     return small
+
+
+def _held_by_caller(node: fx.Node) -> bool:
+    """True for a parameter, a tensor of the module, or an item of a parameter (`cos, sin =
+    position_embeddings`): a `del` of it frees nothing."""
+    if node.op == "call_function" and node.target is operator.getitem and isinstance(node.args[0], fx.Node):
+        return node.args[0].op == "placeholder"
+    return node.op in ("placeholder", "get_attr")
 
 
 def _is_item(node: fx.Node) -> bool:

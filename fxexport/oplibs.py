@@ -6,10 +6,14 @@
 first, so the package needs only torch for the first and says it needs torchao for the second.
 An operator defined with `torch.library.custom_op` (transformers' `torch.ops.transformers.
 grouped_mm_fallback`, which its MoE layers call) is defined by the module its function is in:
-module.py imports that one, for the same reason.
+module.py imports that one, for the same reason, as it imports the module holding the
+`torch.library.Library` that defines a namespace (`LIB = torch.library.Library("mylib", "DEF")`), and
+torchvision for `torch.ops.torchvision.*` (`roi_align`, `nms`: its extension defines them).
 """
 
 from __future__ import annotations
+
+import sys
 
 import torch
 
@@ -19,6 +23,7 @@ from .imports import ImportTable
 REGISTERING_MODULES = {
     "quantized_decomposed": "torch.ao.quantization.fx._decomposed",
     "torchao": "torchao",
+    "torchvision": "torchvision",
 }
 
 
@@ -32,6 +37,8 @@ def register_op_library(target: object, imports: ImportTable) -> None:
         imports.module(module, note=f"defines torch.ops.{namespace}")
     elif (module := _custom_op_module(f"{namespace}::{name}")) is not None:
         imports.module(module, note=f"defines torch.ops.{namespace}.{name}")
+    elif (module := _library_module(namespace)) is not None:
+        imports.module(module, note=f"defines torch.ops.{namespace}")
 
 
 def _custom_op_module(qualname: str) -> str | None:
@@ -42,3 +49,15 @@ def _custom_op_module(qualname: str) -> str | None:
     if not isinstance(module, str) or module == "__main__" or module.split(".")[0] == "torch":
         return None
     return module
+
+
+def _library_module(namespace: str) -> str | None:
+    """The imported module that holds, at its top level, a `torch.library.Library` defining `namespace`
+    (a "DEF" or "FRAGMENT" library); None where none does, or where that is `__main__` or torch's own."""
+    for name, module in list(sys.modules.items()):
+        if name == "__main__" or name.split(".")[0] == "torch" or module is None:
+            continue
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if isinstance(value, torch.library.Library) and value.ns == namespace and value.kind in ("DEF", "FRAGMENT"):
+                return name
+    return None

@@ -35,7 +35,7 @@ class Packed:
     start: int
     order: tuple[int, ...]
     name: str
-    items: tuple[str, ...]  # the names of its items: the source's (`cos`, `sin`), or the inputs' it replaces
+    items: tuple[str, ...]  # the names of its items: the source's (`cos`, `sin`), or those its child gives them
 
     @property
     def count(self) -> int:
@@ -92,7 +92,10 @@ def _packable(
 def _groups(graph: fx.Graph, path: str, cls: type | str, packings: Packings) -> tuple[Packed, ...]:
     """The inputs of `graph` its source forward takes as one parameter: side by side, named as the items
     it unpacks that parameter into, or passed on only as such a parameter of the calls it makes."""
-    names = [str(p.target) for p in graph.find_nodes(op="placeholder")]
+    placeholders = list(graph.find_nodes(op="placeholder"))
+    if any(p.args for p in placeholders):
+        return ()  # an input with a default: its callers may leave it out
+    names = [str(p.target) for p in placeholders]
     parameters = source_parameters(cls)
     out: list[Packed] = []
     for parameter, items in unpacked_parameters(cls):
@@ -103,22 +106,22 @@ def _groups(graph: fx.Graph, path: str, cls: type | str, packings: Packings) -> 
     if not out:
         passed = _passed_on(graph, path, packings)
         if passed is not None:
-            start, order, name = passed
-            own = name if name in parameters else parameters[0] if len(parameters) == 1 and len(order) == len(names) else None
+            start, order, child = passed
+            own = child.name if child.name in parameters else parameters[0] if len(parameters) == 1 and len(order) == len(names) else None
             if own is not None and local_name(own) and own not in names[:start] + names[start + len(order) :]:
-                out.append(Packed(start, order, own, tuple(names[start + i] for i in order)))
+                out.append(Packed(start, order, own, child.items))  # its items as the child names them
     out.sort(key=lambda p: p.start)
     if any(a.start + a.count > b.start for a, b in zip(out, out[1:])):
         return ()
     return tuple(out)
 
 
-def _passed_on(graph: fx.Graph, path: str, packings: Packings) -> tuple[int, tuple[int, ...], str] | None:
-    """(first position, order as Packed's, the child's parameter name) of inputs side by side that the
+def _passed_on(graph: fx.Graph, path: str, packings: Packings) -> tuple[int, tuple[int, ...], Packed] | None:
+    """(first position, order as Packed's, the child's packed parameter) of inputs side by side that the
     graph reads only as the items of one packed parameter of the calls it makes; else None."""
     placeholders = list(graph.find_nodes(op="placeholder"))
     for call in graph.find_nodes(op="call_module"):
-        for arg, name in _packed_arguments(call, path, packings):
+        for arg, group in _packed_arguments(call, path, packings):
             if not (isinstance(arg, tuple) and len(arg) > 1 and all(isinstance(a, fx.Node) and a in placeholders for a in arg)):
                 continue
             positions = [placeholders.index(a) for a in arg]
@@ -126,7 +129,7 @@ def _passed_on(graph: fx.Graph, path: str, packings: Packings) -> tuple[int, tup
             if sorted(positions) != list(range(start, start + len(arg))):
                 continue
             if all(_only_passed_as(p, arg, path, packings) for p in arg):
-                return start, tuple(p - start for p in positions), name
+                return start, tuple(p - start for p in positions), group
     return None
 
 
@@ -141,14 +144,14 @@ def _only_passed_as(placeholder: fx.Node, items: tuple[fx.Node, ...], path: str,
     return True
 
 
-def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tuple[object, str]]:
-    """The arguments `call` passes for packed parameters of its module, with their names."""
+def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tuple[object, Packed]]:
+    """The arguments `call` passes for packed parameters of its module, with those parameters."""
     groups = packings.get(joined(path, str(call.target)), ())
-    out: list[tuple[object, str]] = []
+    out: list[tuple[object, Packed]] = []
     for index, group in enumerate(groups):
         position = group.start - sum(g.count - 1 for g in groups[:index])
         if position < len(call.args):
-            out.append((call.args[position], group.name))
+            out.append((call.args[position], group))
     return out
 
 

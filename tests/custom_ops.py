@@ -24,3 +24,15 @@ class CustomOpNet(nn.Module):
 
     def forward(self, x):
         return torch.ops.fxexport_tests.scaled_twice(self.lin(x)) + 1
+
+
+# An operator namespace a torch.library.Library defines, as C++ extensions (torchvision's) do theirs: importing
+# this module defines torch.ops.fxexport_tests_lib.tripled.
+LIBRARY = torch.library.Library("fxexport_tests_lib", "DEF")
+LIBRARY.define("tripled(Tensor x) -> Tensor")
+LIBRARY.impl("tripled", lambda x: x * 3, "CompositeExplicitAutograd")
+
+
+class LibraryOpNet(nn.Module):
+    def forward(self, x):
+        return torch.ops.fxexport_tests_lib.tripled(x) + 1

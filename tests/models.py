@@ -6802,9 +6802,11 @@ class UnpackingLayer(nn.Module):
 
 
 class UnpackingLayers(nn.Module):
+    block = UnpackingLayer
+
     def __init__(self) -> None:
         super().__init__()
-        self.layers = nn.ModuleList([UnpackingLayer(), UnpackingLayer()])
+        self.layers = nn.ModuleList([self.block(), self.block()])
 
     def forward(self, x):
         position_embeddings = (x.cos(), x.sin())
@@ -6824,16 +6826,8 @@ class IndexingLayer(nn.Module):
         return self.attn(hidden_states, position_embeddings) * position_embeddings[0]
 
 
-class IndexingLayers(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.layers = nn.ModuleList([IndexingLayer(), IndexingLayer()])
-
-    def forward(self, x):
-        position_embeddings = (x.cos(), x.sin())
-        for layer in self.layers:
-            x = layer(x, position_embeddings)
-        return x
+class IndexingLayers(UnpackingLayers):
+    block = IndexingLayer
 
 
 class TripleSource(nn.Module):

@@ -6,26 +6,37 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
+from torch import nn
 
 import fxexport
-from tests.custom_ops import CustomOpNet
+from tests.custom_ops import CustomOpNet, LibraryOpNet
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_a_custom_op_is_called_after_importing_the_module_defining_it(tmp_path: Path) -> None:
-    """transformers' MoE layers call torch.ops.transformers.grouped_mm_fallback, which only importing
-    transformers.integrations.moe defines: the export imports the module the op's function is in."""
-    model = CustomOpNet().eval()
+CASES = [  # (name, model, the import line module.py must have)
+    # transformers' MoE layers call torch.ops.transformers.grouped_mm_fallback, which only importing
+    # transformers.integrations.moe defines: the export imports the module the op's function is in
+    ("custom_op", CustomOpNet, "import tests.custom_ops  # defines torch.ops.fxexport_tests.scaled_twice\n"),
+    # a namespace a torch.library.Library defines (as torchvision's extension defines torch.ops.torchvision):
+    # the module holding that library
+    ("library", LibraryOpNet, "import tests.custom_ops  # defines torch.ops.fxexport_tests_lib\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "model", "line"), CASES, ids=[c[0] for c in CASES])
+def test_an_operator_is_called_after_importing_the_module_defining_it(name: str, model: type[nn.Module], line: str, tmp_path: Path) -> None:
+    module = model().eval()
     x = torch.randn(2, 4)
-    fxexport.export(torch.export.export(model, (x,)).module(), tmp_path / "custom")
-    code = (tmp_path / "custom" / "module.py").read_text()
-    assert "import tests.custom_ops  # defines torch.ops.fxexport_tests.scaled_twice\n" in code
-    torch.save({"x": x, "y": model(x)}, tmp_path / "io.pt")
+    fxexport.export(torch.export.export(module, (x,)).module(), tmp_path / name)
+    code = (tmp_path / name / "module.py").read_text()
+    assert line in code
+    torch.save({"x": x, "y": module(x)}, tmp_path / "io.pt")
     check = (
         "import sys, torch; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
-        "from custom import FxModule\n"
+        f"from {name} import FxModule\n"
         "io = torch.load(sys.argv[3])\n"
         "assert torch.equal(FxModule()(io['x']), io['y'])\n"
         "assert 'fxexport' not in sys.modules\n"
