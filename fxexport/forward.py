@@ -214,9 +214,9 @@ class _Emitter:
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
         self.chain_variables: dict[fx.Node, str] = {}  # by a chain's last call: its loop's variable (`for stage in self.stages:`)
-        self.unpacked = {} if shapes else {
+        self.unpacked = {  # with shapes, each value a statement of its own (its comment), but a parameter's items
             result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items()
-            if result not in in_loops and result not in self.held
+            if result not in in_loops and result not in self.held and (not shapes or PACKED_ITEMS in result.meta)
         }  # a loop variable's call: its children may return other lengths than the one the body was copied from
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.sliced = sliced_shapes(gm, self.unpacked, recorded)  # `B, N, C = x.shape[:3]`
@@ -712,7 +712,8 @@ class _Emitter:
 
     def binding(self, node: fx.Node) -> fx.Node:
         """The statement that binds the value's name: an unpacked item's is its result's (`x, idx = ...`); a
-        packed parameter's, the last of its items (`x, cls_tokens = x` is written there)."""
+        packed parameter's, the last of its items (which follow the inputs one after another: `x, cls_tokens =
+        x` binds them all at the first)."""
         if node not in self.unpacked_items:
             return node
         result = cast(fx.Node, node.args[0])

@@ -18,11 +18,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from torch import fx
 
 from .module_paths import joined
-from .source_names import source_parameters, unpacked_parameters
+from .source_names import passed_argument, passes_whole, source_parameters, unpacked_parameters
 from .subgraphs import local_name
 from .unpacking import PACKED_ITEMS
 
@@ -45,32 +46,27 @@ class Packed:
 
 Packings = Mapping[str, tuple[Packed, ...]]  # module path -> its packed inputs, first to last
 
-_LEVELS = 4  # rounds: a caller packs what it passes on once its children take it packed
-
 
 def pack_inputs(graphs: Mapping[str, fx.Graph], kinds: Mapping[str, type | str], fixed: set[str]) -> dict[str, tuple[Packed, ...]]:
     """Pack the inputs of the graphs (by module path) the source passes as one tuple, and the arguments
     of the calls of them the graphs make; `fixed`: paths whose inputs stay as they are (a list passed
     whole). Returns the packings, for the calls in graphs built later (the root's: `repack_calls`)."""
     packings: dict[str, tuple[Packed, ...]] = {}
-    for _ in range(_LEVELS):
-        found = _packable(graphs, kinds, fixed | set(packings), packings)
-        if not found:
-            break
+    while found := _packable(graphs, kinds, fixed | set(packings), packings):  # a round per level of callers
         for path, groups in found.items():
             _pack_placeholders(graphs[path], groups)
         packings.update(found)
         for path, graph in graphs.items():
             _pass_tuples(graph, path, found)
     for path, graph in graphs.items():
-        tidy_calls(graph, path, packings, graphs)
+        _pass_whole(graph, path, packings, graphs)
     return packings
 
 
 def repack_calls(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> None:
     """Pass one value for each packed parameter in the calls `graph` (of the module at `path`) makes."""
     _pass_tuples(graph, path, packings)
-    tidy_calls(graph, path, packings, graphs)
+    _pass_whole(graph, path, packings, graphs)
 
 
 def _packable(
@@ -83,65 +79,79 @@ def _packable(
             by_class.setdefault(kinds[path], []).append(path)
     found: dict[str, tuple[Packed, ...]] = {}
     for cls, paths in by_class.items():
-        groups = {_groups(graphs[path], path, cls, packings) for path in paths}
+        groups = {_groups(graphs[path], path, cls, kinds, packings) for path in paths}
         if len(groups) == 1 and (only := groups.pop()):
             found.update(dict.fromkeys(paths, only))
     return found
 
 
-def _groups(graph: fx.Graph, path: str, cls: type | str, packings: Packings) -> tuple[Packed, ...]:
+def _groups(graph: fx.Graph, path: str, cls: type | str, kinds: Mapping[str, type | str], packings: Packings) -> tuple[Packed, ...]:
     """The inputs of `graph` its source forward takes as one parameter: side by side, named as the items
-    it unpacks that parameter into, or passed on only as such a parameter of the calls it makes."""
+    it unpacks that parameter into; else those it passes on whole as such a parameter of its children."""
     placeholders = list(graph.find_nodes(op="placeholder"))
     if any(p.args for p in placeholders):
         return ()  # an input with a default: its callers may leave it out
     names = [str(p.target) for p in placeholders]
-    parameters = source_parameters(cls)
-    out: list[Packed] = []
-    for parameter, items in unpacked_parameters(cls):
-        starts = [i for i in range(len(names) - len(items) + 1) if sorted(names[i : i + len(items)]) == sorted(items)]
-        if len(starts) == 1 and len(set(items)) == len(items) and (parameter not in names or parameter in items) and local_name(parameter):
-            side = names[starts[0] : starts[0] + len(items)]
-            out.append(Packed(starts[0], tuple(side.index(item) for item in items), parameter, items))
-    if not out:
-        passed = _passed_on(graph, path, packings)
-        if passed is not None:
-            start, order, child = passed
-            own = child.name if child.name in parameters else parameters[0] if len(parameters) == 1 and len(order) == len(names) else None
-            if own is not None and local_name(own) and own not in names[:start] + names[start + len(order) :]:
-                out.append(Packed(start, order, own, child.items))  # its items as the child names them
+    out = [group for parameter, items in unpacked_parameters(cls) if (group := _unpacked(names, parameter, items)) is not None]
+    if not out and (passed := _passed_whole(graph, path, cls, kinds, packings)) is not None:
+        out = [passed]
     out.sort(key=lambda p: p.start)
-    if any(a.start + a.count > b.start for a, b in zip(out, out[1:])):
-        return ()
+    taken = [name for i, name in enumerate(names) if not any(g.start <= i < g.start + g.count for g in out)]
+    if any(a.start + a.count > b.start for a, b in zip(out, out[1:])) or any(g.name in taken for g in out):
+        return ()  # groups overlap, or a parameter takes the name of an input left as it is
     return tuple(out)
 
 
-def _passed_on(graph: fx.Graph, path: str, packings: Packings) -> tuple[int, tuple[int, ...], Packed] | None:
-    """(first position, order as Packed's, the child's packed parameter) of inputs side by side that the
-    graph reads only as the items of one packed parameter of the calls it makes; else None."""
+def _unpacked(names: list[str], parameter: str, items: tuple[str, ...]) -> Packed | None:
+    """The inputs named `items` (once each, side by side, in any order) as the parameter unpacked into them."""
+    if len(set(items)) != len(items) or not local_name(parameter):
+        return None
+    starts = [i for i in range(len(names) - len(items) + 1) if sorted(names[i : i + len(items)]) == sorted(items)]
+    if len(starts) != 1:
+        return None
+    side = names[starts[0] : starts[0] + len(items)]
+    return Packed(starts[0], tuple(side.index(item) for item in items), parameter, items)
+
+
+def _passed_whole(graph: fx.Graph, path: str, cls: type | str, kinds: Mapping[str, type | str], packings: Packings) -> Packed | None:
+    """Inputs side by side the graph reads only as the items of a packed parameter of the calls it makes,
+    where each calling statement passes one parameter of the source forward whole for it: that
+    parameter, its items named as the children name them."""
     placeholders = list(graph.find_nodes(op="placeholder"))
+    index = {p: i for i, p in enumerate(placeholders)}
     for call in graph.find_nodes(op="call_module"):
-        for arg, group in _packed_arguments(call, path, packings):
-            if not (isinstance(arg, tuple) and len(arg) > 1 and all(isinstance(a, fx.Node) and a in placeholders for a in arg)):
+        for arg, child in _packed_arguments(call, path, packings):
+            if not (isinstance(arg, tuple) and len(arg) > 1 and all(isinstance(a, fx.Node) and a in index for a in arg)):
                 continue
-            positions = [placeholders.index(a) for a in arg]
+            positions = [index[a] for a in arg]
             start = min(positions)
-            if sorted(positions) != list(range(start, start + len(arg))):
+            users = {u for a in arg for u in a.users}
+            if sorted(positions) != list(range(start, start + len(arg))) or not all(_passes(u, arg, path, packings) for u in users):
                 continue
-            if all(_only_passed_as(p, arg, path, packings) for p in arg):
-                return start, tuple(p - start for p in positions), group
+            alone = len(arg) == len(placeholders)
+            passed = {_passed_parameter(u, path, cls, kinds, child.name, alone) for u in users}
+            if len(passed) == 1 and (name := passed.pop()) is not None:
+                return Packed(start, tuple(p - start for p in positions), name, child.items)
     return None
 
 
-def _only_passed_as(placeholder: fx.Node, items: tuple[fx.Node, ...], path: str, packings: Packings) -> bool:
-    """True when every use of `placeholder` is in `items` passed as a packed parameter of a call."""
-    for user in placeholder.users:
-        if user.op != "call_module":
-            return False
-        plain = [a for a in user.args if a is placeholder] + [v for v in user.kwargs.values() if v is placeholder]
-        if plain or not any(arg == items for arg, _ in _packed_arguments(user, path, packings)):
-            return False
-    return True
+def _passes(call: fx.Node, items: tuple[fx.Node, ...], path: str, packings: Packings) -> bool:
+    """True when `call` reads `items` only as that tuple, passed for a packed parameter of its module."""
+    if call.op != "call_module" or any(a in items for a in [*call.args, *call.kwargs.values()] if isinstance(a, fx.Node)):
+        return False
+    return any(arg == items for arg, _ in _packed_arguments(call, path, packings))
+
+
+def _passed_parameter(call: fx.Node, path: str, cls: type | str, kinds: Mapping[str, type | str], parameter: str, alone: bool) -> str | None:
+    """The parameter of the caller's source forward its statement making `call` passes whole for the
+    child's `parameter`: by keyword or position (passed_argument), else, where it holds all the inputs,
+    the forward's only parameter (timm pit's `x = module(x)`); None where the statement passes none."""
+    parameters = source_parameters(cls)
+    child = kinds.get(joined(path, str(call.target)))
+    name = passed_argument(call, str(call.target), child, parameter) if child is not None else None
+    if name is None and alone and len(parameters) == 1:
+        name = parameters[0]
+    return name if name is not None and name in parameters and local_name(name) and passes_whole(call, name) else None
 
 
 def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tuple[object, Packed]]:
@@ -156,22 +166,19 @@ def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tupl
 
 
 def _pack_placeholders(graph: fx.Graph, groups: tuple[Packed, ...]) -> None:
-    """One placeholder per group, its items taken out of it (`cos, sin = position_embeddings`)."""
+    """One placeholder per group, its items taken out of it (`cos, sin = position_embeddings`) right after
+    the inputs, one after another."""
     placeholders = list(graph.find_nodes(op="placeholder"))
-    first_body = next((n for n in graph.nodes if n.op != "placeholder"), None)
+    first_body = next(n for n in graph.nodes if n.op != "placeholder")  # the output at least
     for group in reversed(groups):
-        items = [placeholders[group.start + i] for i in group.order]
         with graph.inserting_before(placeholders[group.start]):
             whole = graph.placeholder(group.name)
         whole.meta[PACKED_ITEMS] = group.items
-        taken = []
-        for index, item in enumerate(items):
+        for index, item in enumerate(placeholders[group.start + i] for i in group.order):
             with graph.inserting_before(first_body):
-                node = graph.call_function(operator.getitem, (whole, index))
-            node.meta = {k: v for k, v in item.meta.items() if k in ("val", "tensor_meta", "example_value")}
-            taken.append(node)
-        for item, node in zip(items, taken):
-            item.replace_all_uses_with(node)
+                taken = graph.call_function(operator.getitem, (whole, index))
+            taken.meta = {k: v for k, v in item.meta.items() if k in ("val", "tensor_meta", "example_value")}
+            item.replace_all_uses_with(taken)
             graph.erase_node(item)
 
 
@@ -189,31 +196,34 @@ def _pass_tuples(graph: fx.Graph, path: str, packings: Packings) -> None:
         call.args = tuple(args)
 
 
-def tidy_calls(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> None:
+def _pass_whole(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> None:
     """A tuple argument of the items of one value that holds exactly them, in order, is that value
-    (`position_embeddings` for `(cos, sin)`); items no longer read are not taken out of it."""
+    (`position_embeddings` for `(cos, sin)`); items of it no longer read are not taken out of it."""
+    passed: set[fx.Node] = set()
     for call in graph.find_nodes(op="call_module"):
         if packings.get(joined(path, str(call.target))):
-            call.args = tuple(_whole(arg, path, packings, graphs) if isinstance(arg, tuple) else arg for arg in call.args)
-    for value in list(graph.nodes):
+            args = tuple(_whole(arg, path, graphs) if isinstance(arg, tuple) else arg for arg in call.args)
+            passed |= {a for a, old in zip(args, call.args) if a is not old and isinstance(a, fx.Node)}
+            call.args = args
+    for value in passed:
         taken = [u for u in value.users if u.op == "call_function" and u.target is operator.getitem]
-        if taken and not any(u.users for u in taken) and _arity(value, path, packings, graphs):
+        if taken and not any(u.users for u in taken):
             for node in taken:
                 graph.erase_node(node)
 
 
-def _whole(items: tuple[object, ...], path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> object:
+def _whole(items: tuple[object, ...], path: str, graphs: Mapping[str, fx.Graph]) -> object:
     """The value `items` are all of, in order, else `items`."""
     sources = [i.args[0] if isinstance(i, fx.Node) and i.op == "call_function" and i.target is operator.getitem else None for i in items]
     first = sources[0]
     if not isinstance(first, fx.Node) or any(s is not first for s in sources):
         return items
-    if [i.args[1] for i in items if isinstance(i, fx.Node)] != list(range(len(items))):
+    if [cast(fx.Node, i).args[1] for i in items] != list(range(len(items))):
         return items
-    return first if _arity(first, path, packings, graphs) == len(items) else items
+    return first if _arity(first, path, graphs) == len(items) else items
 
 
-def _arity(value: fx.Node, path: str, packings: Packings, graphs: Mapping[str, fx.Graph]) -> int | None:
+def _arity(value: fx.Node, path: str, graphs: Mapping[str, fx.Graph]) -> int | None:
     """How many items the tuple `value` holds, where known: a packed parameter's, or a cut-out call's outputs."""
     if value.op == "placeholder":
         return len(value.meta[PACKED_ITEMS]) if PACKED_ITEMS in value.meta else None

@@ -6775,12 +6775,8 @@ class OptionalTree(nn.Module):
         return self.root(x, ctx=c)
 
 
-class UnpackingAttention(nn.Module):
-    """Unpacks the pair it is passed (`cos, sin = position_embeddings`)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.q = nn.Linear(8, 8)
+class UnpackingAttention(SwappedUse):
+    """Unpacks the pair it is passed (`cos, sin = position_embeddings`) and reads its items in that order."""
 
     def forward(self, hidden_states, position_embeddings):
         cos, sin = position_embeddings
@@ -6864,3 +6860,69 @@ class SharedReLUBlock(nn.Module):
 
     def forward(self, x):
         return self.relu(self.conv1(x) + x)
+
+
+class SwappingLayer(nn.Module):
+    """Passes its pair's items on the other way round: a tuple of them, not its parameter whole, so it
+    keeps them as inputs of their own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = UnpackingAttention()
+
+    def forward(self, hidden_states, position_embeddings):
+        return self.attn(hidden_states, (position_embeddings[1], position_embeddings[0]))
+
+
+class SwappingLayers(UnpackingLayers):
+    block = SwappingLayer
+
+
+class RenamingLayer(nn.Module):
+    """Passes its own `rope` on as the child's `position_embeddings`, beside a parameter of that name it
+    never uses: it takes the pair as `rope`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = UnpackingAttention()
+
+    def forward(self, hidden_states, rope, position_embeddings=None):
+        return self.attn(hidden_states, rope)
+
+
+class RenamingLayers(UnpackingLayers):
+    block = RenamingLayer
+
+
+class PassingLevel(nn.Module):
+    """Passes the pair on whole to the level inside it, a class per level, five deep: every level takes it whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = UnpackingAttention()
+
+    def forward(self, hidden_states, position_embeddings):
+        return self.inner(hidden_states, position_embeddings)
+
+
+def _level(name: str, inner: type[nn.Module]) -> type[nn.Module]:
+    def __init__(self) -> None:
+        nn.Module.__init__(self)
+        self.inner = inner()
+
+    return type(name, (PassingLevel,), {"__init__": __init__, "__module__": __name__})
+
+
+PassingLevel2 = _level("PassingLevel2", PassingLevel)
+PassingLevel3 = _level("PassingLevel3", PassingLevel2)
+PassingLevel4 = _level("PassingLevel4", PassingLevel3)
+PassingLevel5 = _level("PassingLevel5", PassingLevel4)
+
+
+class DeepPassing(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.levels = PassingLevel5()
+
+    def forward(self, x):
+        return self.levels(x, (x.cos(), x.sin()))

@@ -40,6 +40,14 @@ CASES = [  # (name, model, inputs, {class: its method's parameters, a packed one
     ("a tuple unpacked into its own name", models.TokenStages, lambda: (torch.randn(2, 3, 8, 8),), {"TokenStage": ("x=(x, cls_tokens)",)}),
     ("items read the other way round", models.CountedTokenStages, lambda: (torch.randn(2, 3, 8, 8),), {"CountedTokenStage": ("x=(x, cls_tokens)",)}),
     ("items read in one statement the other way round: names unknown", models.SwappedUses, ONE, {"SwappedUse": ("hidden_states", "x_1", "x_2")}),
+    # from a review: a caller passing a tuple display of its items, not its parameter whole, keeps them apart
+    # (its parameter would hold them in another order than the source's); one passing another parameter of its
+    # own whole takes that one's name; passing on is followed however deep
+    ("items passed on the other way round: not packed there", models.SwappingLayers, ONE,
+     {"UnpackingAttention": ("hidden_states", "position_embeddings=(cos, sin)"), "SwappingLayer": ("?", "?", "?")}),
+    ("passed on under another name", models.RenamingLayers, ONE, {"RenamingLayer": ("hidden_states", "rope=(cos, sin)")}),
+    ("passed on five levels deep", models.DeepPassing, ONE,
+     {f"PassingLevel{n}": ("hidden_states", "position_embeddings=(cos, sin)") for n in ("", "2", "3", "4", "5")}),
 ]
 PRODUCERS = {"trace": _trace, "export": _export}
 
@@ -83,3 +91,10 @@ def test_the_split_graphs_compute_what_the_flat_one_does(name: str, producer: st
     gm, root, args = structures[name, producer]
     expected, got = gm(*args), root(*args)
     assert all(torch.equal(a, b) for a, b in zip(torch.utils._pytree.tree_leaves(expected), torch.utils._pytree.tree_leaves(got), strict=True))
+
+
+def test_a_packed_parameter_is_unpacked_with_shape_comments_too(tmp_path) -> None:
+    """`shapes=True` writes a statement per value, but a parameter's items are still unpacked and named."""
+    model = models.UnpackingLayers().eval()
+    sources = fxexport.generate(torch.export.export(model, ONE()).module(), package_name="pkg", shapes=True)[1]
+    assert "cos, sin = position_embeddings\n" in sources["module.py"]
