@@ -151,7 +151,7 @@ def _passed_parameter(call: fx.Node, path: str, cls: type | str, kinds: Mapping[
     name = passed_argument(call, str(call.target), child, parameter) if child is not None else None
     if name is None and alone and len(parameters) == 1:
         name = parameters[0]
-    return name if name is not None and name in parameters and local_name(name) and passes_whole(call, name) else None
+    return name if name is not None and name in parameters and local_name(name) and passes_whole(call, name, cls) else None
 
 
 def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tuple[object, Packed]]:

@@ -679,15 +679,27 @@ def _outer_statement(node: fx.Node) -> ast.Module | None:
         return None
 
 
-def passes_whole(node: fx.Node, name: str) -> bool:
+def passes_whole(node: fx.Node, name: str, cls: type | str | None = None) -> bool:
     """True when the source statement `node` ran in passes the name itself to a call, as an argument or
-    a keyword's value (`self.attn(x, position_embeddings=position_embeddings)`), not a value made of it."""
+    a keyword's value (`self.attn(x, position_embeddings=position_embeddings)`), not a value made of it.
+    Where no statement was recorded (symbolic_trace) and `cls` is given: where the forward of `cls` reads
+    the name nowhere but as such an argument (timm pit's `for module in self: x = module(x)`)."""
     tree = _outer_statement(node)  # the forward's statement: it passes the name on, or a value made of it
     if tree is None:
-        return False
+        return cls is not None and not node.stack_trace and _only_passed(_forward_body(cls), name)
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
     values = [*(a for c in calls for a in c.args), *(k.value for c in calls for k in c.keywords)]
     return any(isinstance(v, ast.Name) and v.id == name for v in values)
+
+
+def _only_passed(body: list[ast.stmt], name: str) -> bool:
+    """True when the statements read `name` somewhere, and only whole: as an argument or a keyword's value
+    of a call, or returned (`return x`), never taken apart."""
+    tree = ast.Module(body=body, type_ignores=[])
+    passed = {id(v) for c in ast.walk(tree) if isinstance(c, ast.Call) for v in [*c.args, *(k.value for k in c.keywords)]}
+    passed |= {id(r.value) for r in ast.walk(tree) if isinstance(r, ast.Return) and r.value is not None}
+    reads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(reads) and all(id(n) in passed for n in reads)
 
 
 def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str) -> str | None:

@@ -6926,3 +6926,23 @@ class DeepPassing(nn.Module):
 
     def forward(self, x):
         return self.levels(x, (x.cos(), x.sin()))
+
+
+class TupleSequence(nn.Sequential):
+    """timm pit's SequentialTuple: runs its children on the tuple it is given, never taking it apart."""
+
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x
+
+
+class SequencedTokenStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = TupleSequence(TokenStage(3, False), TokenStage(3, True))
+        self.cls = nn.Parameter(torch.randn(1, 1, 3))
+
+    def forward(self, x):
+        x, cls_tokens = self.stages((x, self.cls.expand(x.shape[0], -1, -1)))
+        return cls_tokens

@@ -98,3 +98,4 @@ def test_a_packed_parameter_is_unpacked_with_shape_comments_too(tmp_path) -> Non
     model = models.UnpackingLayers().eval()
     sources = fxexport.generate(torch.export.export(model, ONE()).module(), package_name="pkg", shapes=True)[1]
     assert "cos, sin = position_embeddings\n" in sources["module.py"]
+

@@ -615,6 +615,10 @@ SHAPES = [
           frozenset({"TripleSource", "RotaryAttention", "RotaryLayer"}), counts={"x = layer(x, (cos, sin), extra)": 1}),
     Shape("packed_two_of_three_results_traced", _model(models.PartlyPassedTriple), lambda: (torch.randn(2, 8),), _trace_recording_lines,
           frozenset({"TripleSource", "RotaryAttention", "RotaryLayer"}), counts={"x = layer(x, (cos, sin), extra)": 1}),
+    # symbolic_trace records no statements: a forward reading its parameter only whole, as an argument or returned
+    # (timm pit's `for module in self: x = module(x)`), takes the tuple its children unpack as that parameter
+    Shape("packed_passed_on_whole_traced", _model(models.SequencedTokenStages), _image, _trace, frozenset({"TupleSequence", "TokenStage", "TokenPool"}),
+          counts={"def forward(self, x):\n        cls_tokens, x_1 = self[0](x)": 1, "return self.stages((x, cls_tokens))": 1}),
     # a pair passed on whole to two children that unpack it
     Shape("packed_passed_to_two_children_export", _model(models.UnpackingLayers), lambda: (torch.randn(2, 8),), _export,
           frozenset({"UnpackingAttention", "UnpackingLayer"}),
