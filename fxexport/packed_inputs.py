@@ -25,7 +25,7 @@ from torch import fx
 from .module_paths import joined
 from .source_names import passed_argument, passes_whole, source_parameters, unpacked_parameters
 from .subgraphs import local_name
-from .unpacking import PACKED_ITEMS
+from .unpacking import PACKED_ITEMS, is_item_of, packed_length
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,7 @@ def _pass_whole(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[
             passed |= {a for a, old in zip(args, call.args) if a is not old and isinstance(a, fx.Node)}
             call.args = args
     for value in passed:
-        taken = [u for u in value.users if u.op == "call_function" and u.target is operator.getitem]
+        taken = [u for u in value.users if is_item_of(u, value)]
         if taken and not any(u.users for u in taken):
             for node in taken:
                 graph.erase_node(node)
@@ -226,7 +226,7 @@ def _whole(items: tuple[object, ...], path: str, graphs: Mapping[str, fx.Graph])
 def _arity(value: fx.Node, path: str, graphs: Mapping[str, fx.Graph]) -> int | None:
     """How many items the tuple `value` holds, where known: a packed parameter's, or a cut-out call's outputs."""
     if value.op == "placeholder":
-        return len(value.meta[PACKED_ITEMS]) if PACKED_ITEMS in value.meta else None
+        return packed_length(value)
     if value.op == "call_module":
         child = graphs.get(joined(path, str(value.target)))
         if child is None:

@@ -112,11 +112,17 @@ def is_item_of(node: fx.Node, result: fx.Node) -> bool:
     )  # fmt: skip
 
 
+def packed_length(placeholder: fx.Node) -> int | None:
+    """How many items a packed parameter (packed_inputs.py) holds; None for any other input."""
+    items = placeholder.meta.get(PACKED_ITEMS)
+    return None if items is None else len(items)
+
+
 def _length(gm: fx.GraphModule, node: fx.Node, recorded: bool) -> int | None:
     """How many items the result has, where that is certain."""
     value = node.meta.get("val")
     if node.op == "placeholder":
-        return len(node.meta[PACKED_ITEMS]) if PACKED_ITEMS in node.meta else None
+        return packed_length(node)
     if recorded and isinstance(value, (tuple, list)):
         return len(value)
     if node.op == "call_module":
