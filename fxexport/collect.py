@@ -36,7 +36,7 @@ from .guards import CHECK_INPUT, is_guards_module
 from .identity_calls import shared_identity_calls
 from .imports import ImportTable
 from .inferred_stacks import inferred_stacks
-from .ir import ClassIR, PackageIR, PackedIR, TensorIR
+from .ir import ClassIR, PackageIR, PackedIR, PackedObjectIR, TensorIR
 from .kept_inputs import as_in_source
 from .kept_values import forget_kept_values
 from .layers import restore_layers
@@ -44,8 +44,9 @@ from .libclasses import can_copy, copied_class, setting_lines
 from .lifted_names import local_lifted_names
 from .literals import literal
 from .module_paths import submodule
-from .names import BUILTIN_NAMES, Namespace, camel_case, is_plain_identifier, quote, sanitize, variant_names
+from .names import BUILTIN_NAMES, Namespace, camel_case, code_of, is_plain_identifier, quote, sanitize, variant_names
 from .none_arms import none_arms_joined
+from .packed_objects import KEEP_IN_STATE_DICT, is_packed_object, packed_object
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing, unpacking_once
 from .raising import raise_aten
@@ -71,8 +72,8 @@ from .with_blocks import inline_with_blocks
 
 # Module-level names of the generated code that are not imports.
 RESERVED = {
-    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS", "TENSOR_SUBCLASSES",
-    "load_tensors", "skip_init", CHECK_INPUT, "load_weights", "weights",
+    "self", "WEIGHT_FILES", "TIED_TENSORS", "TENSOR_VIEWS", "TENSOR_COUNT", "QUANTIZED_TENSORS", "PACKED_WEIGHTS", "PACKED_OBJECTS", "TENSOR_SUBCLASSES",
+    "load_tensors", "skip_init", CHECK_INPUT, KEEP_IN_STATE_DICT, "load_weights", "weights",
     "device", "dtype", "__file__", "__name__",
 }  # fmt: skip
 STRUCTURES = ("structured", "flat")
@@ -166,6 +167,7 @@ class _Collector:
         self.parts: list[TensorIR] = []  # entries that rebuild another tensor (see PackageIR.parts)
         self.packed: list[PackedIR] = []  # quantized layers whose weights are set through their setter
         self.unpacked: list[torch.Tensor | None] = []  # their weights, unpacked for the export
+        self.packed_objects: list[PackedObjectIR] = []  # packed weights held as attributes (packed_objects.py)
         self.build_device = "meta"
         self.fixups: list[str] = []
         self.ties: list[tuple[str, str]] = []  # (key of a second place, key of the first) of a tied tensor
@@ -521,6 +523,19 @@ class _Collector:
             if tensor is not None:
                 self.record_tensor(tensor, (*path, name), "packed", True)
 
+    def record_packed_object(self, target: str, value: torch.ScriptObject) -> None:
+        """A packed-weights object the graph reads as an attribute: its tensors stored, packed again on load."""
+        if any(p.path == target for p in self.packed_objects):
+            return
+        found = packed_object(value, f"attribute {target!r}")
+        self.packed_objects.append(PackedObjectIR(target, found.op, found.names, found.settings, in_state_dict=False))
+        # Copies: objects packed from one tensor (a layer called twice) unpack to it, and the loader ties tensors of modules only.
+        tensors = [None if t is None else t.clone() for t in found.tensors]
+        self.unpacked.extend(tensors)
+        for name, tensor in zip(found.names, tensors):
+            if tensor is not None:  # not persistent: the state_dict lists the object, not its tensors
+                self.record_tensor(tensor, (*target.split("."), name), "packed", False)
+
     def record_leaf_tensors(self, leaf: nn.Module, path: tuple[str, ...]) -> None:
         if needs_cpu(leaf):
             self.build_device = "cpu"  # quantized layers cannot be built on the meta device
@@ -569,7 +584,11 @@ class _Collector:
             value = getattr(owner, name)
             if isinstance(value, (torch.Tensor, nn.Module)) or name in owner._parameters or name in owner._buffers:
                 continue
-            code = literal(value, self.imports, _no_name, f"attribute {node.target!r}")
+            if is_packed_object(value):
+                self.record_packed_object(".".join((*draft.path, *owner_path, name)), value)
+                code = "None"  # the loader packs it (packed_objects.py)
+            else:
+                code = literal(value, self.imports, _no_name, f"attribute {node.target!r}")
             line = _assign(_access(draft, (*draft.path, *owner_path)), name, code, None)
             if line not in draft.attr_lines:
                 draft.attr_lines.append(line)
@@ -738,7 +757,8 @@ def collect(
                 formatted = inferred_stacks(formatted)
             statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
             with statements as recovered, recovering(recovered), tracing_root(traced):
-                return _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+                package = _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+            return _packed_kept_in_state_dict(package, root)
     finally:
         forget_lines()
         forget_frames()
@@ -746,6 +766,21 @@ def collect(
         forget_returned()
         forget_statements()
         forget_traces()
+
+
+def _packed_kept_in_state_dict(package: PackageIR, root: fx.GraphModule) -> PackageIR:
+    """The package listing in its state_dict the packed objects it holds that the GraphModule's lists (a hook
+    FX quantization's convert adds), as it does: after its tensors, by name."""
+    held = {p.path for p in package.packed_objects if "." not in p.path}  # the hook lists the root's own
+    listed = sorted(held.intersection(root.state_dict(keep_vars=True))) if held else []
+    if not listed:
+        return package
+    keep = f"{KEEP_IN_STATE_DICT}(self, {code_of(tuple(listed))})"
+    return dataclasses.replace(
+        package,
+        classes=tuple(dataclasses.replace(c, fixup_lines=(*c.fixup_lines, keep)) if c.is_root else c for c in package.classes),
+        packed_objects=tuple(dataclasses.replace(p, in_state_dict=p.path in listed) for p in package.packed_objects),
+    )
 
 
 def _generalized(split_tree: Structure, settings: tuple[str, bool, bool, bool, bool, bool]) -> tuple[_Collector, tuple[ClassIR, ...], dict[str, str]]:
@@ -811,6 +846,7 @@ def _collect(
         inline_modules=split_tree.inline,
         parts=tuple(collector.parts),
         packed=tuple(collector.packed),
+        packed_objects=tuple(collector.packed_objects),
         build_device=collector.build_device,
         checks_inputs=any(line.startswith(f"{CHECK_INPUT}(") for c in generalized for line in c.forward_lines),
     )

@@ -54,11 +54,23 @@ class PackedIR:
 
 
 @dataclass(frozen=True)
+class PackedObjectIR:
+    """Packed weights held as an attribute, not by a quantized layer (packed_objects.py): the loader packs
+    its tensors `<path>.<name>` again with `torch.ops.quantized.<op>(*tensors, *settings)`."""
+
+    path: str
+    op: str  # "linear_prepack", "conv2d_prepack", ...
+    names: tuple[str, ...]  # its tensors, in the op's order
+    settings: tuple[object, ...]  # the op's arguments after the tensors: stride, padding, ...
+    in_state_dict: bool  # the source's state_dict lists it (FX quantization's hook), so the package's does
+
+
+@dataclass(frozen=True)
 class TensorIR:
     """One tensor of the module tree (or, kind "storage", a storage that views share), keyed by its dotted path."""
 
     key: str
-    kind: str  # "parameter", "buffer", "constant", "packed" (a quantized layer's), "storage" (see storages.py) or "part"
+    kind: str  # "parameter", "buffer", "constant", "packed" (a quantized layer's or object's), "storage" (see storages.py) or "part"
     shape: tuple[int, ...]
     dtype: str
     requires_grad: bool
@@ -191,6 +203,7 @@ class PackageIR:
     # kind "part": entries that rebuild another tensor: a quantized tensor's scales and zero points, a tensor subclass's inner tensors
     parts: tuple[TensorIR, ...] = ()
     packed: tuple[PackedIR, ...] = ()  # quantized layers whose weights the loader sets through their setter
+    packed_objects: tuple[PackedObjectIR, ...] = ()  # packed weights held as attributes, which the loader packs again
     build_device: str = "meta"  # where the module tree is built: "cpu" when quantized layers pack weights there
     checks_inputs: bool = False  # a forward calls loader.py's check_input
 

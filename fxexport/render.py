@@ -20,6 +20,7 @@ from .errors import FxExportError
 from .guards import CHECK_INPUT
 from .ir import PackageIR
 from .names import code_of, quote
+from .packed_objects import KEEP_IN_STATE_DICT
 from .user_cache import cache_folder
 from .weights import DTYPES
 from .wrapping import LINE_LENGTH, wrap
@@ -191,6 +192,11 @@ def _packed_table(package: PackageIR) -> str:
     return code_of({p.path: (p.setter, p.names, p.by_name) for p in package.packed})
 
 
+def _packed_objects_table(package: PackageIR) -> str:
+    """Each packed object held as an attribute -> (the op packing it again, its tensors' names, the op's other arguments)."""
+    return code_of({p.path: (p.op, p.names, p.settings) for p in package.packed_objects})
+
+
 def _subclass_table(package: PackageIR) -> str:
     """Each tensor subclass -> (its class, inner tensor names, flatten context, size, stride); class and context are code."""
     entries = (
@@ -211,10 +217,11 @@ class LoaderTable:
 
 
 def loader_tables(package: PackageIR, laid_out: bool = False) -> tuple[LoaderTable, ...]:
-    """The optional tables: quantized tensors, quantized layers' packed weights, tensor subclasses (see _laid_out)."""
+    """The optional tables: quantized tensors, quantized layers' packed weights, packed objects, tensor subclasses (see _laid_out)."""
     tables = (
         ("QUANTIZED_TENSORS", "quantized_tensors", _quantized_table(package)),
         ("PACKED_WEIGHTS", "packed_weights", _packed_table(package)),
+        ("PACKED_OBJECTS", "packed_objects", _packed_objects_table(package)),
         ("TENSOR_SUBCLASSES", "tensor_subclasses", _subclass_table(package)),
     )
     return tuple(LoaderTable(name, keyword, _laid_out(name, code, laid_out)) for name, keyword, code in tables if code != "{}")
@@ -231,8 +238,12 @@ def _laid_out(name: str, code: str, laid_out: bool) -> str:
 
 
 def loader_imports(package: PackageIR) -> list[str]:
-    """What module.py imports from loader.py: the input check, the tensor loader."""
-    return [*([CHECK_INPUT] if package.checks_inputs else []), *(["load_tensors", "skip_init"] if package.tensors else [])]
+    """What module.py imports from loader.py: the input check, the packed objects' state_dict hooks, the tensor loader."""
+    return [
+        *([CHECK_INPUT] if package.checks_inputs else []),
+        *([KEEP_IN_STATE_DICT] if any(p.in_state_dict for p in package.packed_objects) else []),
+        *(["load_tensors", "skip_init"] if package.tensors else []),
+    ]
 
 
 def context(package: PackageIR, laid_out: bool = False) -> dict[str, Any]:

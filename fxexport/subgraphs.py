@@ -456,11 +456,12 @@ def holder_copy(module: nn.Module) -> nn.Module:
 
 
 def held_values(module: nn.Module) -> dict[str, object]:
-    """The values a module holds as plain attributes: tensors, and for a GraphModule the other constants its
-    graph reads (torch.export's `function_const_func_spec0`, the TreeSpec of a vmap over indexing, as
-    transformers 4's causal masks run), which a copy running that graph needs too."""
+    """The values a module holds as plain attributes: tensors and packed weights (packed_objects.py), and for
+    a GraphModule the other constants its graph reads (torch.export's `function_const_func_spec0`, the
+    TreeSpec of a vmap over indexing, as transformers 4's causal masks run), which a copy running that graph
+    needs too."""
     read = {str(n.target) for n in module.graph.find_nodes(op="get_attr")} if isinstance(module, fx.GraphModule) else set()
-    return {key: value for key, value in vars(module).items() if isinstance(value, torch.Tensor) or key in read}
+    return {key: value for key, value in vars(module).items() if isinstance(value, (torch.Tensor, torch.ScriptObject)) or key in read}
 
 
 def private_holder(

@@ -65,7 +65,8 @@ def manifest(package: PackageIR, files: dict[str, Digest], version: str) -> str:
     A tensor rebuilt as a view records the key of the storage it views, its stride and offset; a
     quantized tensor its dtype, scheme, axis and the keys of its scales and zero points; a tensor subclass
     its class and the keys of its inner tensors (it has no entry of its own); a quantized
-    layer (`packed_weights`, only when there is one) the setter its weights are loaded through.
+    layer (`packed_weights`, only when there is one) the setter its weights are loaded through; a packed
+    object held as an attribute (`packed_objects`) the op and settings it is packed again with.
     """
     tensors = {
         t.key: {"dtype": t.dtype, "file": t.file, "kind": t.kind, "persistent": t.persistent, "requires_grad": t.requires_grad, "shape": list(t.shape)}
@@ -87,6 +88,8 @@ def manifest(package: PackageIR, files: dict[str, Digest], version: str) -> str:
     }
     if package.packed:
         data["packed_weights"] = {p.path: {"setter": p.setter, "tensors": list(p.names)} for p in package.packed}
+    if package.packed_objects:
+        data["packed_objects"] = {p.path: {"op": p.op, "tensors": list(p.names), "settings": list(p.settings)} for p in package.packed_objects}
     return jsontext.dumps(data) + "\n"
 
 

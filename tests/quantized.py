@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import fx, nn
 from torch.ao.quantization import (
     QConfigMapping,
@@ -122,6 +123,41 @@ class GRUHead(nn.Module):
         return self.fc(self.gru(x)[0])
 
 
+class FunctionalLinear(nn.Linear):
+    """timm's Linear: an nn.Linear whose forward calls F.linear, so quantization traces through it and
+    keeps the packed weights as a bare attribute of the model."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+
+class FunctionalConv(nn.Conv2d):
+    """timm's Conv2dSame and StdConv2d call F.conv2d themselves."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class FunctionalDeconv(nn.ConvTranspose2d):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups, self.dilation)
+
+
+class FunctionalLayers(nn.Module):
+    """Layers calling torch.nn.functional, each packed by quantization with its settings (stride, padding, ...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = FunctionalConv(3, 8, 3, stride=(2, 1), padding=(1, 3), dilation=(3, 2))
+        self.upsample = FunctionalDeconv(8, 4, 3, stride=(2, 3), padding=(1, 2), output_padding=(1, 0), groups=2, dilation=(1, 2))
+        self.hidden = FunctionalLinear(4, 4, bias=False)  # called twice: two objects packed from one weight
+        self.classifier = FunctionalLinear(4, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.upsample(F.relu(self.features(x))).mean((2, 3))
+        return self.classifier(self.hidden(F.relu(self.hidden(x))))
+
+
 class Bag(nn.Module):
     """Embedding rows averaged, then a Linear: the embedding quantized weight-only."""
 
@@ -217,6 +253,10 @@ def _dynamic_fp16() -> QConfigMapping:
     return QConfigMapping().set_object_type(nn.Linear, float16_dynamic_qconfig).set_object_type(nn.GRU, float16_dynamic_qconfig)
 
 
+def _dynamic_fp16_global() -> QConfigMapping:
+    return QConfigMapping().set_global(float16_dynamic_qconfig)
+
+
 def _weight_only_embedding() -> QConfigMapping:
     return QConfigMapping().set_object_type(nn.Embedding, float_qparams_weight_only_qconfig)
 
@@ -257,6 +297,8 @@ FX_MODELS = [
     QuantizedModel("fx_dynamic_transformer", fx_mapping(TransformerBlock, lambda: (_x(2, 5, 32),), _dynamic_linear_lstm), lambda: (_x(2, 5, 32),), "fx"),
     QuantizedModel("fx_dynamic_lstm", fx_mapping(Tagger, _tokens(30), _dynamic_linear_lstm), _tokens(30), "fx"),
     QuantizedModel("fx_dynamic_fp16_gru", fx_mapping(GRUHead, lambda: (_x(2, 4, 6),), _dynamic_fp16), lambda: (_x(2, 4, 6),), "fx"),
+    QuantizedModel("fx_static_functional", fx_static(FunctionalLayers, small_image), small_image, "fx"),
+    QuantizedModel("fx_dynamic_fp16_functional", fx_mapping(FunctionalLayers, small_image, _dynamic_fp16_global), small_image, "fx"),
     QuantizedModel("fx_weight_only_embedding", fx_mapping(Bag, _tokens(40), _weight_only_embedding), _tokens(40), "fx"),
     QuantizedModel("fx_qat_conv_bn_relu", fx_qat(ConvBnReLU, small_image), small_image, "fx"),
     QuantizedModel("fx_reference_conv_gelu", fx_static(ConvGELU, small_image, reference=True), small_image, "fx"),

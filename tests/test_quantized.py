@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -12,6 +15,7 @@ from torch import fx, nn
 from torch.utils._python_dispatch import return_and_correct_aliasing
 
 import fxexport
+from fxexport import packed_objects
 from fxexport.show import show
 from fxexport.verify import verify_against, verify_files
 from tests.packages import imported
@@ -22,6 +26,7 @@ from tests.quantized import (
     PT2E_MODELS,
     SUBCLASS_MODEL,
     QuantizedModel,
+    small_image,
 )
 from tests.roundtrip import check_in_fresh_process, record
 
@@ -106,7 +111,7 @@ def test_pt2e_packages_import_torchs_own_decomposed_ops(exported: tuple[Path, di
         assert "torchao" not in code and _manifest(exported[0] / model.name)["warnings"] == []
 
 
-@pytest.mark.parametrize("name", ["fx_static_resnet", "fx_dynamic_lstm", *(["pt2e_x86_resnet"] if HAS_TORCHAO else [])])
+@pytest.mark.parametrize("name", ["fx_static_resnet", "fx_dynamic_lstm", "fx_static_functional", *(["pt2e_x86_resnet"] if HAS_TORCHAO else [])])
 def test_verify_against_the_source_finds_no_difference(name: str, exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
     result = verify_against(exported[0] / name, exported[1][name], BY_NAME[name].args(), {}, rtol=0.0, atol=0.0)
     assert result.ok and all(o.max_abs == 0.0 for o in result.outputs), result.report()
@@ -321,3 +326,97 @@ def test_integer_values_of_a_packed_sub_byte_tensor_are_unpacked() -> None:
 
     tensor = torch.quantize_per_tensor(torch.rand(4, 6), 0.1, 0, torch.quint4x2)
     assert torch.equal(integer_values(tensor), tensor.int_repr())
+
+
+def test_packed_objects_are_packed_again_with_their_settings_and_kept_in_the_state_dict(exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    moved, models = exported
+    linear = {"op": "linear_prepack", "tensors": ["weight", "bias"], "settings": []}
+    assert _manifest(moved / "fx_static_functional")["packed_objects"] == {
+        "classifier_packed_weight_0": linear,
+        "hidden_packed_weight_0": linear,  # a layer called twice: two objects, each packed again
+        "hidden_packed_weight_1": linear,
+        "features_packed_weight_0": {"op": "conv2d_prepack", "tensors": ["weight", "bias"], "settings": [[2, 1], [1, 3], [3, 2], 1]},
+        "upsample_packed_weight_0": {"op": "conv_transpose2d_prepack", "tensors": ["weight", "bias"],
+                                     "settings": [[2, 3], [1, 2], [1, 0], [1, 2], 2]},
+    }  # fmt: skip
+    fp16 = _manifest(moved / "fx_dynamic_fp16_functional")["packed_objects"]
+    assert {k: v["op"] for k, v in fp16.items()} == dict.fromkeys(["classifier_packed_weight_0", "hidden_packed_weight_0", "hidden_packed_weight_1"], "linear_prepack_fp16")
+    for name in ("fx_static_functional", "fx_dynamic_fp16_functional"):
+        source = models[name]
+        with imported(moved / name) as package:
+            assert list(package.FxModule().state_dict()) == list(source.state_dict())  # the objects last, as the source lists them
+            empty = package.FxModule(load_weights=False)
+            assert list(empty.state_dict()) == list(source.state_dict())  # None where no object is packed yet
+            empty.load_state_dict(source.state_dict(), assign=True)  # the objects taken back from a state_dict
+            given = package.FxModule(weights=source.state_dict())  # the loader unpacks them and packs them again
+            pickled = pickle.loads(pickle.dumps(package.FxModule()))  # the state_dict hooks are functions of loader.py
+            for model in (empty, given, pickled):
+                assert torch.equal(model(*small_image()), source(*small_image()))
+
+
+def test_packed_objects_in_a_flat_export_are_packed_again(tmp_path: Path, exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    source = exported[1]["fx_static_functional"]
+    fxexport.export(source, tmp_path / "flat_functional", structure="flat")
+    with imported(tmp_path / "flat_functional") as package:
+        assert torch.equal(package.FxModule()(*small_image()), source(*small_image()))
+
+
+def test_a_packed_object_that_would_not_come_back_the_same_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(packed_objects, "_same", lambda a, b: False)
+    with pytest.raises(fxexport.FxExportError, match=r"^attribute 'features_packed_weight_0': its Conv2dPackedParamsBase does not come back the same from conv2d_prepack") as error:
+        fxexport.export(BY_NAME["fx_static_functional"].build(), tmp_path / "pkg")
+    assert "\n" not in str(error.value) and not (tmp_path / "pkg").exists()
+
+
+def _embedding_table() -> torch.ScriptObject:
+    return torch.ao.nn.quantized.Embedding(10, 4)._packed_params._packed_weight
+
+
+def _qnnpack_conv3d() -> torch.ScriptObject:
+    weight = torch.quantize_per_tensor(torch.randn(4, 3, 3, 3, 3), 0.1, 0, torch.qint8)
+    return torch.ops.quantized.conv3d_prepack(weight, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
+
+
+UNSTORABLE_OBJECTS = [  # (name, engine, the object, the op reading it, the error)
+    ("embedding", None, _embedding_table, torch.ops.quantized.embedding_byte, "a packed EmbeddingPackedParamsBase, which fxexport cannot store"),
+    ("qnnpack conv3d", "qnnpack", _qnnpack_conv3d, torch.ops.quantized.conv3d, r"its Conv3dPackedParamsBase cannot be unpacked \(QNNPACK only"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,engine,value,op,error", UNSTORABLE_OBJECTS, ids=[c[0] for c in UNSTORABLE_OBJECTS])
+def test_a_packed_object_that_cannot_be_stored_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, engine: str | None, value: Callable[[], torch.ScriptObject], op: Any, error: str
+) -> None:
+    if engine is not None:
+        if engine not in torch.backends.quantized.supported_engines:
+            pytest.skip(f"this torch build has no {engine} engine")
+        monkeypatch.setattr(torch.backends.quantized, "engine", engine)
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(op, (graph.get_attr("table"), x)))
+    root = nn.Module()
+    root.table = value()
+    with pytest.raises(fxexport.FxExportError, match=rf"^attribute 'table': {error}") as raised:
+        fxexport.export(fx.GraphModule(root, graph), tmp_path / "pkg")
+    assert "\n" not in str(raised.value) and not (tmp_path / "pkg").exists()
+
+
+@pytest.mark.parametrize("structure", ["structured", "flat"])
+@pytest.mark.parametrize("where", [("a_packed_weight_0", "b_packed_weight_0"), ("sub.a_packed_weight_0", "sub.b_packed_weight_0")], ids=["root", "submodule"])
+def test_one_packed_object_at_two_attributes_loads_at_both(tmp_path: Path, where: tuple[str, str], structure: str) -> None:
+    weight = torch.quantize_per_channel(torch.randn(5, 4), torch.rand(5) / 10 + 0.01, torch.zeros(5, dtype=torch.long), 0, torch.qint8)
+    packed = torch.ops.quantized.linear_prepack(weight, torch.randn(5))
+    graph = fx.Graph()
+    x = graph.call_function(torch.quantize_per_tensor, (graph.placeholder("x"), 0.05, 64, torch.quint8))
+    a, b = (graph.call_function(torch.ops.quantized.linear, (x, graph.get_attr(target), 0.1, 64)) for target in where)
+    graph.output(graph.call_method("dequantize", (graph.call_function(torch.ops.quantized.add, (a, b, 0.2, 64)),)))
+    root = nn.Module()
+    root.sub = nn.Module()
+    for target in where:
+        owner, _, name = target.rpartition(".")
+        setattr(root.get_submodule(owner), name, packed)
+    source = fx.GraphModule(root, graph)
+    fxexport.export(source, tmp_path / "two_attributes", structure=structure)
+    inputs = torch.randn(3, 4, generator=torch.Generator().manual_seed(1))
+    with imported(tmp_path / "two_attributes") as package:
+        assert torch.equal(package.FxModule()(inputs), source(inputs))

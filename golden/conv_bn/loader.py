@@ -7,6 +7,7 @@ file mapped copy-on-write: nothing is read until used, and writing to a tensor n
 changes the file.
 """
 
+import functools
 import gc
 import json
 import math
@@ -60,6 +61,7 @@ def load_tensors(
     tensor_views: dict[str, tuple],
     quantized_tensors: dict[str, int | None] | None = None,
     packed_weights: dict[str, tuple] | None = None,
+    packed_objects: dict[str, tuple] | None = None,
     tensor_subclasses: dict[str, tuple] | None = None,
 ) -> None:
     """Fill every parameter, buffer and tensor constant of `module` with saved values.
@@ -74,12 +76,15 @@ def load_tensors(
     whole tensor), saved as its integer values with `<key>.q_scale` and
     `<key>.q_zero_point` beside it; `packed_weights` maps each quantized layer to
     (setter, tensor names, by name): its weights are packed for its kernel, so they
-    are handed to its setter once loaded; `tensor_subclasses` maps each tensor
-    subclass to (class, inner tensor names, flatten context, size, stride), saved as
-    its inner tensors `<key>.<name>`.
+    are handed to its setter once loaded; `packed_objects` maps each packed object
+    held as an attribute to (op, tensor names, settings): it is packed again by
+    `torch.ops.quantized.<op>(*tensors, *settings)`; `tensor_subclasses` maps each
+    tensor subclass to (class, inner tensor names, flatten context, size, stride),
+    saved as its inner tensors `<key>.<name>`.
     """
     owners = dict(module.named_modules())
     packed_weights = packed_weights or {}
+    packed_objects = packed_objects or {}
     tensor_subclasses = tensor_subclasses or {}
     loaded: dict[str, torch.Tensor] = {}
     packed: dict[str, torch.Tensor] = {}
@@ -100,8 +105,9 @@ def load_tensors(
                 key = tied_tensors.get(key, key)
                 if key in loaded:
                     continue
-                if packed_weights and key.rpartition(".")[0] in packed_weights:
-                    loaded[key] = packed[key] = tensor  # set through its layer's setter
+                owner = key.rpartition(".")[0]
+                if owner in packed_weights or owner in packed_objects:
+                    loaded[key] = packed[key] = tensor  # set or packed once loaded
                     continue
                 subclassed = key in tensor_subclasses  # its dtype is its own to change
                 if dtype is not None and tensor.is_floating_point() and not subclassed:
@@ -121,6 +127,31 @@ def load_tensors(
             getattr(owners[path], setter)(dict(zip(names, values)))
         else:
             getattr(owners[path], setter)(*values)
+    for path, (op, names, settings) in packed_objects.items():
+        values = [packed.get(f"{path}.{name}") for name in names]
+        owner, _, name = path.rpartition(".")
+        packer = getattr(torch.ops.quantized, op)
+        setattr(owners[owner], name, packer(*values, *settings))
+
+
+def keep_packed_in_state_dict(module: nn.Module, names: tuple[str, ...]) -> None:
+    """List the packed objects `module` holds as attributes `names` in its state_dict,
+    after its tensors (as a model FX quantization lowered lists them), and take them
+    back from a state_dict in `load_state_dict`."""
+    module.register_state_dict_post_hook(functools.partial(packed_into, names=names))
+    load = functools.partial(packed_from, names=names)
+    module.register_load_state_dict_pre_hook(load)
+
+
+def packed_into(module, state_dict, prefix, local_metadata, *, names):
+    for name in names:  # None where built without weights: the keys are the same
+        state_dict[prefix + name] = getattr(module, name)
+
+
+def packed_from(module, state_dict, prefix, *args, names):
+    for name in names:
+        if isinstance(state_dict.get(prefix + name), torch.ScriptObject):
+            setattr(module, name, state_dict.pop(prefix + name))
 
 
 def rebuilt_quantized(pairs, quantized_tensors: dict[str, int | None]):
@@ -270,6 +301,11 @@ def saved_tensors(weights, device, folder: Path, weight_files: tuple[str, ...]):
     target = torch.device(device if device is not None else "cpu")
     if isinstance(weights, Mapping):
         for key, value in weights.items():
+            # Packed weights, as a state_dict lists them: unpacked, to be packed again.
+            if isinstance(value, torch.ScriptObject):
+                pairs = zip((f"{key}.weight", f"{key}.bias"), value.unpack())
+                yield from ((k, v.to(target)) for k, v in pairs if v is not None)
+                continue
             value = value.detach().to(target)
             if value.device.type == "cpu" and value.untyped_storage().data_ptr() % 64:
                 value = value.clone()  # read by a library into memory not on 64 bytes

@@ -64,7 +64,7 @@ class FxModule(nn.Module):
         x = torch.quantize_per_tensor(
             x, self.hidden_input_scale_0, self.hidden_input_zero_point_0, torch.quint8
         )
-        # tests/quantized.py:315 in forward: return self.out(self.relu(self.hidden(x)))
+        # tests/quantized.py:357 in forward: return self.out(self.relu(self.hidden(x)))
         x = self.hidden(x)
         x = self.out(x)
         return x.dequantize()

@@ -60,7 +60,7 @@ class FxModule(nn.Module):
 
     def forward(self, x):
         check_input(x, "x", torch.float32, (4, 16))
-        # tests/quantized.py:315 in forward: return self.out(self.relu(self.hidden(x)))
+        # tests/quantized.py:357 in forward: return self.out(self.relu(self.hidden(x)))
         dequantize_per_channel_default = (
             torch.ops.quantized_decomposed.dequantize_per_channel.default(
                 self._frozen_param0,
