@@ -66,6 +66,15 @@ def test_both_flows_have_models() -> None:
         pytest.skip("torchao is not installed: the PT2E models are left out (pip install -e '.[quant]')")
 
 
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.name)
+def test_a_package_loads_its_source_state_dict(model: QuantizedModel, exported: tuple[Path, dict[str, fx.GraphModule]]) -> None:
+    """`weights=` the source's own state_dict: quantized layers' entries (packed, `dtype`, `scale`) read by the layers."""
+    moved, models = exported
+    with imported(moved / model.name) as package:
+        loaded = package.FxModule(weights=models[model.name].state_dict())
+        assert torch.equal(loaded(*model.args()), models[model.name](*model.args()))
+
+
 def _manifest(folder: Path) -> dict:
     return json.loads((folder / "fxexport.json").read_text())
 
@@ -184,7 +193,6 @@ def test_a_qnnpack_model_runs_on_the_qnnpack_engine(tmp_path: Path) -> None:
             assert torch.equal(package.FxModule()(*model.args()), gm(*model.args()))
     finally:
         torch.backends.quantized.engine = previous
-
 
 
 def _packed_conv(edit: str) -> nn.Module:
@@ -348,7 +356,7 @@ def test_packed_objects_are_packed_again_with_their_settings_and_kept_in_the_sta
             empty = package.FxModule(load_weights=False)
             assert list(empty.state_dict()) == list(source.state_dict())  # None where no object is packed yet
             empty.load_state_dict(source.state_dict(), assign=True)  # the objects taken back from a state_dict
-            given = package.FxModule(weights=source.state_dict())  # the loader unpacks them and packs them again
+            given = package.FxModule(weights=source.state_dict())  # read through load_state_dict
             pickled = pickle.loads(pickle.dumps(package.FxModule()))  # the state_dict hooks are functions of loader.py
             for model in (empty, given, pickled):
                 assert torch.equal(model(*small_image()), source(*small_image()))

@@ -14,6 +14,7 @@ import math
 import re
 import struct
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,7 +69,8 @@ def load_tensors(
 
     `weights` is None for `weight_files` in `folder` (the safetensors files beside
     module.py), the path of a safetensors file or of a folder of them, or a
-    state_dict-like mapping of tensors. The export's tables: `tensor_count` tensors in
+    state_dict-like mapping of tensors (a quantized model's own state_dict is read
+    through `load_state_dict`). The export's tables: `tensor_count` tensors in
     all; a tensor held in several places is stored once, under its first name
     (`tied_tensors` maps each other name to it) and assigned to each; `tensor_views`
     maps each tensor rebuilt as a view to (storage key, dtype, shape, stride, offset);
@@ -82,6 +84,9 @@ def load_tensors(
     tensor subclass to (class, inner tensor names, flatten context, size, stride),
     saved as its inner tensors `<key>.<name>`.
     """
+    if isinstance(weights, Mapping) and any(map(read_by_layers, weights.values())):
+        load_own_state_dict(module, weights, device, dtype)
+        return
     owners = dict(module.named_modules())
     packed_weights = packed_weights or {}
     packed_objects = packed_objects or {}
@@ -132,6 +137,33 @@ def load_tensors(
         owner, _, name = path.rpartition(".")
         packer = getattr(torch.ops.quantized, op)
         setattr(owners[owner], name, packer(*values, *settings))
+
+
+def read_by_layers(value) -> bool:
+    """True for an entry of a quantized model's own state_dict that only its quantized
+    layers read: a quantized tensor, packed weights, a dtype."""
+    return not isinstance(value, torch.Tensor) or value.is_quantized
+
+
+def load_own_state_dict(module: nn.Module, state_dict, device, dtype) -> None:
+    """Fill `module` from a state_dict the model it was exported from gave, through
+    `load_state_dict`: a quantized layer keeps its weights packed, and lists them as
+    packed entries and settings (`_packed_params`, `dtype`) that only it reads."""
+
+    def placed(value):
+        if not isinstance(value, torch.Tensor):
+            return value
+        value = value.detach() if device is None else value.detach().to(device)
+        if dtype is not None and value.is_floating_point():
+            value = value.to(dtype)
+        return value
+
+    given = OrderedDict((key, placed(value)) for key, value in state_dict.items())
+    given._metadata = getattr(state_dict, "_metadata", {})  # layer versions: formats
+    module.load_state_dict(given, assign=True)
+    missing = [name for name, value in held_tensors(module) if value.is_meta]
+    if missing:
+        raise RuntimeError(f"no saved values for {', '.join(missing)}")
 
 
 def keep_packed_in_state_dict(module: nn.Module, names: tuple[str, ...]) -> None:
@@ -301,11 +333,6 @@ def saved_tensors(weights, device, folder: Path, weight_files: tuple[str, ...]):
     target = torch.device(device if device is not None else "cpu")
     if isinstance(weights, Mapping):
         for key, value in weights.items():
-            # Packed weights, as a state_dict lists them: unpacked, to be packed again.
-            if isinstance(value, torch.ScriptObject):
-                pairs = zip((f"{key}.weight", f"{key}.bias"), value.unpack())
-                yield from ((k, v.to(target)) for k, v in pairs if v is not None)
-                continue
             value = value.detach().to(target)
             if value.device.type == "cpu" and value.untyped_storage().data_ptr() % 64:
                 value = value.clone()  # read by a library into memory not on 64 bytes
