@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import cast
 
 from .code_slots import per_line
 from .spelled_calls import parsed_line
@@ -34,22 +36,31 @@ def canonical(lines: tuple[str, ...], renamed: bool = False) -> str | None:
         if len(block) > 1:
             statement: ast.stmt | None = _block(block)
         else:
-            tree = parsed_line(block[0])  # read, never changed: _inside changes copies
+            tree = parsed_line(block[0])  # read, never changed: merged statements share its nodes
             statement = tree.body[0] if tree is not None and len(tree.body) == 1 else None
             statement = statement if isinstance(statement, (ast.Assign, ast.Return)) else None
         if statement is None:
             return None
         statements.append(statement)
     statements = _locals_renamed(statements) if renamed else statements
+    reads = [_names_read(statement) for statement in statements]
     k = 0
     while k < len(statements) - 1:
-        merged = _inside(statements[k], statements[k + 1], statements[k + 2 :])
-        if merged is None:
+        found = _inside(statements[k], statements[k + 1], reads[k + 1], zip(statements[k + 2 :], reads[k + 2 :]))
+        if found is None:
             k += 1
             continue
+        merged, name = found
         statements[k : k + 2] = [merged]
+        reads[k : k + 2] = [reads[k + 1] - Counter({name: 1}) + reads[k]]  # its one read of the name: the value's reads
         k = max(k - 1, 0)
     return "\n".join(ast.dump(statement) for statement in statements)
+
+
+def _names_read(statement: ast.stmt) -> Counter[str]:
+    """How many times the statement reads each name: an assignment's or return's value, a block whole."""
+    node = statement.value if isinstance(statement, (ast.Assign, ast.Return)) else statement
+    return Counter(n.id for n in ast.walk(node) if isinstance(n, ast.Name)) if node is not None else Counter()
 
 
 def _locals_renamed(statements: list[ast.stmt]) -> list[ast.stmt]:
@@ -117,10 +128,13 @@ def _block(lines: list[str]) -> ast.stmt | None:
     return tree.body[0] if len(tree.body) == 1 and not isinstance(tree.body[0], (ast.Assign, ast.Return)) else None
 
 
-def _inside(first: ast.stmt, then: ast.stmt, later: list[ast.stmt]) -> ast.stmt | None:
-    """`then` with the value `first` binds written where it reads it, when it reads it once, before anything
-    it calls has run, and no later statement reads that binding; else None. Never into a block nor out
-    of one."""
+def _inside(
+    first: ast.stmt, then: ast.stmt, then_reads: Counter[str], later: Iterable[tuple[ast.stmt, Counter[str]]]
+) -> tuple[ast.stmt, str] | None:
+    """`then` with the value `first` binds written where it reads it, and the name, when it reads it once,
+    before anything it calls has run, and no later statement reads that binding; else None. Never into a
+    block nor out of one. `then_reads` and each later statement's counts are `_names_read`'s. The trees are never
+    changed: the new statement shares what it does not rewrite."""
     if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
         return None
     if not isinstance(then, (ast.Assign, ast.Return)):
@@ -128,39 +142,46 @@ def _inside(first: ast.stmt, then: ast.stmt, later: list[ast.stmt]) -> ast.stmt 
     name, read = first.targets[0].id, then.value
     if read is None:
         return None
-    if _reads(read, name) != 1 or _read_later(name, then, later) or not _read_before_calls(read, name):
+    if then_reads[name] != 1 or _read_later(name, then, later) or not _read_before_calls(read, name):
         return None
-    value = first.value
-
-    class _Put(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            return copy.deepcopy(value) if node.id == name else node
-
-    merged = copy.deepcopy(then)
-    merged.value = _Put().visit(copy.deepcopy(read))
-    return merged
+    merged = copy.copy(then)
+    merged.value = cast(ast.expr, _put(read, name, first.value))  # an expression with a name replaced by one
+    return merged, name
 
 
-def _read_later(name: str, then: _Statement, later: list[ast.stmt]) -> bool:
+def _put(node: ast.AST, name: str, value: ast.expr) -> ast.AST:
+    """`node` with its reads of `name` replaced by `value`: new nodes on the way to them, the rest shared."""
+    if isinstance(node, ast.Name):
+        return value if node.id == name else node
+    changed: dict[str, object] = {}
+    for field, old in ast.iter_fields(node):
+        if isinstance(old, ast.AST):
+            new = _put(old, name, value)
+            if new is not old:
+                changed[field] = new
+        elif isinstance(old, list):
+            items = [_put(item, name, value) if isinstance(item, ast.AST) else item for item in old]
+            if any(a is not b for a, b in zip(items, old)):
+                changed[field] = items
+    if not changed:
+        return node
+    new_node = copy.copy(node)
+    for field, new_value in changed.items():
+        setattr(new_node, field, new_value)
+    return new_node
+
+
+def _read_later(name: str, then: _Statement, later: Iterable[tuple[ast.stmt, Counter[str]]]) -> bool:
     """True when a statement after `then` reads the binding of `name` before `then` reads it (it binds it
     again: `x = f(x)`, or a later statement does); a block naming it anyhow reads it."""
     if isinstance(then, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in then.targets):
         return False
-    for statement in later:
-        if not isinstance(statement, (ast.Assign, ast.Return)):
-            if _reads(statement, name):
-                return True
-            continue
-        if statement.value is not None and _reads(statement.value, name):
+    for statement, reads in later:
+        if reads[name]:
             return True
         if isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
             return False
     return False
-
-
-def _reads(node: ast.AST, name: str) -> int:
-    """How many times `node` reads `name`."""
-    return sum(1 for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name)
 
 
 def _read_before_calls(node: ast.AST, name: str) -> bool:
