@@ -67,6 +67,34 @@ def linear(run: Run, call: Call) -> Recovered | None:
     return Recovered({"in_features": in_features, "out_features": out_features, "bias": call["bias"] is not None})
 
 
+def decomposed_linear(run: Run) -> Recovered | None:
+    """nn.Linear as core ATen writes its call on a 2-D input (`run_decompositions()`): `addmm(bias, x,
+    weight.permute(1, 0))`, or `mm(x, weight.permute(1, 0))` without a bias; aten.linear runs those."""
+    if len(run.calls) != 2 or len(run.inputs) != 1:
+        return None
+    transpose, product = run.calls
+    if transpose.node.target != aten.permute.default or list(transpose["dims"]) != [1, 0] or not run.tensor(transpose["self"], "weight"):
+        return None
+    if product.node.target == aten.addmm.default and product.is_default("beta") and product.is_default("alpha"):
+        x, other, bias = product["mat1"], product["mat2"], product["self"]
+    elif product.node.target == aten.mm.default:
+        x, other, bias = product["self"], product["mat2"], None
+    else:
+        return None
+    if x is not run.inputs[0] or other is not transpose.node or not run.optional(bias, "bias"):
+        return None
+    out_features, in_features = run.state["weight"].shape
+    return Recovered({"in_features": in_features, "out_features": out_features, "bias": bias is not None})
+
+
+def pooled_to_one(run: Run, call: Call) -> Recovered | None:
+    """nn.AdaptiveAvgPool2d(1) as core ATen writes it, `x.mean([-1, -2], keepdim=True)`: what
+    adaptive_avg_pool2d runs for an output of 1 by 1."""
+    if sorted(call["dim"] or ()) != [-2, -1] or not call["keepdim"] or call["dtype"] is not None:
+        return None
+    return Recovered({"output_size": 1})
+
+
 def conv(run: Run, call: Call) -> Recovered | None:
     """nn.ConvNd with zero padding: channels and kernel from the weight, the rest from the call."""
     if not (run.tensor(call["weight"], "weight") and run.optional(call["bias"], "bias")):
@@ -245,6 +273,8 @@ _AVG_POOL = {1: aten.avg_pool1d.default, 2: aten.avg_pool2d.default, 3: aten.avg
 _ADAPTIVE = {1: aten.adaptive_avg_pool1d.default, 2: aten.adaptive_avg_pool2d.default, 3: aten.adaptive_avg_pool3d.default}
 _AVG_NAMES = {1: "kernel_size stride padding ceil_mode count_include_pad", 2: "kernel_size stride padding ceil_mode count_include_pad divisor_override"}
 _NORMS = (aten.batch_norm.default, aten._native_batch_norm_legit_no_training.default)
+# Ops whose first output the layer returns, read by a getitem (core ATen's forms of the norms).
+_FIRST_OUTPUT = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default)
 
 # layer class -> {overload its forward runs: how to read its constructor arguments off the call}
 LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
@@ -252,7 +282,7 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     **{getattr(nn, f"Conv{d}d"): {**dict.fromkeys(ops, conv), aten.convolution.default: convolution(transposed=False)} for d, ops in _CONV.items()},
     **{getattr(nn, f"ConvTranspose{d}d"): {op: conv_transpose, aten.convolution.default: convolution(transposed=True)} for d, op in _CONV_T.items()},
     **{getattr(nn, f"BatchNorm{d}d"): dict.fromkeys(_NORMS, batch_norm) for d in (1, 2, 3)},
-    nn.LayerNorm: {aten.layer_norm.default: layer_norm},
+    nn.LayerNorm: {aten.layer_norm.default: layer_norm, aten.native_layer_norm.default: layer_norm},
     nn.GroupNorm: {aten.group_norm.default: group_norm},
     **{getattr(nn, f"InstanceNorm{d}d"): {aten.instance_norm.default: instance_norm} for d in (1, 2, 3)},
     nn.Embedding: {aten.embedding.default: embedding},
@@ -276,6 +306,7 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     **{getattr(nn, f"MaxPool{d}d"): {op: pool("kernel_size stride padding dilation ceil_mode")} for d, op in _MAX_POOL.items()},
     **{getattr(nn, f"AvgPool{d}d"): {op: pool(_AVG_NAMES.get(d, _AVG_NAMES[2]))} for d, op in _AVG_POOL.items()},
     **{getattr(nn, f"AdaptiveAvgPool{d}d"): {op: pool("output_size")} for d, op in _ADAPTIVE.items()},
+    nn.AdaptiveAvgPool2d: {_ADAPTIVE[2]: pool("output_size"), aten.mean.dim: pooled_to_one},
     nn.Upsample: {getattr(aten, op).vec: upsample(mode, align) for op, (mode, align) in UPSAMPLE_MODES.items()},
     nn.Flatten: {aten.flatten.using_ints: arguments("start_dim end_dim")},
     nn.Unflatten: {aten.unflatten.int: lambda run, call: Recovered({"dim": call["dim"], "unflattened_size": tuple(call["sizes"])})},
@@ -284,6 +315,8 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
 
 def recover(cls: type[nn.Module], run: Run) -> Recovered | None:
     """The layer's constructor arguments, when the run is exactly one call its forward makes on its first input."""
+    if cls is nn.Linear and (decomposed := decomposed_linear(run)) is not None:
+        return decomposed
     entries = LAYERS.get(cls, {})
     call = run.single(*entries)
     if call is None or len(run.inputs) != 1 or _first_tensor(call) is not run.inputs[0]:
@@ -297,11 +330,11 @@ def _first_tensor(call: Call) -> Any:
 
 
 def bound_calls(nodes: list[fx.Node]) -> tuple[Call, ...] | None:
-    """The run's nodes as ATen calls; None if any is not one (a getitem of an eval batch norm's first output aside)."""
+    """The run's nodes as ATen calls; None if any is not one (a getitem of a norm's first output aside)."""
     calls = []
     for node in nodes:
         if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
             calls.append(bind(node))
-        elif not (node.op == "call_function" and node.args and getattr(node.args[0], "target", None) in _NORMS[1:] and node.args[1] == 0):
+        elif not (node.op == "call_function" and node.args and getattr(node.args[0], "target", None) in _FIRST_OUTPUT and node.args[1] == 0):
             return None
     return tuple(calls)

@@ -15,7 +15,7 @@ from tests import models, quantized, shadowing
 from tests.producers import PRODUCERS
 
 # One small model per producer joins the golden catalogue.
-GOLDEN_PRODUCERS = {"export_mixed", "export_resnet", "export_cond", "export_scoped_regions", "export_dynamic", "unflatten_mixed", "make_fx_mlp", "make_fx_symbolic",
+GOLDEN_PRODUCERS = {"export_mixed", "export_resnet", "export_cond", "export_scoped_regions", "export_dynamic", "decomposed_resnet", "unflatten_mixed", "make_fx_mlp", "make_fx_symbolic",
                     "dynamo_mixed", "dynamo_dynamic", "dynamo_resnet", "concrete_args"}  # fmt: skip
 
 

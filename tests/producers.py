@@ -152,6 +152,11 @@ def exported(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]], kwargs: 
     return lambda: torch.export.export(_seeded(cls), args(), kwargs(), dynamic_shapes=dynamic).module()
 
 
+def decomposed(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]], kwargs: Callable[[], dict[str, Any]] = dict) -> Callable[[], fx.GraphModule]:
+    """torch.export's graph decomposed to core ATen (`run_decompositions()`), as ExecuTorch and compilers take it."""
+    return lambda: torch.export.export(_seeded(cls), args(), kwargs()).run_decompositions().module()
+
+
 def make_fx_graph(cls: type[nn.Module], args: Callable[[], tuple[Any, ...]], mode: str = "real") -> Callable[[], fx.GraphModule]:
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -218,6 +223,9 @@ PRODUCERS = [
         lambda: (_x(2, 3, 6),),
         other_sizes=(lambda: (_x(5, 7, 6, seed=3),), lambda: (_x(1, 2, 6, seed=4),)),
     ),
+    Producer("decomposed_mixed", decomposed(Mixed, MIXED_ARGS, lambda: {"scale": 2.0}), MIXED_ARGS, lambda: {"scale": 2.0}),
+    Producer("decomposed_transformer", decomposed(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),
+    Producer("decomposed_resnet", decomposed(ResNetLike, lambda: (_x(2, 3, 8, 8),)), lambda: (_x(2, 3, 8, 8),)),
     Producer("make_fx_mlp", make_fx_graph(Mixed, MIXED_ARGS), MIXED_ARGS),
     Producer("make_fx_cond", make_fx_graph(Branch, lambda: (_x(3, 4),)), lambda: (_x(3, 4),)),
     Producer("make_fx_transformer", make_fx_graph(TransformerBlock, lambda: (_x(2, 5, 32),)), lambda: (_x(2, 5, 32),)),

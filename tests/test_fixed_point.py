@@ -89,6 +89,7 @@ OWN_PRODUCERS: dict[str, Callable[[nn.Module, Case], Any]] = {
     "export_cond": _export(),
     "export_scoped_regions": _export(),
     "export_dynamic": _export(DYNAMIC_SHAPES),
+    "decomposed_resnet": lambda model, case: torch.export.export(model, case.args()).run_decompositions().module(),
     "make_fx_mlp": _make_fx("real"),
     "make_fx_symbolic": _make_fx("symbolic"),
     "dynamo_mixed": _dynamo,
@@ -131,7 +132,7 @@ def test_every_listed_case_exists() -> None:
     names = {case.name for case in CASES + OPTIONAL_CASES}
     assert set(NOT_FIXED_POINTS) <= names and set(OWN_PRODUCERS) <= names and UNANNOTATED <= names
     # every graph that symbolic_trace cannot capture again (or not with its annotations) has its own producer listed
-    prefixes = ("export_", "make_fx_", "dynamo_", "unflatten_", "pt2e_")
+    prefixes = ("export_", "decomposed_", "make_fx_", "dynamo_", "unflatten_", "pt2e_")
     assert {n for n in names if n.startswith(prefixes)} == set(OWN_PRODUCERS)
 
 

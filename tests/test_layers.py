@@ -33,10 +33,11 @@ class Layer:
     shape: tuple[int, ...]
     dtype: torch.dtype = torch.float32
     restored: bool = True
+    decomposed: bool = False  # exported, then run_decompositions(): core ATen
 
     @property
     def id(self) -> str:
-        return repr(self.build()).replace("\n", "")[:60]
+        return ("decomposed " if self.decomposed else "") + repr(self.build()).replace("\n", "")[:60]
 
 
 def _eval(layer: nn.Module) -> nn.Module:
@@ -45,6 +46,12 @@ def _eval(layer: nn.Module) -> nn.Module:
 
 CASES = [
     Layer(lambda: nn.Linear(4, 3), (2, 4)),
+    Layer(lambda: nn.Linear(4, 3), (2, 4), decomposed=True),  # addmm(bias, x, weight.permute(1, 0))
+    Layer(lambda: nn.Linear(4, 3, bias=False), (2, 4), decomposed=True),  # mm(x, weight.permute(1, 0))
+    Layer(lambda: nn.Linear(4, 3), (2, 5, 4), decomposed=True, restored=False),  # views around the addmm: kept
+    Layer(lambda: nn.AdaptiveAvgPool2d(1), (2, 3, 4, 4), decomposed=True),  # x.mean([-1, -2], keepdim=True)
+    Layer(lambda: nn.LayerNorm(4, eps=1e-6), (2, 3, 4), decomposed=True),  # native_layer_norm(...)[0]
+    Layer(lambda: nn.LayerNorm((3, 4), elementwise_affine=False), (2, 3, 4), decomposed=True),
     Layer(lambda: nn.Linear(4, 3, bias=False), (2, 5, 4)),
     Layer(lambda: nn.Conv1d(2, 4, 3, stride=2, padding=1), (1, 2, 9)),
     Layer(lambda: nn.Conv2d(4, 8, (3, 1), stride=(2, 1), padding=(1, 0), dilation=2, groups=2, bias=False), (1, 4, 9, 9)),
@@ -141,7 +148,8 @@ def _exported(case: Layer) -> tuple[nn.Module, fx.GraphModule]:
     for tensor in model.layer.buffers():
         if tensor.is_floating_point():
             tensor.uniform_(0.5, 1.5)  # running statistics that change the result
-    return model, torch.export.export(model, (_input(case),)).module()
+    exported = torch.export.export(model, (_input(case),))
+    return model, (exported.run_decompositions() if case.decomposed else exported).module()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
