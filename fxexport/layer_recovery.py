@@ -63,8 +63,12 @@ def linear(run: Run, call: Call) -> Recovered | None:
     """nn.Linear: the features from the weight's shape."""
     if not (run.tensor(call["weight"], "weight") and run.optional(call["bias"], "bias")):
         return None
+    return _linear(run, call["bias"] is not None)
+
+
+def _linear(run: Run, bias: bool) -> Recovered:
     out_features, in_features = run.state["weight"].shape
-    return Recovered({"in_features": in_features, "out_features": out_features, "bias": call["bias"] is not None})
+    return Recovered({"in_features": in_features, "out_features": out_features, "bias": bias})
 
 
 def decomposed_linear(run: Run) -> Recovered | None:
@@ -83,8 +87,7 @@ def decomposed_linear(run: Run) -> Recovered | None:
         return None
     if x is not run.inputs[0] or other is not transpose.node or not run.optional(bias, "bias"):
         return None
-    out_features, in_features = run.state["weight"].shape
-    return Recovered({"in_features": in_features, "out_features": out_features, "bias": bias is not None})
+    return _linear(run, bias is not None)
 
 
 def pooled_to_one(run: Run, call: Call) -> Recovered | None:
@@ -273,6 +276,7 @@ _AVG_POOL = {1: aten.avg_pool1d.default, 2: aten.avg_pool2d.default, 3: aten.avg
 _ADAPTIVE = {1: aten.adaptive_avg_pool1d.default, 2: aten.adaptive_avg_pool2d.default, 3: aten.adaptive_avg_pool3d.default}
 _AVG_NAMES = {1: "kernel_size stride padding ceil_mode count_include_pad", 2: "kernel_size stride padding ceil_mode count_include_pad divisor_override"}
 _NORMS = (aten.batch_norm.default, aten._native_batch_norm_legit_no_training.default)
+_POOLED_TO_ONE: dict[int, dict[Any, Recover]] = {2: {aten.mean.dim: pooled_to_one}}  # core ATen's form of an output of 1
 # Ops whose first output the layer returns, read by a getitem (core ATen's forms of the norms).
 _FIRST_OUTPUT = (aten._native_batch_norm_legit_no_training.default, aten.native_layer_norm.default)
 
@@ -305,18 +309,22 @@ LAYERS: dict[type[nn.Module], dict[Any, Recover]] = {
     nn.Dropout: {aten.dropout.default: arguments("p", flag="train"), aten.dropout_.default: arguments("p", inplace=True, flag="train")},
     **{getattr(nn, f"MaxPool{d}d"): {op: pool("kernel_size stride padding dilation ceil_mode")} for d, op in _MAX_POOL.items()},
     **{getattr(nn, f"AvgPool{d}d"): {op: pool(_AVG_NAMES.get(d, _AVG_NAMES[2]))} for d, op in _AVG_POOL.items()},
-    **{getattr(nn, f"AdaptiveAvgPool{d}d"): {op: pool("output_size")} for d, op in _ADAPTIVE.items()},
-    nn.AdaptiveAvgPool2d: {_ADAPTIVE[2]: pool("output_size"), aten.mean.dim: pooled_to_one},
+    **{getattr(nn, f"AdaptiveAvgPool{d}d"): {op: pool("output_size"), **_POOLED_TO_ONE.get(d, {})} for d, op in _ADAPTIVE.items()},
     nn.Upsample: {getattr(aten, op).vec: upsample(mode, align) for op, (mode, align) in UPSAMPLE_MODES.items()},
     nn.Flatten: {aten.flatten.using_ints: arguments("start_dim end_dim")},
     nn.Unflatten: {aten.unflatten.int: lambda run, call: Recovered({"dim": call["dim"], "unflattened_size": tuple(call["sizes"])})},
 }
 
 
+# layer class -> how to read its constructor arguments off a run of several calls (core ATen's forms)
+SEQUENCES: dict[type[nn.Module], Callable[[Run], Recovered | None]] = {nn.Linear: decomposed_linear}
+
+
 def recover(cls: type[nn.Module], run: Run) -> Recovered | None:
-    """The layer's constructor arguments, when the run is exactly one call its forward makes on its first input."""
-    if cls is nn.Linear and (decomposed := decomposed_linear(run)) is not None:
-        return decomposed
+    """The layer's constructor arguments, when the run is exactly one call its forward makes on its first
+    input, or a sequence of calls that forward runs (SEQUENCES)."""
+    if (read := SEQUENCES.get(cls)) is not None and (found := read(run)) is not None:
+        return found
     entries = LAYERS.get(cls, {})
     call = run.single(*entries)
     if call is None or len(run.inputs) != 1 or _first_tensor(call) is not run.inputs[0]:

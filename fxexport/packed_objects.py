@@ -37,12 +37,15 @@ def is_packed_object(value: object) -> bool:
     return isinstance(value, torch.ScriptObject) and _kind(value).endswith("PackedParamsBase")
 
 
-def packed_object(value: torch.ScriptObject, where: str) -> PackedObject:
+_CONV_SETTINGS = ("stride", "padding", "output_padding", "dilation", "groups", "transpose")
+
+
+def packed_object(value: Any, where: str) -> PackedObject:  # a torch.classes object: its methods are not typed
     """How `value` is packed again; an FxExportError where it is not a linear's or a conv's, or packing its
     weights again would not give the same object."""
     kind = _kind(value)
     if kind == "LinearPackedParamsBase":
-        weight, bias = torch.ops.quantized.linear_unpack(value)
+        weight, bias = value.unpack()
         found = PackedObject("linear_prepack" if weight.is_quantized else "linear_prepack_fp16", ("weight", "bias"), (weight, bias), ())
     elif kind in ("Conv2dPackedParamsBase", "Conv3dPackedParamsBase"):
         found = _conv(value, where)
@@ -79,13 +82,10 @@ def _packed(found: PackedObject) -> torch.ScriptObject:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """True when both unpack to the same tensors and hold the same settings."""
-    if _kind(a) != _kind(b):
+    """True when both unpack to the same tensors and, a conv's, hold the same settings."""
+    if _kind(a) != _kind(b) or not all(map(_same_tensor, a.unpack(), b.unpack())):
         return False
-    if _kind(a) == "LinearPackedParamsBase":
-        return all(map(_same_tensor, torch.ops.quantized.linear_unpack(a), torch.ops.quantized.linear_unpack(b)))
-    settings = ("stride", "padding", "output_padding", "dilation", "groups", "transpose")
-    return all(map(_same_tensor, a.unpack(), b.unpack())) and all(getattr(a, s)() == getattr(b, s)() for s in settings)
+    return _kind(a) == "LinearPackedParamsBase" or all(getattr(a, s)() == getattr(b, s)() for s in _CONV_SETTINGS)
 
 
 def _same_tensor(a: torch.Tensor | None, b: torch.Tensor | None) -> bool:
