@@ -27,7 +27,7 @@ from torch.fx.passes.shape_prop import TensorMetadata
 
 from . import source_blocks
 from .augmented import OPERATORS
-from .calls import class_name, is_inferred, model_classes, resolve_class, stack_frames
+from .calls import class_name, is_inferred, model_classes, named_after, resolve_class, stack_frames
 from .regions import OPTIONAL_TEST
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
@@ -67,11 +67,13 @@ def class_annotation(cls: type | str) -> str:
     """`# torchvision/models/resnet.py:59 BasicBlock`: where the source class is defined.
 
     A class fxexport generated keeps the comment it was written with, or none, so exports stay a fixed
-    point. A class whose calls fxexport inferred has no source to point at: no comment (a name the
+    point. A class whose calls fxexport inferred points at the source model's class it is named after
+    (`classes_from`), where there is one; else it has no source to point at: no comment (a name the
     model chose would be the only thing it could say).
     """
     if is_inferred(cls):
-        return ""
+        source = named_after(cls)
+        return class_annotation(source) if source is not None else ""
     name = _CONTROL.sub(" ", cls.__qualname__ if isinstance(cls, type) else cls.rpartition(".")[2])
     found = _class_source(cls)
     if found is None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from torch import fx
+from torch import fx, nn
 
 from .collect import RESERVED, collect
 from .errors import FxExportError
@@ -62,6 +62,7 @@ def generate(
     annotate: bool = True,
     shapes: bool = False,
     structure: str = "structured",
+    classes_from: nn.Module | None = None,
 ) -> tuple[PackageIR, dict[str, str]]:
     """Collect, render and format without touching the disk: the IR and `{path: source}`.
 
@@ -70,7 +71,7 @@ def generate(
     """
     check_class_name(module_name)
     folders = template_folders(templates)
-    package = _package(normalize(gm), package_name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+    package = _package(normalize(gm), package_name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure, classes_from)
     return package, _sources(package, folders)
 
 
@@ -85,9 +86,13 @@ def _package(
     annotate: bool,
     shapes: bool,
     structure: str,
+    classes_from: nn.Module | None = None,
 ) -> PackageIR:
     """collect, then the weight files planned: what the files are rendered from."""
-    package = collect(root, module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes, structure=structure)
+    package = collect(
+        root, module_name=package_name, class_name=module_name, standalone=standalone, input_checks=input_checks, annotate=annotate, shapes=shapes,
+        structure=structure, classes_from=classes_from,
+    )
     return format_definitions(plan_weights(package, weights=weights, max_shard_size=max_shard_size))
 
 
@@ -140,6 +145,7 @@ def export(
     shapes: bool = False,
     bytecode: bool = True,
     structure: str = "structured",
+    classes_from: nn.Module | None = None,
 ) -> ExportResult:
     """Write `gm` as a standalone package at `folder` defining class `module_name`.
 
@@ -157,6 +163,9 @@ def export(
     `structure="structured"` (the default) writes a class per module the graph recorded calls of,
     named after its source class, with containers indexed; `structure="flat"` writes the whole
     graph as one forward. Modules that cannot be cut out stay inline (listed in the manifest).
+    `classes_from` is the model `gm` was captured from: where the graph records no class for a
+    module (a feature extractor's GraphModule holds plain `nn.Module`s), the class this model holds
+    at the same path names the generated class and its comment says where that class is defined.
     `gm` may also be a `torch.export.ExportedProgram` or a `torch.export.unflatten` module.
     Raises FxExportError with a one-line message for anything the caller can fix.
     """
@@ -165,7 +174,7 @@ def export(
     check_class_name(module_name)
     folders = template_folders(templates)
     with _collector_paused(), WeightHashes() as hashes:
-        package = _package(normalize(gm), folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure)
+        package = _package(normalize(gm), folder.name, module_name, standalone, input_checks, weights, max_shard_size, annotate, shapes, structure, classes_from)
         hashes.start_package(package)  # beside rendering, formatting and writing
         sources = _sources(package, folders)
         files = write_package(folder, sources, package, __version__, overwrite, progress, bytecode, hashes)

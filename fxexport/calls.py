@@ -109,16 +109,25 @@ INFERRED = "<inferred>"  # the module of a class recorded for a call fxexport in
 
 
 def is_inferred(cls: type | str) -> bool:
-    """True for the class of a call fxexport inferred: named after where the module is held, no source."""
+    """True for the class of a call fxexport inferred: named after where the module is held or after the
+    class the source model holds there; its code is the graph's, not that class's."""
     return isinstance(cls, str) and cls.startswith(f"{INFERRED}.")
 
 
+def named_after(cls: type | str) -> type | None:
+    """The source model's class an inferred call is named after (`<inferred>.pkg.blocks.Block`), where it imports."""
+    return resolve_class(cls.removeprefix(f"{INFERRED}.")) if is_inferred(cls) and isinstance(cls, str) else None
+
+
 def resolve_class(cls: type | str) -> type | None:
-    """The class itself; torch.export records only its name, imported here when it can be."""
+    """The class itself; torch.export records only its name, imported here when it can be. For an inferred
+    call, the source model's class it is named after: its nodes are matched with that class's forward."""
     if isinstance(cls, type):
         return cls
+    if is_inferred(cls):
+        return named_after(cls)
     module, _, name = cls.rpartition(".")
-    if module == INFERRED:
+    if not module:
         return None
     try:
         found = getattr(importlib.import_module(module), name)

@@ -71,6 +71,17 @@ def load_object(spec: str) -> Any:
     return obj
 
 
+def model_of(spec: str) -> nn.Module:
+    """The nn.Module a spec names, or that the callable it names returns (`--classes-from`)."""
+    obj = load_object(spec)
+    if not isinstance(obj, nn.Module) and callable(obj):
+        with user_code(f"calling {spec!r} with no arguments failed"):
+            obj = obj()
+    if not isinstance(obj, nn.Module):
+        raise FxExportError(f"{spec!r} is a {type(obj).__qualname__}, not an nn.Module or a callable returning one")
+    return obj
+
+
 def to_graph_module(obj: Any, where: str, via: str = "trace", example: tuple[tuple[Any, ...], dict[str, Any]] | None = None) -> fx.GraphModule:
     """A GraphModule as is; an nn.Module traced (`via="trace"`) or exported (`via="export"`); a callable called once."""
     if not isinstance(obj, nn.Module) and not isinstance(obj, torch.export.ExportedProgram) and callable(obj):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from .api import __version__, check_class_name, export
-from .capture import capture, load_object, to_graph_module
+from .capture import capture, load_object, model_of, to_graph_module
 from .diff import diff_exports, export_manifest
 from .errors import FxExportError
 from .render import template_folders
@@ -37,6 +37,7 @@ def _export(args: argparse.Namespace) -> int:
     example = None
     if args.example_inputs is not None:
         example = example_inputs(load_object(args.example_inputs), repr(args.example_inputs))
+    classes_from = None if args.classes_from is None else model_of(args.classes_from)
     gm = capture(args.spec, args.via, example)
     result = export(
         gm,
@@ -53,6 +54,7 @@ def _export(args: argparse.Namespace) -> int:
         progress=None if args.quiet else ProgressBar(sys.stderr),
         templates=args.templates,
         structure="flat" if args.flat else "structured",
+        classes_from=classes_from,
     )
     for warning in result.warnings:
         print(f"fxexport: warning: {warning}", file=sys.stderr)
@@ -137,6 +139,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of example inputs for --via export: a tuple of args, or a dict with 'args'/'kwargs'")
     run.add_argument("--no-annotate", dest="annotate", action="store_false", help="leave out the source-location comments in forward")
     run.add_argument("--shapes", action="store_true", help="add a shape/dtype comment to each statement whose node recorded one")
+    run.add_argument("--classes-from", metavar="SPEC3",
+                     help="module:attr of the model the graph was captured from (or a callable returning it): its classes name the modules the graph records no class for, as in a feature extractor")  # fmt: skip
     run.add_argument("--flat", action="store_true", help="write the whole graph as one forward instead of a class per module")
     run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")
     run.add_argument("-o", "--output", required=True, type=_path, help="the package folder to write")

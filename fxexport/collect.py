@@ -739,22 +739,26 @@ def collect(
     annotate: bool = True,
     shapes: bool = False,
     structure: str = "structured",
+    classes_from: nn.Module | None = None,
 ) -> PackageIR:
     """Turn a GraphModule into the IR of a package named `module_name` defining `class_name`.
 
     `structure="structured"` writes a class per module the graph recorded calls of (split.py);
-    `"flat"` writes the whole graph as the root's forward.
+    `"flat"` writes the whole graph as the root's forward. `classes_from`: the model `root` was captured
+    from, whose classes name the modules whose calls the graph did not record (inferred_stacks.py).
     """
     if not isinstance(root, fx.GraphModule):
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
+    if classes_from is not None and not isinstance(classes_from, nn.Module):
+        raise FxExportError(f"classes_from must be the torch.nn.Module the graph was captured from, got {type(classes_from).__qualname__}")
     try:
         with unpacking_once(), paths_of(root):
             formatted = formatted_messages(root)
             traced = root_code_traced(formatted.graph.nodes) is not False  # before calls are inferred
             if structure == "structured":
-                formatted = inferred_stacks(formatted)
+                formatted = inferred_stacks(formatted, classes_from)
             statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
             with statements as recovered, recovering(recovered), tracing_root(traced):
                 package = _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)

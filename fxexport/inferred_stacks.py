@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from torch import fx, nn
 
 from .annotations import root_code_traced
-from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, stack_frames
+from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, is_torch_class, qualified_name, stack_frames
 from .module_paths import depth, parent, prefixes, within
 from .subgraphs import copy_graph, with_graph
 
@@ -40,15 +40,15 @@ class Run:
     end: int
 
 
-def inferred_stacks(gm: fx.GraphModule) -> fx.GraphModule:
+def inferred_stacks(gm: fx.GraphModule, classes_from: nn.Module | None = None) -> fx.GraphModule:
     """`gm` (a copy) with an inferred `nn_module_stack` on every node, where no node recorded one and
     holders ran as calls, or where the graph recorded the calls of the layers only (_layer_calls); `gm`
-    itself otherwise."""
+    itself otherwise. `classes_from`: the model `gm` was captured from, whose classes name the holders."""
     modules = dict(gm.named_modules(remove_duplicate=False))
     owners, calls = owner_paths(body_nodes(gm), modules)
     if not calls:
         return gm
-    classes = {path: _class_of(path, modules[path]) for path in calls}
+    classes = {path: _class_of(path, modules[path], classes_from) for path in calls}
     copies: dict[fx.Node, fx.Node] = {}
     graph = copy_graph(gm.graph, copies)
     for node, path in owners.items():
@@ -354,12 +354,27 @@ def _readswithin(node: fx.Node, path: str) -> bool:
     return all(_heldwithin(a, path) for a in node.all_input_nodes if a.op == "get_attr")
 
 
-def _class_of(path: str, module: nn.Module) -> str:
-    """The dotted name recorded for an inferred call: a Sequential for numbered children, else a class named
-    after where the holder is held (`blocks.0.0`: `Block`, `stem`: `Stem`)."""
+def _class_of(path: str, module: nn.Module, classes_from: nn.Module | None) -> str:
+    """The dotted name recorded for an inferred call: a Sequential for numbered children, else the class the
+    source model holds there (`<inferred>.timm.models._efficientnet_blocks.InvertedResidual`), else a class
+    named after where the holder is held (`blocks.0.0`: `Block`, `stem`: `Stem`)."""
     if _numbered(list(module._modules)):
         return SEQUENTIAL
-    return f"{INFERRED}.{class_named(path)}"
+    source = _source_class(path, module, classes_from) if classes_from is not None else None
+    return f"{INFERRED}.{qualified_name(source)}" if source is not None else f"{INFERRED}.{class_named(path)}"
+
+
+def _source_class(path: str, holder: nn.Module, model: nn.Module) -> type | None:
+    """The class of the module `model` holds at `path`, where it is a model's own (not torch's) and holds
+    every child and tensor the holder does (fx keeps those the graph uses); else None."""
+    try:
+        source = model.get_submodule(path)
+    except AttributeError:
+        return None
+    held = {*holder._modules, *holder._parameters, *holder._buffers}
+    if is_torch_class(type(source)) or not held <= {*source._modules, *source._parameters, *source._buffers}:
+        return None
+    return type(source)
 
 
 def class_named(path: str) -> str:

@@ -178,6 +178,12 @@ USER_ERRORS = [
      "torch.export.export failed on '{t}/user_model.py:model': RuntimeError: a and b must have same reduction dim, but got [2, 5] X [3, 4]."),
     ("bad_template", ["export", "{t}/user_model.py:model", "-o", "{t}/out", "--templates", "{t}/templates_bad"],
      "template {t}/templates_bad/module.py.jinja:1 failed: TemplateSyntaxError: Expected an expression, got 'end of statement block'"),
+    ("classes_from_not_a_model", ["export", "{t}/features.py:extractor", "-o", "{t}/out", "--classes-from", "{t}/user_model.py:not_inputs"],
+     "'{t}/user_model.py:not_inputs' is a dict, not an nn.Module or a callable returning one"),
+    ("classes_from_raises", ["export", "{t}/features.py:extractor", "-o", "{t}/out", "--classes-from", "{t}/user_model.py:raising_inputs"],
+     "calling '{t}/user_model.py:raising_inputs' with no arguments failed: ValueError: no inputs today"),
+    ("classes_from_missing", ["export", "{t}/features.py:extractor", "-o", "{t}/out", "--classes-from", "{t}/features.py:Nett"],
+     "'{t}/features.py' has no attribute 'Nett'"),
     ("usage", ["export", "{t}/broken.py:model"], "the following arguments are required: -o/--output (see: fxexport export --help)"),
     ("no_command", [], "the following arguments are required: command (see: fxexport --help)"),
     ("unknown_option", ["show", "{pkg}", "--depht", "1"], "unrecognized arguments: --depht 1 (see: fxexport --help)"),
@@ -277,6 +283,17 @@ def test_flat_flag_writes_one_class(tmp_path: Path, flags: list[str], classes: l
     assert main(["export", "fxexport.examples:resnet", "-o", str(tmp_path / "pkg"), "-q", *flags]) == 0
     text = (tmp_path / "pkg" / "module.py").read_text()
     assert re.findall(r"^class (\w+)\(nn\.Module\)", text, re.MULTILINE) == classes
+
+
+@pytest.mark.parametrize("flags, classes", [([], ["Gate", "FxModule"]), (["--classes-from", "features.py:Net"], ["SwishGate", "FxModule"])])
+def test_classes_from_names_the_blocks_of_a_graph_that_recorded_none(user_folder: Path, flags: list[str], classes: list[str]) -> None:
+    """A feature extractor's holders are plain nn.Modules: named after where they are held, or after the classes
+    of the model `--classes-from` names, each then saying where its class is defined."""
+    assert main(["export", "features.py:extractor", "-o", str(user_folder / "pkg"), "-q", *flags]) == 0
+    text = (user_folder / "pkg" / "module.py").read_text()
+    assert re.findall(r"^class (\w+)\(nn\.Module\)", text, re.MULTILINE) == classes
+    assert ("class SwishGate(nn.Module):  # features.py:5 SwishGate\n" in text) == bool(flags)
+    assert "self.gates = nn.ModuleList([" in text
 
 
 def test_a_module_is_traced_recording_the_lines_its_nodes_ran(tmp_path: Path) -> None:

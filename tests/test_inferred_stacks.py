@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from torch import fx
+import torch
+from torch import fx, nn
 
+import fxexport
 from fxexport.calls import body_nodes
 from fxexport.collect import collect
+from fxexport.errors import FxExportError
 from fxexport.inferred_stacks import SEQUENTIAL, class_named, inferred_stacks, owner_paths
 from tests import models
 from tests.cases import CASES_BY_NAME, traced
+from tests.packages import imported
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,11 @@ class Case:
     not_calls: tuple[str, ...]  # holders that ran no call of their own
     classes: tuple[str, ...]  # the generated classes of the structured export, the root's aside
     root_line: str = ""  # a line of the root's forward
+    source: Callable[[], nn.Module] | None = None  # the model the graph was captured from (`classes_from`)
+    named: tuple[str, ...] = ()  # the generated classes, named after the source model's
+    named_line: str = ""  # a line of their forwards (a symbolic_trace graph's statements as the source writes them)
+    shape: tuple[int, ...] = ()  # the input's
+    exported: bool = False  # captured by torch.export (else symbolic_trace)
 
 
 CASES = [
@@ -46,6 +57,10 @@ CASES = [
         ),
         classes=("Mixer", "Se", "Stage"),
         root_line="x = self.stem(x)",
+        source=models.FeatureNet,
+        named=("Mixer", "SEBlock", "SqueezeExcite"),
+        named_line="s = x.mean((2, 3), keepdim=True)",  # FeatureNet's SqueezeExcite names it `s`
+        shape=(2, 3, 8, 8),
     ),
     Case(
         "blocks_on_the_graph_input",
@@ -55,6 +70,10 @@ CASES = [
         not_calls=(),
         classes=("Se", "Stage"),
         root_line="return self.stages(x)",
+        source=models.GatedStages,
+        named=("GatedBlock", "GatedLinear"),
+        named_line="return x + self.se(self.fc(x))",  # GatedBlock's, one statement as there
+        shape=(2, 4),
     ),
     # a holder called twice: its first layer met again in its run, its caller's code between the calls
     Case("called_twice", models.stackless(models.CalledTwice), owners={"sigmoid": ""}, calls={}, not_calls=("blk",), classes=()),
@@ -77,6 +96,11 @@ CASES = [
         not_calls=("stages", "heads", "mixers"),  # as unexported
         classes=("Mixer", "Se", "Stage"),
         root_line="x = self.stem(x)",
+        source=models.FeatureNet,
+        named=("Mixer", "SEBlock", "SqueezeExcite"),
+        named_line="out = x.mean([2, 3], keepdim=True)",  # its stack traces start in the layers: no source statement
+        shape=(2, 3, 8, 8),
+        exported=True,
     ),
     Case("exported_blocks_on_the_graph_input", models.exported(models.stackless(models.GatedStages), 2, 4),
          owners={"mul": "stages.0.0.se", "add": "stages.0.0"}, calls={"stages": SEQUENTIAL, "stages.0": SEQUENTIAL, "stages.0.0": "Stage"},
@@ -146,6 +170,60 @@ def test_the_structured_export_has_a_class_per_inferred_block(case: Case) -> Non
         root = next(c for c in package.classes if c.is_root)
         assert case.root_line in root.forward_lines
         assert not any("getattr(" in line for c in package.classes for line in c.forward_lines)
+
+
+NAMED = [c for c in CASES if c.source is not None]
+
+
+@pytest.mark.parametrize("case", NAMED, ids=[c.name for c in NAMED])
+def test_holders_are_named_after_the_classes_of_the_model_the_graph_came_from(case: Case) -> None:
+    """`classes_from`: each inferred class takes the name of the class the source model holds there, and says
+    where that class is defined; the code is the graph's, as without it."""
+    assert case.source is not None
+    package = collect(case.build(), module_name="pkg", classes_from=case.source())
+    generated = [c for c in package.classes if not c.is_root]
+    assert sorted(c.name for c in generated) == sorted(case.named)
+    for cls in generated:
+        assert re.fullmatch(rf"# tests/models\.py:\d+ {cls.name}", cls.comment), cls.comment
+    assert any(case.named_line in cls.forward_lines for cls in generated)
+    root = next(c for c in package.classes if c.is_root)
+    assert case.root_line in root.forward_lines
+
+
+@pytest.mark.parametrize("case", NAMED, ids=[c.name for c in NAMED])
+def test_a_named_export_computes_the_same_bits_and_is_a_fixed_point(case: Case, tmp_path: Path) -> None:
+    """The classes named after the source's are classes of the export: traced again, they are recorded, so
+    the export of the export is the same module.py (its producer line aside)."""
+    assert case.source is not None
+    gm = case.build()
+    x = torch.randn(*case.shape, generator=torch.Generator().manual_seed(1))
+    fxexport.export(gm, tmp_path / "named_pkg", classes_from=case.source(), bytecode=False)
+    with imported(tmp_path / "named_pkg") as package:
+        model = package.FxModule()
+        assert _same_bits(model(x), gm(x))
+        again = torch.export.export(model, (x,)).module() if case.exported else fx.symbolic_trace(model)
+        fxexport.export(again, tmp_path / "again_pkg", bytecode=False)
+    first, again = ((tmp_path / name / "module.py").read_text().splitlines() for name in ("named_pkg", "again_pkg"))
+    assert [line for line in first if not line.startswith("Producer: ")] == [line for line in again if not line.startswith("Producer: ")]
+
+
+def _same_bits(got: object, want: object) -> bool:
+    leaves = torch.utils._pytree.tree_leaves
+    return all(torch.equal(a, b) for a, b in zip(leaves(got), leaves(want), strict=True))
+
+
+@pytest.mark.parametrize("source", [models.MLP, models.GatedStages], ids=["other_children", "other_paths"])
+def test_a_model_that_holds_other_modules_there_names_nothing(source: Callable[[], nn.Module]) -> None:
+    """A holder is named after the source model's class only where that module holds every child and tensor
+    the holder does: another model's classes name nothing."""
+    package = collect(models.stackless(models.FeatureNet)(), module_name="pkg", classes_from=source())
+    assert sorted(c.name for c in package.classes if not c.is_root) == ["Mixer", "Se", "Stage"]
+    assert not any(c.comment for c in package.classes)
+
+
+def test_classes_from_must_be_a_module() -> None:
+    with pytest.raises(FxExportError, match=r"^classes_from must be the torch.nn.Module the graph was captured from, got dict$"):
+        collect(models.stackless(models.FeatureNet)(), module_name="pkg", classes_from={})  # type: ignore[arg-type]
 
 
 def test_a_stripped_graph_comes_back_with_its_blocks_one_class() -> None:

@@ -58,8 +58,44 @@ class Branchy(nn.Module):
 branchy = Branchy()
 """
 
+# A feature extractor as torchvision's and timm's build it: a GraphModule of plain holders that recorded no
+# module calls; `--classes-from features.py:Net` names its blocks after Net's classes.
+FEATURES = """\
+import torch
+from torch import fx, nn
+
+
+class SwishGate(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.fc(x))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gates = nn.ModuleList([SwishGate(4), SwishGate(4)])
+
+    def forward(self, x):
+        for gate in self.gates:
+            x = torch.relu(gate(x)) * 2
+        return x
+
+
+def extractor():
+    model = Net()
+    graph = fx.Tracer().trace(model)
+    for node in graph.nodes:
+        node.meta.pop("nn_module_stack", None)
+    return fx.GraphModule(model, graph, "Net")
+"""
+
 USER_FILES = {
     "user_model.py": USER_MODEL,
+    "features.py": FEATURES,
     "broken.py": 'import torch\n\nraise RuntimeError("boom")\n',
     "syntax_error.py": "def model(:\n    pass\n",
     "exits.py": "import sys\n\nsys.exit('usage: exits.py FILE')\n",

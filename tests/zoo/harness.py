@@ -130,7 +130,7 @@ def export_pair(entry: ZooModel, producer: str, model: nn.Module, work: Path, so
         shutil.rmtree(earlier, ignore_errors=True)
     start = time.perf_counter()
     try:
-        fxexport.export(gm, work / "staging" / row.package)
+        fxexport.export(gm, work / "staging" / row.package, classes_from=eager_of(model))  # an extractor's classes: the eager model's
     except Exception as error:  # noqa: BLE001 - reported in the table
         row.export_error = _short(error)
         (work / "errors").mkdir(exist_ok=True)
