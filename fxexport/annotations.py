@@ -33,7 +33,7 @@ from .regions import OPTIONAL_TEST
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_CODE = 100
-_ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*")  # "torchvision/models/resnet.py:59 BasicBlock"
+_ANNOTATION = re.compile(r"(\S+:\d+ )?[A-Za-z_][\w.]*(?:\.<locals>\.[A-Za-z_][\w.]*)*")  # "torchvision/models/resnet.py:59 BasicBlock", "net.py:3 make.<locals>.Gate"
 EXPORTED_BY = "exported by fxexport."  # the end of the first line of every module.py (render.py, its docstring)
 # The header of a class fxexport wrote (black may have split it): its base, then the source comment, if any.
 _CLASS_HEADER = r"class \w+\(\s*(?:nn\.(?:Module|Sequential|ModuleDict|ModuleList)|[A-Za-z_]\w*),?\s*\):"

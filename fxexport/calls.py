@@ -114,20 +114,38 @@ def is_inferred(cls: type | str) -> bool:
     return isinstance(cls, str) and cls.startswith(f"{INFERRED}.")
 
 
+# During an export, the source model's class each inferred call named after one (`classes_from`) is named
+# after, by the name recorded for the call: the class itself, not imported again by name (a class defined in
+# a function or redefined since the model was built would not be the one).
+_NAMED_AFTER: dict[str, type] = {}
+
+
+def name_after(cls: type) -> str | None:
+    """The class recorded for an inferred call named after the source model's class `cls`
+    (`<inferred>.timm.models._efficientnet_blocks.InvertedResidual`); None where another class of that
+    qualified name took it in this export (a class redefined after some of the model was built)."""
+    name = f"{INFERRED}.{qualified_name(cls)}"
+    if _NAMED_AFTER.setdefault(name, cls) is not cls:
+        return None
+    return name
+
+
+def any_named_after() -> bool:
+    """True when an inferred call of this export was named after a class of the source model."""
+    return bool(_NAMED_AFTER)
+
+
 def named_after(cls: type | str) -> type | None:
-    """The source model's class an inferred call is named after (`<inferred>.pkg.blocks.Block`), where it imports."""
-    return resolve_class(cls.removeprefix(f"{INFERRED}.")) if is_inferred(cls) and isinstance(cls, str) else None
+    """The source model's class an inferred call is named after, None for one named after where it is held."""
+    return _NAMED_AFTER.get(cls) if isinstance(cls, str) else None
 
 
 def resolve_class(cls: type | str) -> type | None:
-    """The class itself; torch.export records only its name, imported here when it can be. For an inferred
-    call, the source model's class it is named after: its nodes are matched with that class's forward."""
+    """The class itself; torch.export records only its name, imported here when it can be."""
     if isinstance(cls, type):
         return cls
-    if is_inferred(cls):
-        return named_after(cls)
     module, _, name = cls.rpartition(".")
-    if not module:
+    if is_inferred(cls) or not module:
         return None
     try:
         found = getattr(importlib.import_module(module), name)
@@ -173,6 +191,7 @@ def model_classes(cls: type) -> list[type]:
 
 def forget_frames() -> None:
     """Drop the frames and classes kept during an export, so that no user class outlives it here."""
+    _NAMED_AFTER.clear()
     _frame.cache_clear()
     _kept_frames.cache_clear()
     is_library_layer.cache_clear()

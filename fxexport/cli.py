@@ -139,7 +139,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--example-inputs", metavar="SPEC2", help="module:attr of example inputs for --via export: a tuple of args, or a dict with 'args'/'kwargs'")
     run.add_argument("--no-annotate", dest="annotate", action="store_false", help="leave out the source-location comments in forward")
     run.add_argument("--shapes", action="store_true", help="add a shape/dtype comment to each statement whose node recorded one")
-    run.add_argument("--classes-from", metavar="SPEC3",
+    run.add_argument("--classes-from", metavar="MODEL",
                      help="module:attr of the model the graph was captured from (or a callable returning it): its classes name the modules the graph records no class for, as in a feature extractor")  # fmt: skip
     run.add_argument("--flat", action="store_true", help="write the whole graph as one forward instead of a class per module")
     run.add_argument("--no-input-checks", dest="input_checks", action="store_false", help="drop the input checks of torch.export graphs (kept by default)")

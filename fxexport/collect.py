@@ -25,7 +25,7 @@ from .annotations import (
 )
 from .augmented import augmented
 from .called_functions import called_frames
-from .calls import forget_frames, paths_of, qualified_name
+from .calls import any_named_after, forget_frames, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
 from .emitted import Emissions
@@ -751,8 +751,7 @@ def collect(
         raise FxExportError(f"expected a torch.fx.GraphModule, got {type(root).__qualname__}")
     if structure not in STRUCTURES:
         raise FxExportError(f"structure must be one of {', '.join(map(repr, STRUCTURES))}, not {structure!r}")
-    if classes_from is not None and not isinstance(classes_from, nn.Module):
-        raise FxExportError(f"classes_from must be the torch.nn.Module the graph was captured from, got {type(classes_from).__qualname__}")
+    _check_classes_from(classes_from, structure)
     try:
         with unpacking_once(), paths_of(root):
             formatted = formatted_messages(root)
@@ -762,6 +761,8 @@ def collect(
             statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
             with statements as recovered, recovering(recovered), tracing_root(traced):
                 package = _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
+            if classes_from is not None and not any_named_after():
+                package = dataclasses.replace(package, warnings=(*package.warnings, _named_nothing(classes_from)))
             return _packed_kept_in_state_dict(package, root)
     finally:
         forget_lines()
@@ -770,6 +771,25 @@ def collect(
         forget_returned()
         forget_statements()
         forget_traces()
+
+
+def _check_classes_from(classes_from: object, structure: str) -> None:
+    """`classes_from` is the model itself, for a structured export (a flat one writes no class to name)."""
+    if classes_from is None:
+        return
+    if isinstance(classes_from, type) and issubclass(classes_from, nn.Module):
+        raise FxExportError(f"classes_from must be the model the graph was captured from, not its class {classes_from.__qualname__}: pass an instance")
+    if not isinstance(classes_from, nn.Module):
+        raise FxExportError(f"classes_from must be the torch.nn.Module the graph was captured from, got {type(classes_from).__qualname__}")
+    if structure != "structured":
+        raise FxExportError("classes_from names the classes of a structured export; a flat one (--flat, structure='flat') writes none")
+
+
+def _named_nothing(classes_from: nn.Module) -> str:
+    return (
+        f"classes_from named no class: the graph records the class of each module it calls, or the {type(classes_from).__qualname__} "
+        "given holds other modules where it infers the calls (pass the model the graph was captured from)"
+    )
 
 
 def _packed_kept_in_state_dict(package: PackageIR, root: fx.GraphModule) -> PackageIR:

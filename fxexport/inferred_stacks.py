@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from torch import fx, nn
 
 from .annotations import root_code_traced
-from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, is_torch_class, qualified_name, stack_frames
+from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, is_torch_class, name_after, stack_frames
 from .module_paths import depth, parent, prefixes, within
 from .subgraphs import copy_graph, with_graph
 
@@ -361,18 +361,20 @@ def _class_of(path: str, module: nn.Module, classes_from: nn.Module | None) -> s
     if _numbered(list(module._modules)):
         return SEQUENTIAL
     source = _source_class(path, module, classes_from) if classes_from is not None else None
-    return f"{INFERRED}.{qualified_name(source)}" if source is not None else f"{INFERRED}.{class_named(path)}"
+    named = name_after(source) if source is not None else None
+    return named or f"{INFERRED}.{class_named(path)}"
 
 
 def _source_class(path: str, holder: nn.Module, model: nn.Module) -> type | None:
     """The class of the module `model` holds at `path`, where it is a model's own (not torch's) and holds
-    every child and tensor the holder does (fx keeps those the graph uses); else None."""
+    every child and tensor the holder does (fx keeps those the graph uses, and registers a plain tensor
+    attribute as a buffer); else None."""
     try:
         source = model.get_submodule(path)
-    except AttributeError:
+    except Exception:  # noqa: BLE001 - the model's own __getattr__ may raise anything: then it names nothing
         return None
     held = {*holder._modules, *holder._parameters, *holder._buffers}
-    if is_torch_class(type(source)) or not held <= {*source._modules, *source._parameters, *source._buffers}:
+    if is_torch_class(type(source)) or not held <= {*source._modules, *source._parameters, *source._buffers, *vars(source)}:
         return None
     return type(source)
 

@@ -6946,3 +6946,24 @@ class SequencedTokenStages(nn.Module):
     def forward(self, x):
         x, cls_tokens = self.stages((x, self.cls.expand(x.shape[0], -1, -1)))
         return cls_tokens
+
+
+class PlainMaskBlock(nn.Module):
+    """A block reading a plain tensor attribute (not a registered buffer): fx registers it as a buffer of the holder."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.mask = torch.tensor([1.0, 0.0, 1.0, 1.0])
+
+    def forward(self, x):
+        return self.fc(x) * self.mask + x
+
+
+class PlainMaskStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList([PlainMaskBlock(), PlainMaskBlock()])
+
+    def forward(self, x):
+        return self.stages[1](self.stages[0](x).relu())

@@ -32,7 +32,6 @@ class Case:
     root_line: str = ""  # a line of the root's forward
     source: Callable[[], nn.Module] | None = None  # the model the graph was captured from (`classes_from`)
     named: tuple[str, ...] = ()  # the generated classes, named after the source model's
-    named_line: str = ""  # a line of their forwards (a symbolic_trace graph's statements as the source writes them)
     shape: tuple[int, ...] = ()  # the input's
     exported: bool = False  # captured by torch.export (else symbolic_trace)
 
@@ -59,7 +58,6 @@ CASES = [
         root_line="x = self.stem(x)",
         source=models.FeatureNet,
         named=("Mixer", "SEBlock", "SqueezeExcite"),
-        named_line="s = x.mean((2, 3), keepdim=True)",  # FeatureNet's SqueezeExcite names it `s`
         shape=(2, 3, 8, 8),
     ),
     Case(
@@ -72,7 +70,6 @@ CASES = [
         root_line="return self.stages(x)",
         source=models.GatedStages,
         named=("GatedBlock", "GatedLinear"),
-        named_line="return x + self.se(self.fc(x))",  # GatedBlock's, one statement as there
         shape=(2, 4),
     ),
     # a holder called twice: its first layer met again in its run, its caller's code between the calls
@@ -98,7 +95,6 @@ CASES = [
         root_line="x = self.stem(x)",
         source=models.FeatureNet,
         named=("Mixer", "SEBlock", "SqueezeExcite"),
-        named_line="out = x.mean([2, 3], keepdim=True)",  # its stack traces start in the layers: no source statement
         shape=(2, 3, 8, 8),
         exported=True,
     ),
@@ -178,16 +174,16 @@ NAMED = [c for c in CASES if c.source is not None]
 @pytest.mark.parametrize("case", NAMED, ids=[c.name for c in NAMED])
 def test_holders_are_named_after_the_classes_of_the_model_the_graph_came_from(case: Case) -> None:
     """`classes_from`: each inferred class takes the name of the class the source model holds there, and says
-    where that class is defined; the code is the graph's, as without it."""
+    where that class is defined; the code is the graph's, as without it (the classes' forwards the same)."""
     assert case.source is not None
     package = collect(case.build(), module_name="pkg", classes_from=case.source())
     generated = [c for c in package.classes if not c.is_root]
     assert sorted(c.name for c in generated) == sorted(case.named)
     for cls in generated:
         assert re.fullmatch(rf"# tests/models\.py:\d+ {cls.name}", cls.comment), cls.comment
-    assert any(case.named_line in cls.forward_lines for cls in generated)
-    root = next(c for c in package.classes if c.is_root)
-    assert case.root_line in root.forward_lines
+    unnamed = collect(case.build(), module_name="pkg")
+    assert sorted(c.forward_lines for c in package.classes) == sorted(c.forward_lines for c in unnamed.classes)
+    assert not package.warnings
 
 
 @pytest.mark.parametrize("case", NAMED, ids=[c.name for c in NAMED])
@@ -195,16 +191,31 @@ def test_a_named_export_computes_the_same_bits_and_is_a_fixed_point(case: Case, 
     """The classes named after the source's are classes of the export: traced again, they are recorded, so
     the export of the export is the same module.py (its producer line aside)."""
     assert case.source is not None
-    gm = case.build()
     x = torch.randn(*case.shape, generator=torch.Generator().manual_seed(1))
-    fxexport.export(gm, tmp_path / "named_pkg", classes_from=case.source(), bytecode=False)
-    with imported(tmp_path / "named_pkg") as package:
+    first, again = _exported_twice(case.build(), case.source(), (x,), tmp_path, case.exported)
+    assert first == again
+
+
+def _exported_twice(gm: fx.GraphModule, source: nn.Module, args: tuple[torch.Tensor, ...], folder: Path, exported: bool = False) -> tuple[list[str], list[str]]:
+    """module.py (its producer line aside) of `gm`'s export with `classes_from=source`, and of that export's,
+    captured again as `gm` was; the package checked bit for bit against `gm` first."""
+    fxexport.export(gm, folder / "named_pkg", classes_from=source, bytecode=False)
+    with imported(folder / "named_pkg") as package:
         model = package.FxModule()
-        assert _same_bits(model(x), gm(x))
-        again = torch.export.export(model, (x,)).module() if case.exported else fx.symbolic_trace(model)
-        fxexport.export(again, tmp_path / "again_pkg", bytecode=False)
-    first, again = ((tmp_path / name / "module.py").read_text().splitlines() for name in ("named_pkg", "again_pkg"))
-    assert [line for line in first if not line.startswith("Producer: ")] == [line for line in again if not line.startswith("Producer: ")]
+        assert _same_bits(model(*args), gm(*args))
+        again = torch.export.export(model, args).module() if exported else fx.symbolic_trace(model)
+        fxexport.export(again, folder / "again_pkg", bytecode=False)
+    texts = ((folder / name / "module.py").read_text().splitlines() for name in ("named_pkg", "again_pkg"))
+    first, second = ([line for line in text if not line.startswith("Producer: ")] for text in texts)
+    return first, second
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="not fixed yet: an attention class run as self- and as cross-attention, its calls inferred, "
+                   "merges into one class whose export of the export aligns the two arms otherwise (one if/else for the whole body)")  # fmt: skip
+def test_modules_of_one_class_that_ran_different_code_merge_into_a_fixed_point(tmp_path: Path) -> None:
+    args = (torch.randn(1, 6, 16), torch.randn(1, 5, 16), torch.ones(5, 5, dtype=torch.bool).tril())
+    first, again = _exported_twice(models.stackless(models.EncoderDecoder)(), models.EncoderDecoder(), args, tmp_path)
+    assert first == again
 
 
 def _same_bits(got: object, want: object) -> bool:
@@ -219,11 +230,58 @@ def test_a_model_that_holds_other_modules_there_names_nothing(source: Callable[[
     package = collect(models.stackless(models.FeatureNet)(), module_name="pkg", classes_from=source())
     assert sorted(c.name for c in package.classes if not c.is_root) == ["Mixer", "Se", "Stage"]
     assert not any(c.comment for c in package.classes)
+    assert package.warnings == (f"classes_from named no class: the graph records the class of each module it calls, or the {source.__name__} "
+                                "given holds other modules where it infers the calls (pass the model the graph was captured from)",)  # fmt: skip
 
 
-def test_classes_from_must_be_a_module() -> None:
-    with pytest.raises(FxExportError, match=r"^classes_from must be the torch.nn.Module the graph was captured from, got dict$"):
-        collect(models.stackless(models.FeatureNet)(), module_name="pkg", classes_from={})  # type: ignore[arg-type]
+def test_a_plain_tensor_attribute_of_the_source_class_does_not_stop_its_name() -> None:
+    """fx registers a plain tensor attribute a forward reads as a buffer of its holder: the source module
+    holds it as an attribute, and still names the holder."""
+    package = collect(models.stackless(models.PlainMaskStages)(), module_name="pkg", classes_from=models.PlainMaskStages())
+    assert sorted(c.name for c in package.classes if not c.is_root) == ["PlainMaskBlock"]
+
+
+def test_a_class_defined_in_a_function_names_its_holders_and_says_where(tmp_path: Path) -> None:
+    """The class the model holds is kept, not imported again by name: one defined in a function names too,
+    and its comment (`make.<locals>.Gate`) is kept by the export of the export."""
+
+    class LocalGate(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return x * self.fc(x).sigmoid()
+
+    class Gated(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gates = nn.ModuleList([LocalGate(), LocalGate()])
+
+        def forward(self, x):
+            return self.gates[1](self.gates[0](x).relu())
+
+    package = collect(models.stackless(Gated)(), module_name="pkg", classes_from=Gated())
+    (gate,) = [c for c in package.classes if not c.is_root]
+    assert gate.name == "LocalGate"
+    assert re.fullmatch(r"# tests/test_inferred_stacks\.py:\d+ test_a_class_defined_in_a_function_names_its_holders_and_says_where\.<locals>\.LocalGate", gate.comment)
+    first, again = _exported_twice(models.stackless(Gated)(), Gated(), (torch.randn(2, 4),), tmp_path)
+    assert first == again
+
+
+@pytest.mark.parametrize(
+    ("classes_from", "structure", "message"),
+    [
+        ({}, "structured", "classes_from must be the torch.nn.Module the graph was captured from, got dict"),
+        (models.FeatureNet, "structured", "classes_from must be the model the graph was captured from, not its class FeatureNet: pass an instance"),
+        (models.FeatureNet(), "flat", "classes_from names the classes of a structured export; a flat one (--flat, structure='flat') writes none"),
+    ],
+    ids=["not_a_module", "a_class", "flat"],
+)
+def test_classes_from_is_the_model_for_a_structured_export(classes_from: object, structure: str, message: str) -> None:
+    with pytest.raises(FxExportError) as raised:
+        collect(models.stackless(models.FeatureNet)(), module_name="pkg", classes_from=classes_from, structure=structure)  # type: ignore[arg-type]
+    assert str(raised.value) == message
 
 
 def test_a_stripped_graph_comes_back_with_its_blocks_one_class() -> None:
