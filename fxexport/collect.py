@@ -46,6 +46,7 @@ from .literals import literal
 from .module_paths import submodule
 from .names import BUILTIN_NAMES, Namespace, camel_case, code_of, is_plain_identifier, quote, sanitize, variant_names
 from .none_arms import none_arms_joined
+from .oplibs import forget_libraries
 from .packed_objects import KEEP_IN_STATE_DICT, is_packed_object, packed_object
 from .parts import is_subclass, quantized_parts, subclass_parts
 from .quantized import needs_cpu, packing, unpacking_once
@@ -767,6 +768,7 @@ def collect(
     finally:
         forget_lines()
         forget_frames()
+        forget_libraries()
         forget_kept_values()
         forget_returned()
         forget_statements()

@@ -31,6 +31,8 @@ class CustomOpNet(nn.Module):
 LIBRARY = torch.library.Library("fxexport_tests_lib", "DEF")
 LIBRARY.define("tripled(Tensor x) -> Tensor")
 LIBRARY.impl("tripled", lambda x: x * 3, "CompositeExplicitAutograd")
+LIBRARY.define("halved(Tensor x) -> Tensor")
+LIBRARY.impl("halved", lambda x: x / 2, "CompositeExplicitAutograd")
 
 
 class LibraryOpNet(nn.Module):
