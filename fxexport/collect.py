@@ -25,7 +25,7 @@ from .annotations import (
 )
 from .augmented import augmented
 from .called_functions import called_frames
-from .calls import any_named_after, forget_frames, paths_of, qualified_name
+from .calls import any_named_after, forget_frames, is_sequential, paths_of, qualified_name
 from .code_slots import forget_lines
 from .describe import describe, producer
 from .emitted import Emissions
@@ -355,15 +355,17 @@ class _Collector:
         owner.init_lines += settings
         return None if settings else filled
 
-    def sequential_class(self, holder: nn.Module, path: tuple[str, ...]) -> str | None:
+    def sequential_class(self, holder: nn.Module, path: tuple[str, ...], source: type | str | None = None) -> str | None:
         """The constructor call of a source Sequential subclass's instance with numbered children
         (`Conv2dNormActivation()`): a generated subclass of nn.Sequential whose `__init__` builds its children,
         shared by equal instances; generalize turns their literals into parameters, or has the callers pass
-        the children (passed_children.py). None for another holder."""
-        source = self.structure.source_of(".".join(path))
+        the children (passed_children.py). None for another holder. `source`: the class of a leaf of the graph,
+        whose forward, Sequential's, calls every child (else the split's class, its children cut out already)."""
+        leaf = source is not None
+        source = source or self.structure.source_of(".".join(path))
         if source is None or list(holder._modules) != [str(i) for i in range(len(holder._modules))]:
             return None  # named children: built one by one in place (its callers could not pass them)
-        draft = _ClassDraft(cast(fx.GraphModule, holder), path)
+        draft = _ClassDraft(cast(fx.GraphModule, holder), path, called=frozenset(holder._modules) if leaf else frozenset())
         self.build_children(draft, holder, path)
         self.declare_tensors(draft, holder, path)
         init = tuple(draft.init_lines)
@@ -449,10 +451,17 @@ class _Collector:
         self.module_paths = {k: p for k, p in self.module_paths.items() if p[: len(path)] != path or p == path}
 
     def user_module_code(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> str | None:
-        """A user class the graph calls: traced into a generated class, else its class copied, else rebuilt by import."""
+        """A user class the graph calls: traced into a generated class, else its class copied, else rebuilt by import.
+        A Sequential subclass that runs Sequential's forward is a generated subclass of nn.Sequential, as where
+        the graph records its call (torchvision's Conv2dNormActivation, a leaf of its feature extractor)."""
         where = ".".join(path)
+        if is_sequential(type(child)) and (built := self.sequential_class(child, path, type(child))) is not None:
+            return built
         try:
-            return f"{self.new_class(trace_user_module(child, where), path, leaf=type(child))}()"
+            traced = trace_user_module(child, where)
+            if (indexed := _indexed_base(type(child), child)) is not None:
+                traced.meta[SEQUENTIAL_BASE] = indexed  # a forward of its own indexes its children (`self[0](x)`)
+            return f"{self.new_class(traced, path, leaf=type(child))}()"
         except FxExportError as traced_error:
             self.forget_built_under(path)
             why = can_copy(child)
@@ -792,6 +801,14 @@ def _named_nothing(classes_from: nn.Module) -> str:
         f"classes_from named no class: the graph records the class of each module it calls, or the {type(classes_from).__qualname__} "
         "given holds other modules where it infers the calls (pass the model the graph was captured from)"
     )
+
+
+def _indexed_base(cls: type, module: nn.Module) -> str | None:
+    """"Sequential" ("ModuleList") for a leaf of a Sequential (ModuleList) subclass whose children are numbered
+    in order: its generated class subclasses that container too. None otherwise."""
+    if list(module._modules) != [str(i) for i in range(len(module._modules))]:
+        return None
+    return next((base.__name__ for base in (nn.Sequential, nn.ModuleList) if issubclass(cls, base)), None)
 
 
 def _packed_kept_in_state_dict(package: PackageIR, root: fx.GraphModule) -> PackageIR:

@@ -43,6 +43,17 @@ def _trace_fused_leaves(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModu
     return fx.GraphModule(model, Tracer().trace(model))
 
 
+def _trace_sequential_leaves(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """symbolic_trace keeping the calls of Sequential subclasses, as torchvision's feature extractor keeps
+    its Conv2dNormActivation (a torchvision.ops module) as a leaf."""
+
+    class Tracer(fx.Tracer):
+        def is_leaf_module(self, m: nn.Module, name: str) -> bool:
+            return (isinstance(m, nn.Sequential) and type(m) is not nn.Sequential) or super().is_leaf_module(m, name)
+
+    return fx.GraphModule(model, Tracer().trace(model))
+
+
 def _export_strict(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """torch.export by dynamo, which records the frames of the functions a forward calls too."""
     return torch.export.export(model, args, strict=True).module()
@@ -431,6 +442,17 @@ SHAPES = [
                   "class ScaledConvs(nn.Sequential):": 1, "super().__init__(nn.Conv2d(8, 8, 1), nn.ReLU())": 1,
                   "self.gamma = nn.Parameter(torch.empty(8, 1, 1))": 1, "x = self.scaled(x)": 1, "return x * self.scaled.gamma": 1,
                   "self.add_module(": 0, "getattr(": 0}),
+    # the same where a tracer keeps the Sequential subclasses as leaves (torchvision's feature extractor): each a
+    # generated subclass of nn.Sequential, never `getattr(self, "0")(input)`; one holding a parameter has its
+    # forward of Sequential, so it is one too
+    Shape("sequential_subclass_leaves", _model(models.SequentialSubclasses), _image, _trace_sequential_leaves,
+          frozenset({"ConvNormReLU", "ConvBNAct", "PairOfConvs", "ScaledConvs"}),
+          counts={"class ConvNormReLU(nn.Sequential):": 1, "self.stem = ConvNormReLU(3, 8, stride=2)": 1, "self.narrow = ConvBNAct(8)": 1,
+                  "super().__init__(ConvNormReLU(8, 8), ConvNormReLU(8, 8))": 1, "class ScaledConvs(nn.Sequential):": 1,
+                  "x = self.scaled(x)": 1, "self.add_module(": 0, "getattr(": 0}),
+    # and one with a forward of its own, kept as a leaf: a subclass of nn.Sequential too, its forward over `self`
+    Shape("sequential_subclass_leaf_with_forward", _model(models.StackedNorms), lambda: (torch.randn(2, 4),), _trace_sequential_leaves,
+          frozenset({"AddingStack", "ScaledNorm"}), counts={"class AddingStack(nn.Sequential):": 1, "for layer in self:": 1, "getattr(": 0}),
     # a Sequential's stateless children the GraphModule does not hold (traced through) stand where the source has
     # them, so the container runs as the source's (they were appended last: `model.body(x)` failed) and is called whole
     Shape("traced_through_children_in_order", _model(models.SpaceToDepthBody), lambda: (torch.randn(1, 3, 16, 16),), _trace,
