@@ -86,7 +86,7 @@ def _package(
     annotate: bool,
     shapes: bool,
     structure: str,
-    classes_from: nn.Module | None = None,
+    classes_from: nn.Module | None,
 ) -> PackageIR:
     """collect, then the weight files planned: what the files are rendered from."""
     package = collect(

@@ -65,7 +65,7 @@ from .returned_values import forget_returned
 from .rolled import Roll, Rolled, calls_only_child, loop_kind, rolled
 from .runs import repeated
 from .source_names import forget_statements, forward_source, source_parameters
-from .split import Structure, split
+from .split import Structure, sequential_base, split
 from .storages import share_storages
 from .traced_messages import formatted_messages
 from .usermodules import trace_user_module
@@ -459,7 +459,7 @@ class _Collector:
             return built
         try:
             traced = trace_user_module(child, where)
-            if (indexed := _indexed_base(type(child), child)) is not None:
+            if (indexed := sequential_base(type(child), child)) is not None:
                 traced.meta[SEQUENTIAL_BASE] = indexed  # a forward of its own indexes its children (`self[0](x)`)
             return f"{self.new_class(traced, path, leaf=type(child))}()"
         except FxExportError as traced_error:
@@ -801,14 +801,6 @@ def _named_nothing(classes_from: nn.Module) -> str:
         f"classes_from named no class: the graph records the class of each module it calls, or the {type(classes_from).__qualname__} "
         "given holds other modules where it infers the calls (pass the model the graph was captured from)"
     )
-
-
-def _indexed_base(cls: type, module: nn.Module) -> str | None:
-    """"Sequential" ("ModuleList") for a leaf of a Sequential (ModuleList) subclass whose children are numbered
-    in order: its generated class subclasses that container too. None otherwise."""
-    if list(module._modules) != [str(i) for i in range(len(module._modules))]:
-        return None
-    return next((base.__name__ for base in (nn.Sequential, nn.ModuleList) if issubclass(cls, base)), None)
 
 
 def _packed_kept_in_state_dict(package: PackageIR, root: fx.GraphModule) -> PackageIR:

@@ -751,10 +751,10 @@ def _sharing_graph(gm: fx.GraphModule, root: nn.Module) -> fx.GraphModule:
     return top
 
 
-def _sequential_base(cls: type | str, module: nn.Module) -> str | None:
+def sequential_base(cls: type | str, module: nn.Module) -> str | None:
     """"Sequential" for a Sequential subclass with a forward of its own, its children numbered in order
     ("ModuleList" for a ModuleList subclass): its class subclasses that container too, so its forward
-    indexes them (`self[0](x)`); else None."""
+    indexes them (`self[0](x)`); else None. For a module cut out of the graph, and for a leaf traced alone."""
     found = resolve_class(cls)
     if found is None or not (_numbered(module) or not module._modules):
         return None
@@ -815,7 +815,7 @@ def _assemble(
         built.add(path)
         module = module_from(holders[path], graphs[path], class_name(call.frame.cls))
         module.meta[SOURCE_CLASS] = call.frame.cls
-        if (indexed := _sequential_base(call.frame.cls, module)) is not None:
+        if (indexed := sequential_base(call.frame.cls, module)) is not None:
             module.meta[SEQUENTIAL_BASE] = indexed
         elif _dict_base(call.frame.cls, module):
             module.meta[DICT_BASE] = True
