@@ -441,7 +441,7 @@ def inplace(target: Callable[..., Any], positional: str = "self", optional: str 
 _CREATE = "dtype layout device pin_memory"
 _ACTIVATIONS = {"relu": F.relu, "silu": F.silu, "hardswish": F.hardswish, "hardsigmoid": F.hardsigmoid, "mish": F.mish}
 _MATH = ("exp", "log", "sqrt", "rsqrt", "sin", "cos", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "log1p",
-         "expm1", "isnan", "isinf", "t", "detach", "detach_", "item", "numel")  # fmt: skip
+         "expm1", "isnan", "isinf", "t", "detach", "detach_", "item", "numel", "square")  # fmt: skip
 
 SPELLINGS: dict[Any, Rule] = {
     # operators
@@ -450,6 +450,7 @@ SPELLINGS: dict[Any, Rule] = {
     aten.sub.Tensor: first_of(binary(operator.sub, alpha=True), fn(torch.sub, "self other", "alpha")),
     aten.rsub.Scalar: first_of(binary(operator.sub, "other", "self", alpha=True), fn(torch.rsub, "self other", "alpha")),
     aten.mul.Tensor: binary(operator.mul),
+    aten.multiply.Tensor: binary(operator.mul),
     aten.div.Tensor: binary(operator.truediv),
     aten.div.Tensor_mode: fn(torch.div, "self other", "rounding_mode"),
     aten.pow.Tensor_Scalar: binary(operator.pow, "self", "exponent"),
@@ -461,6 +462,7 @@ SPELLINGS: dict[Any, Rule] = {
     aten.__and__.Tensor: binary(operator.and_),
     aten.bitwise_and.Tensor: binary(operator.and_),
     aten.bitwise_or.Tensor: binary(operator.or_),
+    aten.__or__.Tensor: binary(operator.or_),
     aten.eq.Tensor: binary(operator.eq),
     aten.eq.Scalar: binary(operator.eq),
     aten.ne.Tensor: binary(operator.ne),
@@ -507,6 +509,9 @@ SPELLINGS: dict[Any, Rule] = {
     aten.split.Tensor: method("split", "self split_size", "dim"),
     aten.split_with_sizes.default: method("split", "self split_sizes", "dim"),
     aten.chunk.default: method("chunk", "self chunks", "dim"),
+    aten.tensor_split.sections: method("tensor_split", "self sections", "dim"),
+    aten.tensor_split.indices: method("tensor_split", "self indices", "dim"),
+    aten.unfold.default: method("unfold", "self dimension size step"),
     aten.unbind.int: method("unbind", "self", "dim"),
     aten.roll.default: method("roll", "self shifts", "dims"),
     aten.flip.default: method("flip", "self dims"),
@@ -531,6 +536,9 @@ SPELLINGS: dict[Any, Rule] = {
     aten.sum.dim_IntList: reduction("sum"),
     aten.mean.default: method("mean", "self", "dtype"),
     aten.mean.dim: reduction("mean"),
+    aten.var.dim: method("var", "self dim", "unbiased keepdim"),
+    aten.var.correction: first_of(when(lambda call: call["dim"] is None, method("var", "self", "correction keepdim")),
+                                  method("var", "self dim", "correction keepdim")),  # fmt: skip
     aten.amax.default: reduction("amax", "keepdim"),
     aten.amin.default: reduction("amin", "keepdim"),
     aten.max.dim: method("max", "self dim", "keepdim"),

@@ -64,6 +64,7 @@ from .recovered_statements import recovered_statements
 from .returned_values import forget_returned
 from .rolled import Roll, Rolled, calls_only_child, loop_kind, rolled
 from .runs import repeated
+from .shared_modules import SHARED_MODULES
 from .source_names import forget_statements, forward_source, source_parameters
 from .split import Structure, sequential_base, split
 from .storages import share_storages
@@ -107,6 +108,9 @@ def _traced_train(nn_name: str) -> tuple[str, ...]:
         test = ("    if module is not self and (", "        type(module).__module__ == __name__", "        or type(module)", f"        in ({holders})", "    ):")
         return (*head, *test, "        module.training = True")
     return (*head, f"    if module is not self and (type(module).__module__ == __name__ or type(module) in ({holders})):", "        module.training = True")
+
+
+_SHARED_COMMENT = "modules held here that others run: their attributes, not children, so state_dict() lists each once"
 
 
 def _every_path(module: nn.Module, path: tuple[str, ...] = (), above: frozenset[int] = frozenset()) -> Iterator[tuple[tuple[str, ...], nn.Module]]:
@@ -611,6 +615,17 @@ class _Collector:
         for name, value in alone_flags(found, own, lambda name: hasattr(draft.gm, name) or f"self.{name}" in set_here):
             draft.attr_lines.append(f"self.{name} = {value!r}")
 
+    def shared_fixups(self) -> None:
+        """Each module whose method runs a module held elsewhere gets that module as an attribute, not as a
+        child of its own: the state_dict and named_modules() list it where the GraphModule holds it (shared_modules.py)."""
+        lines = []
+        for path, module in _every_path(self.root):
+            for name, outside in module.meta.get(SHARED_MODULES, ()) if isinstance(module, fx.GraphModule) else ():
+                held = self.root_access(tuple(outside.split(".")))
+                lines.append(f"object.__setattr__({self.root_access(path)}, {quote(name)}, {held})")
+        if lines:
+            self.fixups += [f"# {_SHARED_COMMENT}", *lines]
+
     def training_fixups(self) -> None:
         """Training flags as the source has them: `self.eval()` when most modules are in eval mode,
         then `.training = ...` for each module that differs (one attribute, not a walk of its children)."""
@@ -828,6 +843,7 @@ def _generalized(split_tree: Structure, settings: tuple[str, bool, bool, bool, b
         if collector.rolls:
             collector.gather_loops(split_tree.root)
         collector.new_class(split_tree.root, ())
+        collector.shared_fixups()
         collector.training_fixups()
         instances = Counter(collector.class_paths.values())
         generalized, renamed = generalize(tuple(collector.classes.values()), collector.namespace.create, instances)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from torch import fx
 
-from .module_paths import joined
+from .module_paths import called_path
 from .source_names import source_parameters
 
 Orders = Mapping[str, tuple[int, ...]]  # module path -> the old position of each input, in the new order
@@ -44,7 +44,7 @@ def source_ordered(graphs: Mapping[str, fx.Graph], kinds: Mapping[str, type | st
 def reorder_calls(graph: fx.Graph, path: str, orders: Orders) -> None:
     """Pass the arguments of each call `graph` (of the module at `path`) makes of a reordered module in its new order."""
     for node in graph.find_nodes(op="call_module"):
-        order = orders.get(joined(path, str(node.target)))
+        order = orders.get(called_path(path, node))
         if order is not None:
             if node.kwargs or len(node.args) != len(order):
                 raise AssertionError(f"call of {node.target!r} does not pass its inputs by position")  # split makes none such

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from torch import nn
+from torch import fx, nn
+
+CALLED_PATH = "fxexport_called_path"  # meta of a call of a module held outside its caller: the module's path (shared_modules.py)
 
 
 def prefixes(path: str) -> list[str]:
@@ -24,6 +26,12 @@ def within(path: str, ancestor: str) -> bool:
 def joined(path: str, name: str) -> str:
     """The path of `name` (a path itself) under the module at `path`: `a.b.c` for `a.b` and `c`."""
     return f"{path}.{name}" if path else name
+
+
+def called_path(path: str, call: fx.Node) -> str:
+    """The path of the module a `call_module` node of the graph of the module at `path` calls: its target
+    under that module, or the path of a module held elsewhere that it runs as an attribute of its own."""
+    return call.meta.get(CALLED_PATH) or joined(path, str(call.target))
 
 
 def relative(path: str, ancestor: str) -> str:

@@ -22,7 +22,7 @@ from typing import cast
 
 from torch import fx
 
-from .module_paths import joined
+from .module_paths import called_path
 from .source_names import passed_argument, passes_whole, source_parameters, unpacked_parameters
 from .subgraphs import local_name
 from .unpacking import PACKED_ITEMS, is_item_of, packed_length
@@ -147,7 +147,7 @@ def _passed_parameter(call: fx.Node, path: str, cls: type | str, kinds: Mapping[
     child's `parameter`: by keyword or position (passed_argument), else, where it holds all the inputs,
     the forward's only parameter (timm pit's `x = module(x)`); None where the statement passes none."""
     parameters = source_parameters(cls)
-    child = kinds.get(joined(path, str(call.target)))
+    child = kinds.get(called_path(path, call))
     name = passed_argument(call, str(call.target), child, parameter) if child is not None else None
     if name is None and alone and len(parameters) == 1:
         name = parameters[0]
@@ -156,7 +156,7 @@ def _passed_parameter(call: fx.Node, path: str, cls: type | str, kinds: Mapping[
 
 def _packed_arguments(call: fx.Node, path: str, packings: Packings) -> list[tuple[object, Packed]]:
     """The arguments `call` passes for packed parameters of its module, with those parameters."""
-    groups = packings.get(joined(path, str(call.target)), ())
+    groups = packings.get(called_path(path, call), ())
     out: list[tuple[object, Packed]] = []
     for index, group in enumerate(groups):
         position = group.start - sum(g.count - 1 for g in groups[:index])
@@ -185,7 +185,7 @@ def _pack_placeholders(graph: fx.Graph, groups: tuple[Packed, ...]) -> None:
 def _pass_tuples(graph: fx.Graph, path: str, packings: Packings) -> None:
     """Pass each packed group of the calls of packed modules as one tuple of its items."""
     for call in graph.find_nodes(op="call_module"):
-        groups = packings.get(joined(path, str(call.target)))
+        groups = packings.get(called_path(path, call))
         if not groups:
             continue
         if call.kwargs or len(call.args) < groups[-1].start + groups[-1].count:
@@ -201,7 +201,7 @@ def _pass_whole(graph: fx.Graph, path: str, packings: Packings, graphs: Mapping[
     (`position_embeddings` for `(cos, sin)`); items of it no longer read are not taken out of it."""
     passed: set[fx.Node] = set()
     for call in graph.find_nodes(op="call_module"):
-        if packings.get(joined(path, str(call.target))):
+        if packings.get(called_path(path, call)):
             args = tuple(_whole(arg, path, graphs) if isinstance(arg, tuple) else arg for arg in call.args)
             passed |= {a for a, old in zip(args, call.args) if a is not old and isinstance(a, fx.Node)}
             call.args = args
@@ -228,7 +228,7 @@ def _arity(value: fx.Node, path: str, graphs: Mapping[str, fx.Graph]) -> int | N
     if value.op == "placeholder":
         return packed_length(value)
     if value.op == "call_module":
-        child = graphs.get(joined(path, str(value.target)))
+        child = graphs.get(called_path(path, value))
         if child is None:
             return None
         returned = next(iter(child.find_nodes(op="output"))).args[0]

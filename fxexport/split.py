@@ -41,12 +41,13 @@ from .input_order import Orders, reorder_calls, source_ordered
 from .ir import InlineModule
 from .kept_values import may_keep_values
 from .layers import first_used_after, first_uses
-from .module_paths import joined
+from .module_paths import called_path, joined
 from .packed_inputs import Packings, pack_inputs, repack_calls
 from .packing import list_arguments
 from .rebuild import is_holder
 from .returned_values import returned_from, source_item
 from .scopes import blocks_of
+from .shared_modules import SHARED_MODULES, run_outside, shared_names
 from .source_names import (
     forward_reads,
     passed_argument,
@@ -100,8 +101,9 @@ def split(gm: fx.GraphModule) -> Structure:
         calls = [c for item in items if isinstance(item, Call) for c in item.calls()]
         _in_source_order(calls)
         graphs: dict[str, fx.Graph] = {}  # module path -> the graph of its first call
+        shared: dict[str, dict[str, str]] = {}  # module path -> {path of a module it runs held outside it: attribute}
         lists = list_arguments(calls)
-        found = _problems(calls, modules, graphs, lists)
+        found = _problems(calls, modules, graphs, lists, shared)
         if not found:
             break
         inline.update(found)
@@ -113,7 +115,7 @@ def split(gm: fx.GraphModule) -> Structure:
     input_orders = source_ordered(graphs, kinds, listed)
     if not calls and not _numbered(gm) and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, modules, items, calls, graphs, kinds, lists, (packings, input_orders), tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, modules, items, calls, (graphs, shared), kinds, lists, (packings, input_orders), tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
 def _in_source_order(calls: list[Call]) -> None:
@@ -356,7 +358,7 @@ def passed_on_as(
     names: set[str] = set()
     parameters = source_parameters(cls)
     for user in placeholder.users:
-        child_path = joined(path, str(user.target))
+        child_path = called_path(path, user)
         child = graphs.get(child_path) if user.op == "call_module" else None
         positions = [i for i, arg in enumerate(user.args) if arg is placeholder]
         if child is None or not positions or placeholder in user.kwargs.values():
@@ -415,10 +417,11 @@ def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, t
 
 
 def _problems(
-    calls: list[Call], modules: dict[str, nn.Module], graphs: dict[str, fx.Graph], lists: dict[str, ListArgument]
+    calls: list[Call], modules: dict[str, nn.Module], graphs: dict[str, fx.Graph], lists: dict[str, ListArgument], shared: dict[str, dict[str, str]]
 ) -> dict[str, InlineModule]:
     """Modules (by path) some call of which cannot be cut out, and why; all their calls stay inline.
-    `graphs` gets the graph of each module's first call, kept for the class."""
+    `graphs` gets the graph of each module's first call, kept for the class; `shared`, for each module
+    that runs modules held outside it, the attribute it runs each as (shared_modules.py)."""
     problems: dict[str, InlineModule] = {}
 
     def refuse(frame: Frame, reason: str) -> None:
@@ -441,7 +444,9 @@ def _problems(
         elif (why := _cannot_cut(call, module, modules, missing)) is not None:
             refuse(frame, why)
         elif not is_sequential(frame.cls):
-            graph = Builder.for_call(call, lists).graph
+            if names := cast("dict[str, str]", shared_names(call, module, modules)):
+                shared[path] = names
+            graph = Builder.for_call(call, lists, names).graph
             graphs.setdefault(path, graph)
             if calls_of[path] > 1:  # one body, or several: compared as code only where there are several
                 bodies.setdefault(path, set()).add((graph.python_code("self").src, blocks_of(graph)))
@@ -466,12 +471,12 @@ def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module], mi
     path = call.frame.path
     inputs, outputs = call.interface()
     body = call.nodes()
+    outside = run_outside(call)
     for node in body:
-        if node.op == "call_module" and not _under(str(node.target), path):
+        if node.op == "call_module" and not _under(str(node.target), path) and node not in outside:
             return f"it calls module {node.target!r}, which is not one of its submodules"
-    for item in call.items:
-        if isinstance(item, Call) and not _under(item.frame.path, path):
-            return f"it calls module {item.frame.path!r}, which is not one of its submodules"
+    if isinstance(shared := shared_names(call, module, modules), str):
+        return shared
     if len(outputs) > 1 and (why := _not_returned(call, body, inputs, outputs, modules)) is not None:
         return why
     if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs, missing):
@@ -751,6 +756,16 @@ def _sharing_graph(gm: fx.GraphModule, root: nn.Module) -> fx.GraphModule:
     return top
 
 
+def _share(shared: dict[str, dict[str, str]], holders: dict[str, nn.Module]) -> None:
+    """Give each module that runs modules held outside it those modules, as unregistered attributes (shared_modules.py)."""
+    for path, names in shared.items():
+        module = holders[path]
+        for outside, name in names.items():
+            object.__setattr__(module, name, holders[outside])
+        if isinstance(module, fx.GraphModule):
+            module.meta[SHARED_MODULES] = tuple((name, outside) for outside, name in names.items())
+
+
 def sequential_base(cls: type | str, module: nn.Module) -> str | None:
     """"Sequential" for a Sequential subclass with a forward of its own, its children numbered in order
     ("ModuleList" for a ModuleList subclass): its class subclasses that container too, so its forward
@@ -795,12 +810,13 @@ def _assemble(
     modules: dict[str, nn.Module],
     items: list[fx.Node | Call],
     calls: list[Call],
-    graphs: dict[str, fx.Graph],
+    bodies: tuple[dict[str, fx.Graph], dict[str, dict[str, str]]],
     kinds: dict[str, type | str],
     lists: dict[str, ListArgument],
     inputs: tuple[Packings, Orders],
     inline: tuple[InlineModule, ...],
 ) -> Structure:
+    graphs, shared = bodies
     sequential = {path for path, cls in kinds.items() if is_sequential(cls)}
     cut = {c.frame.path for c in calls}
     missing = cut - set(modules)
@@ -813,6 +829,8 @@ def _assemble(
         if path in built or path in sequential:
             continue
         built.add(path)
+        for outside, name in shared.get(path, {}).items():  # read as the holder's attribute while the module is made
+            object.__setattr__(holders[path], name, holders[outside])
         module = module_from(holders[path], graphs[path], class_name(call.frame.cls))
         module.meta[SOURCE_CLASS] = call.frame.cls
         if (indexed := sequential_base(call.frame.cls, module)) is not None:
@@ -822,6 +840,7 @@ def _assemble(
         parent, _, name = path.rpartition(".")
         holders[parent]._modules[name] = module
         holders[path] = module
+    _share(shared, holders)
     top = _root_module(gm, root, items, lists, inputs, graphs) if calls or lists else _sharing_graph(gm, root)
     top.meta = dict(getattr(gm, "meta", {}))
     if _numbered(top) and not _holds_sequential_names(top):  # a traced nn.Sequential: its class subclasses nn.Sequential, so its forward indexes its children (`self[0](input)`)

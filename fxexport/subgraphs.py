@@ -21,7 +21,7 @@ from torch.fx.immutable_collections import immutable_dict
 from .annotations import own_stack_trace, recovered, root_traced, runs_forward_of, source_statement
 from .calls import MISORDERED, SOURCE_ITEMS, Call, dynamo_graph, stack_frames
 from .guards import is_guards_module
-from .module_paths import submodule
+from .module_paths import CALLED_PATH, submodule
 from .names import BUILTIN_NAMES, is_plain_identifier, unique_identifier, without_number
 from .pytree_io import SEQUENCES
 from .scopes import SCOPES, Scope, after, call_site_scopes
@@ -304,8 +304,9 @@ def _holds(path: str, inner: str) -> bool:
 class Builder:
     """Copies nodes into a new graph whose module paths are relative to `prefix`."""
 
-    def __init__(self, prefix: str, cls: type | str | None = None, lists: Mapping[str, ListArgument] | None = None) -> None:
+    def __init__(self, prefix: str, cls: type | str | None = None, lists: Mapping[str, ListArgument] | None = None, shared: Mapping[str, str] | None = None) -> None:
         self.prefix = prefix
+        self.shared = shared or {}  # path of a module held outside this one -> the attribute this one runs it as
         self.cls = cls
         self.applied: tuple[Scope, ...] = ()  # the `with` blocks the caller writes around this module's call
         self.lists = lists or {}  # by frame key: calls whose method takes their inputs as one list
@@ -325,9 +326,10 @@ class Builder:
         return own_stack_trace(trace, self.cls, self.callers)
 
     @classmethod
-    def for_call(cls, call: Call, lists: Mapping[str, ListArgument] | None = None) -> Builder:
-        """The graph of one call's body: its inputs are placeholders (or one list), its outputs returned."""
-        builder = cls(call.frame.path, call.frame.cls, lists)
+    def for_call(cls, call: Call, lists: Mapping[str, ListArgument] | None = None, shared: Mapping[str, str] | None = None) -> Builder:
+        """The graph of one call's body: its inputs are placeholders (or one list), its outputs returned;
+        `shared`: the attribute it runs each module held outside it as (shared_modules.py)."""
+        builder = cls(call.frame.path, call.frame.cls, lists, shared)
         builder.applied = call_site_scopes(call.nodes(), call.frame.path)
         inputs, outputs = call.interface()
         taken: set[str] = set()
@@ -358,7 +360,9 @@ class Builder:
         return builder
 
     def relative(self, target: str) -> str:
-        """A module path relative to the module whose graph this is."""
+        """A module path relative to the module whose graph this is (a module held outside it: its attribute)."""
+        if target in self.shared:
+            return self.shared[target]
         return target[len(self.prefix) + 1 :] if self.prefix else target
 
     def value(self, old: fx.Node) -> fx.Node:
@@ -388,6 +392,8 @@ class Builder:
         name = node.name if keep_names else None if node.op in ("call_module", "get_attr") else without_number(node.name)  # numbered afresh in a method of its own
         new = self.graph.create_node(node.op, target, args, kwargs, name=name, type_expr=node.type)
         new.meta = dict(node.meta)
+        if node.op == "call_module" and str(node.target) in self.shared:
+            new.meta[CALLED_PATH] = str(node.target)
         if SCOPES in new.meta:  # the blocks written around this module's call are its caller's
             new.meta[SCOPES] = after(new.meta[SCOPES], self.applied)
         if "stack_trace" in new.meta:
@@ -411,6 +417,8 @@ class Builder:
         packed = self.lists.get(call.frame.key)
         args: tuple[object, ...] = values if packed is None else ([*values] if isinstance(packed.container, list) else values,)
         node = self.graph.call_module(self.relative(call.frame.path), cast("tuple[Any, ...]", args))
+        if call.frame.path in self.shared:
+            node.meta[CALLED_PATH] = call.frame.path
         if call.misordered:
             node.meta[MISORDERED] = True
         if call.source_items is not None:
@@ -458,9 +466,9 @@ def holder_copy(module: nn.Module) -> nn.Module:
 def held_values(module: nn.Module) -> dict[str, object]:
     """The values a module holds as plain attributes: tensors and packed weights (packed_objects.py), and for
     a GraphModule the other constants its graph reads (torch.export's `function_const_func_spec0`, the
-    TreeSpec of a vmap over indexing, as transformers 4's causal masks run), which a copy running that graph
-    needs too."""
-    read = {str(n.target) for n in module.graph.find_nodes(op="get_attr")} if isinstance(module, fx.GraphModule) else set()
+    TreeSpec of a vmap over indexing, as transformers 4's causal masks run) and the modules held elsewhere
+    it calls (shared_modules.py), which a copy running that graph needs too."""
+    read = {str(n.target) for op in ("get_attr", "call_module") for n in module.graph.find_nodes(op=op)} if isinstance(module, fx.GraphModule) else set()
     return {key: value for key, value in vars(module).items() if isinstance(value, (torch.Tensor, torch.ScriptObject)) or key in read}
 
 

@@ -138,6 +138,8 @@ CASES = [
     Case("packed_parameters", traced(models.PassedPairs), _randns((2, 8), (2, 8))),
     # timm's pit: a stage unpacking its tuple into its own name (`x, cls_tokens = x`), stages passing it on
     Case("packed_stages", traced(models.TokenStages), _randn(2, 3, 8, 8)),
+    # timm's CoaT: blocks run modules their model holds (and hands them), which the GraphModule holds there only
+    Case("shared_modules", traced(models.SharedModuleStages), _randn(2, 5, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

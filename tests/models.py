@@ -6967,3 +6967,99 @@ class PlainMaskStages(nn.Module):
 
     def forward(self, x):
         return self.stages[1](self.stages[0](x).relu())
+
+
+class SharedPosConv(nn.Module):
+    """coat's ConvPosEnc: a depthwise convolution, added back to its input."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Conv1d(dim, dim, 3, padding=1, groups=dim)
+
+    def forward(self, x):
+        return self.proj(x.transpose(1, 2)).transpose(1, 2) + x
+
+
+class SharedRelPos(nn.Module):
+    """coat's ConvRelPosEnc: convolutions over a list, run for the attention that holds it."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.conv_list = nn.ModuleList([nn.Conv1d(dim // 2, dim // 2, 3, padding=1), nn.Conv1d(dim // 2, dim // 2, 5, padding=2)])
+
+    def forward(self, q, v):
+        v = v.transpose(1, 2)
+        half = v.shape[1] // 2
+        out = torch.cat([self.conv_list[0](v[:, :half]), self.conv_list[1](v[:, half:])], dim=1)
+        return q * out.transpose(1, 2)
+
+
+class SharingAttention(nn.Module):
+    def __init__(self, dim: int, shared_rel: nn.Module) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.rel = shared_rel
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        return self.proj(attn @ v + self.rel(q, v))
+
+
+class SharingBlock(nn.Module):
+    """coat's SerialBlock: runs a position module its model holds and shares with its other blocks."""
+
+    def __init__(self, dim: int, shared_pos: nn.Module, shared_rel: nn.Module) -> None:
+        super().__init__()
+        self.pos = shared_pos
+        self.norm = nn.LayerNorm(dim)
+        self.attn = SharingAttention(dim, shared_rel)
+
+    def forward(self, x):
+        x = self.pos(x)
+        return x + self.attn(self.norm(x))
+
+
+class SharedModuleStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos1 = SharedPosConv(4)
+        self.pos2 = SharedPosConv(8)
+        self.rel1 = SharedRelPos(4)
+        self.rel2 = SharedRelPos(8)
+        self.blocks1 = nn.ModuleList([SharingBlock(4, self.pos1, self.rel1) for _ in range(2)])
+        self.up = nn.Linear(4, 8)
+        self.blocks2 = nn.ModuleList([SharingBlock(8, self.pos2, self.rel2) for _ in range(2)])
+
+    def forward(self, x):
+        for block in self.blocks1:
+            x = block(x)
+        x = self.up(x)
+        for block in self.blocks2:
+            x = block(x)
+        return x
+
+
+class OwnPosBlock(nn.Module):
+    """A block holding a child named as the module it runs and its model holds (`pos1`) would be run as."""
+
+    def __init__(self, shared_pos: nn.Module) -> None:
+        super().__init__()
+        self.shared = shared_pos
+        self.pos = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.pos(self.shared(x))
+
+
+class OwnPosStages(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos1 = SharedPosConv(4)
+        self.blocks = nn.ModuleList([OwnPosBlock(self.pos1) for _ in range(2)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x

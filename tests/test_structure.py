@@ -254,6 +254,8 @@ def _model(cls: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
     return build
 
 
+HELD_ELSEWHERE = {"object.__setattr__(self.blocks1[0], \"pos\", self.pos1)": 1, "object.__setattr__(self.blocks2[1].attn, \"rel\", self.rel2)": 1,
+                  "object.__setattr__(": 8, "x = self.pos(x)": 1, "self.rel(q, v)": 1, "for layer in self.blocks1:": 1, "getattr(": 0}
 RESNET = {"getattr(": 0, "x = self.layer1(x)": 1, "x = self.stem(x)": 1, "if self.downsample is not None:": 1,
           "def __init__(self, in_channels, out_channels, stride=1) -> None:": 1,
           "if stride != 1:": 1, "self.downsample = nn.Sequential(nn.Conv2d(in_channels, out_channels, 1, stride=stride,": 1,
@@ -1204,6 +1206,18 @@ SHAPES = [
           frozenset({"Branches"}), counts=SKIPPED),
     # ... but children keyed by numbers far apart (a ModuleDict's "224" and "384") are no list with 383 entries left out
     Shape("children_numbered_far_apart", _model(models.ResolutionHeads), _rows, _trace, frozenset(), counts={"nn.Identity()": 0, "nn.ModuleList": 0}),
+    # blocks run modules their model holds and hands them (timm's CoaT): symbolic_trace records the calls, and its
+    # GraphModule holds the modules, under the model's names only; each block runs them as attributes of its own
+    Shape("modules_held_elsewhere", _model(models.SharedModuleStages), lambda: (torch.randn(2, 5, 4),), _trace,
+          frozenset({"SharingBlock", "SharingAttention", "SharedPosConv", "SharedRelPos"}), counts=HELD_ELSEWHERE),
+    # torch.export holds them at each place, as the model does: the blocks hold them as children
+    Shape("modules_held_elsewhere_export", _model(models.SharedModuleStages), lambda: (torch.randn(2, 5, 4),), _export,
+          frozenset({"SharingBlock", "SharingAttention", "SharedPosConv", "SharedRelPos"}), counts={"object.__setattr__": 0, "x = self.pos(x)": 1},
+          inline={p: "recorded no call" for p in ("pos1.proj", "pos2.proj", *(f"rel{i}.conv_list.{j}" for i in (1, 2) for j in (0, 1)))}),
+    # ... where a block holds a child under the name it would run such a module as, it stays inline
+    Shape("module_held_elsewhere_by_a_taken_name", _model(models.OwnPosStages), lambda: (torch.randn(2, 5, 4),), _trace,
+          frozenset({"SharedPosConv"}), inline={f"blocks.{i}": "has no free attribute to run it as" for i in range(2)},
+          counts={"object.__setattr__": 0}),
 ]  # fmt: skip
 
 
@@ -1290,6 +1304,17 @@ def test_a_shared_module_is_one_instance_called_twice(exported: dict[str, Export
     item = exported["escapes_trace"]
     assert re.search(r"^ +self\.twice = Leaf\(\)$", item.text, re.MULTILINE)
     assert type(item.model.twice).__name__ == "Leaf" and type(item.model.blocks).__name__ == "ModuleList"
+
+
+def test_modules_held_elsewhere_are_run_not_held(exported: dict[str, Exported]) -> None:
+    item = exported["modules_held_elsewhere"]
+    block = item.model.blocks2[1]
+    assert block.pos is item.model.pos2 and block.attn.rel is item.model.rel2
+    assert "pos" not in dict(block.named_children()) and "rel" not in dict(block.attn.named_children())
+    assert list(item.model.state_dict()) == list(item.gm.state_dict())
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        assert torch.equal(block(x), item.source.blocks2[1](x))
 
 
 @pytest.mark.parametrize("option", [{"structure": "flat"}])

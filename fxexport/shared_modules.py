@@ -1,0 +1,87 @@
+"""Modules a module runs that its model holds elsewhere: CoaT's blocks run the encoder the model holds as `cpe1`.
+
+timm's CoaT builds one position encoder per stage, holds it as `self.cpe1` and hands it to each block of
+the stage, which holds it too (`self.cpe = shared_cpe`) and runs it. symbolic_trace records the call
+under the first path the model holds the module at (`cpe1`), and its GraphModule holds the module there
+only, so its state_dict lists those tensors once. The block's call is still cut out as a method: it runs
+the module under a name of its own (`self.cpe(x, size)`), an attribute the model's `__init__` sets on
+each block without registering a child, so that `state_dict()`, `named_modules()` and a re-trace find the
+module where the GraphModule holds it:
+
+    object.__setattr__(self.serial_blocks1[0], "cpe", self.cpe1)
+
+The attribute is named after the module's last name without its number (`cpe` for `cpe1` and `cpe2`),
+so that the blocks of every stage share one class.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from torch import fx, nn
+
+from .calls import Call
+from .module_paths import within
+
+SHARED_MODULES = "fxexport_shared_modules"  # meta of a cut-out module: ((attribute, path of the module it runs), ...)
+
+
+def outside_paths(call: Call) -> list[str]:
+    """The modules the call runs itself (a nested call, or a layer) that its own module does not hold, first run first."""
+    found: dict[str, None] = {}
+    for item in call.items:
+        path = item.frame.path if isinstance(item, Call) else str(item.target) if item.op == "call_module" else None
+        if path is not None and not within(path, call.frame.path):
+            found[path] = None
+    return list(found)
+
+
+def run_outside(call: Call) -> set[fx.Node]:
+    """The nodes of the call's body that ran inside calls of modules its own module does not hold, at any depth
+    (those calls are cut out, or not, on their own), and its own calls of layers held outside it."""
+    nodes: set[fx.Node] = set()
+
+    def visit(items: list[fx.Node | Call]) -> None:
+        for item in items:
+            if isinstance(item, Call):
+                if within(item.frame.path, call.frame.path):
+                    visit(item.items)
+                else:
+                    nodes.update(item.nodes())
+            elif item.op == "call_module" and not within(str(item.target), call.frame.path):
+                nodes.add(item)
+
+    visit(call.items)
+    return nodes
+
+
+def shared_names(call: Call, module: nn.Module, modules: dict[str, nn.Module]) -> dict[str, str] | str:
+    """For each module the call runs that its own module does not hold (`outside_paths`), the attribute its
+    method runs it as; or why there is none."""
+    paths = outside_paths(call)
+    for path in paths:
+        if path not in modules:
+            return f"it calls module {path!r}, which is not one of its submodules"
+        if within(call.frame.path, path):
+            return f"it calls module {path!r}, which holds it"
+    names = {path: _attribute(path, numbered=False) for path in paths}
+    if len(set(names.values())) < len(names):
+        names = {path: _attribute(path, numbered=True) for path in paths}
+    for path, name in names.items():
+        if not _free(name, module) or list(names.values()).count(name) > 1:
+            return f"it calls module {path!r}, held outside it, and has no free attribute to run it as"
+    return names
+
+
+def _attribute(path: str, numbered: bool) -> str:
+    """`cpe` for `cpe1` (`cpe1` when `numbered`): the module's last name, its number dropped."""
+    last = path.rpartition(".")[2]
+    return last if numbered else re.sub(r"(?<=[A-Za-z_])[0-9]+$", "", last)
+
+
+def _free(name: str, module: nn.Module) -> bool:
+    """True when `name` can be set on the module and read back as an attribute of its own."""
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("__"):
+        return False
+    return not hasattr(module, name) and not hasattr(fx.GraphModule, name)
