@@ -33,6 +33,8 @@ from torch import fx, nn
 from torch.fx.immutable_collections import immutable_list
 
 from .access import DICT_BASE, SEQUENTIAL_BASE, module_access
+from .annotations import source_class_name
+from .calls import SOURCE_CLASS
 from .guards import is_guards_module
 
 MIN_ACCUMULATED = 2  # layers an accumulation loop replaces
@@ -116,9 +118,13 @@ def _chain(gm: fx.GraphModule, nodes: list[fx.Node], at: int) -> Chain | None:
 
 def _code(module: nn.Module, listed: bool = False) -> tuple[object, ...]:
     """Its class name and, for a generated one, its graph's nodes (what they run, on what); `listed`:
-    its class name alone (blocks of one class in a ModuleList, a variant's code of its own among them).
-    Only how the code reads depends on it: each block runs its own module either way."""
-    if listed or not isinstance(module, fx.GraphModule):
+    its source class's name alone (blocks of one class in a ModuleList, a variant's code of its own
+    among them: an export's `Block_1` is its source's `Block` too, so the export of a re-trace loops
+    where the export did). Only how the code reads depends on it: each block runs its own module either way."""
+    if listed:
+        source = module.meta.get(SOURCE_CLASS) if isinstance(module, fx.GraphModule) else None
+        return (type(module).__name__ if source is None else source_class_name(source),)
+    if not isinstance(module, fx.GraphModule):
         return (type(module).__name__,)
     return type(module).__name__, *((n.op, str(n.target), str(n.args), str(n.kwargs)) for n in module.graph.nodes)
 

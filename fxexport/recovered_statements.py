@@ -43,7 +43,8 @@ from torch import fx, nn
 
 from . import source_blocks
 from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
-from .module_paths import joined, relative
+from .module_paths import joined, relative, within
+from .shared_modules import attribute_name
 from .source_names import called_name, forward_code, forward_source
 
 Key = tuple[str, ...]
@@ -271,7 +272,8 @@ def _child_key(target: str, path: str, reached: frozenset[str], node: fx.Node) -
     (`self.blocks[0](x)`, `for block in self.blocks`), or a call inside a method of it (`self.rel_pos.get_bias()`,
     not the `self.rel_pos(attn)` of another arm)."""
     if path and not target.startswith(path + "."):
-        return None
+        outside = _outside_callee(path, node)
+        return None if outside is None or not within(target, outside) else ("module", attribute_name(outside))
     rest = relative(target, path)
     if not rest:
         return None
@@ -282,6 +284,14 @@ def _child_key(target: str, path: str, reached: frozenset[str], node: fx.Node) -
     child = joined(path, parts[0])
     called = len(parts) == 1 or any(p == child for p, _ in (node.meta.get("nn_module_stack") or {}).values())
     return ("module" if called else "item", parts[0])
+
+
+def _outside_callee(path: str, node: fx.Node) -> str | None:
+    """The module held outside the one at `path` whose call, made by that module itself, the node ran in (a
+    module its model hands to it, shared_modules.py), or None."""
+    paths = [p for p, _ in (node.meta.get("nn_module_stack") or {}).values()]
+    callee = next((paths[i + 1] for i, p in enumerate(paths[:-1]) if p == path), None)
+    return callee if callee is not None and not within(callee, path) else None
 
 
 @functools.lru_cache(maxsize=1024)

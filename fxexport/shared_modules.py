@@ -65,16 +65,16 @@ def shared_names(call: Call, module: nn.Module, modules: dict[str, nn.Module]) -
             return f"it calls module {path!r}, which is not one of its submodules"
         if within(call.frame.path, path):
             return f"it calls module {path!r}, which holds it"
-    names = {path: _attribute(path, numbered=False) for path in paths}
+    names = {path: attribute_name(path) for path in paths}
     if len(set(names.values())) < len(names):
-        names = {path: _attribute(path, numbered=True) for path in paths}
+        names = {path: attribute_name(path, numbered=True) for path in paths}
     for path, name in names.items():
         if not _free(name, module) or list(names.values()).count(name) > 1:
             return f"it calls module {path!r}, held outside it, and has no free attribute to run it as"
     return names
 
 
-def _attribute(path: str, numbered: bool) -> str:
+def attribute_name(path: str, numbered: bool = False) -> str:
     """`cpe` for `cpe1` (`cpe1` when `numbered`): the module's last name, its number dropped."""
     last = path.rpartition(".")[2]
     return last if numbered else re.sub(r"(?<=[A-Za-z_])[0-9]+$", "", last)
@@ -82,6 +82,6 @@ def _attribute(path: str, numbered: bool) -> str:
 
 def _free(name: str, module: nn.Module) -> bool:
     """True when `name` can be set on the module and read back as an attribute of its own."""
-    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("__"):
+    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name) or name.startswith("__"):
         return False
     return not hasattr(module, name) and not hasattr(fx.GraphModule, name)

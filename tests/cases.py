@@ -140,6 +140,8 @@ CASES = [
     Case("packed_stages", traced(models.TokenStages), _randn(2, 3, 8, 8)),
     # timm's CoaT: blocks run modules their model holds (and hands them), which the GraphModule holds there only
     Case("shared_modules", traced(models.SharedModuleStages), _randn(2, 5, 4)),
+    # ... held by the first of the blocks running it: two variants of one class in a loop, again in a re-export
+    Case("module_held_by_a_sibling", traced(models.SiblingHeldPos), _randn(2, 5, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

@@ -7063,3 +7063,51 @@ class OwnPosStages(nn.Module):
         for block in self.blocks:
             x = block(x)
         return x
+
+
+class PosBlock(nn.Module):
+    def __init__(self, pos: nn.Module) -> None:
+        super().__init__()
+        self.pos = pos
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(self.pos(x)) + x
+
+
+class SiblingHeldPos(nn.Module):
+    """Blocks running a module the first of them holds: the GraphModule holds it there only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        first = PosBlock(SharedPosConv(4))
+        self.blocks = nn.ModuleList([first, PosBlock(first.pos), PosBlock(first.pos)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class ShareRunner(nn.Module):
+    def __init__(self, shared: nn.Module) -> None:
+        super().__init__()
+        self.shared = shared
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(self.shared(x))
+
+
+class NamedShared(nn.Module):
+    """Blocks running a module the model holds under `name`, however hostile."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.add_module(name, SharedPosConv(4))
+        self.blocks = nn.ModuleList([ShareRunner(self._modules[name]) for _ in range(2)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
