@@ -43,7 +43,7 @@ from .layers import restore_layers
 from .libclasses import can_copy, copied_class, setting_lines
 from .lifted_names import local_lifted_names
 from .literals import literal
-from .module_paths import submodule
+from .module_paths import relative, submodule, within
 from .names import BUILTIN_NAMES, Namespace, camel_case, code_of, is_plain_identifier, quote, sanitize, variant_names
 from .none_arms import none_arms_joined
 from .oplibs import forget_libraries
@@ -110,7 +110,10 @@ def _traced_train(nn_name: str) -> tuple[str, ...]:
     return (*head, f"    if module is not self and (type(module).__module__ == __name__ or type(module) in ({holders})):", "        module.training = True")
 
 
-_SHARED_COMMENT = "modules held here that others run: their attributes, not children, so state_dict() lists each once"
+_SHARED_COMMENT = (
+    "modules held here that others run: their attributes, not children, so state_dict() lists each once;",
+    "a module put in place of one of them (quantization, adapters) must be set on those attributes too",
+)
 
 
 def _every_path(module: nn.Module, path: tuple[str, ...] = (), above: frozenset[int] = frozenset()) -> Iterator[tuple[tuple[str, ...], nn.Module]]:
@@ -152,6 +155,10 @@ class _Collector:
         self.unrolled_singles = unrolled_singles  # module paths whose container of one child is not run as a loop
         self.loop_containers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # module path -> containers looped over once, over more
         self.root = root
+        # modules run as other modules' attributes (shared_modules.py): called, though no graph of their holders calls them
+        self.run_elsewhere = frozenset(
+            outside for _, module in _every_path(root) if isinstance(module, fx.GraphModule) for _, outside in module.meta.get(SHARED_MODULES, ())
+        )
         self.recorded = producer(root) == "torch.export"  # its recorded values hold: it checks its inputs
         self.namespace = Namespace(BUILTIN_NAMES | RESERVED | {class_name})
         # names an earlier export gave variant classes (`Block_1`): kept for those classes, which come first
@@ -228,7 +235,9 @@ class _Collector:
         rolls = rolled_graph.rolls.values()
         self.loop_containers[".".join(path)] = (frozenset(r.children for r in rolls if r.single), frozenset(r.children for r in rolls if not r.single))
         register_globals(rolled_graph.graph, self.imports, rolled_graph.rolls)
-        called = _run_by_calls(gm, [str(n.target) for n in gm.graph.find_nodes(op="call_module")])
+        here = ".".join(path)
+        elsewhere = [relative(outside, here) for outside in self.run_elsewhere if outside != here and within(outside, here)]
+        called = _run_by_calls(gm, [*(str(n.target) for n in gm.graph.find_nodes(op="call_module")), *elsewhere])
         draft = _ClassDraft(gm, path, called=called)
         self.build_children(draft, gm, path)
         self.declare_tensors(draft, gm, path)
@@ -624,7 +633,7 @@ class _Collector:
                 held = self.root_access(tuple(outside.split(".")))
                 lines.append(f"object.__setattr__({self.root_access(path)}, {quote(name)}, {held})")
         if lines:
-            self.fixups += [f"# {_SHARED_COMMENT}", *lines]
+            self.fixups += [*(f"# {line}" for line in _SHARED_COMMENT), *lines]
 
     def training_fixups(self) -> None:
         """Training flags as the source has them: `self.eval()` when most modules are in eval mode,

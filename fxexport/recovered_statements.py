@@ -44,7 +44,7 @@ from torch import fx, nn
 from . import source_blocks
 from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
 from .module_paths import joined, relative, within
-from .shared_modules import attribute_name
+from .shared_modules import attribute_name, outside_paths
 from .source_names import called_name, forward_code, forward_source
 
 Key = tuple[str, ...]
@@ -116,7 +116,8 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], l
     forward it ran in, where one is found."""
     module = modules.get(call.frame.path)
     children = _children(module, call.frame.cls) if module is not None else frozenset()
-    children |= {relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call)}  # held nothing: not in gm
+    children |= {relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call) and within(item.frame.path, call.frame.path)}  # held nothing: not in gm
+    children |= {attribute_name(outside) for outside in outside_paths(call)}  # held by another module, run as an attribute (shared_modules.py)
     forward = _forward(call.frame.cls, children, _traced(call.frame.path, children, leaves))
     matcher = Matcher(forward.units) if forward is not None else None
     returned = {n for item in call.items if isinstance(item, Call) for n in item.interface()[1]}  # what nested calls return

@@ -69,8 +69,10 @@ def shared_names(call: Call, module: nn.Module, modules: dict[str, nn.Module]) -
     if len(set(names.values())) < len(names):
         names = {path: attribute_name(path, numbered=True) for path in paths}
     for path, name in names.items():
-        if not _free(name, module) or list(names.values()).count(name) > 1:
-            return f"it calls module {path!r}, held outside it, and has no free attribute to run it as"
+        if not _attribute_like(name):
+            return f"it calls module {path!r}, held outside it, and {name!r} is no name to run it as"
+        if _taken(name, module) or list(names.values()).count(name) > 1:
+            return f"it calls module {path!r}, held outside it, and has no free attribute to run it as ({name!r} is taken)"
     return names
 
 
@@ -80,8 +82,14 @@ def attribute_name(path: str, numbered: bool = False) -> str:
     return last if numbered else re.sub(r"(?<=[A-Za-z_])[0-9]+$", "", last)
 
 
-def _free(name: str, module: nn.Module) -> bool:
-    """True when `name` can be set on the module and read back as an attribute of its own."""
-    if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name) or name.startswith("__"):
-        return False
-    return not hasattr(module, name) and not hasattr(fx.GraphModule, name)
+def _attribute_like(name: str) -> bool:
+    """True for a plain ASCII identifier, not a keyword or a dunder."""
+    return name.isascii() and name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__")
+
+
+def _taken(name: str, module: nn.Module) -> bool:
+    """True when the module, or a GraphModule made of it (fx's `meta`, `graph`, ...), has `name` already."""
+    return hasattr(module, name) or name in _GRAPH_MODULE_NAMES
+
+
+_GRAPH_MODULE_NAMES = frozenset(dir(fx.GraphModule(nn.Module(), fx.Graph())))

@@ -37,6 +37,8 @@ CASES = [
     Case("pös1", None),  # not ASCII
     Case("forward1", None),  # nn.Module's own
     Case("fc1", None),  # the block's child
+    Case("meta1", None),  # a GraphModule's own attribute (fx sets `meta` on each)
+    Case("graph1", None),
     Case("sp ace1", None),
     Case("1", None),
     Case("a'b1", None),

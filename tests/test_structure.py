@@ -54,6 +54,16 @@ def _trace_sequential_leaves(model: nn.Module, args: tuple[Any, ...]) -> fx.Grap
     return fx.GraphModule(model, Tracer().trace(model))
 
 
+def _trace_pos_leaves(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
+    """symbolic_trace keeping the position modules the blocks run leaves, as a user's tracer may."""
+
+    class Tracer(fx.Tracer):
+        def is_leaf_module(self, m: nn.Module, name: str) -> bool:
+            return isinstance(m, models.SharedPosConv) or super().is_leaf_module(m, name)
+
+    return fx.GraphModule(model, Tracer().trace(model))
+
+
 def _export_strict(model: nn.Module, args: tuple[Any, ...]) -> fx.GraphModule:
     """torch.export by dynamo, which records the frames of the functions a forward calls too."""
     return torch.export.export(model, args, strict=True).module()
@@ -1214,6 +1224,10 @@ SHAPES = [
     Shape("modules_held_elsewhere_export", _model(models.SharedModuleStages), lambda: (torch.randn(2, 5, 4),), _export,
           frozenset({"SharingBlock", "SharingAttention", "SharedPosConv", "SharedRelPos"}), counts={"object.__setattr__": 0, "x = self.pos(x)": 1},
           inline={p: "recorded no call" for p in ("pos1.proj", "pos2.proj", *(f"rel{i}.conv_list.{j}" for i in (1, 2) for j in (0, 1)))}),
+    # ... also where the tracer keeps the module a leaf: no graph of its holder calls it, it is still built as its class
+    Shape("modules_held_elsewhere_as_leaves", _model(models.SharedModuleStages), lambda: (torch.randn(2, 5, 4),), _trace_pos_leaves,
+          frozenset({"SharingBlock", "SharingAttention", "SharedPosConv", "SharedRelPos"}),
+          counts={"self.pos1 = SharedPosConv(4)": 1, "self.pos2 = SharedPosConv(8)": 1, "x = self.pos(x)": 1, "object.__setattr__(": 8}),
     # ... where a block holds a child under the name it would run such a module as, it stays inline
     Shape("module_held_elsewhere_by_a_taken_name", _model(models.OwnPosStages), lambda: (torch.randn(2, 5, 4),), _trace,
           frozenset({"SharedPosConv"}), inline={f"blocks.{i}": "has no free attribute to run it as" for i in range(2)},

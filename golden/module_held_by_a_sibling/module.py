@@ -57,7 +57,8 @@ class FxModule(nn.Module):
         super().__init__()
         with torch.device("meta"), skip_init():
             self.blocks = nn.ModuleList([PosBlock(), PosBlock_1(), PosBlock_1()])
-        # modules held here that others run: their attributes, not children, so state_dict() lists each once
+        # modules held here that others run: their attributes, not children, so state_dict() lists each once;
+        # a module put in place of one of them (quantization, adapters) must be set on those attributes too
         object.__setattr__(self.blocks[1], "pos", self.blocks[0].pos)
         object.__setattr__(self.blocks[2], "pos", self.blocks[0].pos)
         self.training = False

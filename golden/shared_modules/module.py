@@ -90,7 +90,8 @@ class FxModule(nn.Module):
             self.pos2 = SharedPosConv(8)
             self.blocks2 = nn.ModuleList([SharingBlock(8, 24), SharingBlock(8, 24)])
             self.rel2 = SharedRelPos(4)
-        # modules held here that others run: their attributes, not children, so state_dict() lists each once
+        # modules held here that others run: their attributes, not children, so state_dict() lists each once;
+        # a module put in place of one of them (quantization, adapters) must be set on those attributes too
         object.__setattr__(self.blocks1[0], "pos", self.pos1)
         object.__setattr__(self.blocks1[0].attn, "rel", self.rel1)
         object.__setattr__(self.blocks1[1], "pos", self.pos1)
