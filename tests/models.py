@@ -7041,30 +7041,6 @@ class SharedModuleStages(nn.Module):
         return x
 
 
-class OwnPosBlock(nn.Module):
-    """A block holding a child named as the module it runs and its model holds (`pos1`) would be run as."""
-
-    def __init__(self, shared_pos: nn.Module) -> None:
-        super().__init__()
-        self.shared = shared_pos
-        self.pos = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.pos(self.shared(x))
-
-
-class OwnPosStages(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.pos1 = SharedPosConv(4)
-        self.blocks = nn.ModuleList([OwnPosBlock(self.pos1) for _ in range(2)])
-
-    def forward(self, x):
-        for block in self.blocks:
-            x = block(x)
-        return x
-
-
 class PosBlock(nn.Module):
     def __init__(self, pos: nn.Module) -> None:
         super().__init__()

@@ -1229,7 +1229,7 @@ SHAPES = [
           frozenset({"SharingBlock", "SharingAttention", "SharedPosConv", "SharedRelPos"}),
           counts={"self.pos1 = SharedPosConv(4)": 1, "self.pos2 = SharedPosConv(8)": 1, "x = self.pos(x)": 1, "object.__setattr__(": 8}),
     # ... where a block holds a child under the name it would run such a module as, it stays inline
-    Shape("module_held_elsewhere_by_a_taken_name", _model(models.OwnPosStages), lambda: (torch.randn(2, 5, 4),), _trace,
+    Shape("module_held_elsewhere_by_a_taken_name", _model(lambda: models.NamedShared("fc1")), lambda: (torch.randn(2, 5, 4),), _trace,
           frozenset({"SharedPosConv"}), inline={f"blocks.{i}": "has no free attribute to run it as" for i in range(2)},
           counts={"object.__setattr__": 0}),
 ]  # fmt: skip

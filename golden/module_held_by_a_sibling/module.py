@@ -31,7 +31,7 @@ class SharedPosConv(nn.Module):  # tests/models.py:6972 SharedPosConv
         return self.proj(x.transpose(1, 2)).transpose(1, 2) + x
 
 
-class PosBlock(nn.Module):  # tests/models.py:7068 PosBlock
+class PosBlock(nn.Module):  # tests/models.py:7044 PosBlock
     def __init__(self) -> None:
         super().__init__()
         self.pos = SharedPosConv()
@@ -41,7 +41,7 @@ class PosBlock(nn.Module):  # tests/models.py:7068 PosBlock
         return self.fc(self.pos(x)) + x
 
 
-class PosBlock_1(nn.Module):  # tests/models.py:7068 PosBlock
+class PosBlock_1(nn.Module):  # tests/models.py:7044 PosBlock
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(4, 4)
