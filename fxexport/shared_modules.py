@@ -16,6 +16,7 @@ so that the blocks of every stage share one class.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 
@@ -35,25 +36,6 @@ def outside_paths(call: Call) -> list[str]:
         if path is not None and not within(path, call.frame.path):
             found[path] = None
     return list(found)
-
-
-def run_outside(call: Call) -> set[fx.Node]:
-    """The nodes of the call's body that ran inside calls of modules its own module does not hold, at any depth
-    (those calls are cut out, or not, on their own), and its own calls of layers held outside it."""
-    nodes: set[fx.Node] = set()
-
-    def visit(items: list[fx.Node | Call]) -> None:
-        for item in items:
-            if isinstance(item, Call):
-                if within(item.frame.path, call.frame.path):
-                    visit(item.items)
-                else:
-                    nodes.update(item.nodes())
-            elif item.op == "call_module" and not within(str(item.target), call.frame.path):
-                nodes.add(item)
-
-    visit(call.items)
-    return nodes
 
 
 def shared_names(call: Call, module: nn.Module, modules: dict[str, nn.Module]) -> dict[str, str] | str:
@@ -89,7 +71,10 @@ def _attribute_like(name: str) -> bool:
 
 def _taken(name: str, module: nn.Module) -> bool:
     """True when the module, or a GraphModule made of it (fx's `meta`, `graph`, ...), has `name` already."""
-    return hasattr(module, name) or name in _GRAPH_MODULE_NAMES
+    return hasattr(module, name) or name in _graph_module_names()
 
 
-_GRAPH_MODULE_NAMES = frozenset(dir(fx.GraphModule(nn.Module(), fx.Graph())))
+@functools.cache
+def _graph_module_names() -> frozenset[str]:
+    """Every name a GraphModule has, its class's and those fx sets on each (made once, when first asked)."""
+    return frozenset(dir(fx.GraphModule(nn.Module(), fx.Graph())))

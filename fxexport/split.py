@@ -47,7 +47,7 @@ from .packing import list_arguments
 from .rebuild import is_holder
 from .returned_values import returned_from, source_item
 from .scopes import blocks_of
-from .shared_modules import SHARED_MODULES, run_outside, shared_names
+from .shared_modules import SHARED_MODULES, shared_names
 from .source_names import (
     forward_reads,
     passed_argument,
@@ -441,10 +441,12 @@ def _problems(
             refuse(frame, "the module is not a plain holder of its own path")
         elif counts[frame.key] > 1:
             refuse(frame, "its body interleaves with code of its caller")
+        elif isinstance(names := shared_names(call, module, modules), str):
+            refuse(frame, names)
         elif (why := _cannot_cut(call, module, modules, missing)) is not None:
             refuse(frame, why)
         elif not is_sequential(frame.cls):
-            if names := cast("dict[str, str]", shared_names(call, module, modules)):
+            if names:
                 shared[path] = names
             graph = Builder.for_call(call, lists, names).graph
             graphs.setdefault(path, graph)
@@ -467,16 +469,10 @@ def _creatable(path: str, modules: dict[str, nn.Module]) -> nn.Module | None:
 
 
 def _cannot_cut(call: Call, module: nn.Module, modules: dict[str, nn.Module], missing: set[str]) -> str | None:
-    """Why this call cannot become a method of its module, or None."""
-    path = call.frame.path
+    """Why this call cannot become a method of its module, or None (one running modules held outside
+    it: shared_names, asked before)."""
     inputs, outputs = call.interface()
     body = call.nodes()
-    outside = run_outside(call)
-    for node in body:
-        if node.op == "call_module" and not _under(str(node.target), path) and node not in outside:
-            return f"it calls module {node.target!r}, which is not one of its submodules"
-    if isinstance(shared := shared_names(call, module, modules), str):
-        return shared
     if len(outputs) > 1 and (why := _not_returned(call, body, inputs, outputs, modules)) is not None:
         return why
     if is_sequential(call.frame.cls) and not _is_chain(call, module, inputs, outputs, missing):
