@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import keyword
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -497,14 +498,23 @@ class _Collector:
             return code
 
     def build_copied(self, owner: _ClassDraft, child: nn.Module, path: tuple[str, ...]) -> None:
-        """An instance of a copied library class, filled in like a container, then its settings."""
+        """An instance of a copied library class, given its layers and settings by keyword where each is one
+        expression (`Clamp(limit=0.5)`), else filled in like a container, then its settings."""
         target = _access(owner, path)
         cls = copied_class(type(child), self.imports)
         self.copied.add(path)
+        start = len(owner.init_lines)
         owner.init_lines.append(_assign_module(_access(owner, path[:-1]), path[-1], f"{cls}()"))
-        self.build_children(owner, child, path)
+        deferred: list[str] = []
+        calls = self.build_children(owner, child, path, deferred)
         self.declare_tensors(owner, child, path)
-        owner.init_lines.extend(setting_lines(child, target, self.imports))
+        settings = setting_lines(child, target, self.imports)
+        members = _members_given(calls, settings, target, len(child._modules))
+        if not deferred and members is not None and len(owner.init_lines) == start + 1 + len(calls or ()):
+            owner.init_lines[start:] = [_assign_module(_access(owner, path[:-1]), path[-1], f"{cls}({members})")]
+            return
+        owner.init_lines += deferred
+        owner.init_lines.extend(settings)
 
     def record_tensor(self, tensor: torch.Tensor, path: tuple[str, ...], kind: str, persistent: bool) -> bool:
         """Remember a tensor for the weights file; False (and a tie line) when it was seen before."""
@@ -722,6 +732,21 @@ def _container_code(kind: type, constructor: str, calls: list[tuple[str, str]], 
 
 def _no_name(_value: object) -> None:
     return None
+
+
+def _members_given(calls: list[tuple[str, str]] | None, settings: list[str], target: str, children: int) -> str | None:
+    """`qkv=nn.Linear(8, 24), ws=7`: a copied instance's layers (one constructor call each) and settings
+    (`target.name = value`) as keyword arguments; None where one is built otherwise or has no plain name."""
+    if calls is None or len(calls) != children or not all(is_plain_identifier(name) and not keyword.iskeyword(name) for name, _ in calls):
+        return None
+    given = [f"{name}={code}" for name, code in calls]
+    prefix = f"{target}."
+    for line in settings:
+        name, _, code = line.removeprefix(prefix).partition(" = ")
+        if not line.startswith(prefix) or not is_plain_identifier(name) or keyword.iskeyword(name) or not code:
+            return None
+        given.append(f"{name}={code}")
+    return ", ".join(given)
 
 
 def _access(owner: _ClassDraft, path: tuple[str, ...]) -> str:

@@ -35,7 +35,7 @@ from .code_slots import (
     variable_names,
     variable_tokens,
 )
-from .defaulted_inputs import Known, canonical, merged_already, one_input_apart, renumbered
+from .defaulted_inputs import Known, canonical, joined_passing_on, merged_already, one_input_apart, renumbered
 from .flags import SHORT_BRANCH, SLACK, code_lines
 from .ir import ClassIR
 from .names import unique_identifier
@@ -51,12 +51,14 @@ class _Parts:
     value: str
 
 
-def computed_inputs(level: list[ClassIR], known: Known) -> list[ClassIR]:
+def computed_inputs(level: list[ClassIR], known: Known, forwards: dict[str, tuple[str, ...]]) -> list[ClassIR]:
     """The level with the classes of each source class whose forwards differ by a last input the shorter
-    one computes instead, as one forward computing it when it is None."""
+    one computes instead, as one forward computing it when it is None; not where the shorter one only leaves
+    it out of a call of a child that defaults it to None and defaulted_inputs joins them as one call passing
+    it (`forwards`: the forward parameters of the classes generalized so far, by name)."""
     out = {c.name: c for c in level}
     for longer, shorter in one_input_apart(level, known):
-        if merged_already(out, longer + shorter):
+        if merged_already(out, longer + shorter) or joined_passing_on(longer, shorter, forwards):
             continue
         ending = _shared_ending(longer[0], shorter[0])
         if ending is None or not _reads_well(longer[0], shorter[0], ending):

@@ -172,6 +172,26 @@ def _branch(longer: list[ClassIR], shorter: list[ClassIR], forwards: dict[str, t
     return extra, forward
 
 
+def joined_passing_on(longer: list[ClassIR], shorter: list[ClassIR], forwards: dict[str, tuple[str, ...]]) -> bool:
+    """True when the shorter forwards are the longer ones but for leaving out the input they lack where the
+    longer ones pass it on to a child whose forward defaults it to None (timm twins' `self.attn(out)`
+    beside `self.attn(out, size)`), and _branch joins them so: one call passing it, no branch computing it."""
+    return _passes_on_left_out(longer[0], shorter[0], forwards) and _branch(longer, shorter, forwards) is not None
+
+
+def _passes_on_left_out(longer: ClassIR, shorter: ClassIR, forwards: dict[str, tuple[str, ...]]) -> bool:
+    names = parameter_names(longer.forward_params)
+    mine = inputs_renamed(longer, names)
+    for extra in _extra_positions(names, parameter_names(shorter.forward_params)):
+        theirs = inputs_renamed(shorter, names[:extra] + names[extra + 1 :])
+        if mine is None or theirs is None:
+            continue
+        given = _passed_on(theirs, mine, names[extra], _defaults(shorter, forwards))
+        if given != theirs and canonical(given, names) == canonical(mine, names) is not None:
+            return True
+    return False
+
+
 def _defaults(cls: ClassIR, forwards: dict[str, tuple[str, ...]]) -> dict[str, int]:
     """The children the class builds as generalized classes whose forward has a parameter defaulting to None:
     attribute -> how many inputs come before the first such."""

@@ -47,7 +47,16 @@ from .source_names import (
 )
 from .subgraphs import generic_input
 from .traced_messages import is_message
-from .unpacking import PACKED_ITEMS, UNUSED, is_shape, is_sliced_shape, sliced_shapes, unpackable
+from .unpacking import (
+    PACKED_ITEMS,
+    UNUSED,
+    is_shape,
+    is_sliced_shape,
+    is_spread,
+    sliced_shapes,
+    spelled_items,
+    unpackable,
+)
 from .views import storage_roots
 
 if TYPE_CHECKING:
@@ -214,9 +223,11 @@ class _Emitter:
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
         self.chain_variables: dict[fx.Node, str] = {}  # by a chain's last call: its loop's variable (`for stage in self.stages:`)
+        self.spread = spelled_items(self.graph)  # written `*size` or `size[0]` in the call reading them
         self.unpacked = {  # with shapes, each value a statement of its own (its comment), but a parameter's items
             result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items()
             if result not in in_loops and result not in self.held and (not shapes or PACKED_ITEMS in result.meta)
+            and not any(i in self.spread for i in items)
         }  # a loop variable's call: its children may return other lengths than the one the body was copied from
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.sliced = sliced_shapes(gm, self.unpacked, recorded)  # `B, N, C = x.shape[:3]`
@@ -226,6 +237,7 @@ class _Emitter:
             self.inlined = {k: v for k, v in planned.items() if k not in in_loops and v not in in_loops}
         for end, chain in self.chains.items():
             self.inlined.update({c: end for c in chain.calls[:-1]})  # written by the loop the last call's statement is
+        self.inlined.update(self.spread)
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         # statements recorded: values may take source names (an input's trace is its caller's statement, not one of here)
@@ -399,12 +411,23 @@ class _Emitter:
         return len(_NUMBER.sub(_NUMBER_WIDTH, text))
 
     def call_args(self, node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        parts = [self.code(a, node) for a in args]
+        parts = [self.spread_code(a) if self.spread_first(a) else self.code(a, node) for a in args if not self.spread_later(a)]
         odd = {k: v for k, v in kwargs.items() if not is_plain_identifier(k)}
         parts += [f"{k}={self.code(v, node)}" for k, v in kwargs.items() if k not in odd]
         if odd:
             parts.append(f"**{self.code(odd, node)}")
         return ", ".join(parts)
+
+    def spread_first(self, value: Any) -> bool:
+        """True for the first item of a spread parameter, written `*size`."""
+        return isinstance(value, fx.Node) and value in self.spread and is_spread(value) and bool(value.args[1] == 0)
+
+    def spread_later(self, value: Any) -> bool:
+        """True for an item of a spread parameter but its first: written by the first's `*size`."""
+        return isinstance(value, fx.Node) and value in self.spread and is_spread(value) and bool(value.args[1] != 0)
+
+    def spread_code(self, item: fx.Node) -> str:
+        return f"*{self.names[cast(fx.Node, item.args[0])]}"
 
     def expression(self, node: fx.Node) -> str:
         target, args, kwargs = node.target, node.args, dict(node.kwargs)

@@ -114,8 +114,9 @@ def generalize(
             names.update(dict.fromkeys(found.calls, found.merged.name))
         level, pending = optional_inputs(level, pending, params)
         level, pending = defaulted_inputs(level, pending, params)
-        level = computed_inputs(level, params)
-        level, pending = defaulted_inputs(level, pending, params, branching=True, forwards={c.name: c.forward_params for c in out})  # what neither form above joins
+        forwards = {c.name: c.forward_params for c in out}
+        level = computed_inputs(level, params, forwards)
+        level, pending = defaulted_inputs(level, pending, params, branching=True, forwards=forwards)  # what neither form above joins
         unpadded = in_place_children(across_codes(defaulted_children(identity_children(level), params), params), params)
         level, lacking = pad(unpadded, params, frozenset(c.name for c in out if c.is_sequential and not c.takes_children))
         before_padding = {c.name: c for c in unpadded}

@@ -3,10 +3,11 @@
 A called leaf module whose class comes from a library is first traced into a generated
 class. When tracing fails (an `if` on a tensor, a loop over a shape), module.py gets a copy
 of the class instead: every method but `__init__`, copied like library functions
-(inline.py), on the same torch base class, with an `__init__` that only sets up nn.Module.
-The exporter then builds each instance as it builds a plain container: its layers, its
-tensors, and its settings (plain instance attributes) one by one, so no library
-constructor has to run at load time.
+(inline.py), on the same torch base class, with an `__init__` that sets up nn.Module and
+sets the members it is given by keyword. The exporter builds each instance in one call
+given its layers and its settings (plain instance attributes) where each is one expression
+(`Clamp(limit=0.5)`), else as it builds a plain container: its layers, its tensors, and its
+settings one by one. Either way no library constructor has to run at load time.
 """
 
 from __future__ import annotations
@@ -85,10 +86,11 @@ def check_class(cls: type) -> None:
 
 def _class_code(cls: type, name: str, base: str, first: bool, imports: ImportTable) -> str:
     doc = (f'"""Copied from {cls.__module__}.{cls.__qualname__}: its methods; the layers, tensors and settings '
-           f'of each instance are set up by the code that creates it."""')  # fmt: skip
+           f'of each instance are given to it, or set up, by the code that creates it."""')  # fmt: skip
     body = [doc]
-    if first:
-        body.append(f"def __init__(self):\n    {imports.use('nn')}.Module.__init__(self)")
+    if first:  # members by keyword (`self` too: HF's `self.self`), in the order given, the order the instance holds them
+        body.append(f"def __init__(self, /, **members):\n    {imports.use('nn')}.Module.__init__(self)\n"
+                    "    for name, value in members.items():\n        setattr(self, name, value)")  # fmt: skip
     for key, decorator, method, data in _members(cls):
         if method is None:
             body.append(f"{key} = {value_code(data, imports, key)}")

@@ -22,7 +22,7 @@ import textwrap
 import tokenize
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from torch import fx
 
@@ -614,6 +614,61 @@ def unpacked_parameters(cls: type | str) -> tuple[tuple[str, tuple[str, ...]], .
     return tuple((parameter, unpackings[0]) for parameter, unpackings in found.items() if len(set(unpackings)) == 1)
 
 
+Spread = tuple[str, int, int]  # a call spreading a parameter: the name called, the arguments before and after the star
+
+
+@functools.lru_cache(maxsize=1024)
+def starred_parameters(cls: type | str) -> tuple[tuple[str, tuple[Spread, ...]], ...]:
+    """The parameters of a module class's `forward` its body reads only as the starred arguments of calls
+    (timm twins' `x.reshape(B, C, *size)`: ("reshape", 2, 0)), never binding them, with those calls; ()
+    where the source cannot be read."""
+    parameters = source_parameters(cls)
+    body = _forward_body(cls) if parameters else []
+    spreads: dict[int, Spread] = {}  # the id of a starred name -> its call
+    for node in own_nodes(body):
+        if isinstance(node, ast.Call) and (called := _called_name(node.func)) is not None:
+            for i, argument in enumerate(node.args):
+                if isinstance(argument, ast.Starred) and sum(isinstance(a, ast.Starred) for a in node.args) == 1:
+                    spreads[id(argument.value)] = (called, i, len(node.args) - i - 1)
+    return _read_only_at(parameters, body, spreads)
+
+
+Indexed = tuple[str, int, int, int]  # a call reading an item of a parameter: the name called, the argument's place, the arguments after it, the item
+_Place = TypeVar("_Place", Spread, Indexed)
+
+
+@functools.lru_cache(maxsize=1024)
+def indexed_parameters(cls: type | str) -> tuple[tuple[str, tuple[Indexed, ...]], ...]:
+    """The parameters of a module class's `forward` its body reads only as items taken by a number, each
+    passed as an argument of a call (timm pvt_v2's `x.view(B, C, feat_size[0], feat_size[1])`: ("view", 2, 1,
+    0) and ("view", 3, 0, 1)), never binding them, with those calls; () where the source cannot be read."""
+    parameters = source_parameters(cls)
+    body = _forward_body(cls) if parameters else []
+    reads: dict[int, Indexed] = {}  # the id of a name read by index -> its call
+    for node in own_nodes(body):
+        if isinstance(node, ast.Call) and (called := _called_name(node.func)) is not None and not any(isinstance(a, ast.Starred) for a in node.args):
+            for i, argument in enumerate(node.args):
+                if isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name) and (item := _index(argument.slice) or "").isdigit():
+                    reads[id(argument.value)] = (called, i, len(node.args) - i - 1, int(item))
+    return _read_only_at(parameters, body, reads)
+
+
+def _read_only_at(parameters: tuple[str, ...], body: list[ast.stmt], places: Mapping[int, _Place]) -> tuple[tuple[str, tuple[_Place, ...]], ...]:
+    """The parameters every use of which in `body` is a read at one of `places` (by the id of the name
+    read), with those places."""
+    found = []
+    for parameter in parameters:
+        uses = [n for n in own_nodes(body) if isinstance(n, ast.Name) and n.id == parameter]
+        if uses and all(isinstance(n.ctx, ast.Load) and id(n) in places for n in uses):
+            found.append((parameter, tuple(sorted({places[id(n)] for n in uses}))))
+    return tuple(found)
+
+
+def _called_name(func: ast.expr) -> str | None:
+    """`reshape` for `x.reshape` or `torch.reshape`, `f` for `f`."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 @functools.lru_cache(maxsize=1024)
 def rebound_parameters(cls: type | str) -> frozenset[str]:
     """The parameters of a module class's `forward` that a statement of its body (not one under an `if`)
@@ -702,15 +757,25 @@ def _only_passed(body: list[ast.stmt], name: str) -> bool:
     return bool(reads) and all(id(n) in passed for n in reads)
 
 
-def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str) -> str | None:
+def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str, caller: type | str | None = None) -> str | None:
     """The name the source statement `node` ran in passes for the parameter `parameter` of the child at `child`
     (its path from the caller; `cls`: the child's class) in its one call of the child, `self.<child>(...)`: by
     keyword (`attention_mask=encoder_attention_mask`) or by position, where nothing but positional parameters
-    stands before it; None where the name is bound before the statement, or where it cannot be told."""
+    stands before it; None where the name is bound before the statement, or where it cannot be told. Where
+    no statement was recorded and the caller's class `caller` is given, from its source forward alone."""
     position = _positional_index(cls, parameter)
-    tree = _outer_statement(node) if position is not None else None
-    if tree is None or position is None:
+    if position is None:
         return None
+    tree = _outer_statement(node)
+    if tree is None:
+        return _statically_passed(caller, child, position, parameter) if caller is not None and not node.stack_trace else None
+    name = _passed_in(tree, child, position, parameter)
+    return None if name is None or bound_before(node, name) else name
+
+
+def _passed_in(tree: ast.AST, child: str, position: int, parameter: str) -> str | None:
+    """The name the one call `self.<child>(...)` in `tree` passes for the parameter at `position` named
+    `parameter` (-1: keyword-only), by keyword or position; None where there is no such one call or name."""
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and self_path(n.func) == child]
     if len(calls) != 1:
         return None
@@ -719,8 +784,19 @@ def passed_argument(node: fx.Node, child: str, cls: type | str, parameter: str) 
     starred = any(isinstance(a, ast.Starred) for a in call.args[: max(position, 0) + 1])
     positional = call.args[position] if 0 <= position < len(call.args) and not starred else None
     value = keywords[0] if len(keywords) == 1 else positional if not keywords else None
-    name = value.id if isinstance(value, ast.Name) else None
-    return None if name is None or bound_before(node, name) else name
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _statically_passed(caller: type | str, child: str, position: int, parameter: str) -> str | None:
+    """Where no statement was recorded (symbolic_trace): the parameter of the caller's source forward that
+    its one call of the child passes for `parameter`, where the forward binds that name nowhere (timm
+    twins' `self.attn(self.norm1(x), size)`)."""
+    body = _forward_body(caller)
+    name = _passed_in(ast.Module(body=body, type_ignores=[]), child, position, parameter)
+    if name is None or name not in source_parameters(caller):
+        return None
+    stored = any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in own_nodes(body))
+    return None if stored else name
 
 
 def _positional_index(cls: type | str, parameter: str) -> int | None:
@@ -734,6 +810,16 @@ def _positional_index(cls: type | str, parameter: str) -> int | None:
         if each.kind is inspect.Parameter.VAR_POSITIONAL:
             return -1 if any(p.name == parameter for p in listed[i + 1 :]) else None
     return None
+
+
+def positional_parameter(cls: type | str, index: int) -> str | None:
+    """The name of the parameter of the source forward of `cls` that the positional argument at `index`
+    (not counting `self`) is bound to; None where that is no named parameter (`*args`) or not known."""
+    listed = _forward_parameters(cls)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if not 0 <= index < len(listed) or any(p.kind not in positional for p in listed[: index + 1]):
+        return None
+    return listed[index].name
 
 
 def self_path(func: ast.expr) -> str | None:

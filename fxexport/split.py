@@ -111,11 +111,16 @@ def split(gm: fx.GraphModule) -> Structure:
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds, frozenset(str(p.target) for p in gm.graph.find_nodes(op="placeholder")))
     listed = {c.frame.path for c in calls if c.frame.key in lists}
-    packings = pack_inputs(graphs, kinds, listed)
+    packings = pack_inputs(graphs, kinds, listed, _leaves(modules, graphs))
     input_orders = source_ordered(graphs, kinds, listed)
     if not calls and not _numbered(gm) and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
     return _assemble(gm, modules, items, calls, (graphs, shared), kinds, lists, (packings, input_orders), tuple(sorted(inline.values(), key=lambda m: m.path)))
+
+
+def _leaves(modules: dict[str, nn.Module], graphs: dict[str, fx.Graph]) -> dict[str, type]:
+    """The class of each module held by its path that is not cut out: the graphs call it as a leaf."""
+    return {path: type(module) for path, module in modules.items() if path and path not in graphs}
 
 
 def _in_source_order(calls: list[Call]) -> None:
@@ -737,7 +742,7 @@ def _root_module(
     """The root's graph with its calls cut out, running in the mirrored module tree `root`; `inputs`: how
     the methods it calls take their inputs (packed_inputs, input_order)."""
     graph = Builder.for_root(gm, items, lists).graph
-    repack_calls(graph, "", inputs[0], graphs)
+    repack_calls(graph, "", inputs[0], graphs, _leaves(dict(gm.named_modules(remove_duplicate=False)), graphs))
     reorder_calls(graph, "", inputs[1])
     return module_from(root, graph, type(gm).__name__)
 

@@ -30,6 +30,8 @@ from torch import fx
 
 UNUSED = "_"
 PACKED_ITEMS = "fxexport_packed_items"  # in a placeholder's meta: the names of the items of the tuple it is (packed_inputs.py)
+PACKED_SPELLING = "fxexport_packed_spelling"  # how its source reads the items: SPREAD (`*size`) or INDEXED (`size[0]`), else unpacked
+SPREAD, INDEXED = "spread", "indexed"
 _CHUNK = ("chunk", torch.chunk, torch.Tensor.chunk)
 _UNBIND = ("unbind", torch.unbind, torch.Tensor.unbind)
 _SHAPED = ("reshape", "view", torch.reshape, torch.Tensor.reshape, torch.Tensor.view)
@@ -102,6 +104,42 @@ def _first_items(node: fx.Node) -> int | None:
     if not isinstance(cut, slice) or cut.start is not None or cut.step is not None:
         return None
     return cut.stop if type(cut.stop) is int and cut.stop > 0 else None
+
+
+def spelled_items(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
+    """The items of each packed parameter its source spreads or takes by index, where each is read once and
+    by a call (a spread one: all by one call, in order, side by side: timm twins' `x.reshape(B, C, *size)`):
+    each item -> that call, which writes it as the source does (`*size`, `feat_size[0]`)."""
+    out: dict[fx.Node, fx.Node] = {}
+    for placeholder in graph.find_nodes(op="placeholder"):
+        length = packed_length(placeholder)
+        spelling = placeholder.meta.get(PACKED_SPELLING)
+        items = sorted(placeholder.users, key=lambda u: u.args[1] if is_item_of(u, placeholder) else -1)
+        if length is None or spelling not in (SPREAD, INDEXED) or not all(is_item_of(u, placeholder) for u in items):
+            continue
+        if any(len(u.users) != 1 or next(iter(u.users)).op not in ("call_function", "call_method") for u in items):
+            continue
+        calls = {next(iter(u.users)) for u in items}
+        if spelling == INDEXED:
+            out.update({u: next(iter(u.users)) for u in items})
+            continue
+        call = calls.pop() if len(calls) == 1 else None
+        if call is None or [u.args[1] for u in items] != list(range(length)) or any(u in call.kwargs.values() for u in items):
+            continue
+        args = list(call.args)
+        if sum(a in items for a in args if isinstance(a, fx.Node)) == length and _side_by_side(args, items):
+            out.update(dict.fromkeys(items, call))
+    return out
+
+
+def is_spread(item: fx.Node) -> bool:
+    """True for an item of a parameter its source spreads (`*size`)."""
+    return cast(fx.Node, item.args[0]).meta.get(PACKED_SPELLING) == SPREAD
+
+
+def _side_by_side(args: list[object], items: list[fx.Node]) -> bool:
+    first = next(i for i, a in enumerate(args) if a is items[0])
+    return all(first + j < len(args) and args[first + j] is item for j, item in enumerate(items))
 
 
 def is_item_of(node: fx.Node, result: fx.Node) -> bool:

@@ -142,6 +142,10 @@ CASES = [
     Case("shared_modules", traced(models.SharedModuleStages), _randn(2, 5, 4)),
     # ... held by the first of the blocks running it: two variants of one class in a loop, again in a re-export
     Case("module_held_by_a_sibling", traced(models.SiblingHeldPos), _randn(2, 5, 4)),
+    # timm twins' blocks: a size tuple passed whole to a leaf attention, and spread (`*size`) by another
+    Case("twins_like_blocks", models.twins_like_blocks, _randn(2, 8, 4, 4)),
+    # ... timm pvt_v2's: taken apart by index, and unpacked where only some instances read it
+    Case("pvt_like_blocks", traced(models.PvtLikeBlocks), _randn(2, 8, 4, 4)),
     *(Case(p.name, p.build, p.args, p.kwargs) for p in PRODUCERS if p.name in GOLDEN_PRODUCERS),
     Case("fx_quantized_mlp", quantized.golden_fx, quantized.coarse_inputs, refill=False),
 ]

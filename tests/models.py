@@ -7087,3 +7087,137 @@ class NamedShared(nn.Module):
         for block in self.blocks:
             x = block(x)
         return x
+
+
+class SizedLeafAttention(nn.Module):
+    """Kept a leaf by its tracer, as timm's LocallyGroupedAttn: takes the size tuple whole and unpacks it."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+        H, W = size
+        B, N, C = x.shape
+        return self.proj(x.view(B, H, W, C).flip(1).reshape(B, N, C))
+
+
+class SpreadAttention(nn.Module):
+    """Spreads the size tuple where it reduces at all, as timm's GlobalSubSampleAttn: `reshape(B, C, *size)`."""
+
+    def __init__(self, dim: int, reduce: bool) -> None:
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.sr = nn.Conv2d(dim, dim, 2, stride=2) if reduce else None
+
+    def forward(self, x: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+        B, N, C = x.shape
+        q = self.q(x)
+        if self.sr is not None:
+            x = x.permute(0, 2, 1).reshape(B, C, *size)
+            x = self.sr(x).reshape(B, C, -1).permute(0, 2, 1)
+        return q + x.mean(1, keepdim=True)
+
+
+class TwinsLikeBlock(nn.Module):
+    def __init__(self, dim: int, kind: str) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = SizedLeafAttention(dim) if kind == "leaf" else SpreadAttention(dim, kind == "reduce")
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x), size)
+        x = x + self.mlp(self.norm2(x))
+        return x
+
+
+class TwinsLikeBlocks(nn.Module):
+    """timm twins' pattern: blocks passing their size tuple whole to a leaf attention or to one that spreads it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([TwinsLikeBlock(8, "leaf"), TwinsLikeBlock(8, "reduce"), TwinsLikeBlock(8, "leaf"), TwinsLikeBlock(8, "plain")])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, _, H, W = x.shape
+        x = x.flatten(2).transpose(1, 2)
+        for block in self.blocks:
+            x = block(x, (H, W))
+        return x
+
+
+class SizedLeaves(fx.Tracer):
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        return isinstance(m, SizedLeafAttention) or super().is_leaf_module(m, module_qualified_name)
+
+
+def twins_like_blocks(stackless: bool = False) -> fx.GraphModule:
+    """TwinsLikeBlocks traced with its leaf attentions kept; `stackless`: recording no module calls, as timm's
+    feature extractor (export it with `classes_from=TwinsLikeBlocks()`)."""
+    torch.manual_seed(0)
+    model = TwinsLikeBlocks().eval()
+    graph = SizedLeaves().trace(model)
+    for node in graph.nodes if stackless else ():
+        node.meta.pop("nn_module_stack", None)
+    return fx.GraphModule(model, graph, "TwinsLikeBlocks")
+
+
+class IndexedSizeConv(nn.Module):
+    """Takes the items of its size tuple by index, as timm pvt_v2's DWConv: `view(B, C, feat_size[0], feat_size[1])`."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(dim, dim, 3, padding=1, groups=dim)
+
+    def forward(self, x: torch.Tensor, feat_size: list[int]) -> torch.Tensor:
+        B, N, C = x.shape
+        x = x.transpose(1, 2).view(B, C, feat_size[0], feat_size[1])
+        return self.conv(x).flatten(2).transpose(1, 2)
+
+
+class ReducingAttention(nn.Module):
+    """Unpacks its size tuple and reads it only where it reduces, as timm pvt_v2's Attention."""
+
+    def __init__(self, dim: int, sr_ratio: int) -> None:
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.sr = nn.Conv2d(dim, dim, sr_ratio, stride=sr_ratio) if sr_ratio > 1 else None
+
+    def forward(self, x: torch.Tensor, feat_size: list[int]) -> torch.Tensor:
+        B, N, C = x.shape
+        H, W = feat_size
+        q = self.q(x)
+        if self.sr is not None:
+            x = x.permute(0, 2, 1).reshape(B, C, H, W)
+            x = self.sr(x).reshape(B, C, -1).permute(0, 2, 1)
+        return q + x.mean(1, keepdim=True)
+
+
+class PvtLikeBlock(nn.Module):
+    def __init__(self, dim: int, sr_ratio: int) -> None:
+        super().__init__()
+        self.attn = ReducingAttention(dim, sr_ratio)
+        self.mlp = IndexedSizeConv(dim)
+
+    def forward(self, x: torch.Tensor, feat_size: list[int]) -> torch.Tensor:
+        x = x + self.attn(x, feat_size)
+        return x + self.mlp(x, feat_size)
+
+
+class PvtLikeBlocks(nn.Module):
+    """timm pvt_v2's pattern: blocks passing their size tuple whole to an attention that unpacks it where it
+    reduces (the last one does not) and to a convolution taking its items by index."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([PvtLikeBlock(8, 2), PvtLikeBlock(8, 2), PvtLikeBlock(8, 1)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, _, H, W = x.shape
+        x = x.flatten(2).transpose(1, 2)
+        feat_size = (H, W)
+        for block in self.blocks:
+            x = block(x, feat_size)
+        return x

@@ -35,7 +35,7 @@ def _class(name: str, params: tuple[str, ...], lines: tuple[str, ...]) -> ClassI
 @pytest.mark.parametrize("name,longer,merged", CASES, ids=[c[0] for c in CASES])
 def test_a_left_out_input_is_computed_only_where_the_endings_agree(name: str, longer: tuple, merged: tuple[str, ...] | None) -> None:
     level = [_class("Positions", *SHORTER), _class("Positions_1", *longer)]
-    short, long = computed_inputs(level, {})
+    short, long = computed_inputs(level, {}, {})
     if merged is None:
         assert (short, long) == tuple(level)
         return
@@ -46,7 +46,7 @@ def test_a_left_out_input_is_computed_only_where_the_endings_agree(name: str, lo
 
 def test_each_class_keeps_its_numbers_in_the_shared_ending() -> None:
     longer = _class("Positions_1", ("ids",), ("x = ids.unsqueeze(0)", "x = x + 3", "return F.embedding(x, self.weight)"))
-    short, long = computed_inputs([_class("Positions", *SHORTER), longer], {})
+    short, long = computed_inputs([_class("Positions", *SHORTER), longer], {}, {})
     assert "x = x + 2" in short.forward_lines
     assert "x = x + 3" in long.forward_lines
 
@@ -54,7 +54,7 @@ def test_each_class_keeps_its_numbers_in_the_shared_ending() -> None:
 def test_the_computed_value_takes_names_the_forward_does_not_use() -> None:
     shorter = _class("Positions", ("a",), ("x = torch.arange(8)", "out = x + a", "return F.embedding(out, self.weight)"))
     longer = _class("Positions_1", ("a", "x"), ("return F.embedding(x, self.weight)",))
-    short, long = computed_inputs([shorter, longer], {})
+    short, long = computed_inputs([shorter, longer], {}, {})
     assert long.forward_lines == ("if x is None:", "    x_1 = torch.arange(8)", "    x = x_1 + a", "return F.embedding(x, self.weight)")
     assert short.forward_params == ("a", "x=None")
 
@@ -62,12 +62,26 @@ def test_the_computed_value_takes_names_the_forward_does_not_use() -> None:
 def test_a_second_tuple_target_of_the_computed_value_is_renamed() -> None:
     shorter = _class("Positions", (), ("a, pos = torch.arange(16).chunk(2)", "pos = pos.expand(1, -1)", "x = pos + 2", "return F.embedding(x, self.weight)"))
     longer = _class("Positions_1", ("ids",), ("x = ids.unsqueeze(0)", "x = x + 2", "return F.embedding(x, self.weight)"))
-    short, _ = computed_inputs([shorter, longer], {})
+    short, _ = computed_inputs([shorter, longer], {}, {})
     assert short.forward_lines[1:3] == ("    a, x = torch.arange(16).chunk(2)", "    x = x.expand(1, -1)")
 
 
 def test_a_computed_local_never_takes_the_name_of_a_global_the_other_side_reads() -> None:
     shorter = _class("Positions", (), ("helper = torch.arange(8)", "out = helper.expand(1, -1)", "out = out + 2", "return F.embedding(out, self.weight)"))
     longer = _class("Positions_1", ("ids",), ("x = helper(ids)", "x = x + 2", "return F.embedding(x, self.weight)"))
-    _, long = computed_inputs([shorter, longer], {})
+    _, long = computed_inputs([shorter, longer], {}, {})
     assert long.forward_lines[:5] == ("if ids is None:", "    helper_1 = torch.arange(8)", "    x = helper_1.expand(1, -1)", "else:", "    x = helper(ids)")
+
+
+BLOCK = ("out = self.norm(x)", "out = self.attn(out{})", "x = x + out", "out_1 = self.mlp(x)", "return x + out_1")
+
+
+@pytest.mark.parametrize(("attn_forward", "joined_here"), [(("x", "size=None"), False), (("x", "size"), True)], ids=["defaulted", "required"])
+def test_a_child_call_left_without_an_input_its_forward_defaults_is_no_computed_value(attn_forward: tuple[str, ...], joined_here: bool) -> None:
+    """timm twins' blocks: `self.attn(out)` beside `self.attn(out, size)`, the attention's forward defaulting
+    `size` to None, is the one call passing `size` (defaulted_inputs joins them), not a branch computing `out`."""
+    init = ("self.norm = nn.LayerNorm(8)", "self.attn = Attn(8)", "self.mlp = nn.Linear(8, 8)")
+    shorter = ClassIR("Block", False, init, (), ("x",), tuple(line.format("") for line in BLOCK), "# m.py:1 Block")
+    longer = ClassIR("Block_1", False, init, (), ("x", "size"), tuple(line.format(", size") for line in BLOCK), "# m.py:1 Block")
+    short, long = computed_inputs([shorter, longer], {}, {"Attn": attn_forward})
+    assert ((short, long) != (shorter, longer)) == joined_here

@@ -46,6 +46,9 @@ NOT_FIXED_POINTS: dict[str, tuple[type[BaseException], str]] = {
     "leaves_in_sequential": (AssertionError, "its blocks were leaves of a tracer of its own, kept in eval mode with "
                              "their holders inside them; symbolic_trace of the export traces through them and makes "
                              "those holders anew, in training mode"),
+    "twins_like_blocks": (AssertionError, "its attentions that take the size tuple whole were leaves of a tracer of its "
+                          "own; symbolic_trace of the export traces through them, so no call passes the tuple whole to "
+                          "a leaf and the blocks take its items apart"),
     "dynamo_mixed": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` prefix, "
                      "so the forward parameters (already L_x_, ...) become L_L_x_, ... on every capture"),
     "dynamo_dynamic": (AssertionError, "dynamo names each graph input after the local it came from with an `L_` "

@@ -158,7 +158,7 @@ def test_library_settings_and_graph_constants_are_code(name: str, line: str, exp
 def test_untraceable_library_layer_is_copied_with_its_bases(exports: Exports) -> None:
     text = (exports.moved / "copied_leaf" / "module.py").read_text()
     for line in ("class WindowBase(nn.Module):", "class Windowed(WindowBase):", "    PAD = 0.0", "    @staticmethod",
-                 "    @property", "self.inner = Windowed()", "self.inner.window = 3", "class Scale(nn.Module):"):  # fmt: skip
+                 "    @property", "self.inner = Windowed(proj=nn.Linear(4, 4), scale=Scale(), window=3)", "class Scale(nn.Module):"):  # fmt: skip
         assert line in text, line
     assert "def __init__(self, width" not in text  # the library constructor is not copied
 
@@ -173,3 +173,47 @@ def test_output_classes_are_the_library_classes_when_it_is_importable(name: str,
     with imported(exports.moved / name) as package:
         out = package.FxModule()(*pattern.args())
     assert type(out) is cls
+
+
+def _with_own_tensor() -> fx.GraphModule:
+    gm = copied_leaf()
+    gm.inner.register_parameter("gain", nn.Parameter(torch.ones(4)))
+    return gm
+
+
+def _with_members_named_self() -> fx.GraphModule:
+    gm = copied_leaf()
+    gm.inner.self = nn.Linear(2, 2)  # transformers' BertAttention holds its attention so
+    vars(gm.inner)["members"] = 2
+    return gm
+
+
+def _with_unnamed_setting() -> fx.GraphModule:
+    gm = copied_leaf()
+    setattr(gm.inner, "two words", 1)  # a name no keyword argument can have
+    return gm
+
+
+@pytest.mark.parametrize(
+    ("build", "lines"),
+    [
+        (copied_leaf, ["self.inner = Windowed(proj=nn.Linear(4, 4), scale=Scale(), window=3)"]),
+        (_with_own_tensor, ["self.inner = Windowed()", "self.inner.proj = nn.Linear(4, 4)", "self.inner.gain = nn.Parameter(", "self.inner.window = 3"]),
+        (_with_members_named_self, ["self.inner = Windowed(\n", "        self=nn.Linear(2, 2),\n", "        members=2,\n"]),
+        (_with_unnamed_setting, ["self.inner = Windowed()", "self.inner.proj = nn.Linear(4, 4)", "setattr(self.inner, 'two words', 1)"]),
+    ],
+    ids=["given by keyword", "a tensor of its own: part by part", "members named self and members", "a setting with no plain name: part by part"],
+)
+def test_a_copied_instance_is_given_its_layers_and_settings_by_keyword_where_each_is_one_expression(
+    build: Callable[[], fx.GraphModule], lines: list[str], tmp_path: Path
+) -> None:
+    gm = build()
+    fxexport.export(gm, tmp_path / "copied_pkg")
+    text = (tmp_path / "copied_pkg" / "module.py").read_text()
+    assert all(line in text for line in lines), text
+    with imported(tmp_path / "copied_pkg") as package:
+        model = package.FxModule()
+        x = _x(3, 4)
+        assert list(model.state_dict()) == list(gm.state_dict())
+        assert torch.equal(model(x), gm(x))
+        assert vars(model.inner).get("window") == 3

@@ -11,6 +11,7 @@ import torch
 from torch import fx, nn
 
 import fxexport
+from fxexport.source_names import indexed_parameters, starred_parameters
 from fxexport.split import split
 from fxexport.unpacking import PACKED_ITEMS
 from tests import models
@@ -99,3 +100,78 @@ def test_a_packed_parameter_is_unpacked_with_shape_comments_too(tmp_path) -> Non
     sources = fxexport.generate(torch.export.export(model, ONE()).module(), package_name="pkg", shapes=True)[1]
     assert "cos, sin = position_embeddings\n" in sources["module.py"]
 
+
+
+class _Spreads(nn.Module):
+    def forward(self, x, size):
+        B, N, C = x.shape
+        return x.permute(0, 2, 1).reshape(B, C, *size)
+
+
+class _SpreadsTwice(nn.Module):
+    def forward(self, x, size):
+        return torch.cat([x.view(-1, *size), x.view(*size, -1)])
+
+
+class _AlsoIndexes(nn.Module):
+    def forward(self, x, size):
+        return x.reshape(-1, *size) * size[0]
+
+
+class _Rebinds(nn.Module):
+    def forward(self, x, size):
+        size = (size[1], size[0])
+        return x.reshape(-1, *size)
+
+
+class _TwoStars(nn.Module):
+    def forward(self, x, size):
+        return torch.broadcast_shapes(*size, *size)
+
+
+SPREADS = [  # (forward, the parameters it spreads with (called name, arguments before the star, after it))
+    (_Spreads, (("size", (("reshape", 2, 0),)),)),
+    (_SpreadsTwice, (("size", (("view", 0, 1), ("view", 1, 0))),)),
+    (_AlsoIndexes, ()),  # read otherwise too
+    (_Rebinds, ()),  # bound anew
+    (_TwoStars, ()),  # a call spreading twice: which items go where is not told
+]
+
+
+@pytest.mark.parametrize(("cls", "expected"), SPREADS, ids=[c[0].__name__ for c in SPREADS])
+def test_a_parameter_read_only_spread_is_found_with_where_each_call_spreads_it(cls: type[nn.Module], expected: tuple[object, ...]) -> None:
+    assert starred_parameters(cls) == expected
+
+
+@pytest.mark.parametrize("producer", ["recorded calls", "inferred calls"])
+def test_a_tuple_passed_whole_to_a_leaf_or_spread_is_one_parameter(producer: str) -> None:
+    """timm twins: the block passes its size tuple whole to its leaf attention or to one spreading it; the
+    split graphs compute what the flat one does."""
+    gm = models.twins_like_blocks(stackless=producer == "inferred calls")
+    root = split(gm).root
+    x = torch.randn(2, 8, 4, 4)
+    assert torch.equal(gm(x), root(x))
+    if producer == "recorded calls":
+        methods = _methods(root)
+        assert methods["TwinsLikeBlock"] == {("x", "size=(H, W)"), ("x",)}  # the last block reads no size
+        assert methods["SpreadAttention"] == {("x", "size=(x_1, x_2)"), ("x",)}  # the one that does not reduce reads no size
+
+
+class _Indexes(nn.Module):
+    def forward(self, x, feat_size):
+        B, N, C = x.shape
+        return x.transpose(1, 2).view(B, C, feat_size[0], feat_size[1])
+
+
+class _IndexesAndSpreads(nn.Module):
+    def forward(self, x, feat_size):
+        return x.view(feat_size[0], -1) + x.view(*feat_size)
+
+
+@pytest.mark.parametrize(
+    ("cls", "expected"),
+    [(_Indexes, (("feat_size", (("view", 2, 1, 0), ("view", 3, 0, 1))),)), (_IndexesAndSpreads, ()), (_Spreads, ())],
+    ids=["indexed", "indexed and spread", "spread"],
+)
+def test_a_parameter_read_only_by_index_is_found_with_where_each_call_reads_each_item(cls: type[nn.Module], expected: tuple[object, ...]) -> None:
+    assert indexed_parameters(cls) == expected

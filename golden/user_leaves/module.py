@@ -25,10 +25,12 @@ TENSOR_VIEWS = {}
 
 
 class Clamp(nn.Module):
-    """Copied from tests.models.Clamp: its methods; the layers, tensors and settings of each instance are set up by the code that creates it."""
+    """Copied from tests.models.Clamp: its methods; the layers, tensors and settings of each instance are given to it, or set up, by the code that creates it."""
 
-    def __init__(self):
+    def __init__(self, /, **members):
         nn.Module.__init__(self)
+        for name, value in members.items():
+            setattr(self, name, value)
 
     def forward(self, x):
         if x.abs().max() > self.limit:
@@ -58,8 +60,7 @@ class FxModule(nn.Module):
         with torch.device("meta"), skip_init():
             self.first = Gate()
             self.second = Gate()
-            self.clamp = Clamp()
-            self.clamp.limit = 0.5
+            self.clamp = Clamp(limit=0.5)
             self.limiter = Limiter(limit=2.0)
             self.head = nn.Linear(4, 2)
         self.eval()
