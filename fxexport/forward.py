@@ -376,6 +376,8 @@ class _Emitter:
         `key_value_states`), and forms written alike line by line can be joined (optional_inputs.py)."""
         inputs = {p: self.names[p] for p in self.graph.find_nodes(op="placeholder") if p in self.names and (self.names[p] in self.source_parameters or _GENERIC_INPUT.fullmatch(self.names[p]))}
         self.names.update(dict.fromkeys(inputs, "x"))
+        # the items of a packed parameter as inputs too: so they were before it was packed (`H, W = feat_size`)
+        self.names.update(dict.fromkeys((i for i in self.unpacked_items if cast(fx.Node, i.args[0]).op == "placeholder"), "x"))
         for node in self.graph.nodes:
             self.names.setdefault(node, _NAME)
         planner = Planner(

@@ -330,13 +330,24 @@ def _pack_placeholders(graph: fx.Graph, groups: tuple[Packed, ...]) -> None:
             whole.meta[PACKED_SPELLING] = group.spelling
         items = [placeholders[group.start + i] for i in group.order]
         readers = [u for item in items for u in item.users]
-        place = min(readers, key=order.__getitem__) if group.at_use and readers else first_body
+        place = _statement_start(min(readers, key=order.__getitem__), order) if group.at_use and readers else first_body
         for index, item in enumerate(items):
             with graph.inserting_before(place):
                 taken = graph.call_function(operator.getitem, (whole, index))
             taken.meta = {k: v for k, v in item.meta.items() if k in ("val", "tensor_meta", "example_value")}
             item.replace_all_uses_with(taken)
             graph.erase_node(item)
+
+
+def _statement_start(node: fx.Node, order: dict[fx.Node, int]) -> fx.Node:
+    """The first node of the values read by `node` alone, one after another right before it, which module.py
+    writes inside its statement (`x.permute(0, 2, 1).reshape(B, C, H, W)`): the items are taken out
+    before that statement, not in the middle of it."""
+    while True:
+        inner = [a for a in node.all_input_nodes if a.op not in ("placeholder", "get_attr") and len(a.users) == 1 and order[a] == order[node] - 1]
+        if not inner:
+            return node
+        node = inner[0]
 
 
 def _pass_tuples(graph: fx.Graph, path: str, packings: Packings) -> None:

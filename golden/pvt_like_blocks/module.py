@@ -32,9 +32,8 @@ class ReducingAttention(nn.Module):  # tests/models.py:7180 ReducingAttention
         if self.sr is not None:
             B, _, C = x.shape[:3]
             q = self.q(x)
-            x = x.permute(0, 2, 1)
             H, W = feat_size
-            x = x.reshape(B, C, H, W)
+            x = x.permute(0, 2, 1).reshape(B, C, H, W)
             x = self.sr(x)
             x = x.reshape(B, C, -1).permute(0, 2, 1)
         else:
