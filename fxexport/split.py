@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -67,6 +67,7 @@ from .subgraphs import (
     rename_inputs,
     source_input_names,
 )
+from .tied_reads import inside_reads
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ def split(gm: fx.GraphModule) -> Structure:
     nodes = body_nodes(gm)
     frames = {n: recorded_frames(n, leaves) for n in nodes}
     gm, nodes, frames = _unaliased(gm, nodes, frames)
+    gm, nodes, frames = _read_inside(gm, nodes, frames)
     modules = dict(gm.named_modules(remove_duplicate=False))
     inline: dict[str, InlineModule] = {}
     while True:
@@ -408,17 +410,48 @@ def _unaliased(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, t
     swaps = {n: (source, users) for n in nodes if (source := identity_source(n, gm)) is not None and (users := reads_outside(n, source, frames))}
     if not swaps:
         return gm, nodes, frames
+
+    def swap(graph: fx.Graph, env: dict[fx.Node, fx.Node]) -> None:
+        for node, (source, users) in swaps.items():
+            for user in users:
+                env[user].replace_input_with(env[node], env[source])
+
+    return _copied_with(gm, nodes, frames, swap)
+
+
+def _copied_with(
+    gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]], change: Callable[[fx.Graph, dict[fx.Node, fx.Node]], None]
+) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:
+    """A copy of `gm` whose graph `change` edits (given each node's copy); the body nodes and frames in it."""
     graph = fx.Graph()
     graph._codegen = gm.graph._codegen
     env: dict[fx.Node, fx.Node] = {}
     for node in gm.graph.nodes:
         env[node] = graph.node_copy(node, env.__getitem__)
-    for node, (source, users) in swaps.items():
-        for user in users:
-            env[user].replace_input_with(env[node], env[source])
+    change(graph, env)
     copied = module_from(gm, graph, type(gm).__name__)
     copied.meta = dict(getattr(gm, "meta", {}))
     return copied, [env[n] for n in nodes], {env[n]: f for n, f in frames.items()}
+
+
+def _read_inside(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> tuple[fx.GraphModule, list[fx.Node], dict[fx.Node, tuple[Frame, ...]]]:
+    """`gm` (a copy, when it changes) where a tied tensor is read under the path inside the module call
+    reading it (tied_reads.py); the body nodes and their frames in it."""
+    found = inside_reads(gm, nodes, frames) if any(frames.values()) else {}
+    if not found:
+        return gm, nodes, frames
+
+    def reread(graph: fx.Graph, env: dict[fx.Node, fx.Node]) -> None:
+        made: dict[str, fx.Node] = {}
+        for user, reads in found.items():
+            for read, path in reads.items():
+                if path not in made:  # beside the read it stands for, as torch.export puts its reads first
+                    with graph.inserting_before(env[read]):
+                        made[path] = graph.get_attr(path)
+                    made[path].meta = dict(env[read].meta)
+                env[user].replace_input_with(env[read], made[path])
+
+    return _copied_with(gm, nodes, frames, reread)
 
 
 def _problems(

@@ -7221,3 +7221,49 @@ class PvtLikeBlocks(nn.Module):
         for block in self.blocks:
             x = block(x, feat_size)
         return x
+
+
+class ScaledEmbedding(nn.Module):
+    """An embedding of its own, as BART's BartScaledWordEmbedding (no torch.nn layer to restore)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(10, 4))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return F.embedding(ids, self.weight) * 2.0
+
+
+class TiedEmbedder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = ScaledEmbedding()
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.embed(ids))
+
+
+class TiedLM(nn.Module):
+    """A head and an embedding sharing one weight, as transformers' language models tie them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 10, bias=False)
+        self.encoder = TiedEmbedder()
+        self.encoder.embed.weight = self.head.weight
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(ids))
+
+
+def tied_read_outside() -> fx.GraphModule:
+    """TiedLM by torch.export, its embedding reading the tied weight as `head.weight`, a path outside the
+    encoder (as BART's decoder reads `lm_head.weight`)."""
+    torch.manual_seed(0)
+    gm = torch.export.export(TiedLM().eval(), (torch.tensor([[1, 2, 3]]),)).module()
+    for node in gm.graph.find_nodes(op="get_attr"):
+        if node.target == "encoder.embed.weight":
+            node.target = "head.weight"
+    gm.recompile()
+    return gm
