@@ -223,11 +223,11 @@ class _Emitter:
         self.list_names: dict[fx.Node, str] = {}  # each accumulation's list (by its first call), named with the rest
         self.loop_variable = ""
         self.chain_variables: dict[fx.Node, str] = {}  # by a chain's last call: its loop's variable (`for stage in self.stages:`)
-        self.spread = spelled_items(self.graph)  # written `*size` or `size[0]` in the call reading them
+        self.spelled = spelled_items(self.graph)  # written `*size` or `size[0]` in the call reading them
         self.unpacked = {  # with shapes, each value a statement of its own (its comment), but a parameter's items
             result: items for result, items in unpackable(gm, self.dead, recorded, self.graph).items()
             if result not in in_loops and result not in self.held and (not shapes or PACKED_ITEMS in result.meta)
-            and not any(i in self.spread for i in items)
+            and not any(i in self.spelled for i in items)
         }  # a loop variable's call: its children may return other lengths than the one the body was copied from
         self.unpacked_items = frozenset(i for items in self.unpacked.values() for i in items if i is not None)
         self.sliced = sliced_shapes(gm, self.unpacked, recorded)  # `B, N, C = x.shape[:3]`
@@ -237,7 +237,7 @@ class _Emitter:
             self.inlined = {k: v for k, v in planned.items() if k not in in_loops and v not in in_loops}
         for end, chain in self.chains.items():
             self.inlined.update({c: end for c in chain.calls[:-1]})  # written by the loop the last call's statement is
-        self.inlined.update(self.spread)
+        self.inlined.update(self.spelled)
         self.last_use = {used: self.statement_of(user) for used, user in last_uses.items()}
         self.rebinds: set[fx.Node] = set()  # values whose name the next value takes: no `del` needed
         # statements recorded: values may take source names (an input's trace is its caller's statement, not one of here)
@@ -422,11 +422,11 @@ class _Emitter:
 
     def spread_first(self, value: Any) -> bool:
         """True for the first item of a spread parameter, written `*size`."""
-        return isinstance(value, fx.Node) and value in self.spread and is_spread(value) and bool(value.args[1] == 0)
+        return isinstance(value, fx.Node) and value in self.spelled and is_spread(value) and bool(value.args[1] == 0)
 
     def spread_later(self, value: Any) -> bool:
         """True for an item of a spread parameter but its first: written by the first's `*size`."""
-        return isinstance(value, fx.Node) and value in self.spread and is_spread(value) and bool(value.args[1] != 0)
+        return isinstance(value, fx.Node) and value in self.spelled and is_spread(value) and bool(value.args[1] != 0)
 
     def spread_code(self, item: fx.Node) -> str:
         return f"*{self.names[cast(fx.Node, item.args[0])]}"

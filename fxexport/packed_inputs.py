@@ -35,6 +35,7 @@ from .module_paths import called_path
 from .source_names import (
     Indexed,
     Spread,
+    called_name,
     indexed_parameters,
     passed_argument,
     passes_whole,
@@ -194,10 +195,8 @@ def _indexed(placeholders: list[fx.Node], parameter: str, uses: tuple[Indexed, .
     index = {p: i for i, p in enumerate(placeholders)}
     item_of: dict[fx.Node, int] = {}
     for user in {u for p in placeholders for u in p.users}:
-        name = user.target if user.op == "call_method" else getattr(user.target, "__name__", None)
-        offset = user.op == "call_method"
         for called, position, after, item in uses:
-            arg = user.args[position + offset] if name == called and len(user.args) == position + offset + after + 1 else None
+            arg = _one(_passed_where(user, called, position, after))
             if isinstance(arg, fx.Node) and arg in index and item_of.setdefault(arg, item) != item:
                 return None  # one input read as two items
     items = sorted(item_of, key=item_of.__getitem__)
@@ -215,29 +214,33 @@ def _indexed(placeholders: list[fx.Node], parameter: str, uses: tuple[Indexed, .
 
 def _reads_item(user: fx.Node, placeholder: fx.Node, item: int, uses: tuple[Indexed, ...]) -> bool:
     """True when `user` reads `placeholder` where one of the source's `uses` reads that item."""
-    name = user.target if user.op == "call_method" else getattr(user.target, "__name__", None)
-    offset = user.op == "call_method"
-    return any(
-        name == called and k == item and len(user.args) == position + offset + after + 1 and user.args[position + offset] is placeholder
-        for called, position, after, k in uses
-    )
+    return any(k == item and _one(_passed_where(user, called, position, after)) is placeholder for called, position, after, k in uses)
 
 
 def _runs(call: fx.Node, index: dict[fx.Node, int], calls: tuple[Spread, ...]) -> set[tuple[int, int]]:
     """(first input, count) of the run of two inputs or more, side by side, in order, that `call` passes
-    where a source call of that name spreads its parameter: after as many arguments as that one passes
-    before its star (one more for a method's receiver), and before as many as it passes after."""
-    name = call.target if call.op == "call_method" else getattr(call.target, "__name__", None)
+    where a source call of that name spreads its parameter."""
     found: set[tuple[int, int]] = set()
     for called, before, after in calls:
-        if name != called or call.op not in ("call_method", "call_function"):
-            continue
-        start = before + (call.op == "call_method")
-        run = call.args[start : len(call.args) - after]
+        run = _passed_where(call, called, before, after)
         first = run[0] if run else None
         if len(run) >= 2 and isinstance(first, fx.Node) and first in index and all(isinstance(a, fx.Node) and index.get(a) == index[first] + j for j, a in enumerate(run)):
             found.add((index[first], len(run)))
     return found
+
+
+def _passed_where(user: fx.Node, called: str, before: int, after: int) -> tuple[object, ...]:
+    """The arguments a call `user` passes where the source's call of `called` has `before` arguments before
+    and `after` after them (a method's receiver one more before); () where `user` calls something else."""
+    if user.op not in ("call_method", "call_function") or called_name(user) != called:
+        return ()
+    start = before + (user.op == "call_method")
+    return tuple(user.args[start : len(user.args) - after])
+
+
+def _one(values: tuple[object, ...]) -> object:
+    """The one value, else None."""
+    return values[0] if len(values) == 1 else None
 
 
 def _passed_whole(

@@ -626,7 +626,7 @@ def starred_parameters(cls: type | str) -> tuple[tuple[str, tuple[Spread, ...]],
     body = _forward_body(cls) if parameters else []
     spreads: dict[int, Spread] = {}  # the id of a starred name -> its call
     for node in own_nodes(body):
-        if isinstance(node, ast.Call) and (called := _called_name(node.func)) is not None:
+        if isinstance(node, ast.Call) and (called := _callee(node)) is not None:
             for i, argument in enumerate(node.args):
                 if isinstance(argument, ast.Starred) and sum(isinstance(a, ast.Starred) for a in node.args) == 1:
                     spreads[id(argument.value)] = (called, i, len(node.args) - i - 1)
@@ -646,10 +646,12 @@ def indexed_parameters(cls: type | str) -> tuple[tuple[str, tuple[Indexed, ...]]
     body = _forward_body(cls) if parameters else []
     reads: dict[int, Indexed] = {}  # the id of a name read by index -> its call
     for node in own_nodes(body):
-        if isinstance(node, ast.Call) and (called := _called_name(node.func)) is not None and not any(isinstance(a, ast.Starred) for a in node.args):
+        if isinstance(node, ast.Call) and (called := _callee(node)) is not None and not any(isinstance(a, ast.Starred) for a in node.args):
             for i, argument in enumerate(node.args):
-                if isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name) and (item := _index(argument.slice) or "").isdigit():
-                    reads[id(argument.value)] = (called, i, len(node.args) - i - 1, int(item))
+                if not (isinstance(argument, ast.Subscript) and isinstance(argument.value, ast.Name)):
+                    continue
+                if (item := int_constant(argument.slice)) is not None and item >= 0:
+                    reads[id(argument.value)] = (called, i, len(node.args) - i - 1, item)
     return _read_only_at(parameters, body, reads)
 
 
@@ -662,11 +664,6 @@ def _read_only_at(parameters: tuple[str, ...], body: list[ast.stmt], places: Map
         if uses and all(isinstance(n.ctx, ast.Load) and id(n) in places for n in uses):
             found.append((parameter, tuple(sorted({places[id(n)] for n in uses}))))
     return tuple(found)
-
-
-def _called_name(func: ast.expr) -> str | None:
-    """`reshape` for `x.reshape` or `torch.reshape`, `f` for `f`."""
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 @functools.lru_cache(maxsize=1024)

@@ -42,7 +42,7 @@ from .ir import InlineModule
 from .kept_values import may_keep_values
 from .layers import first_used_after, first_uses
 from .module_paths import called_path, joined
-from .packed_inputs import Packings, pack_inputs, repack_calls
+from .packed_inputs import Leaves, Packings, pack_inputs, repack_calls
 from .packing import list_arguments
 from .rebuild import is_holder
 from .returned_values import returned_from, source_item
@@ -113,11 +113,12 @@ def split(gm: fx.GraphModule) -> Structure:
     kinds = {f.path: f.cls for stack in frames.values() for f in stack} | {c.frame.path: c.frame.cls for c in calls}
     _source_named_inputs(graphs, kinds, frozenset(str(p.target) for p in gm.graph.find_nodes(op="placeholder")))
     listed = {c.frame.path for c in calls if c.frame.key in lists}
-    packings = pack_inputs(graphs, kinds, listed, _leaves(modules, graphs))
+    leaf_classes = _leaves(modules, graphs)
+    packings = pack_inputs(graphs, kinds, listed, leaf_classes)
     input_orders = source_ordered(graphs, kinds, listed)
     if not calls and not _numbered(gm) and not any(_regrouped(path, module) for path, module in modules.items()):
         return Structure(gm, tuple(inline.values()))
-    return _assemble(gm, modules, items, calls, (graphs, shared), kinds, lists, (packings, input_orders), tuple(sorted(inline.values(), key=lambda m: m.path)))
+    return _assemble(gm, modules, items, calls, (graphs, shared), kinds, lists, (packings, input_orders, leaf_classes), tuple(sorted(inline.values(), key=lambda m: m.path)))
 
 
 def _leaves(modules: dict[str, nn.Module], graphs: dict[str, fx.Graph]) -> dict[str, type]:
@@ -770,12 +771,12 @@ def _by_first_use(children: dict[str, nn.Module | None], held: set[str], uses: d
 
 
 def _root_module(
-    gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument], inputs: tuple[Packings, Orders], graphs: dict[str, fx.Graph]
+    gm: fx.GraphModule, root: nn.Module, items: list[fx.Node | Call], lists: dict[str, ListArgument], inputs: tuple[Packings, Orders, Leaves], graphs: dict[str, fx.Graph]
 ) -> fx.GraphModule:
     """The root's graph with its calls cut out, running in the mirrored module tree `root`; `inputs`: how
-    the methods it calls take their inputs (packed_inputs, input_order)."""
+    the methods it calls take their inputs (packed_inputs, input_order) and the modules it calls as leaves."""
     graph = Builder.for_root(gm, items, lists).graph
-    repack_calls(graph, "", inputs[0], graphs, _leaves(dict(gm.named_modules(remove_duplicate=False)), graphs))
+    repack_calls(graph, "", inputs[0], graphs, inputs[2])
     reorder_calls(graph, "", inputs[1])
     return module_from(root, graph, type(gm).__name__)
 
@@ -847,7 +848,7 @@ def _assemble(
     bodies: tuple[dict[str, fx.Graph], dict[str, dict[str, str]]],
     kinds: dict[str, type | str],
     lists: dict[str, ListArgument],
-    inputs: tuple[Packings, Orders],
+    inputs: tuple[Packings, Orders, Leaves],
     inline: tuple[InlineModule, ...],
 ) -> Structure:
     graphs, shared = bodies

@@ -11,7 +11,6 @@ GraphModule's.
 
 from __future__ import annotations
 
-import torch
 from torch import fx
 
 from .calls import Frame
@@ -20,14 +19,18 @@ from .calls import Frame
 def inside_reads(gm: fx.GraphModule, nodes: list[fx.Node], frames: dict[fx.Node, tuple[Frame, ...]]) -> dict[fx.Node, dict[fx.Node, str]]:
     """For each tensor read (`get_attr`) whose reader runs in a module call that holds the same tensor
     under a path of its own while the read's path is not in it: reader -> {read: that path}."""
-    paths = _paths_by_tensor(gm)
+    held = [*gm.named_parameters(remove_duplicate=False), *gm.named_buffers(remove_duplicate=False)]
+    by_path = dict(held)
+    aliases: dict[int, list[str]] = {}  # each tensor's paths, in the order the GraphModule holds them
+    for path, tensor in held:
+        aliases.setdefault(id(tensor), []).append(path)
     out: dict[fx.Node, dict[fx.Node, str]] = {}
     for user in nodes:
         for read in user.all_input_nodes:
-            tensor = _held(gm, read)
-            if tensor is None or len(paths.get(id(tensor), ())) < 2:
+            found = by_path.get(str(read.target)) if read.op == "get_attr" else None
+            if found is None or len(aliases[id(found)]) < 2:
                 continue
-            inside = _inside(str(read.target), paths[id(tensor)], frames.get(user, ()))
+            inside = _inside(str(read.target), aliases[id(found)], frames.get(user, ()))
             if inside is not None:
                 out.setdefault(user, {})[read] = inside
     return out
@@ -43,25 +46,3 @@ def _inside(target: str, aliases: list[str], stack: tuple[Frame, ...]) -> str | 
         if found:
             return found[0]
     return None
-
-
-def _held(gm: fx.GraphModule, read: fx.Node) -> torch.Tensor | None:
-    if read.op != "get_attr":
-        return None
-    owner, _, name = str(read.target).rpartition(".")
-    try:
-        module = gm.get_submodule(owner)
-    except AttributeError:
-        return None
-    found = module._parameters.get(name, module._buffers.get(name))
-    return found if isinstance(found, torch.Tensor) else None
-
-
-def _paths_by_tensor(gm: fx.GraphModule) -> dict[int, list[str]]:
-    """Each parameter's and buffer's paths, in the order the GraphModule holds them, by the tensor's id."""
-    out: dict[int, list[str]] = {}
-    for path, module in gm.named_modules(remove_duplicate=False):
-        for name, tensor in [*module._parameters.items(), *module._buffers.items()]:
-            if tensor is not None:
-                out.setdefault(id(tensor), []).append(f"{path}.{name}" if path else name)
-    return out

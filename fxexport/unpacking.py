@@ -119,10 +119,10 @@ def spelled_items(graph: fx.Graph) -> dict[fx.Node, fx.Node]:
             continue
         if any(len(u.users) != 1 or next(iter(u.users)).op not in ("call_function", "call_method") for u in items):
             continue
-        calls = {next(iter(u.users)) for u in items}
         if spelling == INDEXED:
             out.update({u: next(iter(u.users)) for u in items})
             continue
+        calls = {next(iter(u.users)) for u in items}
         call = calls.pop() if len(calls) == 1 else None
         if call is None or [u.args[1] for u in items] != list(range(length)) or any(u in call.kwargs.values() for u in items):
             continue
