@@ -205,8 +205,9 @@ def own_stack_trace(stack_trace: str | None, cls: type | str, callers: int = 0) 
     """The part of a node's stack trace from the frame inside `cls`'s own code (or the forward it inherits)
     on (None if none is), so a generated class's comments point into its source class, not into its
     callers. A module that runs inside `callers` modules running the same forward (a tree of trees)
-    starts at the `forward` frame after theirs, where the trace has one."""
-    return _own_stack_trace(stack_trace, cls, callers, os.getcwd()) if stack_trace else None
+    starts at the `forward` frame after theirs, where the trace has one. An inferred call named after the
+    source model's class (inferred_stacks.py) has that class's frames (recovered_statements.py)."""
+    return _own_stack_trace(stack_trace, named_after(cls) or cls, callers, os.getcwd()) if stack_trace else None
 
 
 # Kept during one export (forget_traces): the nodes of a module's instances share a few traces (a 6-block
@@ -347,11 +348,11 @@ def in_torch(file: str) -> bool:
 _TORCH_FOLDER = str(Path(torch.__file__).resolve().parent) + os.sep
 
 
-_RECOVERED: ContextVar[bool] = ContextVar("recovered", default=False)
+_RECOVERED: ContextVar[frozenset[tuple[str, int]]] = ContextVar("recovered", default=frozenset())
 
 
 @contextlib.contextmanager
-def _setting(var: ContextVar[bool], value: bool) -> Iterator[None]:
+def _setting(var: ContextVar[Any], value: object) -> Iterator[None]:
     token = var.set(value)
     try:
         yield
@@ -359,11 +360,11 @@ def _setting(var: ContextVar[bool], value: bool) -> Iterator[None]:
         var.reset(token)
 
 
-def recovering(recovered: bool) -> contextlib.AbstractContextManager[None]:
-    """While collecting a graph: whether its statements were recovered (recovered_statements.py) rather
-    than recorded. Recovered ones give names and statements alone: no note quotes them, and the root,
-    whose source is unknown, has none."""
-    return _setting(_RECOVERED, recovered)
+def recovering(frames: frozenset[tuple[str, int]]) -> contextlib.AbstractContextManager[None]:
+    """While collecting a graph: the frames (file, line) of its statements that were recovered
+    (recovered_statements.py) rather than recorded. Recovered ones give names and statements alone: no
+    note quotes them, and the root, whose source is unknown, has none."""
+    return _setting(_RECOVERED, frames)
 
 
 _ROOT_TRACED: ContextVar[bool] = ContextVar("root_traced", default=True)
@@ -380,9 +381,15 @@ def root_traced() -> bool:
     return _ROOT_TRACED.get()
 
 
+def quoted(node: fx.Node) -> bool:
+    """True unless the node's outermost frame is a recovered statement (recovering), which no note quotes."""
+    match = _outermost_frame(node)
+    return match is None or (match["file"], int(match["line"])) not in _RECOVERED.get()
+
+
 def recovered() -> bool:
-    """Whether the statements of the graph being collected were recovered (recovering)."""
-    return _RECOVERED.get()
+    """Whether statements of the graph being collected were recovered (recovering)."""
+    return bool(_RECOVERED.get())
 
 
 def annotation(node: fx.Node) -> str | None:

@@ -817,7 +817,7 @@ def collect(
             traced = root_code_traced(formatted.graph.nodes) is not False  # before calls are inferred
             if structure == "structured":
                 formatted = inferred_stacks(formatted, classes_from)
-            statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(False)
+            statements = recovered_statements(formatted) if structure == "structured" else contextlib.nullcontext(frozenset[tuple[str, int]]())
             with statements as recovered, recovering(recovered), tracing_root(traced):
                 package = _collect(formatted, module_name, class_name, standalone, input_checks, annotate, shapes, structure)
             if classes_from is not None and not any_named_after():

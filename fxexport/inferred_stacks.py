@@ -9,16 +9,22 @@ layer call not made again (a second call), ran as one call. Code just after the 
 where it reads what the run made and otherwise only what the run reads, up to a node combining two
 of the run's values or inputs (an SE's `sigmoid` and `x * gate`, a block's `out + x`); code just
 before it is its head where the run alone reads it and it reads no value another run made (an SE's
-`x.mean(...)`). Anything else there is the caller's. Each holder that ran as a call gets a recorded
-call, named after where it is held (`blocks.0.0`: `Block`), and the split (split.py) cuts it out as
-it cuts out recorded ones; a numbered holder whose children run one after another, each fed what
-the one before made, is a Sequential; a holder whose run is one call stays a holder (a class would
-only pass it on). Only the attribution is inferred: whatever is cut out computes what the flat graph
-does (split.py refuses what it cannot cut). The input GraphModule is not changed.
+`x.mean(...)`). With the source model (`classes_from`), code around a run that the forward of the
+class held there starts or ends with, its statements matched in order (recovered_statements.py),
+each one it always runs, is the run's whatever it reads (a LayerNorm2d's `permute`s, an EdgeNeXt
+block's `x.chunk(...)` of the block before's result). Anything else there is the caller's. Each
+holder that ran as a call gets a recorded call, named after where it is held (`blocks.0.0`:
+`Block`), and the split (split.py) cuts it out as it cuts out recorded ones; a numbered holder
+whose children run one after another, each fed what the one before made, is a Sequential (but
+where the source model holds a ModuleList, which its source loops over); a holder whose run is one
+call stays a holder (a class would only pass it on). Only the attribution is inferred: whatever is
+cut out computes what the flat graph does (split.py refuses what it cannot cut). The input
+GraphModule is not changed.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from dataclasses import dataclass
@@ -27,7 +33,8 @@ from torch import fx, nn
 
 from .annotations import root_code_traced
 from .calls import INFERRED, SEQUENTIAL, Frame, body_nodes, dynamo_graph, is_torch_class, name_after, stack_frames
-from .module_paths import depth, parent, prefixes, within
+from .module_paths import depth, parent, prefixes, relative, within
+from .recovered_statements import Key, keys_in, matched_in_order
 from .subgraphs import copy_graph, with_graph
 
 
@@ -45,7 +52,7 @@ def inferred_stacks(gm: fx.GraphModule, classes_from: nn.Module | None = None) -
     holders ran as calls, or where the graph recorded the calls of the layers only (_layer_calls); `gm`
     itself otherwise. `classes_from`: the model `gm` was captured from, whose classes name the holders."""
     modules = dict(gm.named_modules(remove_duplicate=False))
-    owners, calls = owner_paths(body_nodes(gm), modules)
+    owners, calls = owner_paths(body_nodes(gm), modules, classes_from)
     if not calls:
         return gm
     classes = {path: _class_of(path, modules[path], classes_from) for path in calls}
@@ -65,8 +72,9 @@ def _layer_calls(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[d
     """For a graph torch.export made of a GraphModule that a tracer of its own made (create_feature_extractor),
     which records the calls of the layers that GraphModule calls but none of the plain holders between:
     each node's outermost recorded call below the root (a layer it ran in), and the holders that may have
-    run as calls: the plain holders on the layers' paths that no node records, none under a recorded call
-    (`blocks.0.0` holding `conv_dw` and `bn1`, `blocks.0`, `blocks`). Such a graph's stack traces hold no
+    run as calls: the plain holders on the paths of the layers and of the tensors the graph reads that no
+    node records, none under a recorded call (`blocks.0.0` holding `conv_dw` and `bn1`, `blocks.0`,
+    `blocks`; a traced-through LayerNorm2d holding its `weight`). Such a graph's stack traces hold no
     frame of its root's code (fx wrote it): each starts in the layer the node ran in. Where one frame is the
     root's, the graph recorded every call its source made, and a holder no node records ran none (the root
     calling `self.head["fc"]` itself, a ModuleList it loops over): no holder then. None for a graph without
@@ -77,18 +85,20 @@ def _layer_calls(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[d
     if root_code_traced(nodes) is not False:
         return layers, set()
     recorded = {f.path for n in nodes for f in stack_frames(n)}
+    holding = {parent(f.path) for f in layers.values()} | {parent(str(a.target)) for n in nodes for a in n.all_input_nodes if a.op == "get_attr"}
     unrecorded = {
         path
-        for layer in {f.path for f in layers.values()}
-        for path in prefixes(parent(layer))
+        for held in holding
+        for path in prefixes(held)
         if type(modules.get(path)) is nn.Module and not any(p in recorded for p in prefixes(path))
     }
     return layers, unrecorded
 
 
-def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[dict[fx.Node, str], set[str]]:
+def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module], classes_from: nn.Module | None = None) -> tuple[dict[fx.Node, str], set[str]]:
     """For each node, the deepest holder it ran inside that ran as a call ("" for the root), and the holders
-    that ran as calls. In a graph that recorded calls, only holders no node records are looked at (_layer_calls)."""
+    that ran as calls. In a graph that recorded calls, only holders no node records are looked at (_layer_calls).
+    `classes_from`: the source model, whose class at a holder's path may say where its code starts and ends."""
     layers: dict[fx.Node, Frame] = {}
     holders: set[str] | None = None  # every plain holder, in a graph that recorded no call
     if any(n.meta.get("nn_module_stack") for n in nodes):
@@ -100,11 +110,18 @@ def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module]) -> tuple[di
     runs = _runs(nodes, anchors, modules, calls, holders)
     if not runs:
         return {}, set()
-    owned = _Owners(nodes, anchors, runs, {n: path for n, (_, path) in calls.items()})
+    sources = {
+        path: (found, frozenset(modules[path]._modules))
+        for path in runs
+        if classes_from is not None and (found := _source_class(path, modules[path], classes_from)) is not None
+    }
+    owned = _Owners(nodes, anchors, runs, {n: path for n, (_, path) in calls.items()}, sources)
     owned.attach_ends()
     for path in sorted(runs, key=depth, reverse=True):  # deepest first: a holder left out leaves its caller no chain
         numbered = _numbered(list(modules[path]._modules))
-        if (numbered and not owned.chain(path)) or (not numbered and len({calls[n][0] if n in calls else n for n in owned.members[path]}) == 1):
+        if numbered and (not owned.chain(path) or _listed(path, classes_from)):
+            owned.drop(path)
+        elif not numbered and len({calls[n][0] if n in calls else n for n in owned.members[path]}) == 1:
             owned.drop(path)
     return owned.owners, set(owned.runs)
 
@@ -166,9 +183,14 @@ class _Owners:
     """Which run each node is in (`owners`: its deepest), and each run's nodes (`members`: its own and its
     nested runs'), kept in step as nodes move."""
 
-    def __init__(self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None], runs: dict[str, Run], layers: dict[fx.Node, str]) -> None:
+    def __init__(
+        self, nodes: list[fx.Node], anchors: dict[fx.Node, str | None], runs: dict[str, Run], layers: dict[fx.Node, str],
+        sources: dict[str, tuple[type, frozenset[str]]] | None = None,
+    ) -> None:
         self.runs = runs
         self.layers = layers  # node -> the path of the layer it calls or ran in
+        self.sources = sources or {}  # run path -> the source model's class there, and the holder's children
+        self.sourced: set[str] = set()  # runs whose head their source class's forward starts with
         self.nodes = nodes
         self.anchored = {n for n in nodes if anchors[n] is not None}
         self.position = {n: i for i, n in enumerate(nodes)}
@@ -241,7 +263,8 @@ class _Owners:
                 taken.update(head)
                 free = free[: len(free) - len(head)]
             proposed.append(heads)
-        uneven = _uneven_siblings({path for heads in proposed for path, head in heads if head}, set(self.runs))
+        headed = {path for heads in proposed for path, head in heads if head}
+        uneven = _uneven_siblings(headed, set(self.runs)) - self.sourced  # a head its source starts with is its own
         for heads in proposed:
             for k, (path, head) in enumerate(heads):
                 if any(p in uneven for p, h in heads[: k + 1] if h):
@@ -271,6 +294,9 @@ class _Owners:
             taken.append(node)
             if len({a for a in read if a in members or a in inputs}) >= 2:
                 ends = len(taken)
+        for k in range(len(taken), ends, -1):  # longer where the source class's forward ends with that code
+            if self._in_source(path, [], taken[:k], set(taken[ends:k])):
+                return taken[:k]
         return taken[:ends]
 
     def _head_inputs(self, path: str, members: set[fx.Node]) -> set[fx.Node]:
@@ -289,17 +315,61 @@ class _Owners:
     def _head(self, free: list[fx.Node], path: str, inner: set[fx.Node]) -> list[fx.Node]:
         """The last of `free` that are the run's head: each is read by the run (and the heads of runs inside
         it, `inner`) alone and reads no value another run made (`x.mean(...)` of an SE, the `permute` before
-        a LayerNorm2d's `layer_norm`; not the caller's `* 2` between two blocks)."""
+        a LayerNorm2d's `layer_norm`; not the caller's `* 2` between two blocks). Where the source class's
+        forward starts with such code, it is the run's whatever it reads (a LayerNorm2d's `permute` of the
+        stage before's result, an EdgeNeXt block's `x.chunk(...)`): `sourced`."""
         members = set(self.members[path]) | inner
-        taken: list[fx.Node] = []
+        candidates: list[fx.Node] = []  # read by the run alone
         for node in reversed(free):
             if not _readswithin(node, path) or not node.users or any(u not in members for u in node.users):
                 break
+            members.add(node)
+            candidates.append(node)
+        candidates.reverse()
+        plain = 0
+        for node in reversed(candidates):
             if any(not within(path, self.owners.get(a, "")) for a in node.all_input_nodes if not _heldwithin(a, path)):
                 break
-            members.add(node)
-            taken.append(node)
-        return taken[::-1]
+            plain += 1
+        for k in range(len(candidates), plain, -1):
+            if self._in_source(path, candidates[-k:], [], set(candidates[-k : len(candidates) - plain])):
+                self.sourced.add(path)
+                return candidates[-k:]
+        return candidates[len(candidates) - plain :]
+
+    def _in_source(self, path: str, head: list[fx.Node], tail: list[fx.Node], taken: set[fx.Node]) -> bool:
+        """True when the forward of the source class at `path` does, in order, what `head` does, what the run
+        does (the call of a layer or module it runs inside it one step) and what `tail` does, the run's first
+        and last step matched after and before them; those of the head and tail it alone would make the run's
+        (`taken`) each a statement it always runs (no `if self.scale: x = x * 2` taken for the caller's)."""
+        if path not in self.sources:
+            return False
+        steps = self._steps(path)
+        keys = [keys_in(n, path) for n in head] + steps + [keys_in(n, path) for n in tail]
+        units = matched_in_order(*self.sources[path], keys)
+        if units is None or units[len(head)] is None or units[len(head) + len(steps) - 1] is None:
+            return False
+        ends = [*zip(head, units), *zip(tail, units[len(keys) - len(tail) :])]
+        # an item of a value the head made may be matched where the source reads it (torch.export takes each
+        # item out where it splits a value: `spx[-1]` next to `x.chunk(...)`)
+        return all(
+            unit is not None and (node not in taken or (not unit.conditional and unit.loop is None) or _item_of(node, head)) for node, unit in ends
+        )
+
+    def _steps(self, path: str) -> list[tuple[Key, ...]]:
+        """What the run's nodes do, in order, as its forward's statements spell it: the nodes run inside one
+        child one call of it or of an item of it (a container it loops over), however many nodes they are."""
+        steps: list[tuple[Key, ...]] = []
+        callee = None
+        for node in sorted(self.members[path], key=self.position.__getitem__):
+            inner = self.layers.get(node) or self.owners[node]
+            child = relative(inner, path).split(".")[0] if inner != path else None
+            if child is None:
+                steps.append(keys_in(node, path))
+            elif child != callee:  # the child called, or an item of it (a container it loops over)
+                steps.append((("module", child), ("item", child)))
+            callee = child
+        return steps
 
     def _inputs(self, path: str, members: set[fx.Node]) -> set[fx.Node]:
         """The values the run reads from outside it (graph inputs too), but the tensors of its own modules."""
@@ -331,6 +401,26 @@ class _Owners:
                 return False
             previous = results[0]
         return True
+
+
+def _item_of(node: fx.Node, values: list[fx.Node]) -> bool:
+    """True for an item of one of `values` (`spx[1]` of `spx = x.chunk(2)`)."""
+    return node.op == "call_function" and node.target is operator.getitem and node.args[0] in values
+
+
+def _listed(path: str, model: nn.Module | None) -> bool:
+    """True where the source model holds a ModuleList of no forward of its own at `path`: its source loops
+    over it, never calls it."""
+    held = _held_at(path, model) if model is not None else None
+    return isinstance(held, nn.ModuleList) and type(held).forward is nn.ModuleList.forward
+
+
+def _held_at(path: str, model: nn.Module) -> nn.Module | None:
+    """The module `model` holds at `path`, None where it holds none."""
+    try:
+        return model.get_submodule(path)
+    except Exception:  # noqa: BLE001 - the model's own __getattr__ may raise anything: then it holds none
+        return None
 
 
 def _uneven_siblings(headed: set[str], runs: set[str]) -> set[str]:
@@ -369,9 +459,8 @@ def _source_class(path: str, holder: nn.Module, model: nn.Module) -> type | None
     """The class of the module `model` holds at `path`, where it is a model's own (not torch's) and holds
     every child and tensor the holder does (fx keeps those the graph uses, and registers a plain tensor
     attribute as a buffer); else None."""
-    try:
-        source = model.get_submodule(path)
-    except Exception:  # noqa: BLE001 - the model's own __getattr__ may raise anything: then it names nothing
+    source = _held_at(path, model)
+    if source is None:
         return None
     held = {*holder._modules, *holder._parameters, *holder._buffers}
     if is_torch_class(type(source)) or not held <= {*source._modules, *source._parameters, *source._buffers, *vars(source)}:

@@ -17,7 +17,7 @@ from typing import Any
 
 from torch import fx
 
-from .annotations import annotation, recovered
+from .annotations import annotation, quoted
 from .names import is_plain_identifier
 from .scopes import scopes_of
 from .source_names import returned_together
@@ -130,9 +130,7 @@ def written_in(node: fx.Node, inlined: dict[fx.Node, fx.Node]) -> list[fx.Node]:
 def statement_note(node: fx.Node, inlined: dict[fx.Node, fx.Node]) -> str | None:
     """The source line a statement comes from: that of the first of its values that has one (none for
     recovered statements: annotations.recovering)."""
-    if recovered():
-        return None
-    return next((note for n in written_in(node, inlined) if (note := annotation(n)) is not None), None)
+    return next((note for n in written_in(node, inlined) if (note := annotation(n)) is not None and quoted(n)), None)
 
 
 def operand_order(node: fx.Node) -> list[fx.Node]:

@@ -14,6 +14,12 @@ any call of the child (in a method of it, `self.rel_pos.get_bias()`) is an item 
 call (`self.rel_pos(attn)` in the other arm), as a container's child is (`self.blocks[0](x)`). A tuple a
 child the trace ran through returns is a Python tuple: unpacking it makes no node.
 
+The calls fxexport inferred for a graph that recorded none (inferred_stacks.py) are matched too where
+they are named after the source model's class (`classes_from`). torch.export of a GraphModule that a
+tracer of its own made records the statements of the layers it calls, none of the code between: there
+the nodes of such calls get statements, a layer's nodes their caller's before their own, and an ATen
+operator is matched as the operator, method or function of its name (`aten.mul.Tensor` as `x * y`).
+
 The match is greedy and conservative: it keeps to the keys' order within a statement, never steps back
 (but to the start of a loop it is in), skips the other arm of an `if` it is in, never steps past a child
 call a statement always makes that has not come yet (the node would be out of order), and a node no
@@ -39,10 +45,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import fx, nn
 
 from . import source_blocks
-from .calls import Call, body_nodes, call_tree, recorded_frames, resolve_class
+from .annotations import frame_matches
+from .calls import (
+    Call,
+    body_nodes,
+    call_tree,
+    is_inferred,
+    is_torch_class,
+    named_after,
+    recorded_frames,
+    resolve_class,
+    stack_frames,
+)
 from .module_paths import joined, relative, within
 from .shared_modules import attribute_name, outside_paths
 from .source_names import called_name, forward_code, forward_source
@@ -56,6 +74,11 @@ _OPERATORS = {
     operator.xor: "BitXor", operator.lshift: "LShift", operator.rshift: "RShift", operator.neg: "USub", operator.pos: "UAdd",
     operator.invert: "Invert", operator.eq: "Eq", operator.ne: "NotEq", operator.lt: "Lt", operator.le: "LtE",
     operator.gt: "Gt", operator.ge: "GtE",
+}  # fmt: skip
+_ATEN_OPERATORS = {
+    "add": "Add", "add_": "Add", "sub": "Sub", "sub_": "Sub", "mul": "Mult", "mul_": "Mult", "div": "Div", "div_": "Div",
+    "floor_divide": "FloorDiv", "matmul": "MatMult", "pow": "Pow", "remainder": "Mod", "neg": "USub", "eq": "Eq", "ne": "NotEq",
+    "lt": "Lt", "le": "LtE", "gt": "Gt", "ge": "GtE",
 }  # fmt: skip
 _RECORDED_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _RECORDED_UNARY = (ast.USub, ast.UAdd, ast.Invert)
@@ -81,57 +104,117 @@ class _Forward:
 
 
 @contextlib.contextmanager
-def recovered_statements(gm: fx.GraphModule) -> Iterator[bool]:
+def recovered_statements(gm: fx.GraphModule) -> Iterator[frozenset[tuple[str, int]]]:
     """While the block runs, each node of `gm` it can be recovered for records its stack trace (module
-    docstring); True when any does. Nothing where its nodes record statements already or no module
+    docstring); the frames (file, line) recovered, which no note quotes (annotations.recovering). Nothing where its nodes record statements already or no module
     calls. The nodes are as they were once the block ends: a copy of the graph would cost more than all
     the rest of this (a third of a transformer block's collect)."""
     traces = _traces(gm)
+    recorded = {node: node.meta.get("stack_trace") for node in traces}
+    kept = {(m["file"], int(m["line"])) for node in traces for m in frame_matches(node)}
     for node, trace in traces.items():
         node.meta["stack_trace"] = trace
     try:
-        yield bool(traces)
+        yield frozenset((m["file"], int(m["line"])) for node in traces for m in frame_matches(node)) - kept
     finally:
-        for node in traces:
-            node.meta.pop("stack_trace", None)
+        for node, original in recorded.items():
+            if original is None:
+                node.meta.pop("stack_trace", None)
+            else:
+                node.meta["stack_trace"] = original
 
 
 def _traces(gm: fx.GraphModule) -> dict[fx.Node, str]:
-    """The recovered stack trace of each node that gets one."""
+    """The recovered stack trace of each node that gets one. In a graph that records statements, only nodes
+    of inferred calls (inferred_stacks.py) that record none get one: torch.export of a GraphModule a tracer
+    of its own made records the statements of the layers it calls, none of the code between."""
     nodes = body_nodes(gm)
-    if any(n.stack_trace for n in gm.graph.nodes) or not any(n.meta.get("nn_module_stack") for n in nodes):
+    if not any(n.meta.get("nn_module_stack") for n in nodes):
+        return {}
+    recorded = any(n.stack_trace for n in gm.graph.nodes)
+    if recorded and not any(is_inferred(f.cls) for n in nodes for f in stack_frames(n)):
         return {}
     leaves = {str(n.target) for n in gm.graph.find_nodes(op="call_module")}
     stacks = {n: recorded_frames(n, leaves) for n in nodes}
     modules = dict(gm.named_modules(remove_duplicate=False))
     traces: dict[fx.Node, str] = {}
     for item in call_tree(nodes, stacks):
-        if isinstance(item, Call):
-            _align(item, (), modules, leaves, traces)
+        if isinstance(item, Call) and not (recorded and _own_statements(item)):
+            _align(item, (), modules, leaves, traces, recorded)
     return traces
 
 
-def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], leaves: set[str], traces: dict[fx.Node, str]) -> None:
+def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], leaves: set[str], traces: dict[fx.Node, str], recorded: bool = False) -> None:
     """Give each node of `call` its frames: `prefix` (the callers'), then the statement of the call's own
-    forward it ran in, where one is found."""
+    forward it ran in, where one is found. `recorded`: a graph some of whose calls recorded their statements
+    (_recorded_callees), whose nodes keep them, the caller's frames put first."""
     module = modules.get(call.frame.path)
     children = _children(module, call.frame.cls) if module is not None else frozenset()
     children |= {relative(item.frame.path, call.frame.path) for item in call.items if isinstance(item, Call) and within(item.frame.path, call.frame.path)}  # held nothing: not in gm
+    callees = _recorded_callees(call) if recorded else [None] * len(call.items)
+    children |= {relative(c[1], call.frame.path).split(".")[0] for c in callees if c is not None}  # a layer torch.export kept no holder of (`act`)
     children |= {attribute_name(outside) for outside in outside_paths(call)}  # held by another module, run as an attribute (shared_modules.py)
-    forward = _forward(call.frame.cls, children, _traced(call.frame.path, children, leaves))
+    forward = _forward(named_after(call.frame.cls) or call.frame.cls, children, _traced(call.frame.path, children, leaves))
     matcher = Matcher(forward.units) if forward is not None else None
+    reached = forward.reached if forward is not None else frozenset()
     returned = {n for item in call.items if isinstance(item, Call) for n in item.interface()[1]}  # what nested calls return
-    for item in call.items:
-        key = _key(item, call.frame.path, forward.reached if forward is not None else frozenset())
-        others = [_UNPACKED] if key == _INDEXED and isinstance(item, fx.Node) and item.args[0] in returned else []
+    running: object = None  # the recorded call the items before ran in
+    outer = prefix
+    for item, recorded_callee in zip(call.items, callees, strict=True):
+        if recorded_callee is not None:  # its nodes' statements are a recorded call's own: the caller's frames go first
+            callee, path = recorded_callee
+            if callee != running:
+                running = callee
+                key = _child_key(path, call.frame.path, reached, item if isinstance(item, fx.Node) else item.first_node())
+                unit = matcher.match(key) if matcher is not None and key is not None else None
+                outer = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
+            for node in [item] if isinstance(item, fx.Node) else item.nodes():
+                if outer and node.stack_trace:
+                    traces[node] = "\n".join((*outer, node.stack_trace))
+            continue
+        running = None
+        key = _key(item, call.frame.path, reached)
+        others = [_UNPACKED] if key == _INDEXED and isinstance(item, fx.Node) and item.args[0] in returned else _spelled_otherwise(item)
         unit = matcher.match(key, *others) if matcher is not None and key is not None else None
         # A statement in a loop runs once per iteration: one line for all would make them one statement
         # (inlined into each other, named as none), so they keep no statement, though matched.
         frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
         if isinstance(item, Call):
-            _align(item, frames, modules, leaves, traces)
+            _align(item, frames, modules, leaves, traces, recorded)
         elif frames:
             traces[item] = "\n".join(frames)
+
+
+def _spelled_otherwise(item: fx.Node | Call) -> list[Key]:
+    """What an ATen operator's node may also have run as: `torch.mul(x, y)` where it is taken for `x * y`."""
+    target = item.target if isinstance(item, fx.Node) else None
+    if isinstance(target, torch._ops.OpOverload) and target._opname in _ATEN_OPERATORS:
+        return [("call", target._opname)]
+    return []
+
+
+def _own_statements(call: Call) -> bool:
+    """True for a call of a model's class fxexport did not infer: its nodes record its own statements (a
+    container's calls, torch's, record none: inferred or not, the calls inside them are aligned)."""
+    return not is_inferred(call.frame.cls) and not is_torch_class(call.frame.cls)
+
+
+def _recorded_callees(call: Call) -> list[tuple[object, str] | None]:
+    """The call's items that ran in a call recording its own statements (torch.export of a GraphModule a
+    tracer of its own made records those of the layers and leaf modules it calls, none of the code between):
+    a node with a stack trace that ran in a layer below the call, and a nested call of its own statements:
+    per item, the call it ran in and that call's path (`self.convs[0](x)` is one statement, however many
+    nodes it ran), else None."""
+    out: list[tuple[object, str] | None] = []
+    for item in call.items:
+        frames = stack_frames(item) if isinstance(item, fx.Node) and item.stack_trace else ()
+        if isinstance(item, Call):
+            out.append((item.frame.key, item.frame.path) if _own_statements(item) else None)
+        elif frames and within(frames[-1].path, call.frame.path) and frames[-1].path != call.frame.path:
+            out.append((frames[-1].key, frames[-1].path))
+        else:
+            out.append(None)
+    return out
 
 
 def _children(module: nn.Module, cls: type | str) -> frozenset[str]:
@@ -245,6 +328,25 @@ def _next(unit: Unit, read: int, keys: tuple[Key, ...]) -> int | None:
     return None
 
 
+def matched_in_order(cls: type, children: frozenset[str], keys: list[tuple[Key, ...]]) -> list[Unit | None] | None:
+    """Per node's keys (what it does, `keys_in`), the statement of the source forward of `cls`, read from
+    its start, that does it next, matched in order as a call's nodes are (None for no statement); None
+    where the forward cannot be read."""
+    forward = _forward(cls, children)
+    if forward is None:
+        return None
+    matcher = Matcher(forward.units)
+    return [matcher.match(*key) if key else None for key in keys]
+
+
+def keys_in(node: fx.Node, path: str) -> tuple[Key, ...]:
+    """What a node does, as a statement of the forward of the module at `path` would spell it, and what
+    else it may have run as (an ATen operator as the method or function of its name, `aten.permute.default`
+    as `x.permute(...)`; `aten.mul.Tensor` as `x * y` or `torch.mul(x, y)`); () where it spells nothing."""
+    key = _key(node, path)
+    return () if key is None else (key, *_spelled_otherwise(node))
+
+
 def node_key(node: fx.Node) -> Key | None:
     """What a node does, as a plain function's statement would spell it (no module calls)."""
     return None if node.op == "call_module" else _key(node, "")
@@ -263,6 +365,8 @@ def _key(item: fx.Node | Call, path: str, reached: frozenset[str] = frozenset())
         return ("attr", item.args[1])
     if item.op == "call_function" and target in _OPERATORS:
         return ("op", _OPERATORS[target])
+    if item.op == "call_function" and isinstance(target, torch._ops.OpOverload):
+        return ("op", _ATEN_OPERATORS[target._opname]) if target._opname in _ATEN_OPERATORS else ("call", target._opname)
     name = called_name(item)
     return None if name is None else ("call", name)
 

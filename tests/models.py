@@ -7267,3 +7267,140 @@ def tied_read_outside() -> fx.GraphModule:
             node.target = "head.weight"
     gm.recompile()
     return gm
+
+
+class ChannelsLastNorm(nn.Module):
+    """A LayerNorm over channels as timm's LayerNorm2d writes it: permuted to channels last and back."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.shape = (channels,)
+        self.weight = nn.Parameter(torch.randn(channels))
+        self.bias = nn.Parameter(torch.randn(channels))
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.shape, self.weight, self.bias, 1e-6)
+        return x.permute(0, 3, 1, 2)
+
+
+class SplitBlock(nn.Module):
+    """A block that splits its input as EdgeNeXt's does, and adds the input back."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(channels // 2, channels // 2, 3, padding=1)
+        self.proj = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x):
+        a, b = x.chunk(2, dim=1)
+        return x + self.proj(torch.cat([self.conv(a), b], 1))
+
+
+class ConvResidual(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 1)
+        self.conv2 = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x):
+        return x + self.conv2(self.conv1(x))
+
+
+class NormedSplitStages(nn.Module):
+    """A block, then split blocks (each `chunk` reads what the block before made, as its `+` does), then a
+    downsampling Sequential whose norm starts and ends with a permute (EdgeNeXt's stages)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.blocks = nn.Sequential(ConvResidual(8), SplitBlock(8), SplitBlock(8))
+        self.down = nn.Sequential(ChannelsLastNorm(8), nn.Conv2d(8, 16, 2, stride=2))
+        self.head = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x):
+        return self.head(self.down(self.blocks(self.stem(x))))
+
+
+class MaybeDoubled(nn.Module):
+    """A block that doubles its input first and transposes its result last where `scale` is set."""
+
+    def __init__(self, scale: bool) -> None:
+        super().__init__()
+        self.scale = scale
+        self.fc = nn.Linear(4, 4)
+        self.out = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if self.scale:
+            x = x * 2
+        x = x + self.out(self.fc(x))
+        if self.scale:
+            x = x.transpose(0, 1)
+        return x
+
+
+class DoubledBetween(nn.Module):
+    """Blocks that neither double nor transpose, and a caller doing both around the second: code its
+    blocks' class runs only where another instance would, which stays the caller's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([MaybeDoubled(False), MaybeDoubled(False)])
+
+    def forward(self, x):
+        x = self.blocks[0](x)
+        x = self.blocks[1](x * 2)
+        return x.transpose(0, 1)
+
+
+def _scaled_relu(x, scale: float):
+    return F.relu(x) * scale
+
+
+class LeafNormAct(nn.BatchNorm2d):
+    """A norm whose forward calls a helper, kept a leaf by the tracer (LeafNormActs)."""
+
+    def forward(self, x):
+        x = F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, False, 0.0, self.eps)
+        return _scaled_relu(x, 2.0)
+
+
+class ConvNormBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+        self.bn = LeafNormAct(4)
+
+    def forward(self, x):
+        return x + self.bn(self.conv(x))
+
+
+class LeafNormActs(nn.Module):
+    """Blocks holding a norm a tracer of its own keeps a leaf, and one more such norm at the root."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 4, 1)
+        self.blocks = nn.Sequential(ConvNormBlock(), ConvNormBlock())
+        self.top = LeafNormAct(4)
+
+    def forward(self, x):
+        return self.top(self.blocks(self.stem(x)))
+
+
+def leaf_norm_acts() -> fx.GraphModule:
+    """LeafNormActs by torch.export of its graph from a tracer of its own keeping LeafNormAct a leaf: the
+    norms' nodes record their own statements, the blocks' code none."""
+
+    class Leaves(fx.Tracer):
+        def is_leaf_module(self, m: nn.Module, qualified_name: str) -> bool:
+            return isinstance(m, LeafNormAct) or super().is_leaf_module(m, qualified_name)
+
+    torch.manual_seed(0)
+    model = LeafNormActs().eval()
+    graph = Leaves().trace(model)
+    for node in graph.nodes:
+        node.meta.pop("nn_module_stack", None)
+    gm = fx.GraphModule(model, graph, "LeafNormActs")
+    return torch.export.export(gm, (torch.randn(2, 3, 4, 4),)).module()

@@ -12,7 +12,9 @@ from torch import fx, nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import fxexport
-from fxexport.recovered_statements import _loop_names, recovered_statements
+from fxexport.inferred_stacks import inferred_stacks
+from fxexport.recovered_statements import _loop_names, keys_in, recovered_statements
+from tests import models
 
 _FRAME = re.compile(r'File "[^"]+", line \d+, in forward\n\s*(?P<code>[^\n]*)')
 
@@ -304,6 +306,48 @@ def test_a_graph_recording_statements_or_no_module_calls_is_kept(make: Callable[
     traces = [n.stack_trace for n in gm.graph.nodes]
     with recovered_statements(gm) as recovered:
         assert not recovered and [n.stack_trace for n in gm.graph.nodes] == traces
+
+
+def test_layer_statements_torch_export_recorded_keep_theirs_after_their_callers() -> None:
+    """torch.export of a GraphModule a tracer of its own made records the statements its layers ran, none of
+    the code between: each inferred call's nodes get its source's statements, a layer's before its own, and
+    are as they were once the block ends."""
+    gm = inferred_stacks(models.exported(models.stackless(models.FeatureNet), 2, 3, 8, 8)(), models.FeatureNet())
+    traces = {n: n.stack_trace for n in gm.graph.nodes}
+    reduce = next(n for n in gm.graph.nodes if n.stack_trace and "se.reduce" in str(n.meta.get("nn_module_stack")))
+    with recovered_statements(gm) as recovered:
+        frames = [code.strip() for code in _FRAME.findall(reduce.stack_trace or "")]
+        assert recovered and frames[-2:] == ["s = self.expand(self.act(self.reduce(s)))", "return self._conv_forward(input, self.weight, self.bias)"]
+    assert {n: n.stack_trace for n in gm.graph.nodes} == traces
+
+
+def test_a_leaf_torch_export_recorded_keeps_its_statements_and_their_notes() -> None:
+    """A module of the model's own class the tracer kept a leaf recorded its statements under torch.export:
+    its nodes keep them (the block calling it, inferred, puts its frames first), and its class quotes them."""
+    gm = inferred_stacks(models.leaf_norm_acts(), models.LeafNormActs())
+    traces = {n: n.stack_trace for n in gm.graph.nodes if n.stack_trace and "LeafNormAct" in str(n.meta.get("nn_module_stack"))}
+    within_blocks = [n for n in traces if "blocks." in str(n.meta.get("nn_module_stack"))]
+    with recovered_statements(gm):
+        assert traces and all((n.stack_trace or "").endswith(trace) for n, trace in traces.items())
+        assert within_blocks and all("return x + self.bn(self.conv(x))" in (n.stack_trace or "") for n in within_blocks)
+    _, sources = fxexport.generate(models.leaf_norm_acts(), package_name="leaves", classes_from=models.LeafNormActs())
+    code = sources["module.py"]
+    assert code.count("class LeafNormAct(") == 1 and "in forward: x = F.batch_norm(" in code.split("class LeafNormAct(")[1].split("class ")[0]
+
+
+ATEN_KEYS = [  # an ATen operator, as the statement spells what it does, then what else it may have run as
+    (torch.ops.aten.mul.Tensor, (("op", "Mult"), ("call", "mul"))),  # `x * y`, or `torch.mul(x, y)`
+    (torch.ops.aten.add.Tensor, (("op", "Add"), ("call", "add"))),
+    (torch.ops.aten.permute.default, (("call", "permute"),)),  # `x.permute(...)`
+    (torch.ops.aten.layer_norm.default, (("call", "layer_norm"),)),  # `F.layer_norm(...)`
+]
+
+
+@pytest.mark.parametrize(("target", "keys"), ATEN_KEYS, ids=[str(t) for t, _ in ATEN_KEYS])
+def test_an_aten_operator_is_matched_as_the_operator_or_function_it_ran_as(target: object, keys: tuple[tuple[str, ...], ...]) -> None:
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    assert keys_in(graph.call_function(target, (x, x)), "") == keys  # type: ignore[arg-type]
 
 
 def test_the_export_writes_statements_as_the_source_and_quotes_none() -> None:
