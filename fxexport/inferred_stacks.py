@@ -274,30 +274,43 @@ class _Owners:
 
     def _tail(self, free: list[fx.Node], path: str) -> list[fx.Node]:
         """The first of `free` that are the run's tail: each reads what the run made and else only what the
-        run (its head too) reads, no value of the run but the last is read by anything else, and the last
-        reads two of the run's values or inputs (code that combines the run's result with what the run
-        had: `x * gate`, `out + x`; a graph input counts). A tail reading the result alone (`* 2`, the `0 +`
-        that starts a `sum`) is its caller's code as much as its own: left to the caller."""
+        run (its head too) reads, no value of the run but the last is read by anything else, but by the
+        tail's end (a block's first residual, read by its second after a layer scale's `* gamma`),
+        and the last reads two of the run's values or inputs (code that combines the run's result with
+        what the run had: `x * gate`, `out + x`; a graph input counts). A tail reading the result alone
+        (`* 2`, the `0 +` that starts a `sum`) is its caller's code as much as its own: left to the caller."""
         members = set(self.members[path])
         inputs = self._inputs(path, members) | self._head_inputs(path, members)
-        escaping = {m for m in members if any(u not in members for u in m.users)}
         taken: list[fx.Node] = []
-        ends = 0  # how many of `taken` make a tail: up to the last combining two of the run's values
+        ends: list[int] = []  # the lengths of `taken` that end combining two of the run's values
         for node in free:
             read = [a for a in node.all_input_nodes if not _heldwithin(a, path)]
             if not _readswithin(node, path) or not any(a in members for a in read) or any(a not in members and a not in inputs for a in read):
                 break
-            if any(u not in members and u is not node for m in escaping for u in m.users):
-                break  # a value of the run read elsewhere too: the run's result is not one value then
             members.add(node)
-            escaping = {m for m in (*escaping, node) if any(u not in members for u in m.users)}
             taken.append(node)
             if len({a for a in read if a in members or a in inputs}) >= 2:
-                ends = len(taken)
-        for k in range(len(taken), ends, -1):  # longer where the source class's forward ends with that code
-            if self._in_source(path, [], taken[:k], set(taken[ends:k])):
+                ends.append(len(taken))
+        tails = [k for k in ends if self._one_result(path, taken[:k])]
+        longest = max(tails, default=0)
+        for k in range(len(taken), longest, -1):  # longer where the source class's forward ends with that code
+            if self._one_result(path, taken[:k]) and self._in_source(path, [], taken[:k], set(taken[longest:k])):
                 return taken[:k]
-        return taken[:ends]
+        return taken[:longest]
+
+    def _one_result(self, path: str, tail: list[fx.Node]) -> bool:
+        """True when each node of `tail` reads the one value the run (and the tail before it) leaves, but the
+        last, which may read an earlier one too: no value of the run is read elsewhere (its result is one
+        value then), but by the tail's combining end (a block's first residual, read by its second)."""
+        members = set(self.members[path])
+        last = tail[-1] if tail else None
+        escaping = {m for m in members if any(u not in members for u in m.users)}
+        for node in tail:
+            if any(u not in members and u is not node and u is not last for m in escaping for u in m.users):
+                return False
+            members.add(node)
+            escaping = {m for m in (*escaping, node) if any(u not in members for u in m.users)}
+        return True
 
     def _head_inputs(self, path: str, members: set[fx.Node]) -> set[fx.Node]:
         """What the free nodes just before the run read, where the run alone reads them (its head, perhaps):

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .calls import is_torch_class, model_classes, resolve_class
+from .calls import is_torch_class, model_classes, named_after, resolve_class
 from .source_names import function_syntax
 
 # methods that change the container they are called on, or are given first (`operator.setitem(d, k, v)`)
@@ -67,9 +67,10 @@ _DATA = (int, float, complex, str, bytes, bool, tuple, frozenset, list, dict, se
 
 
 def may_keep_values(cls: type | str) -> bool:
-    """True unless the source shows that calling an instance of `cls` keeps nothing on it (the module docstring)."""
+    """True unless the source shows that calling an instance of `cls` keeps nothing on it (the module docstring);
+    for an inferred call named after the source model's class (inferred_stacks.py), that class's source."""
     try:
-        return _may_keep_values(cls)
+        return _may_keep_values(named_after(cls) or cls)
     except Exception:  # noqa: BLE001 - a model's class may be anything (unhashable, raising descriptors): it may keep one
         return True
 

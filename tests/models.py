@@ -7404,3 +7404,29 @@ def leaf_norm_acts() -> fx.GraphModule:
         node.meta.pop("nn_module_stack", None)
     gm = fx.GraphModule(model, graph, "LeafNormActs")
     return torch.export.export(gm, (torch.randn(2, 3, 4, 4),)).module()
+
+
+class LayerScaledBlock(nn.Module):
+    """A block whose second residual adds a layer-scaled branch to its first (timm's MetaFormer blocks):
+    the first residual is read by the block's code after its last layer."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+        self.fc2 = nn.Linear(width, width)
+        self.gamma = nn.Parameter(torch.rand(width))
+
+    def forward(self, x):
+        x = x + self.fc1(x)
+        return x + self.fc2(self.norm(x)) * self.gamma.view(1, -1)
+
+
+class LayerScaledBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(LayerScaledBlock(4), LayerScaledBlock(4))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))

@@ -114,6 +114,16 @@ CASES = [
         # the blocks' forward doubles first and transposes last under `if self.scale:`, which these skip: the caller's
         source_owners={"mul": "", "transpose": ""},
     ),
+    # a layer scale's `* gamma` after the block's last layer, then its second residual reading its first:
+    # the block's tail, though the first residual is read after the run (timm's MetaFormer blocks)
+    Case("layer_scaled_blocks", models.stackless(models.LayerScaledBlocks), owners={"mul": "blocks.0", "add_1": "blocks.0"},
+         calls={"blocks": SEQUENTIAL, "blocks.0": "Block", "blocks.1": "Block"}, not_calls=(), classes=("Block",),
+         root_line="x = self.blocks(x)", source=models.LayerScaledBlocks, named=("LayerScaledBlock",), shape=(2, 4),
+         source_lines=("x = x + self.fc1(x)",), source_owners={"mul": "blocks.0", "add_1": "blocks.0"}),  # fmt: skip
+    Case("exported_layer_scaled_blocks", models.exported(models.stackless(models.LayerScaledBlocks), 2, 4),
+         owners={"mul": "blocks.0", "add_1": "blocks.0"}, calls={"blocks": SEQUENTIAL, "blocks.0": "Block", "blocks.1": "Block"},
+         not_calls=(), classes=("Block",), root_line="x = self.blocks(x)", source=models.LayerScaledBlocks,
+         named=("LayerScaledBlock",), shape=(2, 4), exported=True, source_lines=("x = x + self.fc1(x)",)),  # fmt: skip
     # a holder called twice: its first layer met again in its run, its caller's code between the calls
     Case("called_twice", models.stackless(models.CalledTwice), owners={"sigmoid": ""}, calls={}, not_calls=("blk",), classes=()),
     # the caller's `* 2` after a block reads none of the block's inputs: no tail, and no chain of blocks

@@ -11,6 +11,7 @@ import pytest
 import torch
 from torch import nn
 
+from fxexport.calls import INFERRED, forget_frames, name_after
 from fxexport.kept_values import may_keep_values
 
 
@@ -497,6 +498,17 @@ CASES = [
 @pytest.mark.parametrize(("name", "cls", "keeps"), CASES, ids=[c[0] for c in CASES])
 def test_a_module_may_keep_values_only_where_its_source_says_it_may(name: str, cls: type | str, keeps: bool) -> None:
     assert may_keep_values(cls) is keeps
+
+
+@pytest.mark.parametrize(("cls", "keeps"), [(Casts, False), (SuperSetattr, True)], ids=["keeping_nothing", "keeping"])
+def test_an_inferred_call_named_after_a_class_keeps_what_that_class_keeps(cls: type[nn.Module], keeps: bool) -> None:
+    """A call fxexport inferred, named after the source model's class (inferred_stacks.py), ran that class's
+    forward; one named after where it is held has no source to tell: it may keep one."""
+    try:
+        assert may_keep_values(name_after(cls) or "") is keeps
+        assert may_keep_values(f"{INFERRED}.{cls.__qualname__}") is True
+    finally:
+        forget_frames()
 
 
 def _with(cls: type[nn.Module], **attributes: object) -> Callable[[], nn.Module]:
