@@ -121,7 +121,7 @@ def owner_paths(nodes: list[fx.Node], modules: dict[str, nn.Module], classes_fro
         numbered = _numbered(list(modules[path]._modules))
         if numbered and (not owned.chain(path) or _listed(path, classes_from)):
             owned.drop(path)
-        elif not numbered and len({calls[n][0] if n in calls else n for n in owned.members[path]}) == 1:
+        elif not numbered and len({calls[n][0] if n in calls else n for n in owned.members[path]}) == 1 and not owned.sourced_call(path):
             owned.drop(path)
     return owned.owners, set(owned.runs)
 
@@ -274,11 +274,10 @@ class _Owners:
 
     def _tail(self, free: list[fx.Node], path: str) -> list[fx.Node]:
         """The first of `free` that are the run's tail: each reads what the run made and else only what the
-        run (its head too) reads, no value of the run but the last is read by anything else, but by the
-        tail's end (a block's first residual, read by its second after a layer scale's `* gamma`),
-        and the last reads two of the run's values or inputs (code that combines the run's result with
-        what the run had: `x * gate`, `out + x`; a graph input counts). A tail reading the result alone
-        (`* 2`, the `0 +` that starts a `sum`) is its caller's code as much as its own: left to the caller."""
+        run (its head too) reads, the run's result is one value read by the tail alone (_one_result), and the
+        last reads two of the run's values or inputs (code that combines the run's result with what the run
+        had: `x * gate`, `out + x`; a graph input counts). A tail reading the result alone (`* 2`, the `0 +`
+        that starts a `sum`) is its caller's code as much as its own: left to the caller."""
         members = set(self.members[path])
         inputs = self._inputs(path, members) | self._head_inputs(path, members)
         taken: list[fx.Node] = []
@@ -299,14 +298,17 @@ class _Owners:
         return taken[:longest]
 
     def _one_result(self, path: str, tail: list[fx.Node]) -> bool:
-        """True when each node of `tail` reads the one value the run (and the tail before it) leaves, but the
-        last, which may read an earlier one too: no value of the run is read elsewhere (its result is one
-        value then), but by the tail's combining end (a block's first residual, read by its second)."""
+        """True when no value of the run, nor of the tail before a node, is read outside them but by that node
+        (the run's result is one value then), or by the tail's last node where the run's own code reads that
+        value too and the tail's first node does not (a block's first residual, read by its second residual
+        after a layer scale's `* gamma`; not the run's result read again by a caller's `y * sigmoid(y)`)."""
         members = set(self.members[path])
         last = tail[-1] if tail else None
         escaping = {m for m in members if any(u not in members for u in m.users)}
+        # a value the run's own code reads and the tail's first node does not may wait for its last (a first residual)
+        waiting = {m for m in escaping if tail and m not in tail[0].all_input_nodes and any(u in members for u in m.users)}
         for node in tail:
-            if any(u not in members and u is not node and u is not last for m in escaping for u in m.users):
+            if any(u not in members and u is not node and (u is not last or m not in waiting) for m in escaping for u in m.users):
                 return False
             members.add(node)
             escaping = {m for m in (*escaping, node) if any(u not in members for u in m.users)}
@@ -349,6 +351,14 @@ class _Owners:
                 self.sourced.add(path)
                 return candidates[-k:]
         return candidates[len(candidates) - plain :]
+
+    def sourced_call(self, path: str) -> bool:
+        """True for a run of one call that is a class of the source model's called on a value (`Downsampling`,
+        whose `nn.Identity()` norm torch.export does not record): a class as in the source, though it only
+        passes the value on; not a run reading no value (a layer scale's `self.scale.view(...)`, its `x *`
+        left outside)."""
+        members = set(self.members[path])
+        return path in self.sources and bool(self._inputs(path, members))
 
     def _in_source(self, path: str, head: list[fx.Node], tail: list[fx.Node], taken: set[fx.Node]) -> bool:
         """True when the forward of the source class at `path` does, in order, what `head` does, what the run

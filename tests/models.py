@@ -7406,6 +7406,17 @@ def leaf_norm_acts() -> fx.GraphModule:
     return torch.export.export(gm, (torch.randn(2, 3, 4, 4),)).module()
 
 
+class ScaleBy(nn.Module):
+    """timm MetaFormer's Scale: its tensor read alone is its run; the `x *` is its caller's to the graph."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.rand(width))
+
+    def forward(self, x):
+        return x * self.scale.view(1, -1)
+
+
 class LayerScaledBlock(nn.Module):
     """A block whose second residual adds a layer-scaled branch to its first (timm's MetaFormer blocks):
     the first residual is read by the block's code after its last layer."""
@@ -7415,11 +7426,11 @@ class LayerScaledBlock(nn.Module):
         self.fc1 = nn.Linear(width, width)
         self.norm = nn.LayerNorm(width)
         self.fc2 = nn.Linear(width, width)
-        self.gamma = nn.Parameter(torch.rand(width))
+        self.layer_scale = ScaleBy(width)
 
     def forward(self, x):
         x = x + self.fc1(x)
-        return x + self.fc2(self.norm(x)) * self.gamma.view(1, -1)
+        return x + self.layer_scale(self.fc2(self.norm(x)))
 
 
 class LayerScaledBlocks(nn.Module):
@@ -7430,3 +7441,85 @@ class LayerScaledBlocks(nn.Module):
 
     def forward(self, x):
         return self.head(self.blocks(x))
+
+
+class NormedDown(nn.Module):
+    """timm MetaFormer's Downsampling: a norm (an nn.Identity here, which torch.export records no call of),
+    then a strided convolution."""
+
+    def __init__(self, channels: int, out: int) -> None:
+        super().__init__()
+        self.norm = nn.Identity()
+        self.conv = nn.Conv2d(channels, out, 2, stride=2)
+
+    def forward(self, x):
+        return self.conv(self.norm(x))
+
+
+class NormedDownStage(nn.Module):
+    def __init__(self, channels: int, out: int, down: bool) -> None:
+        super().__init__()
+        self.downsample = NormedDown(channels, out) if down else nn.Identity()
+        self.blocks = nn.Sequential(ConvResidual(out), ConvResidual(out))
+
+    def forward(self, x):
+        return self.blocks(self.downsample(x))
+
+
+class NormedDownStages(nn.Module):
+    """Stages, the second downsampling first (MetaFormer's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stages = nn.Sequential(NormedDownStage(4, 4, False), NormedDownStage(4, 8, True))
+
+    def forward(self, x):
+        return self.stages(x)
+
+
+class SiluGated(nn.Module):
+    """A block whose forward starts reading its input twice (`x * torch.sigmoid(x)`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, 4)
+        self.fc2 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = x * torch.sigmoid(x)
+        return self.fc2(self.fc1(x))
+
+
+class SiluGatedBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.Sequential(SiluGated(), SiluGated())
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.head(self.blocks(x))
+
+
+class TwoResults(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(4, 4)
+        self.fc2 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        a = self.fc1(x)
+        return a, self.fc2(a)
+
+
+class TwoResultsCaller(nn.Module):
+    """Blocks returning two values, combined by the caller (`a * 2 + b`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([TwoResults(), TwoResults()])
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        a, b = self.blocks[0](x)
+        a, b = self.blocks[1](a * 2 + b)
+        return self.head(a * 2 + b)

@@ -116,14 +116,33 @@ CASES = [
     ),
     # a layer scale's `* gamma` after the block's last layer, then its second residual reading its first:
     # the block's tail, though the first residual is read after the run (timm's MetaFormer blocks)
-    Case("layer_scaled_blocks", models.stackless(models.LayerScaledBlocks), owners={"mul": "blocks.0", "add_1": "blocks.0"},
-         calls={"blocks": SEQUENTIAL, "blocks.0": "Block", "blocks.1": "Block"}, not_calls=(), classes=("Block",),
+    # (its layer scale's run, the tensor's `view` alone, reads no value: no class called with none, source or not)
+    Case("layer_scaled_blocks", models.stackless(models.LayerScaledBlocks), owners={"mul": "blocks.0", "add_1": "blocks.0", "view": "blocks.0"},
+         calls={"blocks": SEQUENTIAL, "blocks.0": "Block", "blocks.1": "Block"}, not_calls=("blocks.0.layer_scale",), classes=("Block",),
          root_line="x = self.blocks(x)", source=models.LayerScaledBlocks, named=("LayerScaledBlock",), shape=(2, 4),
-         source_lines=("x = x + self.fc1(x)",), source_owners={"mul": "blocks.0", "add_1": "blocks.0"}),  # fmt: skip
+         source_lines=("x = x + self.fc1(x)",), source_owners={"mul": "blocks.0", "add_1": "blocks.0", "view": "blocks.0"}),  # fmt: skip
     Case("exported_layer_scaled_blocks", models.exported(models.stackless(models.LayerScaledBlocks), 2, 4),
          owners={"mul": "blocks.0", "add_1": "blocks.0"}, calls={"blocks": SEQUENTIAL, "blocks.0": "Block", "blocks.1": "Block"},
          not_calls=(), classes=("Block",), root_line="x = self.blocks(x)", source=models.LayerScaledBlocks,
          named=("LayerScaledBlock",), shape=(2, 4), exported=True, source_lines=("x = x + self.fc1(x)",)),  # fmt: skip
+    # a downsampling module whose norm (an nn.Identity) torch.export records no call of: a run of one call, a
+    # holder (`self.downsample.conv(x)`), but of a source class called on a value where the source is known
+    Case("exported_one_call_runs", models.exported(models.stackless(models.NormedDownStages), 2, 4, 8, 8), owners={"conv2d_4": "stages.1"},
+         calls={"stages.0": "Stage", "stages.1": "Stage"}, not_calls=("stages.1.downsample",), classes=("Block", "Stage", "StageWithDownsample"),
+         root_line="return self.stages(x)", source=models.NormedDownStages, named=("ConvResidual", "NormedDown", "NormedDownStage"), shape=(2, 4, 8, 8),
+         exported=True, source_lines=("return self.conv(x)",), source_owners={"conv2d_4": "stages.1.downsample"}),  # fmt: skip
+    # the next block's `x * torch.sigmoid(x)` reads the block before's result twice: no tail of that block,
+    # and the head of its own where its source starts with it
+    Case("heads_their_source_starts_with", models.stackless(models.SiluGatedBlocks),
+         owners={"sigmoid": "", "mul": "", "sigmoid_1": "", "mul_1": ""}, calls={"blocks.0": "Block", "blocks.1": "Block"},
+         not_calls=("blocks",), classes=("Block",), root_line="for block in self.blocks:", source=models.SiluGatedBlocks,
+         named=("SiluGated",), shape=(2, 4), source_lines=("x = x * torch.sigmoid(x)",),
+         source_owners={"sigmoid": "blocks.0", "mul": "blocks.0", "sigmoid_1": "blocks.1", "mul_1": "blocks.1"}),  # fmt: skip
+    # a caller combining a block's two results (`a * 2 + b`): the block's result is not one value
+    Case("results_combined_by_the_caller", models.stackless(models.TwoResultsCaller),
+         owners={"mul": "", "add": "", "mul_1": "", "add_1": ""}, calls={"blocks.0": "Block", "blocks.1": "Block"},
+         not_calls=("blocks",), classes=(), root_line="x = x * 2", source=models.TwoResultsCaller, named=("TwoResults",),
+         shape=(2, 4), source_lines=("return (x, self.fc2(x))",), source_owners={"mul": "", "add": "", "mul_1": "", "add_1": ""}),  # fmt: skip
     # a holder called twice: its first layer met again in its run, its caller's code between the calls
     Case("called_twice", models.stackless(models.CalledTwice), owners={"sigmoid": ""}, calls={}, not_calls=("blk",), classes=()),
     # the caller's `* 2` after a block reads none of the block's inputs: no tail, and no chain of blocks
