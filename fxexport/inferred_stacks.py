@@ -17,7 +17,9 @@ holder that ran as a call gets a recorded call, named after where it is held (`b
 `Block`), and the split (split.py) cuts it out as it cuts out recorded ones; a numbered holder
 whose children run one after another, each fed what the one before made, is a Sequential (but
 where the source model holds a ModuleList, which its source loops over); a holder whose run is one
-call stays a holder (a class would only pass it on). Only the attribution is inferred: whatever is
+call stays a holder (a class would only pass it on), but where it is called on a value and the source
+model's class there is one (a `Downsampling` whose `nn.Identity()` norm torch.export does not record).
+Only the attribution is inferred: whatever is
 cut out computes what the flat graph does (split.py refuses what it cannot cut). The input
 GraphModule is not changed.
 """
