@@ -106,7 +106,8 @@ class _Forward:
 @contextlib.contextmanager
 def recovered_statements(gm: fx.GraphModule) -> Iterator[frozenset[tuple[str, int]]]:
     """While the block runs, each node of `gm` it can be recovered for records its stack trace (module
-    docstring); the frames (file, line) recovered, which no note quotes (annotations.recovering). Nothing where its nodes record statements already or no module
+    docstring); the frames (file, line) recovered, which no note quotes (annotations.recovering). Nothing
+    where its nodes record statements already or no module
     calls. The nodes are as they were once the block ends: a copy of the graph would cost more than all
     the rest of this (a third of a transformer block's collect)."""
     traces = _traces(gm)
@@ -167,7 +168,7 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], l
                 running = callee
                 key = _child_key(path, call.frame.path, reached, item if isinstance(item, fx.Node) else item.first_node())
                 unit = matcher.match(key) if matcher is not None and key is not None else None
-                outer = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
+                outer = _with_frame(prefix, forward, unit)
             for node in [item] if isinstance(item, fx.Node) else item.nodes():
                 if outer and node.stack_trace:
                     traces[node] = "\n".join((*outer, node.stack_trace))
@@ -178,11 +179,16 @@ def _align(call: Call, prefix: tuple[str, ...], modules: dict[str, nn.Module], l
         unit = matcher.match(key, *others) if matcher is not None and key is not None else None
         # A statement in a loop runs once per iteration: one line for all would make them one statement
         # (inlined into each other, named as none), so they keep no statement, though matched.
-        frames = prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
+        frames = _with_frame(prefix, forward, unit)
         if isinstance(item, Call):
             _align(item, frames, modules, leaves, traces, recorded)
         elif frames:
             traces[item] = "\n".join(frames)
+
+
+def _with_frame(prefix: tuple[str, ...], forward: _Forward | None, unit: Unit | None) -> tuple[str, ...]:
+    """`prefix`, then the frame of the statement `unit` where one was matched outside a loop."""
+    return prefix if unit is None or unit.loop is not None or forward is None else (*prefix, frame(forward.file, unit))
 
 
 def _spelled_otherwise(item: fx.Node | Call) -> list[Key]:
